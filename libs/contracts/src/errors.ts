@@ -1,0 +1,29 @@
+/** The error envelope of `/hecate/v1/*` (seed 003 "Error envelope"). */
+export interface ErrorBody {
+  type: string;
+  message: string;
+  user_message: string;
+  operator_action: string;
+  request_id?: string;
+  trace_id?: string;
+  [extra: string]: unknown;
+}
+
+export interface ErrorEnvelope {
+  error: ErrorBody;
+}
+
+/** Stable error types of the seed; modules add their own dotted types (e.g. `chat_session.branch_busy`). */
+export const ErrorType = {
+  InvalidRequest: 'invalid_request',
+  Unauthorized: 'unauthorized',
+  Forbidden: 'forbidden',
+  NotFound: 'not_found',
+  Conflict: 'conflict',
+  PayloadTooLarge: 'payload_too_large',
+  RateLimitExceeded: 'rate_limit_exceeded',
+  ModelNotConfigured: 'model_not_configured',
+  RouteImpossible: 'route_impossible',
+  ServiceUnavailable: 'service_unavailable',
+  GatewayError: 'gateway_error',
+} as const;

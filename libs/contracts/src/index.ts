@@ -1,0 +1,4 @@
+export * from './api';
+export * from './errors';
+export * from './events';
+export * from './jobs';

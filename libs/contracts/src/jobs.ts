@@ -1,0 +1,21 @@
+/**
+ * The job registry: every job name, the queue it lives on, and its payload type.
+ * Producing a job is type-checked against this map; a worker refuses to boot if a job of a queue it
+ * consumes has no handler or two (STYLE rule 3).
+ */
+export const QUEUE_NAMES = ['runs', 'system'] as const;
+export type QueueName = (typeof QUEUE_NAMES)[number];
+
+export interface JobPayloads {
+  /** Platform self-check: proves api → queue → worker → bus end to end. */
+  'system.echo': { token: string; sleepMs?: number; attempt?: number };
+}
+
+export type JobName = keyof JobPayloads;
+
+export const JOB_QUEUES: { readonly [K in JobName]: QueueName } = {
+  'system.echo': 'system',
+};
+
+export const jobsOfQueue = (queue: QueueName): JobName[] =>
+  (Object.keys(JOB_QUEUES) as JobName[]).filter((name) => JOB_QUEUES[name] === queue);

@@ -1,0 +1,4 @@
+import { PlatformFoundation1763800000000 } from './1763800000000-PlatformFoundation';
+
+/** Every migration, in order. Add new ones at the end (files: `<epoch>-<PascalName>.ts`). */
+export const MIGRATIONS = [PlatformFoundation1763800000000];

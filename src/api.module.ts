@@ -1,0 +1,22 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { ApiKeysController } from '@core/auth/api-keys.controller';
+import { AuthModule } from '@core/auth/auth.module';
+import { CoreModule, CoreResources } from '@core/core.module';
+import { HealthController } from '@core/health/health.controller';
+import { SystemController } from '@core/health/system.controller';
+import { QueueProbesController } from '@modules/system/queue-probes.controller';
+import { DOMAIN_MODULES } from './domain.modules';
+
+/** The HTTP role: every controller is mounted here and nowhere else (STYLE rule 1). */
+@Module({})
+export class ApiModule {
+  static controllers = [HealthController, SystemController, ApiKeysController, QueueProbesController];
+
+  static forRoot(core: CoreResources): DynamicModule {
+    return {
+      module: ApiModule,
+      imports: [CoreModule.forRoot(core), AuthModule, ...DOMAIN_MODULES],
+      controllers: ApiModule.controllers,
+    };
+  }
+}

@@ -1,0 +1,21 @@
+import { ArrayNotEmpty, ArrayUnique, IsArray, IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
+import type { ApiKeyResource, ApiKeyScope } from '@contracts/api';
+import type { ApiKeyEntity } from './api-key.entity';
+
+export class CreateApiKeyDto {
+  @IsString() @Length(1, 200) name!: string;
+  @IsArray() @ArrayNotEmpty() @ArrayUnique() @IsIn(['inference', 'operator'], { each: true }) scopes!: ApiKeyScope[];
+  /** Only the operator token may create keys for another tenant. */
+  @IsOptional() @IsString() @Matches(/^[A-Za-z0-9._-]{1,64}$/) tenant_id?: string;
+}
+
+export const toApiKeyResponse = (row: ApiKeyEntity): ApiKeyResource => ({
+  id: row.id,
+  name: row.name,
+  prefix: row.prefix,
+  tenant_id: row.tenantId,
+  scopes: row.scopes as ApiKeyScope[],
+  created_at: row.createdAt.toISOString(),
+  last_used_at: row.lastUsedAt ? row.lastUsedAt.toISOString() : null,
+  revoked_at: row.revokedAt ? row.revokedAt.toISOString() : null,
+});

@@ -1,0 +1,26 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Post } from '@nestjs/common';
+import type { Principal } from '@core/context/request-context';
+import { CreateApiKeyDto } from './api-key.dto';
+import { ApiKeyService } from './api-key.service';
+import { CurrentPrincipal } from './current-principal.decorator';
+
+@Controller('hecate/v1/api-keys')
+export class ApiKeysController {
+  constructor(private readonly keys: ApiKeyService) {}
+
+  @Post()
+  @HttpCode(201)
+  async create(@CurrentPrincipal() caller: Principal, @Body() dto: CreateApiKeyDto) {
+    return { object: 'api_key', data: await this.keys.create(caller, dto) };
+  }
+
+  @Get()
+  async list(@CurrentPrincipal() caller: Principal) {
+    return { object: 'list', data: await this.keys.list(caller) };
+  }
+
+  @Delete(':id')
+  async revoke(@CurrentPrincipal() caller: Principal, @Param('id', new ParseUUIDPipe()) id: string) {
+    return { object: 'api_key', data: await this.keys.revoke(caller, id) };
+  }
+}

@@ -1,0 +1,40 @@
+import 'reflect-metadata';
+import { plainToInstance } from 'class-transformer';
+import { validateSync, ValidationError } from 'class-validator';
+import { version as packageVersion } from '../../../package.json';
+import { checkPlatformEnv, PlatformConfig, platformConfig, PlatformEnv } from './groups/platform.env';
+
+/** Everything the process is configured with, in typed groups. Built once by `loadConfig`. */
+export type AppConfigValues = PlatformConfig & { version: string; startedAt: Date };
+
+export type RawEnv = Record<string, string | undefined>;
+
+export class ConfigValidationError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigValidationError';
+  }
+}
+
+function flatten(errors: ValidationError[]): string[] {
+  return errors.flatMap((e) => Object.values(e.constraints ?? {}).map((msg) => `${e.property}: ${msg}`));
+}
+
+function validateGroup<E extends object>(cls: new () => E, env: RawEnv, problems: string[], check?: (e: E) => string[]): E {
+  const instance = plainToInstance(cls, env, { excludeExtraneousValues: false, enableImplicitConversion: false });
+  // Empty strings mean "unset" for env vars.
+  for (const key of Object.keys(instance) as (keyof E)[]) {
+    if ((instance[key] as unknown) === '') delete instance[key];
+  }
+  problems.push(...flatten(validateSync(instance, { skipMissingProperties: false, forbidUnknownValues: false })));
+  if (check) problems.push(...check(instance));
+  return instance;
+}
+
+/** Reads and validates the environment once. Throws `ConfigValidationError` naming every bad variable. */
+export function loadConfig(env: RawEnv): AppConfigValues {
+  const problems: string[] = [];
+  const platform = validateGroup(PlatformEnv, env, problems, checkPlatformEnv);
+  if (problems.length > 0) throw new ConfigValidationError(problems);
+  return { ...platformConfig(platform), version: packageVersion, startedAt: new Date() };
+}

@@ -1,0 +1,31 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import type { AppConfigValues } from '@core/config/config.loader';
+import { ConfigModule } from '@core/config/config.module';
+import { DatabaseModule } from '@core/database/database.module';
+import { HealthModule } from '@core/health/health.module';
+import { InfrastructureModule } from '@core/infrastructure.module';
+import type { RedisConnections } from '@core/redis/redis-connections';
+
+export interface CoreResources {
+  config: AppConfigValues;
+  dataSource: DataSource;
+  redis: RedisConnections | null;
+}
+
+/** Configuration, database, the three ports and health services: what both roles share. */
+@Module({})
+export class CoreModule {
+  static forRoot(resources: CoreResources): DynamicModule {
+    return {
+      module: CoreModule,
+      global: true,
+      imports: [
+        ConfigModule.forRoot(resources.config),
+        DatabaseModule.forRoot(resources.dataSource),
+        InfrastructureModule.forRoot(resources.redis),
+        HealthModule,
+      ],
+    };
+  }
+}

@@ -1,0 +1,56 @@
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { DataSource, DataSourceOptions } from 'typeorm';
+import { MIGRATIONS } from '@migrations';
+import { rootLogger, scrubSecrets } from '@core/logging/logger';
+import { pgliteTypeormDriver } from './pglite-pool';
+
+export interface DataSourceSettings {
+  /** Postgres URL (scaled mode); undefined selects PGlite in `dataDir`. */
+  url: string | undefined;
+  dataDir: string;
+  poolSize: number;
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+  entities: Function[];
+  applicationName?: string;
+}
+
+const INT8_OID = 20;
+
+/** Builds (does not initialise) the DataSource for either backend: same entities, same migrations. */
+export async function createDataSource(settings: DataSourceSettings): Promise<DataSource> {
+  const common = {
+    type: 'postgres' as const,
+    entities: settings.entities,
+    migrations: MIGRATIONS,
+    migrationsTableName: 'schema_migrations',
+    synchronize: false,
+    migrationsRun: false,
+    logging: false,
+  };
+  if (settings.url) {
+    const options: DataSourceOptions = {
+      ...common,
+      url: settings.url,
+      poolSize: settings.poolSize,
+      parseInt8: true,
+      applicationName: settings.applicationName ?? 'hecate',
+      connectTimeoutMS: 5000,
+      // A Postgres restart or pg_terminate_backend must not crash the process: pg emits 'error' on idle
+      // clients; the pool discards them and the next query opens a new connection.
+      poolErrorHandler: (err: unknown) =>
+        rootLogger().warn({ err: scrubSecrets(String(err)) }, 'postgres pool client error; it will be replaced'),
+      extra: { idleTimeoutMillis: 30_000, keepAlive: true },
+    };
+    return new DataSource(options);
+  }
+  const dataDir = resolve(settings.dataDir, 'pglite');
+  mkdirSync(dataDir, { recursive: true });
+  const db = await PGlite.create({
+    dataDir,
+    relaxedDurability: true,
+    parsers: { [INT8_OID]: (value: string) => Number(value) },
+  });
+  return new DataSource({ ...common, driver: pgliteTypeormDriver(db) } as DataSourceOptions);
+}

@@ -1,0 +1,46 @@
+import { DataSource } from 'typeorm';
+
+/** Arbitrary but fixed: the advisory lock that serialises migrate-on-boot across pods. */
+export const MIGRATION_LOCK_KEY = 726_354_001;
+
+export async function pendingMigrations(dataSource: DataSource): Promise<string[]> {
+  const runner = dataSource.createQueryRunner();
+  try {
+    const hasTable = await runner.hasTable(dataSource.options.migrationsTableName ?? 'migrations');
+    const all = dataSource.migrations.map((m) => m.name ?? m.constructor.name);
+    if (!hasTable) return all;
+    const rows: { name: string }[] = await runner.query(
+      `SELECT name FROM "${dataSource.options.migrationsTableName ?? 'migrations'}"`,
+    );
+    const applied = new Set(rows.map((r) => r.name));
+    return all.filter((name) => !applied.has(name));
+  } finally {
+    await runner.release();
+  }
+}
+
+/**
+ * Runs pending migrations while holding a session-level advisory lock, so two processes migrating at
+ * once apply each migration exactly once (the second waits, then finds nothing pending).
+ */
+export async function migrateWithLock(dataSource: DataSource): Promise<string[]> {
+  const lockRunner = dataSource.createQueryRunner();
+  await lockRunner.connect();
+  try {
+    await lockRunner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    const applied = await dataSource.runMigrations({ transaction: 'each' });
+    return applied.map((m) => m.name);
+  } finally {
+    try {
+      await lockRunner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+    } finally {
+      await lockRunner.release();
+    }
+  }
+}
+
+/** Embedded mode: one process, one connection — no lock needed (and the lock would self-deadlock). */
+export async function migrateEmbedded(dataSource: DataSource): Promise<string[]> {
+  const applied = await dataSource.runMigrations({ transaction: 'each' });
+  return applied.map((m) => m.name);
+}

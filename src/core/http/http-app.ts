@@ -1,0 +1,53 @@
+import { INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppConfig } from '@core/config/app-config';
+import { RequestContext } from '@core/context/request-context';
+import { PinoNestLogger, rootLogger } from '@core/logging/logger';
+import { MetricsService } from '@core/metrics/metrics.service';
+import { AllExceptionsFilter, sendError } from './all-exceptions.filter';
+import { currentTraceId, incomingRequestId } from './request-id';
+import { createValidationPipe } from './validation.pipe';
+
+/** Creates the Fastify-backed Nest app with the platform's hooks, filter, pipe and limits. */
+export async function createHttpApp(rootModule: unknown, config: AppConfig): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({
+    bodyLimit: config.server.bodyLimitBytes,
+    trustProxy: true,
+    keepAliveTimeout: 65_000,
+    genReqId: (req: { headers: Record<string, string | string[] | undefined> }) => incomingRequestId(req.headers['x-request-id']),
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(rootModule as never, adapter, {
+    logger: new PinoNestLogger(rootLogger()),
+    bufferLogs: false,
+    abortOnError: false,
+  });
+  const fastify = app.getHttpAdapter().getInstance();
+  const metrics = app.get(MetricsService);
+
+  // Request context for the whole request chain (hooks, guards, handlers): `done` runs inside the store.
+  fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    const store = { requestId: String(request.id), traceId: currentTraceId(request.headers.traceparent) };
+    request.hecate = store;
+    void reply.header('x-request-id', store.requestId).header('x-trace-id', store.traceId);
+    RequestContext.run(store, done);
+  });
+  fastify.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    const route = request.routeOptions?.url ?? 'unmatched';
+    metrics.httpDuration.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    done();
+  });
+  // Errors raised by Fastify itself (body too large, malformed JSON, bad content type) use the same envelope.
+  fastify.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => sendError(error, request, reply));
+
+  app.useGlobalFilters(new AllExceptionsFilter());
+  app.useGlobalPipes(createValidationPipe());
+  return app;
+}
+
+export async function listen(app: INestApplication, config: AppConfig): Promise<string> {
+  await app.listen(config.server.port, config.server.host);
+  return app.getUrl();
+}

@@ -1,0 +1,29 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import { trace } from '@opentelemetry/api';
+import { RequestContext, RequestContextStore } from '@core/context/request-context';
+
+const VALID_INCOMING = /^[A-Za-z0-9._:-]{1,128}$/;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    hecate?: RequestContextStore;
+  }
+}
+
+export function incomingRequestId(header: string | string[] | undefined): string {
+  const value = Array.isArray(header) ? header[0] : header;
+  return value && VALID_INCOMING.test(value) ? value : RequestContext.newRequestId();
+}
+
+export function currentTraceId(traceparent: string | string[] | undefined): string {
+  const spanContext = trace.getActiveSpan()?.spanContext();
+  if (spanContext && spanContext.traceId !== '00000000000000000000000000000000') return spanContext.traceId;
+  const tp = Array.isArray(traceparent) ? traceparent[0] : traceparent;
+  const match = tp ? /^[0-9a-f]{2}-([0-9a-f]{32})-/.exec(tp) : null;
+  return match ? match[1] : randomBytes(16).toString('hex');
+}
+
+export function requestIds(request: FastifyRequest): { requestId: string; traceId: string | undefined } {
+  return { requestId: request.hecate?.requestId ?? String(request.id), traceId: request.hecate?.traceId };
+}

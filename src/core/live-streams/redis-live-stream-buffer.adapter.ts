@@ -1,0 +1,118 @@
+import type { EventBus, Unsubscribe } from '@core/bus/event-bus.port';
+import type { RedisConnections } from '@core/redis/redis-connections';
+import { LiveChunk, LiveReadOptions, LiveReadResult, LiveStreamBuffer } from './live-stream-buffer.port';
+
+// Index and entry in one atomic step: INCR the counter, XADD with id "<index>-1", refresh both TTLs.
+const APPEND = `
+local i = redis.call('INCR', KEYS[2])
+redis.call('XADD', KEYS[1], i .. '-1', 'd', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+return i`;
+
+const DONE = `
+local i = redis.call('INCR', KEYS[2])
+redis.call('XADD', KEYS[1], i .. '-1', 'done', '1')
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[1])
+return i`;
+
+/**
+ * Redis Streams LiveStreamBuffer. Entry id `<index>-1` makes "read after index" an exclusive XRANGE.
+ * Live tail does not hold a blocking connection per reader: appends ring a bus doorbell and waiting
+ * readers re-read, so one subscriber connection serves every tailing reader of the process.
+ */
+export class RedisLiveStreamBuffer extends LiveStreamBuffer {
+  private readonly waiters = new Map<string, Set<() => void>>();
+  private unsubscribe: Unsubscribe | undefined;
+
+  constructor(
+    private readonly redis: RedisConnections,
+    private readonly bus: EventBus,
+    private readonly ttlMs: number,
+    private readonly prefix = 'hecate:live:',
+  ) {
+    super();
+  }
+
+  async init(): Promise<void> {
+    this.unsubscribe = await this.bus.subscribe('live.*', (channel) => {
+      const id = channel.slice('live.'.length);
+      const set = this.waiters.get(id);
+      if (set) for (const w of [...set]) w();
+    });
+    this.bus.onReconnect(() => {
+      for (const set of this.waiters.values()) for (const w of [...set]) w();
+    });
+  }
+
+  private keys(streamId: string): [string, string] {
+    return [`${this.prefix}${streamId}`, `${this.prefix}${streamId}:n`];
+  }
+
+  async append(streamId: string, data: string): Promise<number> {
+    const index = (await this.redis.command.eval(APPEND, 2, ...this.keys(streamId), data, String(this.ttlMs))) as number;
+    void this.bus.publish(`live.${streamId}`, index).catch(() => undefined);
+    return index;
+  }
+
+  async markDone(streamId: string): Promise<void> {
+    await this.redis.command.eval(DONE, 2, ...this.keys(streamId), String(this.ttlMs));
+    void this.bus.publish(`live.${streamId}`, -1).catch(() => undefined);
+  }
+
+  private async readNow(streamId: string, afterIndex: number, limit?: number): Promise<LiveReadResult> {
+    const [key] = this.keys(streamId);
+    const args: (string | number)[] = [key, `(${afterIndex}-1`, '+'];
+    if (limit) args.push('COUNT', limit + 1);
+    const entries = (await this.redis.command.call('XRANGE', ...args)) as [string, string[]][];
+    if (entries.length === 0 && (await this.redis.command.exists(key)) === 0) {
+      return { chunks: [], done: false, expired: true };
+    }
+    const chunks: LiveChunk[] = [];
+    let done = false;
+    for (const [id, fields] of entries) {
+      if (fields[0] === 'done') {
+        done = true;
+        break;
+      }
+      if (limit && chunks.length >= limit) break;
+      chunks.push({ index: Number(id.split('-')[0]), data: fields[1] });
+    }
+    return { chunks, done, expired: false };
+  }
+
+  async read(streamId: string, afterIndex: number, options: LiveReadOptions = {}): Promise<LiveReadResult> {
+    const first = await this.readNow(streamId, afterIndex, options.limit);
+    if (first.chunks.length > 0 || first.done || first.expired || !options.blockMs) return first;
+    return new Promise<LiveReadResult>((resolve, reject) => {
+      let set = this.waiters.get(streamId);
+      if (!set) {
+        set = new Set();
+        this.waiters.set(streamId, set);
+      }
+      let settled = false;
+      const finish = (result: Promise<LiveReadResult>) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        set.delete(wake);
+        if (set.size === 0) this.waiters.delete(streamId);
+        result.then(resolve, reject);
+      };
+      const wake = () => {
+        void this.readNow(streamId, afterIndex, options.limit).then((r) => {
+          if (r.chunks.length > 0 || r.done || r.expired) finish(Promise.resolve(r));
+        }, (e: unknown) => finish(Promise.reject(e)));
+      };
+      const timer = setTimeout(() => finish(this.readNow(streamId, afterIndex, options.limit)), options.blockMs);
+      set.add(wake);
+      // Close the race between the first read and registering the waiter.
+      wake();
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.unsubscribe) await this.unsubscribe();
+  }
+}

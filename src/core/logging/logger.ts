@@ -1,0 +1,103 @@
+import pino, { Logger } from 'pino';
+import { LoggerService } from '@nestjs/common';
+import { RequestContext } from '@core/context/request-context';
+
+/** Paths whose values never reach a log line (DESIGN §4.8). */
+export const REDACT_PATHS = [
+  'authorization',
+  'headers.authorization',
+  'req.headers.authorization',
+  '*.authorization',
+  'x-api-key',
+  'headers["x-api-key"]',
+  'req.headers["x-api-key"]',
+  '*["x-api-key"]',
+  'api_key',
+  '*.api_key',
+  'apiKey',
+  '*.apiKey',
+  'secret',
+  '*.secret',
+  'password',
+  '*.password',
+  'token',
+  '*.token',
+];
+
+const DSN_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^:/?#\s]*:)([^@/\s]+)(@)/gi;
+const BEARER = /(bearer\s+)[A-Za-z0-9._~+/=-]+/gi;
+const HECATE_KEY = /\bhk_[A-Za-z0-9_-]{8,}/g;
+const PROVIDER_KEY = /\b(sk-(?:ant-)?[A-Za-z0-9_-]{6,})/g;
+
+/** Removes credentials that slipped into free text (DSNs, bearer tokens, hk_/sk- keys). */
+export function scrubSecrets(text: string): string {
+  return text
+    .replace(DSN_PASSWORD, '$1***$3')
+    .replace(BEARER, '$1***')
+    .replace(HECATE_KEY, 'hk_***')
+    .replace(PROVIDER_KEY, 'sk-***');
+}
+
+let root: Logger | undefined;
+
+export function createRootLogger(level: string, name: string): Logger {
+  root = pino({
+    name,
+    level,
+    base: { pid: process.pid, role: name },
+    redact: { paths: REDACT_PATHS, censor: '***' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+    hooks: {
+      logMethod(args, method) {
+        const scrubbed = args.map((a) => (typeof a === 'string' ? scrubSecrets(a) : a)) as typeof args;
+        method.apply(this, scrubbed);
+      },
+    },
+    mixin() {
+      const ctx = RequestContext.current();
+      return ctx ? { request_id: ctx.requestId, trace_id: ctx.traceId } : {};
+    },
+  });
+  return root;
+}
+
+export function rootLogger(): Logger {
+  root ??= createRootLogger('info', 'hecate');
+  return root;
+}
+
+/** Nest's LoggerService on top of pino, so framework logs are JSON with the request id too. */
+export class PinoNestLogger implements LoggerService {
+  constructor(private readonly logger: Logger) {}
+  log(message: unknown, context?: string): void {
+    this.write('info', message, context);
+  }
+  error(message: unknown, traceOrContext?: string, context?: string): void {
+    this.write('error', message, context ?? traceOrContext, context ? traceOrContext : undefined);
+  }
+  warn(message: unknown, context?: string): void {
+    this.write('warn', message, context);
+  }
+  debug(message: unknown, context?: string): void {
+    this.write('debug', message, context);
+  }
+  verbose(message: unknown, context?: string): void {
+    this.write('trace', message, context);
+  }
+  fatal(message: unknown, context?: string): void {
+    this.write('fatal', message, context);
+  }
+  private write(level: pino.Level, message: unknown, context?: string, stack?: string): void {
+    const obj: Record<string, unknown> = { context };
+    if (stack) obj.stack = scrubSecrets(stack);
+    if (message instanceof Error) {
+      obj.err = { message: scrubSecrets(message.message), stack: scrubSecrets(message.stack ?? '') };
+      this.logger[level](obj, scrubSecrets(message.message));
+    } else if (typeof message === 'object' && message !== null) {
+      this.logger[level]({ ...obj, ...(message as object) });
+    } else {
+      this.logger[level](obj, scrubSecrets(String(message)));
+    }
+  }
+}

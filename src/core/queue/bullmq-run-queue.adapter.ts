@@ -1,0 +1,155 @@
+import { Job, Queue, Worker } from 'bullmq';
+import { JOB_QUEUES, JobName, JobPayloads, QUEUE_NAMES, QueueName } from '@contracts/jobs';
+import { rootLogger } from '@core/logging/logger';
+import type { RedisConnections } from '@core/redis/redis-connections';
+import { EnqueueOptions, JobCounts, JobDispatch, QueueUnavailableError, RunQueue } from './run-queue.port';
+
+export interface BullmqSettings {
+  prefix: string;
+  /** Job lock; a worker that dies is detected after this (then the job is redelivered). */
+  lockDurationMs: number;
+  enqueueTimeoutMs: number;
+}
+
+const withTimeout = <T>(promise: Promise<T>, ms: number, what: string): Promise<T> =>
+  new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+    promise.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        reject(e instanceof Error ? e : new Error(String(e)));
+      },
+    );
+  });
+
+/** RunQueue over BullMQ 6. BullMQ delivers; Postgres (run leases) decides who owns a run. */
+export class BullmqRunQueue extends RunQueue {
+  readonly backend = 'bullmq' as const;
+  private readonly queues = new Map<QueueName, Queue>();
+  private readonly workers: Worker[] = [];
+  private readonly inflight = new Map<string, AbortController>();
+
+  constructor(
+    private readonly redis: RedisConnections,
+    private readonly settings: BullmqSettings,
+  ) {
+    super();
+  }
+
+  private queue(name: QueueName): Queue {
+    let queue = this.queues.get(name);
+    if (!queue) {
+      queue = new Queue(name, { connection: this.redis.command, prefix: this.settings.prefix });
+      queue.on('error', (err) => rootLogger().warn({ queue: name, err: err.message }, 'queue error'));
+      this.queues.set(name, queue);
+    }
+    return queue;
+  }
+
+  async enqueue<N extends JobName>(name: N, payload: JobPayloads[N], options: EnqueueOptions = {}): Promise<void> {
+    const queue = this.queue(JOB_QUEUES[name]);
+    try {
+      await withTimeout(
+        queue.add(name, payload, {
+          jobId: options.jobId,
+          delay: options.delayMs,
+          priority: options.priority,
+          attempts: 1,
+          // Completed/failed jobs are removed so the same job id (a run id) can be enqueued again later,
+          // e.g. when an approval requeues the run. Postgres keeps the history.
+          removeOnComplete: true,
+          removeOnFail: true,
+        }),
+        this.settings.enqueueTimeoutMs,
+        'enqueue',
+      );
+    } catch (err) {
+      throw new QueueUnavailableError(err);
+    }
+  }
+
+  async consume(queues: QueueName[], concurrency: number, dispatch: JobDispatch): Promise<void> {
+    for (const queueName of queues) {
+      const worker = new Worker(
+        queueName,
+        async (job: Job) => {
+          const controller = new AbortController();
+          const key = `${queueName}/${job.id ?? ''}`;
+          this.inflight.set(key, controller);
+          try {
+            await dispatch(job.name as JobName, job.data as JobPayloads[JobName], {
+              jobId: job.id ?? '',
+              attempt: job.attemptsStarted || 1,
+              signal: controller.signal,
+            });
+          } finally {
+            this.inflight.delete(key);
+          }
+        },
+        {
+          connection: this.redis.createBlocking(`worker-${queueName}`),
+          prefix: this.settings.prefix,
+          concurrency,
+          lockDuration: this.settings.lockDurationMs,
+          stalledInterval: Math.max(1000, Math.floor(this.settings.lockDurationMs / 2)),
+          // Redelivery is safe: the run lease in Postgres rejects a second owner.
+          maxStalledCount: 1000,
+          autorun: true,
+        },
+      );
+      worker.on('error', (err) => rootLogger().warn({ queue: queueName, err: err.message }, 'worker error'));
+      worker.on('failed', (job, err) =>
+        rootLogger().error({ queue: queueName, job: job?.name, jobId: job?.id, err: err.message }, 'job failed'),
+      );
+      this.workers.push(worker);
+    }
+    await Promise.all(this.workers.map((w) => w.waitUntilReady()));
+  }
+
+  async drain(graceMs: number): Promise<void> {
+    const closing = Promise.all(this.workers.map((w) => w.close()));
+    const timedOut = await Promise.race([
+      closing.then(() => false),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(true), graceMs).unref()),
+    ]);
+    if (timedOut) {
+      rootLogger().warn({ inflight: this.inflight.size }, 'drain grace elapsed; aborting in-flight jobs');
+      for (const c of this.inflight.values()) c.abort(new Error('worker shutting down'));
+      await Promise.all(this.workers.map((w) => w.close(true)));
+    }
+    this.workers.length = 0;
+  }
+
+  async counts(): Promise<JobCounts> {
+    const result: JobCounts = {};
+    for (const name of QUEUE_NAMES) {
+      const c = await this.queue(name).getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed', 'prioritized');
+      result[name] = {
+        waiting: (c.waiting ?? 0) + (c.prioritized ?? 0),
+        active: c.active ?? 0,
+        delayed: c.delayed ?? 0,
+        completed: c.completed ?? 0,
+        failed: c.failed ?? 0,
+      };
+    }
+    return result;
+  }
+
+  async workerCount(): Promise<number> {
+    const counts = await Promise.all(QUEUE_NAMES.map((n) => this.queue(n).getWorkersCount().catch(() => 0)));
+    return Math.max(0, ...counts);
+  }
+
+  async ping(): Promise<void> {
+    await withTimeout(this.redis.command.ping(), 1000, 'redis ping');
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.close(true)));
+    await Promise.all([...this.queues.values()].map((q) => q.close()));
+  }
+}

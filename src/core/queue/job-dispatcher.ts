@@ -1,0 +1,62 @@
+import { Injectable } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import { JobName, JobPayloads, jobsOfQueue, QueueName } from '@contracts/jobs';
+import { RequestContext } from '@core/context/request-context';
+import { JOB_HANDLER_METADATA } from './job-handler.decorator';
+import type { JobContext } from './run-queue.port';
+
+type Handler = (payload: unknown, ctx: JobContext) => Promise<unknown>;
+
+export class JobRegistryError extends Error {
+  constructor(problems: string[]) {
+    super(`job registry is inconsistent:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'JobRegistryError';
+  }
+}
+
+/** Finds every @JobHandler at boot and fails if a consumed job has no handler or two. */
+@Injectable()
+export class JobDispatcher {
+  private readonly handlers = new Map<JobName, Handler>();
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+    private readonly reflector: Reflector,
+  ) {}
+
+  discover(consumedQueues: QueueName[]): void {
+    const found = new Map<JobName, { handler: Handler; where: string }[]>();
+    for (const wrapper of this.discovery.getProviders()) {
+      const instance = wrapper.instance as Record<string, unknown> | undefined;
+      if (!instance || typeof instance !== 'object') continue;
+      const proto = Object.getPrototypeOf(instance) as object;
+      for (const method of this.scanner.getAllMethodNames(proto)) {
+        const fn = instance[method];
+        if (typeof fn !== 'function') continue;
+        const name = this.reflector.get<JobName | undefined>(JOB_HANDLER_METADATA, fn as () => unknown);
+        if (!name) continue;
+        const list = found.get(name) ?? [];
+        list.push({ handler: (fn as Handler).bind(instance), where: `${instance.constructor.name}.${method}` });
+        found.set(name, list);
+      }
+    }
+    const problems: string[] = [];
+    for (const [name, list] of found) {
+      if (list.length > 1) problems.push(`job "${name}" has ${list.length} handlers: ${list.map((l) => l.where).join(', ')}`);
+    }
+    for (const queue of consumedQueues) {
+      for (const name of jobsOfQueue(queue)) {
+        if (!found.has(name)) problems.push(`job "${name}" (queue "${queue}") has no handler`);
+      }
+    }
+    if (problems.length > 0) throw new JobRegistryError(problems);
+    for (const [name, list] of found) this.handlers.set(name, list[0].handler);
+  }
+
+  readonly dispatch = async <N extends JobName>(name: N, payload: JobPayloads[N], ctx: JobContext): Promise<void> => {
+    const handler = this.handlers.get(name);
+    if (!handler) throw new Error(`no handler for job "${name}"`);
+    await RequestContext.run({ requestId: `job_${ctx.jobId}` }, () => handler(payload, ctx));
+  };
+}

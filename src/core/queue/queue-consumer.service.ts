@@ -1,0 +1,27 @@
+import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import type { QueueName } from '@contracts/jobs';
+import { AppConfig } from '@core/config/app-config';
+import { rootLogger } from '@core/logging/logger';
+import { JobDispatcher } from './job-dispatcher';
+import { RunQueue } from './run-queue.port';
+
+/** Worker role only: checks the job registry, consumes WORKER_QUEUES, drains on shutdown. */
+@Injectable()
+export class QueueConsumerService implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  constructor(
+    private readonly config: AppConfig,
+    private readonly dispatcher: JobDispatcher,
+    @Inject(RunQueue) private readonly queue: RunQueue,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    const queues = this.config.queue.workerQueues as QueueName[];
+    this.dispatcher.discover(queues);
+    await this.queue.consume(queues, this.config.queue.concurrency, this.dispatcher.dispatch);
+    rootLogger().info({ queues, concurrency: this.config.queue.concurrency, backend: this.queue.backend }, 'consuming queues');
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.queue.drain(this.config.server.shutdownGraceMs);
+  }
+}

@@ -1,0 +1,4 @@
+import '@core/telemetry/instrumentation';
+import { boot } from './bootstrap';
+
+void boot('api');

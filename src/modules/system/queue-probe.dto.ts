@@ -1,0 +1,18 @@
+import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import type { QueueProbeEntity } from './queue-probe.entity';
+
+export class CreateQueueProbeDto {
+  /** How long the worker holds the job (to observe drain and redelivery). */
+  @IsOptional() @IsInt() @Min(0) @Max(600_000) sleep_ms?: number;
+}
+
+export const toQueueProbeResponse = (row: QueueProbeEntity) => ({
+  id: row.id,
+  status: row.status,
+  sleep_ms: row.sleepMs,
+  attempts: row.attempts,
+  worker: row.worker,
+  created_at: row.createdAt.toISOString(),
+  started_at: row.startedAt ? row.startedAt.toISOString() : null,
+  completed_at: row.completedAt ? row.completedAt.toISOString() : null,
+});

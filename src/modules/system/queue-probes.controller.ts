@@ -1,0 +1,21 @@
+import { Body, Controller, Get, HttpCode, Param, ParseUUIDPipe, Post } from '@nestjs/common';
+import { CurrentPrincipal } from '@core/auth/current-principal.decorator';
+import type { Principal } from '@core/context/request-context';
+import { CreateQueueProbeDto } from './queue-probe.dto';
+import { QueueProbeService } from './queue-probe.service';
+
+@Controller('hecate/v1/system/queue-probes')
+export class QueueProbesController {
+  constructor(private readonly probes: QueueProbeService) {}
+
+  @Post()
+  @HttpCode(202)
+  async create(@CurrentPrincipal() caller: Principal, @Body() dto: CreateQueueProbeDto) {
+    return { object: 'queue_probe', data: await this.probes.create(caller.tenantId, dto) };
+  }
+
+  @Get(':id')
+  async get(@CurrentPrincipal() caller: Principal, @Param('id', new ParseUUIDPipe()) id: string) {
+    return { object: 'queue_probe', data: await this.probes.get(caller.tenantId, id) };
+  }
+}
