@@ -1,0 +1,58 @@
+# syntax=docker/dockerfile:1
+#
+# One image, three roles (DESIGN.md §2). The default command is the api; the same image runs
+#   node dist/src/main.worker.js    BullMQ worker (health + metrics on WORKER_HEALTH_PORT, default 8766)
+#   node dist/src/main.migrate.js   migrations, once per release
+# Override the command (Compose `command:`, Kubernetes `args:`) and keep the tini entrypoint.
+
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+# ---------------------------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+
+# Dependencies first, so source edits do not invalidate the npm layer.
+COPY package.json package-lock.json ./
+RUN --mount=type=cache,target=/root/.npm,sharing=locked \
+    npm ci --no-audit --no-fund
+
+COPY . .
+RUN npm run build \
+ && npm prune --omit=dev --no-audit --no-fund
+
+# ---------------------------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS runtime
+
+ARG VERSION=0.0.0-dev
+LABEL org.opencontainers.image.title="hecate-server" \
+      org.opencontainers.image.description="Hecate server: LLM gateway and task runtime" \
+      org.opencontainers.image.version="${VERSION}"
+
+# git + bubblewrap: the task runtime runs shell/git tools and isolates them with bwrap when it
+# is available. openssh-client for git over ssh, ca-certificates for git over https.
+# tini is PID 1: it forwards SIGTERM to node and reaps the grandchildren that tools leave behind.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends bubblewrap ca-certificates git openssh-client tini \
+ && rm -rf /var/lib/apt/lists/*
+
+RUN groupadd --gid 10001 hecate \
+ && useradd --uid 10001 --gid 10001 --home-dir /home/hecate --create-home --shell /usr/sbin/nologin hecate
+
+WORKDIR /app
+# Application files stay owned by root: the process can read its code but not rewrite it.
+COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+# GATEWAY_DATA_DIR (.data, relative to /app) is used by the embedded mode only.
+RUN mkdir -p /app/.data && chown 10001:10001 /app/.data
+
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=8765
+
+USER 10001:10001
+# 8765: api. 8766: worker health/metrics side port.
+EXPOSE 8765 8766
+
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "dist/src/main.api.js"]
