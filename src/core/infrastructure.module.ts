@@ -11,8 +11,6 @@ import { InProcessRunQueue } from '@core/queue/in-process-run-queue.adapter';
 import { RunQueue } from '@core/queue/run-queue.port';
 import { RedisConnections } from '@core/redis/redis-connections';
 
-export const REDIS_KEY_PREFIX = 'hecate';
-
 /** Creates the Redis connections of scaled mode and checks the eviction policy before anything uses them. */
 export async function openRedis(config: AppConfig): Promise<RedisConnections | null> {
   if (config.mode !== 'scaled' || !config.redis.url) return null;
@@ -57,12 +55,14 @@ export class InfrastructureModule {
           inject: [AppConfig],
           useFactory: (config: AppConfig): RunQueue =>
             redis
-              ? new BullmqRunQueue(redis, { prefix: REDIS_KEY_PREFIX, lockDurationMs: config.queue.lockDurationMs, enqueueTimeoutMs: 2000 })
+              ? new BullmqRunQueue(redis, { prefix: config.redis.prefix, lockDurationMs: config.queue.lockDurationMs, enqueueTimeoutMs: 2000 })
               : new InProcessRunQueue(),
         },
         {
           provide: EventBus,
-          useFactory: (): EventBus => (redis ? new RedisEventBus(redis, `${REDIS_KEY_PREFIX}:bus:`) : new InProcessEventBus()),
+          inject: [AppConfig],
+          useFactory: (config: AppConfig): EventBus =>
+            redis ? new RedisEventBus(redis, `${config.redis.prefix}:bus:`) : new InProcessEventBus(),
         },
         {
           provide: LiveStreamBuffer,
@@ -70,7 +70,7 @@ export class InfrastructureModule {
           useFactory: async (config: AppConfig, bus: EventBus): Promise<LiveStreamBuffer> => {
             const ttlMs = config.liveStreams.ttlSeconds * 1000;
             if (!redis) return new MemoryLiveStreamBuffer(ttlMs);
-            const buffer = new RedisLiveStreamBuffer(redis, bus, ttlMs, `${REDIS_KEY_PREFIX}:live:`);
+            const buffer = new RedisLiveStreamBuffer(redis, bus, ttlMs, `${config.redis.prefix}:live:`);
             await buffer.init();
             return buffer;
           },

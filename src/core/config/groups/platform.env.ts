@@ -20,6 +20,8 @@ export class PlatformEnv {
   @IsOptional() @IsString() GATEWAY_DATA_DIR?: string;
   @IsOptional() @IsBooleanString() GATEWAY_MIGRATE_ON_BOOT?: string;
   @IsOptional() @IsBooleanString() GATEWAY_REDIS_ALLOW_EVICTION_POLICY?: string;
+  @IsOptional() @Matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'GATEWAY_REDIS_PREFIX must be 1-64 letters, digits, _ or -' })
+  GATEWAY_REDIS_PREFIX?: string;
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) GATEWAY_DB_POOL_SIZE?: number;
 
   @IsOptional() @IsString() GATEWAY_AUTH_TOKEN?: string;
@@ -46,7 +48,7 @@ export interface PlatformConfig {
     bodyLimitBytes: number;
   };
   database: { url: string | undefined; dataDir: string; migrateOnBoot: boolean; poolSize: number };
-  redis: { url: string | undefined; allowEvictionPolicy: boolean };
+  redis: { url: string | undefined; allowEvictionPolicy: boolean; prefix: string };
   queue: { workerQueues: string[]; lockDurationMs: number; concurrency: number };
   auth: { token: string | undefined; allowInsecureBind: boolean; secretKey: string | undefined };
   liveStreams: { ttlSeconds: number };
@@ -94,7 +96,11 @@ export function platformConfig(env: PlatformEnv): PlatformConfig {
       migrateOnBoot: bool(env.GATEWAY_MIGRATE_ON_BOOT, false),
       poolSize: env.GATEWAY_DB_POOL_SIZE ?? 10,
     },
-    redis: { url: env.REDIS_URL, allowEvictionPolicy: bool(env.GATEWAY_REDIS_ALLOW_EVICTION_POLICY, false) },
+    redis: {
+      url: env.REDIS_URL,
+      allowEvictionPolicy: bool(env.GATEWAY_REDIS_ALLOW_EVICTION_POLICY, false),
+      prefix: env.GATEWAY_REDIS_PREFIX ?? 'hecate',
+    },
     queue: { workerQueues: csv(env.WORKER_QUEUES, [...QUEUE_NAMES]), lockDurationMs: env.GATEWAY_QUEUE_LOCK_MS ?? 30_000, concurrency: env.GATEWAY_TASK_QUEUE_WORKERS ?? 4 },
     auth: {
       token: env.GATEWAY_AUTH_TOKEN || undefined,

@@ -1,0 +1,98 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { Redis } from 'ioredis';
+
+/**
+ * Real services for integration and e2e tests. TEST_DATABASE_URL points at a database the suite may use
+ * to create and drop scratch databases; TEST_REDIS_URL at a Redis with maxmemory-policy noeviction.
+ * Nothing is skipped: when a service is unreachable the test fails with a message saying which.
+ */
+export const testDatabaseUrl = (): string => process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const testRedisUrl = (): string => process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export const uniqueId = (prefix = 't'): string => `${prefix}${randomBytes(5).toString('hex')}`;
+
+async function adminClient(): Promise<Client> {
+  const client = new Client({ connectionString: testDatabaseUrl(), connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+  } catch (err) {
+    throw new Error(`Postgres is required (TEST_DATABASE_URL=${testDatabaseUrl()}): ${String(err)}`);
+  }
+  return client;
+}
+
+export interface ScratchDatabase {
+  url: string;
+  name: string;
+  drop(): Promise<void>;
+}
+
+/** Creates an empty database for one test file; `drop()` terminates its connections and removes it. */
+export async function createScratchDatabase(): Promise<ScratchDatabase> {
+  const name = uniqueId('hecate_t_');
+  const admin = await adminClient();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(testDatabaseUrl());
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    name,
+    async drop() {
+      const client = await adminClient();
+      try {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+/** Runs SQL against a scratch database (for assertions on rows). */
+export async function sql<T = Record<string, unknown>>(databaseUrl: string, text: string, params: unknown[] = []): Promise<T[]> {
+  const client = new Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    return (await client.query(text, params)).rows as T[];
+  } finally {
+    await client.end();
+  }
+}
+
+/** A Redis client for tests; throws a clear error when Redis is down. */
+export async function redisClient(): Promise<Redis> {
+  const client = new Redis(testRedisUrl(), { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  try {
+    await client.connect();
+  } catch (err) {
+    client.disconnect();
+    throw new Error(`Redis is required (TEST_REDIS_URL=${testRedisUrl()}): ${String(err)}`);
+  }
+  return client;
+}
+
+/** Waits for a condition by polling an observable (never a fixed sleep). */
+export async function waitFor<T>(
+  probe: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  { timeoutMs = 10_000, intervalMs = 25, what = 'condition' }: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== null && value !== false) return value;
+    } catch (err) {
+      lastError = err;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}`);
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}

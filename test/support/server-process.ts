@@ -1,0 +1,111 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const ROOT = resolve(__dirname, '../..');
+
+export type ServerRole = 'all' | 'api' | 'worker' | 'migrate';
+
+const ENTRY: Record<ServerRole, string> = {
+  all: 'dist/src/main.js',
+  api: 'dist/src/main.api.js',
+  worker: 'dist/src/main.worker.js',
+  migrate: 'dist/src/main.migrate.js',
+};
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+export interface ServerProcess {
+  role: ServerRole;
+  /** Base URL of the HTTP port (api/all) or of the worker's side port. */
+  url: string;
+  port: number;
+  proc: ChildProcess;
+  /** Everything the process printed on stdout and stderr so far. */
+  output(): string;
+  /** Sends a signal and resolves with the exit code (or signal name). */
+  stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<number | string | null>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** An embedded-mode environment: a fresh PGlite data dir, no DATABASE_URL/REDIS_URL. */
+export const embeddedEnv = (): Record<string, string> => ({ GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'hecate-e2e-')) });
+
+/** Starts `node dist/src/main.<role>.js` (build first: `npm test` does) and waits until /healthz answers. */
+export async function startServer(
+  role: ServerRole,
+  env: Record<string, string | undefined>,
+  { waitHealthy = true, timeoutMs = 30_000 }: { waitHealthy?: boolean; timeoutMs?: number } = {},
+): Promise<ServerProcess> {
+  const port = await freePort();
+  const fullEnv: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && !k.startsWith('TEST_') && !/^(DATABASE_URL|REDIS_URL|GATEWAY_|PROVIDER_|WORKER_|PORT|HOST)/.test(k)) fullEnv[k] = v;
+  }
+  Object.assign(fullEnv, { LOG_LEVEL: 'info', NODE_ENV: 'test' });
+  if (role === 'worker') fullEnv.WORKER_HEALTH_PORT = String(port);
+  else fullEnv.PORT = String(port);
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined) delete fullEnv[k];
+    else fullEnv[k] = v;
+  }
+  const proc = spawn(process.execPath, [ENTRY[role]], { cwd: ROOT, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) =>
+    proc.once('exit', (code, signal) => res({ code, signal })),
+  );
+  const url = `http://127.0.0.1:${port}`;
+  const server: ServerProcess = {
+    role,
+    url,
+    port,
+    proc,
+    output: () => out,
+    exited,
+    async stop(signal: NodeJS.Signals = 'SIGTERM', stopTimeoutMs = 30_000) {
+      if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode ?? proc.signalCode;
+      proc.kill(signal);
+      const timer = setTimeout(() => proc.kill('SIGKILL'), stopTimeoutMs);
+      const { code, signal: sig } = await exited;
+      clearTimeout(timer);
+      return code ?? sig;
+    },
+  };
+  if (role === 'migrate' || !waitHealthy) return server;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`${role} exited with ${proc.exitCode} before becoming healthy:\n${out}`);
+    try {
+      const res = await fetch(`${url}/healthz`);
+      if (res.ok) return server;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      proc.kill('SIGKILL');
+      throw new Error(`${role} not healthy within ${timeoutMs} ms:\n${out}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Runs the migrate entrypoint to completion. */
+export async function runMigrate(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const server = await startServer('migrate', env);
+  const { code } = await server.exited;
+  return { code, output: server.output() };
+}
