@@ -9,11 +9,13 @@ const ROOT = resolve(__dirname, '../..');
 
 export type ServerRole = 'all' | 'api' | 'worker' | 'migrate';
 
+// HECATE_DIST lets parallel work build into its own folder (default: dist/, what `npm test` builds).
+const DIST = process.env.HECATE_DIST ?? 'dist';
 const ENTRY: Record<ServerRole, string> = {
-  all: 'dist/src/main.js',
-  api: 'dist/src/main.api.js',
-  worker: 'dist/src/main.worker.js',
-  migrate: 'dist/src/main.migrate.js',
+  all: `${DIST}/src/main.js`,
+  api: `${DIST}/src/main.api.js`,
+  worker: `${DIST}/src/main.worker.js`,
+  migrate: `${DIST}/src/main.migrate.js`,
 };
 
 export async function freePort(): Promise<number> {
