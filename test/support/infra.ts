@@ -17,7 +17,7 @@ async function adminClient(): Promise<Client> {
   try {
     await client.connect();
   } catch (err) {
-    throw new Error(`Postgres is required (TEST_DATABASE_URL=${testDatabaseUrl()}): ${String(err)}`);
+    throw new Error(`Postgres is required (TEST_DATABASE_URL=${testDatabaseUrl()}): ${String(err)}`, { cause: err });
   }
   return client;
 }
@@ -71,7 +71,7 @@ export async function redisClient(): Promise<Redis> {
     await client.connect();
   } catch (err) {
     client.disconnect();
-    throw new Error(`Redis is required (TEST_REDIS_URL=${testRedisUrl()}): ${String(err)}`);
+    throw new Error(`Redis is required (TEST_REDIS_URL=${testRedisUrl()}): ${String(err)}`, { cause: err });
   }
   return client;
 }

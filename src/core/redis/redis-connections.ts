@@ -77,6 +77,7 @@ export class RedisConnections {
       }
       throw new Error(
         `cannot read Redis maxmemory-policy (${String(err)}); set GATEWAY_REDIS_ALLOW_EVICTION_POLICY=true for a managed Redis that hides CONFIG`,
+        { cause: err },
       );
     }
     if (policy !== 'noeviction') {
