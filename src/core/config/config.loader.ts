@@ -21,11 +21,9 @@ function flatten(errors: ValidationError[]): string[] {
 }
 
 function validateGroup<E extends object>(cls: new () => E, env: RawEnv, problems: string[], check?: (e: E) => string[]): E {
-  const instance = plainToInstance(cls, env, { excludeExtraneousValues: false, enableImplicitConversion: false });
-  // Empty strings mean "unset" for env vars.
-  for (const key of Object.keys(instance) as (keyof E)[]) {
-    if ((instance[key] as unknown) === '') delete instance[key];
-  }
+  // Empty strings mean "unset" for env vars (strip them before @Type conversions turn '' into 0).
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const instance = plainToInstance(cls, present, { excludeExtraneousValues: false, enableImplicitConversion: false });
   problems.push(...flatten(validateSync(instance, { skipMissingProperties: false, forbidUnknownValues: false })));
   if (check) problems.push(...check(instance));
   return instance;

@@ -1,0 +1,59 @@
+import { ConfigValidationError, loadConfig } from './config.loader';
+import { parseDurationMs } from './duration';
+
+const problemsOf = (env: Record<string, string>): string[] => {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigValidationError) return err.problems;
+    throw err;
+  }
+  return [];
+};
+
+describe('loadConfig', () => {
+  it('defaults to embedded mode on loopback', () => {
+    const config = loadConfig({});
+    expect(config.mode).toBe('embedded');
+    expect(config.server).toMatchObject({ host: '127.0.0.1', port: 8765, shutdownGraceMs: 25_000, bodyLimitBytes: 32 * 1024 * 1024 });
+    expect(config.database.dataDir).toBe('.data');
+  });
+
+  it('is scaled when both DATABASE_URL and REDIS_URL are set', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgres://h/db', REDIS_URL: 'redis://h:6379' }).mode).toBe('scaled');
+  });
+
+  it('names the missing half when only one of DATABASE_URL / REDIS_URL is set', () => {
+    expect(problemsOf({ DATABASE_URL: 'postgres://h/db' })).toEqual([expect.stringMatching(/^REDIS_URL: scaled mode needs both/)]);
+    expect(problemsOf({ REDIS_URL: 'redis://h' })).toEqual([expect.stringMatching(/^DATABASE_URL: scaled mode needs both/)]);
+  });
+
+  it('names every bad variable at once', () => {
+    const problems = problemsOf({ PORT: 'eighty', DATABASE_URL: 'mysql://x', REDIS_URL: 'redis://x', LOG_LEVEL: 'loud', WORKER_QUEUES: 'runs,nope' });
+    const named = problems.map((p) => p.split(':')[0]);
+    expect(named).toEqual(expect.arrayContaining(['PORT', 'DATABASE_URL', 'LOG_LEVEL', 'WORKER_QUEUES']));
+  });
+
+  it('refuses a non-loopback HOST without an auth token unless insecure bind is allowed', () => {
+    expect(problemsOf({ HOST: '0.0.0.0' })).toEqual([expect.stringMatching(/^HOST: refusing to bind 0\.0\.0\.0/)]);
+    expect(problemsOf({ HOST: '0.0.0.0', GATEWAY_AUTH_TOKEN: 'secret-token' })).toEqual([]);
+    expect(problemsOf({ HOST: '0.0.0.0', GATEWAY_ALLOW_INSECURE_BIND: 'true' })).toEqual([]);
+  });
+
+  it('treats empty strings as unset', () => {
+    expect(loadConfig({ PORT: '', GATEWAY_AUTH_TOKEN: '' }).server.port).toBe(8765);
+  });
+});
+
+describe('parseDurationMs', () => {
+  it.each([
+    ['30s', 30_000],
+    ['1m30s', 90_000],
+    ['250ms', 250],
+    ['1h', 3_600_000],
+    ['1500', 1500],
+  ])('%s → %d ms', (input, ms) => expect(parseDurationMs(input)).toBe(ms));
+
+  it('bare numbers can mean seconds', () => expect(parseDurationMs('30', 's')).toBe(30_000));
+  it.each(['', 'abc', '10x', '5s junk'])('rejects %p', (input) => expect(parseDurationMs(input)).toBeNull());
+});
