@@ -4,10 +4,9 @@ import { validateSync, ValidationError } from 'class-validator';
 import { version as packageVersion } from '../../../package.json';
 import { checkPlatformEnv, PlatformConfig, platformConfig, PlatformEnv } from './groups/platform.env';
 import { checkGatewayEnv, GatewayConfig, gatewayConfig, GatewayEnv } from './groups/gateway.env';
-import { checkTasksEnv, TasksConfig, tasksConfig, TasksEnv } from './groups/tasks.env';
 
 /** Everything the process is configured with, in typed groups. Built once by `loadConfig`. */
-export type AppConfigValues = PlatformConfig & { version: string; startedAt: Date } & { tasks: TasksConfig } & { gateway: GatewayConfig };
+export type AppConfigValues = PlatformConfig & { version: string; startedAt: Date } & { gateway: GatewayConfig };
 
 export type RawEnv = Record<string, string | undefined>;
 
@@ -36,7 +35,6 @@ export function loadConfig(env: RawEnv): AppConfigValues {
   const problems: string[] = [];
   const platform = validateGroup(PlatformEnv, env, problems, checkPlatformEnv);
   const gateway = validateGroup(GatewayEnv, env, problems, checkGatewayEnv);
-  const tasks = validateGroup(TasksEnv, env, problems, checkTasksEnv);
   if (problems.length > 0) throw new ConfigValidationError(problems);
-  return { ...platformConfig(platform), version: packageVersion, startedAt: new Date(), tasks: tasksConfig(tasks), gateway: gatewayConfig(gateway) };
+  return { ...platformConfig(platform), version: packageVersion, startedAt: new Date(), gateway: gatewayConfig(gateway) };
 }
