@@ -96,3 +96,51 @@ export async function waitFor<T>(
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+
+export interface PrivateRedis {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+}
+
+/**
+ * A throwaway redis-server on a free port (noeviction, no persistence), for tests that stop, restart or
+ * `CLIENT KILL` Redis without disturbing the shared instance.
+ */
+export async function startPrivateRedis(): Promise<PrivateRedis> {
+  const { spawn } = await import('node:child_process');
+  const { freePort } = await import('./server-process');
+  const port = await freePort();
+  let proc: import('node:child_process').ChildProcess | undefined;
+  const url = `redis://127.0.0.1:${port}`;
+  const start = async () => {
+    proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction'], {
+      stdio: 'ignore',
+    });
+    await waitFor(
+      async () => {
+        const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+        try {
+          await probe.connect();
+          return (await probe.ping()) === 'PONG';
+        } finally {
+          probe.disconnect();
+        }
+      },
+      { what: `private redis-server on ${port}`, timeoutMs: 10_000 },
+    );
+  };
+  await start();
+  return {
+    url,
+    port,
+    start,
+    async stop() {
+      if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+      const exited = new Promise((r) => proc!.once('exit', r));
+      proc.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
