@@ -1,6 +1,8 @@
+import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { Redis } from 'ioredis';
+import { freePort } from './server-process';
 
 /**
  * Real services for integration and e2e tests. TEST_DATABASE_URL points at a database the suite may use
@@ -109,10 +111,8 @@ export interface PrivateRedis {
  * `CLIENT KILL` Redis without disturbing the shared instance.
  */
 export async function startPrivateRedis(): Promise<PrivateRedis> {
-  const { spawn } = await import('node:child_process');
-  const { freePort } = await import('./server-process');
   const port = await freePort();
-  let proc: import('node:child_process').ChildProcess | undefined;
+  let proc: ChildProcess | undefined;
   const url = `redis://127.0.0.1:${port}`;
   const start = async () => {
     proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction'], {

@@ -106,7 +106,7 @@ describe('RedisEventBus across processes', () => {
       await bus.publish('ev.1', 'before');
       await waitFor(() => got.length === 1, { what: 'first delivery' });
 
-      await admin.client('KILL', 'TYPE', 'pubsub');
+      await admin.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
       await waitFor(() => reconnects >= 1, { what: 'reconnect after CLIENT KILL' });
       // Publish until the re-subscription is live (a publish before it lands is lost: pub/sub is a doorbell).
       await waitFor(async () => (await bus.publish('ev.2', 'after-kill'), got.includes('after-kill')), { what: 'delivery after re-subscribe' });
