@@ -1,4 +1,5 @@
 import { PlatformFoundation1763800000000 } from './1763800000000-PlatformFoundation';
+import { ChatSessions1795345703807 } from './1795345703807-ChatSessions';
 
 /** Every migration, in order. Add new ones at the end (files: `<epoch>-<PascalName>.ts`). */
-export const MIGRATIONS = [PlatformFoundation1763800000000];
+export const MIGRATIONS = [PlatformFoundation1763800000000, ChatSessions1795345703807];

@@ -4,13 +4,14 @@ import { AuthModule } from '@core/auth/auth.module';
 import { CoreModule, CoreResources } from '@core/core.module';
 import { HealthController } from '@core/health/health.controller';
 import { SystemController } from '@core/health/system.controller';
+import { ChatSessionsController } from '@modules/chat-sessions/chat-sessions.controller';
 import { QueueProbesController } from '@modules/system/queue-probes.controller';
 import { DOMAIN_MODULES } from './domain.modules';
 
 /** The HTTP role: every controller is mounted here and nowhere else (STYLE rule 1). */
 @Module({})
 export class ApiModule {
-  static controllers = [HealthController, SystemController, ApiKeysController, QueueProbesController];
+  static controllers = [HealthController, SystemController, ApiKeysController, QueueProbesController, ChatSessionsController];
 
   static forRoot(core: CoreResources): DynamicModule {
     return {

@@ -4,9 +4,10 @@ import { validateSync, ValidationError } from 'class-validator';
 import { version as packageVersion } from '../../../package.json';
 import { checkPlatformEnv, PlatformConfig, platformConfig, PlatformEnv } from './groups/platform.env';
 import { checkGatewayEnv, GatewayConfig, gatewayConfig, GatewayEnv } from './groups/gateway.env';
+import { ChatConfig, chatConfig, ChatEnv, checkChatEnv } from './groups/chat.env';
 
 /** Everything the process is configured with, in typed groups. Built once by `loadConfig`. */
-export type AppConfigValues = PlatformConfig & { version: string; startedAt: Date } & { gateway: GatewayConfig };
+export type AppConfigValues = PlatformConfig & { version: string; startedAt: Date } & { gateway: GatewayConfig } & { chat: ChatConfig };
 
 export type RawEnv = Record<string, string | undefined>;
 
@@ -35,6 +36,7 @@ export function loadConfig(env: RawEnv): AppConfigValues {
   const problems: string[] = [];
   const platform = validateGroup(PlatformEnv, env, problems, checkPlatformEnv);
   const gateway = validateGroup(GatewayEnv, env, problems, checkGatewayEnv);
+  const chat = validateGroup(ChatEnv, env, problems, checkChatEnv);
   if (problems.length > 0) throw new ConfigValidationError(problems);
-  return { ...platformConfig(platform), version: packageVersion, startedAt: new Date(), gateway: gatewayConfig(gateway) };
+  return { ...platformConfig(platform), version: packageVersion, startedAt: new Date(), gateway: gatewayConfig(gateway), chat: chatConfig(chat) };
 }

@@ -1,0 +1,61 @@
+import type { GeneratedReply, ToolCallJson } from './chat-message';
+
+/**
+ * One streamed `delta` frame of a turn (seed 002 SSE): what the client sees, what LiveStreamBuffer holds
+ * (the index is the buffer's), and what a stop rebuilds a dead owner's partial reply from.
+ */
+export interface DeltaFrame {
+  content?: string;
+  reasoning?: string;
+  reasoning_signature?: string;
+  tool_calls?: Array<{ index: number; id?: string; type?: 'function'; function: { name?: string; arguments?: string } }>;
+}
+
+/** Folds delta frames back into a reply (text, thinking, tool calls). */
+export class FrameAccumulator {
+  private readonly blocks: Array<Record<string, unknown>> = [];
+  private readonly calls = new Map<number, ToolCallJson & { blockIndex: number }>();
+
+  add(frame: DeltaFrame): void {
+    const last = this.blocks[this.blocks.length - 1];
+    if (frame.reasoning !== undefined || frame.reasoning_signature !== undefined) {
+      if (last?.type === 'thinking') {
+        last.thinking = `${String(last.thinking)}${frame.reasoning ?? ''}`;
+        if (frame.reasoning_signature) last.signature = frame.reasoning_signature;
+      } else this.blocks.push({ type: 'thinking', thinking: frame.reasoning ?? '', signature: frame.reasoning_signature ?? '' });
+    }
+    if (frame.content !== undefined) {
+      if (last?.type === 'text') last.text = `${String(last.text)}${frame.content}`;
+      else this.blocks.push({ type: 'text', text: frame.content });
+    }
+    for (const t of frame.tool_calls ?? []) {
+      let call = this.calls.get(t.index);
+      if (!call) {
+        call = { id: t.id ?? '', type: 'function', function: { name: t.function.name ?? '', arguments: '' }, blockIndex: this.blocks.length };
+        this.calls.set(t.index, call);
+        this.blocks.push({ type: 'tool_use', id: call.id, name: call.function.name, input: {} });
+      }
+      call.function.arguments += t.function.arguments ?? '';
+    }
+  }
+
+  get empty(): boolean {
+    return this.blocks.length === 0;
+  }
+
+  reply(): GeneratedReply {
+    const tool_calls: ToolCallJson[] = [];
+    for (const [, c] of [...this.calls].sort((a, b) => a[0] - b[0])) {
+      tool_calls.push({ id: c.id, type: 'function', function: { ...c.function, arguments: c.function.arguments || '{}' } });
+      let input: unknown;
+      try {
+        input = c.function.arguments.trim() === '' ? {} : JSON.parse(c.function.arguments);
+      } catch {
+        input = {};
+      }
+      this.blocks[c.blockIndex] = { ...this.blocks[c.blockIndex], input };
+    }
+    const text = this.blocks.filter((b) => b.type === 'text').map((b) => String(b.text)).join('');
+    return { text, content_blocks: this.blocks.map((b) => ({ ...b })), tool_calls };
+  }
+}

@@ -1,0 +1,86 @@
+import { Injectable } from '@nestjs/common';
+import { assistantMessage, canonicalClientMessage, ChatMessageJson, GeneratedReply, newCallId, withSystemPrompt } from './chat-message';
+import type { ChatMessageEntity } from './chat-message.entity';
+import { ChatSessionRepository } from './chat-session.repository';
+import { ChatBranchBusyError, ChatSessionNotFoundError, ChatSessionSupersededError } from './chat-sessions.errors';
+import { ChatTranscriptRepository, NewProviderCall } from './chat-transcript.repository';
+
+/** A `/v1/chat/completions` exchange about to be recorded into a session. */
+export interface PreparedExchange {
+  tenantId: string;
+  sessionId: string;
+  /** The request messages with the session system prompt applied (send these upstream). */
+  messages: ChatMessageJson[];
+  systemPrompt: string;
+}
+
+export interface ExchangeResult {
+  /** complete; incomplete: a stream cut by the client; failed: the upstream failed. */
+  status: 'complete' | 'incomplete' | 'failed';
+  reply: GeneratedReply;
+  call: Omit<NewProviderCall, 'id' | 'status'>;
+  error?: Record<string, unknown>;
+}
+
+export interface RecordedExchange {
+  sessionId: string;
+  callId: string;
+  messages: ChatMessageEntity[];
+}
+
+/**
+ * RecordChatExchange (seed 000 "Replay"): after a `/v1/chat/completions` call that names a session,
+ * append only the messages the client added since the last exchange, then the reply with
+ * `produced_by_call_id`, and the provider call — one transaction, under the session row lock.
+ */
+@Injectable()
+export class ChatExchangeRecorderService {
+  constructor(
+    private readonly sessions: ChatSessionRepository,
+    private readonly transcripts: ChatTranscriptRepository,
+  ) {}
+
+  /** Checks the session (404, 409 superseded, 409 busy leaf) and applies its system prompt to the request. */
+  async prepare(tenantId: string, sessionId: string, requestMessages: unknown[]): Promise<PreparedExchange> {
+    const session = await this.sessions.find({ tenantId, id: sessionId });
+    if (!session) throw new ChatSessionNotFoundError(sessionId);
+    if (session.preCompressionSnapshot) throw new ChatSessionSupersededError(session.id, session.lineageTipId);
+    if (session.activeLeafId) {
+      const leaf = await this.sessions.message(session.id, session.activeLeafId);
+      if (leaf?.status === 'in_progress') throw new ChatBranchBusyError(session.id, leaf.id, leaf.id);
+    }
+    const messages = withSystemPrompt(requestMessages.map(canonicalClientMessage), session.systemPrompt);
+    return { tenantId, sessionId, messages, systemPrompt: session.systemPrompt };
+  }
+
+  async record(exchange: PreparedExchange, result: ExchangeResult): Promise<RecordedExchange> {
+    return this.transcripts.withSession({ tenantId: exchange.tenantId, sessionId: exchange.sessionId }, async (tx) => {
+      const { messages } = exchange;
+      // The prompt this store prepended (or the same text sent by the client) is not part of the transcript.
+      const skip = tx.session.systemPrompt && messages[0]?.role === 'system' && messages[0].content === tx.session.systemPrompt ? 1 : 0;
+      let leaf = tx.activeLeaf;
+      let parentId = leaf?.id ?? null;
+      // A failed reply gets no children: new messages go beside it (it is not counted as persisted either).
+      if (leaf?.status === 'failed') {
+        const failed = await tx.message(leaf.id);
+        parentId = failed?.parentId ?? null;
+        leaf = null;
+      }
+      const persisted = parentId ? (leaf ? leaf.replayCount : ((await tx.message(parentId))?.replayCount ?? 0)) : 0;
+      const fresh = messages.slice(skip + persisted);
+      const callId = newCallId();
+      await tx.insertCall({ ...result.call, id: callId, status: result.status === 'complete' ? 'completed' : result.status });
+      // A reply cut by the client keeps its text; tool calls it never finished are dropped (nobody will answer them).
+      const cut = result.status !== 'complete';
+      const reply = assistantMessage(cut ? withoutToolCalls(result.reply) : result.reply);
+      const appended = await tx.append(parentId, [
+        ...fresh.map((message) => ({ message })),
+        { message: reply, status: result.status, producedByCallId: callId, error: result.error ?? null },
+      ]);
+      tx.setActiveLeaf(appended[appended.length - 1]);
+      return { sessionId: tx.session.id, callId, messages: appended };
+    });
+  }
+}
+
+const withoutToolCalls = (r: GeneratedReply): GeneratedReply => ({ text: r.text, content_blocks: r.content_blocks.filter((b) => b.type !== 'tool_use'), tool_calls: [] });

@@ -1,0 +1,177 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { AppConfig } from '@core/config/app-config';
+import { EventBus, Unsubscribe } from '@core/bus/event-bus.port';
+import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
+import { rootLogger } from '@core/logging/logger';
+import { DeltaFrame, FrameAccumulator } from './chat-delta-frames';
+import type { MessageStatus } from './chat-message';
+import { ChatSessionRepository } from './chat-session.repository';
+import { toChatMessageResponse } from './chat-session-view.dto';
+import { ChatNotRunningError, ChatSessionNotFoundError } from './chat-sessions.errors';
+import { ChatTurnLedgerService, TurnKind } from './chat-turn-ledger.service';
+
+/** Why a tracked generation was aborted. */
+export type AbortReason = 'stop' | 'taken_over' | 'shutdown';
+
+interface Tracked {
+  controller: AbortController;
+  sessionId: string;
+  timer: NodeJS.Timeout;
+}
+
+const STOP_CHANNEL = 'chat.stop.';
+const STOPPED_CHANNEL = 'chat.stopped.';
+
+/**
+ * Ownership of in-flight generations across api processes. The streaming process holds the
+ * AbortController and heartbeats the Postgres row; a stop in any process aborts it through the bus
+ * (`chat.stop.<session>`), and the owner persists the partial reply. A silent or dead owner is taken over:
+ * the stop persists what LiveStreamBuffer holds, and the owner's next heartbeat finds its row gone.
+ */
+@Injectable()
+export class ChatInflightService implements OnModuleDestroy {
+  readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private readonly local = new Map<string, Tracked>();
+  private subscription: Promise<Unsubscribe> | undefined;
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly sessions: ChatSessionRepository,
+    private readonly ledger: ChatTurnLedgerService,
+    @Inject(EventBus) private readonly bus: EventBus,
+    @Inject(LiveStreamBuffer) private readonly buffer: LiveStreamBuffer,
+  ) {}
+
+  async onModuleDestroy(): Promise<void> {
+    for (const t of this.local.values()) {
+      clearInterval(t.timer);
+      t.controller.abort('shutdown' satisfies AbortReason);
+    }
+    const unsubscribe = await this.subscription?.catch(() => undefined);
+    await unsubscribe?.().catch(() => undefined);
+  }
+
+  /** Starts owning a generation: its abort signal and its heartbeat. */
+  async track(generationId: string, sessionId: string): Promise<AbortController> {
+    this.subscription ??= this.bus.subscribe(`${STOP_CHANNEL}*`, (_channel, message) => this.onStopMessage(message));
+    await this.subscription;
+    const controller = new AbortController();
+    const timer = setInterval(() => void this.beat(generationId), this.config.chat.generation.heartbeatMs);
+    timer.unref();
+    this.local.set(generationId, { controller, sessionId, timer });
+    return controller;
+  }
+
+  release(generationId: string): void {
+    const t = this.local.get(generationId);
+    if (!t) return;
+    clearInterval(t.timer);
+    this.local.delete(generationId);
+  }
+
+  /** Tells a waiting stop (in any process) that the owner persisted the partial reply. */
+  async announceStopped(sessionId: string, generationId: string): Promise<void> {
+    await this.bus.publish(`${STOPPED_CHANNEL}${sessionId}`, { generation_id: generationId }).catch(() => undefined);
+  }
+
+  private onStopMessage(message: unknown): void {
+    const id = (message as { generation_id?: unknown })?.generation_id;
+    if (typeof id === 'string') this.local.get(id)?.controller.abort('stop' satisfies AbortReason);
+  }
+
+  private async beat(generationId: string): Promise<void> {
+    try {
+      if (!(await this.sessions.heartbeat(generationId, this.owner))) this.local.get(generationId)?.controller.abort('taken_over' satisfies AbortReason);
+    } catch (err) {
+      rootLogger().warn({ err: String(err), generationId }, 'chat generation heartbeat failed');
+    }
+  }
+
+  /**
+   * POST …/stop: stops the session's in-flight generations (or one, by assistant message id). Answers the
+   * stopped messages once their partial output is persisted; 409 `chat_session.not_running` when none runs.
+   */
+  async stop(tenantId: string, sessionId: string, messageId?: string) {
+    const session = await this.sessions.find({ tenantId, id: sessionId });
+    if (!session) throw new ChatSessionNotFoundError(sessionId);
+    const { staleAfterMs, stopTimeoutMs } = this.config.chat.generation;
+    const running = (await this.sessions.generations(sessionId, staleAfterMs)).filter((g) => g.messageId && (!messageId || g.messageId === messageId));
+    if (running.length === 0) throw new ChatNotRunningError(sessionId);
+
+    const pending = new Set(running.map((g) => g.id));
+    let wake: () => void = () => undefined;
+    const unsubscribe = await this.bus.subscribe(`${STOPPED_CHANNEL}${sessionId}`, (_c, msg) => {
+      const id = (msg as { generation_id?: unknown })?.generation_id;
+      if (typeof id === 'string' && pending.delete(id)) wake();
+    });
+    try {
+      for (const g of running) {
+        if (g.stale) continue;
+        const mine = this.local.get(g.id);
+        if (mine) mine.controller.abort('stop' satisfies AbortReason);
+        else await this.bus.publish(`${STOP_CHANNEL}${sessionId}`, { generation_id: g.id });
+      }
+      const deadline = Date.now() + stopTimeoutMs;
+      while (pending.size > 0 && Date.now() < deadline) {
+        for (const id of [...pending]) if (!(await this.sessions.generation(id, staleAfterMs))) pending.delete(id);
+        if (pending.size === 0) break;
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          setTimeout(resolve, 100).unref();
+        });
+      }
+    } finally {
+      await unsubscribe().catch(() => undefined);
+    }
+    // Owners that did not answer in time (or are dead): persist what the live buffer holds, as stopped.
+    for (const g of running) if (pending.has(g.id)) await this.takeOver(tenantId, sessionId, g);
+    const stopped = [];
+    for (const g of running) {
+      const m = await this.sessions.message(sessionId, g.messageId!);
+      if (m) stopped.push(toChatMessageResponse(m));
+    }
+    return { session_id: sessionId, stopped };
+  }
+
+  private async takeOver(
+    tenantId: string,
+    sessionId: string,
+    g: { id: string; messageId: string | null; kind: string; previousStatus: string | null },
+  ): Promise<void> {
+    const message = await this.sessions.message(sessionId, g.messageId!);
+    if (!message || message.status !== 'in_progress') return;
+    const partial = await this.partialFromBuffer(g.id);
+    const kind = g.kind as TurnKind;
+    await this.ledger.finish(
+      {
+        tenantId,
+        sessionId,
+        generationId: g.id,
+        kind,
+        assistant: { id: message.id },
+        previous: kind === 'continue' ? { message: message.messageJson, status: (g.previousStatus ?? 'stopped') as MessageStatus } : null,
+      },
+      { status: 'stopped', reply: partial, call: null },
+    );
+  }
+
+  private async partialFromBuffer(streamId: string) {
+    const acc = new FrameAccumulator();
+    let after = 0;
+    for (;;) {
+      const page = await this.buffer.read(streamId, after, { limit: 1000 }).catch(() => ({ chunks: [], done: true, expired: true }));
+      for (const c of page.chunks) {
+        try {
+          acc.add(JSON.parse(c.data) as DeltaFrame);
+        } catch {
+          // not a delta frame
+        }
+        after = c.index;
+      }
+      if (page.chunks.length === 0 || page.done) break;
+    }
+    return acc.reply();
+  }
+}

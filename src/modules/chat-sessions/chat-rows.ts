@@ -1,0 +1,107 @@
+import type { ChatGenerationEntity } from './chat-generation.entity';
+import type { ChatMessageEntity } from './chat-message.entity';
+import type { ChatProviderCallEntity } from './chat-provider-call.entity';
+import type { ChatSessionEntity } from './chat-session.entity';
+
+/** Maps raw snake_case rows (from hand-written SQL in the repositories) to entities. */
+type Row = Record<string, unknown>;
+
+const date = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
+const str = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+const int = (v: unknown): number => (typeof v === 'number' ? v : Number(v ?? 0));
+const json = <T>(v: unknown): T => (typeof v === 'string' ? (JSON.parse(v) as T) : (v as T));
+
+export const SESSION_COLUMNS = `id, tenant_id, title, system_prompt, user_name, active_leaf_id, next_sequence, message_count,
+  provider_call_count, last_model, last_provider, last_cost_micros_usd, last_request_id, parent_session_id, lineage_root_id,
+  lineage_tip_id, compression_segment_count, continuation_session_id, pre_compression_snapshot, created_at, updated_at`;
+
+export const MESSAGE_COLUMNS = `id, session_id, sequence, parent_id, replay_count, role, status, kind, produced_by_call_id,
+  message_json, error_json, client_request_id, created_at, updated_at`;
+
+export function sessionFromRow(r: Row): ChatSessionEntity {
+  return {
+    id: String(r.id),
+    tenantId: String(r.tenant_id),
+    title: String(r.title ?? ''),
+    systemPrompt: String(r.system_prompt ?? ''),
+    userName: String(r.user_name ?? ''),
+    activeLeafId: str(r.active_leaf_id),
+    nextSequence: int(r.next_sequence),
+    messageCount: int(r.message_count),
+    providerCallCount: int(r.provider_call_count),
+    lastModel: str(r.last_model),
+    lastProvider: str(r.last_provider),
+    lastCostMicrosUsd: r.last_cost_micros_usd === null || r.last_cost_micros_usd === undefined ? null : int(r.last_cost_micros_usd),
+    lastRequestId: str(r.last_request_id),
+    parentSessionId: str(r.parent_session_id),
+    lineageRootId: String(r.lineage_root_id),
+    lineageTipId: String(r.lineage_tip_id),
+    compressionSegmentCount: int(r.compression_segment_count),
+    continuationSessionId: str(r.continuation_session_id),
+    preCompressionSnapshot: r.pre_compression_snapshot === true,
+    createdAt: date(r.created_at),
+    updatedAt: date(r.updated_at),
+  };
+}
+
+export function messageFromRow(r: Row): ChatMessageEntity {
+  return {
+    id: String(r.id),
+    sessionId: String(r.session_id),
+    sequence: int(r.sequence),
+    parentId: str(r.parent_id),
+    replayCount: int(r.replay_count),
+    role: String(r.role),
+    status: String(r.status) as ChatMessageEntity['status'],
+    kind: String(r.kind) as ChatMessageEntity['kind'],
+    producedByCallId: str(r.produced_by_call_id),
+    messageJson: json(r.message_json),
+    errorJson: r.error_json === null || r.error_json === undefined ? null : json(r.error_json),
+    clientRequestId: str(r.client_request_id),
+    createdAt: date(r.created_at),
+    updatedAt: date(r.updated_at),
+  };
+}
+
+export function callFromRow(r: Row): ChatProviderCallEntity {
+  return {
+    id: String(r.id),
+    sessionId: String(r.session_id),
+    requestId: String(r.request_id ?? ''),
+    provider: String(r.provider ?? ''),
+    providerKind: String(r.provider_kind ?? ''),
+    model: String(r.model ?? ''),
+    requestedModel: str(r.requested_model),
+    routeReason: str(r.route_reason),
+    status: String(r.status ?? 'completed'),
+    costMicrosUsd: int(r.cost_micros_usd),
+    promptTokens: int(r.prompt_tokens),
+    completionTokens: int(r.completion_tokens),
+    totalTokens: int(r.total_tokens),
+    createdAt: date(r.created_at),
+  };
+}
+
+export function generationFromRow(r: Row): ChatGenerationEntity & { stale: boolean } {
+  return {
+    id: String(r.id),
+    sessionId: String(r.session_id),
+    leafKey: String(r.leaf_key),
+    messageId: str(r.message_id),
+    kind: String(r.kind),
+    previousStatus: str(r.previous_status),
+    owner: String(r.owner),
+    startedAt: date(r.started_at),
+    heartbeatAt: date(r.heartbeat_at),
+    stale: r.stale === true,
+  };
+}
+
+/** Light tree row: enough to compute children, siblings and the latest path. */
+export interface TreeLink {
+  id: string;
+  parentId: string | null;
+  sequence: number;
+}
+
+export const linkFromRow = (r: Row): TreeLink => ({ id: String(r.id), parentId: str(r.parent_id), sequence: int(r.sequence) });

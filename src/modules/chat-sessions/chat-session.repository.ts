@@ -1,0 +1,120 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import type { ChatMessageEntity } from './chat-message.entity';
+import type { ChatProviderCallEntity } from './chat-provider-call.entity';
+import type { ChatSessionEntity } from './chat-session.entity';
+import { callFromRow, generationFromRow, linkFromRow, MESSAGE_COLUMNS, messageFromRow, SESSION_COLUMNS, sessionFromRow, TreeLink } from './chat-rows';
+
+/** Reads of the chat store (outside transactions). Every session read takes the tenant. */
+@Injectable()
+export class ChatSessionRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async find({ tenantId, id }: { tenantId: string; id: string }): Promise<ChatSessionEntity | null> {
+    const rows = await this.dataSource.query(`SELECT ${SESSION_COLUMNS} FROM chat_sessions WHERE id = $1 AND tenant_id = $2`, [id, tenantId]);
+    return rows.length > 0 ? sessionFromRow(rows[0]) : null;
+  }
+
+  /** Newest first; without snapshots each lineage shows once (its tip). */
+  async list({ tenantId, includeSnapshots, limit, before }: { tenantId: string; includeSnapshots: boolean; limit: number; before?: { updatedAt: Date; id: string } }) {
+    const params: unknown[] = [tenantId, limit];
+    let where = 'tenant_id = $1';
+    if (!includeSnapshots) where += ' AND NOT pre_compression_snapshot';
+    if (before) {
+      params.push(before.updatedAt, before.id);
+      where += " AND (date_trunc('milliseconds', updated_at), id) < ($3, $4)";
+    }
+    const rows = await this.dataSource.query(`SELECT ${SESSION_COLUMNS} FROM chat_sessions WHERE ${where} ORDER BY date_trunc('milliseconds', updated_at) DESC, id DESC LIMIT $2`, params);
+    return (rows as Record<string, unknown>[]).map(sessionFromRow);
+  }
+
+  /** Every row of a lineage, oldest segment first. */
+  async lineage({ tenantId, rootId }: { tenantId: string; rootId: string }): Promise<ChatSessionEntity[]> {
+    const rows = await this.dataSource.query(
+      `SELECT ${SESSION_COLUMNS} FROM chat_sessions WHERE lineage_root_id = $1 AND tenant_id = $2 ORDER BY compression_segment_count, created_at`,
+      [rootId, tenantId],
+    );
+    return (rows as Record<string, unknown>[]).map(sessionFromRow);
+  }
+
+  /** The chain from the root to `leafId`, root first. */
+  async path(sessionId: string, leafId: string | null): Promise<ChatMessageEntity[]> {
+    if (!leafId) return [];
+    const rows = await this.dataSource.query(PATH_SQL, [sessionId, leafId]);
+    return (rows as Record<string, unknown>[]).map(messageFromRow).reverse();
+  }
+
+  async messages(sessionId: string): Promise<ChatMessageEntity[]> {
+    const rows = await this.dataSource.query(`SELECT ${MESSAGE_COLUMNS} FROM chat_session_messages WHERE session_id = $1 ORDER BY sequence`, [sessionId]);
+    return (rows as Record<string, unknown>[]).map(messageFromRow);
+  }
+
+  async message(sessionId: string, messageId: string): Promise<ChatMessageEntity | null> {
+    const rows = await this.dataSource.query(`SELECT ${MESSAGE_COLUMNS} FROM chat_session_messages WHERE id = $1 AND session_id = $2`, [messageId, sessionId]);
+    return rows.length > 0 ? messageFromRow(rows[0]) : null;
+  }
+
+  async links(sessionId: string): Promise<TreeLink[]> {
+    const rows = await this.dataSource.query(`SELECT id, parent_id, sequence FROM chat_session_messages WHERE session_id = $1 ORDER BY sequence`, [sessionId]);
+    return (rows as Record<string, unknown>[]).map(linkFromRow);
+  }
+
+  async calls(sessionId: string): Promise<ChatProviderCallEntity[]> {
+    const rows = await this.dataSource.query(`SELECT * FROM chat_session_provider_calls WHERE session_id = $1 ORDER BY created_at, id`, [sessionId]);
+    return (rows as Record<string, unknown>[]).map(callFromRow);
+  }
+
+  async call(sessionId: string, callId: string): Promise<ChatProviderCallEntity | null> {
+    const rows = await this.dataSource.query(`SELECT * FROM chat_session_provider_calls WHERE id = $1 AND session_id = $2`, [callId, sessionId]);
+    return rows.length > 0 ? callFromRow(rows[0]) : null;
+  }
+
+  /** In-flight generations of a session; `stale` when the owner stopped refreshing them. */
+  async generations(sessionId: string, staleAfterMs: number) {
+    const rows = await this.dataSource.query(generationsSql(false), [sessionId, staleAfterMs]);
+    return (rows as Record<string, unknown>[]).map(generationFromRow);
+  }
+
+  async generation(id: string, staleAfterMs: number) {
+    const rows = await this.dataSource.query(
+      `SELECT *, heartbeat_at < now() - make_interval(secs => $2::double precision / 1000) AS stale FROM chat_session_generations WHERE id = $1`,
+      [id, staleAfterMs],
+    );
+    return rows.length > 0 ? generationFromRow(rows[0]) : null;
+  }
+
+  /** Refreshes an owned generation; false when the row is gone (stopped elsewhere or taken over). */
+  async heartbeat(id: string, owner: string): Promise<boolean> {
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      const result = await runner.query(`UPDATE chat_session_generations SET heartbeat_at = now() WHERE id = $1 AND owner = $2`, [id, owner], true);
+      return (result.affected ?? 0) > 0;
+    } finally {
+      await runner.release();
+    }
+  }
+
+  async deleteSessions(tenantId: string, ids: string[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      const result = await runner.query(`DELETE FROM chat_sessions WHERE tenant_id = $1 AND id = ANY($2)`, [tenantId, ids], true);
+      return result.affected ?? 0;
+    } finally {
+      await runner.release();
+    }
+  }
+}
+
+/** The ancestors of $2 (itself first) in session $1. */
+export const PATH_SQL = `
+  WITH RECURSIVE path AS (
+    SELECT m.*, 0 AS depth FROM chat_session_messages m WHERE m.id = $2 AND m.session_id = $1
+    UNION ALL
+    SELECT m.*, p.depth + 1 FROM chat_session_messages m JOIN path p ON m.id = p.parent_id
+  )
+  SELECT * FROM path ORDER BY depth`;
+
+export const generationsSql = (forUpdate: boolean) =>
+  `SELECT *, heartbeat_at < now() - make_interval(secs => $2::double precision / 1000) AS stale
+     FROM chat_session_generations WHERE session_id = $1 ORDER BY started_at${forUpdate ? ' FOR UPDATE' : ''}`;

@@ -1,0 +1,21 @@
+import { Module } from '@nestjs/common';
+import { DatabaseModule } from '@core/database/database.module';
+import { ChatExchangeRecorderService } from './chat-exchange-recorder.service';
+import { ChatGenerationEntity } from './chat-generation.entity';
+import { ChatInflightService } from './chat-inflight.service';
+import { ChatLineageService } from './chat-lineage.service';
+import { ChatMessageEntity } from './chat-message.entity';
+import { ChatProviderCallEntity } from './chat-provider-call.entity';
+import { ChatSessionEntity } from './chat-session.entity';
+import { ChatSessionRepository } from './chat-session.repository';
+import { ChatSessionsService } from './chat-sessions.service';
+import { ChatTranscriptRepository } from './chat-transcript.repository';
+import { ChatTurnLedgerService } from './chat-turn-ledger.service';
+
+/** Chat sessions: the two-stream store, message trees, stop, compression lineage (issue 4). */
+@Module({
+  imports: [DatabaseModule.forFeature([ChatSessionEntity, ChatMessageEntity, ChatProviderCallEntity, ChatGenerationEntity])],
+  providers: [ChatSessionRepository, ChatTranscriptRepository, ChatSessionsService, ChatExchangeRecorderService, ChatTurnLedgerService, ChatInflightService, ChatLineageService],
+  exports: [ChatSessionsService, ChatExchangeRecorderService],
+})
+export class ChatSessionsModule {}

@@ -1,0 +1,169 @@
+import { Injectable } from '@nestjs/common';
+import { AppConfig } from '@core/config/app-config';
+import { InvalidRequestError } from '@core/http/domain-error';
+import { newSessionId } from './chat-message';
+import type { ChatSessionEntity } from './chat-session.entity';
+import { ChatSessionRepository } from './chat-session.repository';
+import { CreateChatSessionDto, UpdateChatSessionDto } from './chat-session.dto';
+import {
+  canonicalVisibleId,
+  siblingInfo,
+  toChatMessageResponse,
+  toChatSessionSummary,
+  toLineageResponse,
+  toProviderCallResponse,
+} from './chat-session-view.dto';
+import { ChatMessageNotFoundError, ChatSessionNotFoundError } from './chat-sessions.errors';
+import { ChatTranscriptRepository } from './chat-transcript.repository';
+import type { TreeLink } from './chat-rows';
+
+/** Deepest descendant of `fromId` following the most recent child at each level (seed 002 "switch branch"). */
+export function latestLeaf(links: TreeLink[], fromId: string): string {
+  const latestChild = new Map<string, TreeLink>();
+  for (const l of links) {
+    if (!l.parentId) continue;
+    const prev = latestChild.get(l.parentId);
+    if (!prev || prev.sequence < l.sequence) latestChild.set(l.parentId, l);
+  }
+  let id = fromId;
+  for (let next = latestChild.get(id); next; next = latestChild.get(id)) id = next.id;
+  return id;
+}
+
+/** Sessions: CRUD, the active-path and tree views, branch switching, lineage resolution. */
+@Injectable()
+export class ChatSessionsService {
+  constructor(
+    private readonly sessions: ChatSessionRepository,
+    private readonly transcripts: ChatTranscriptRepository,
+    private readonly config: AppConfig,
+  ) {}
+
+  async create(tenantId: string, dto: CreateChatSessionDto) {
+    const id = newSessionId();
+    const now = new Date();
+    const row: ChatSessionEntity = {
+      id,
+      tenantId,
+      title: dto.title ?? '',
+      systemPrompt: dto.system_prompt ?? '',
+      userName: dto.user ?? '',
+      activeLeafId: null,
+      nextSequence: 0,
+      messageCount: 0,
+      providerCallCount: 0,
+      lastModel: null,
+      lastProvider: null,
+      lastCostMicrosUsd: null,
+      lastRequestId: null,
+      parentSessionId: null,
+      lineageRootId: id,
+      lineageTipId: id,
+      compressionSegmentCount: 0,
+      continuationSessionId: null,
+      preCompressionSnapshot: false,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.transcripts.insertSession(row);
+    return { ...toChatSessionSummary(row), messages: [], provider_calls: [] };
+  }
+
+  async list(tenantId: string, opts: { includeSnapshots: boolean; limit?: number; cursor?: string }) {
+    const limit = opts.limit ?? this.config.chat.sessionsLimit;
+    const rows = await this.sessions.list({ tenantId, includeSnapshots: opts.includeSnapshots, limit: limit + 1, before: decodeCursor(opts.cursor) });
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      data: page.map(toChatSessionSummary),
+      has_more: rows.length > limit,
+      next_cursor: rows.length > limit && last ? encodeCursor(last) : null,
+    };
+  }
+
+  async require(tenantId: string, id: string): Promise<ChatSessionEntity> {
+    const row = await this.sessions.find({ tenantId, id });
+    if (!row) throw new ChatSessionNotFoundError(id);
+    return row;
+  }
+
+  /** The session with its active path (default) or every message (`tree`), and its provider calls. */
+  async get(tenantId: string, id: string, view: 'active_path' | 'tree' = 'active_path') {
+    const session = await this.require(tenantId, id);
+    const [messages, links, calls] = await Promise.all([
+      view === 'tree' ? this.sessions.messages(id) : this.sessions.path(id, session.activeLeafId),
+      this.sessions.links(id),
+      this.sessions.calls(id),
+    ]);
+    const siblings = siblingInfo(links);
+    return {
+      ...toChatSessionSummary(session),
+      view,
+      messages: messages.map((m) => toChatMessageResponse(m, siblings.get(m.id), view === 'tree')),
+      provider_calls: calls.map(toProviderCallResponse),
+    };
+  }
+
+  async update(tenantId: string, id: string, dto: UpdateChatSessionDto) {
+    const session = await this.transcripts.withSession({ tenantId, sessionId: id }, async (tx) => {
+      if (dto.title !== undefined) tx.session.title = dto.title;
+      if (dto.system_prompt !== undefined) tx.session.systemPrompt = dto.system_prompt;
+      if (dto.user !== undefined) tx.session.userName = dto.user;
+      tx.touch();
+      return tx.session;
+    });
+    return toChatSessionSummary(session);
+  }
+
+  /**
+   * Deleting the visible row of a lineage (its tip) deletes the whole conversation, snapshots included;
+   * deleting a snapshot removes only that archived segment.
+   */
+  async delete(tenantId: string, id: string) {
+    const session = await this.require(tenantId, id);
+    const ids = session.preCompressionSnapshot ? [id] : (await this.sessions.lineage({ tenantId, rootId: session.lineageRootId })).map((r) => r.id);
+    await this.sessions.deleteSessions(tenantId, ids);
+    return { id, deleted: true, deleted_session_ids: ids };
+  }
+
+  /** Seed 001: a snapshot resolves to its lineage's visible tip; anything else to itself. */
+  async resolve(tenantId: string, id: string) {
+    const session = await this.require(tenantId, id);
+    const lineage = await this.sessions.lineage({ tenantId, rootId: session.lineageRootId });
+    const canonical = canonicalVisibleId(session);
+    return {
+      requested_session_id: id,
+      canonical_visible_session_id: canonical,
+      reason: canonical === id ? 'self' : 'continuation',
+      lineage: toLineageResponse(session, lineage),
+    };
+  }
+
+  /** Switches branch: the active leaf becomes the deepest descendant on the most recent path under `messageId`. */
+  async setActiveLeaf(tenantId: string, id: string, messageId: string) {
+    await this.transcripts.withSession({ tenantId, sessionId: id }, async (tx) => {
+      const target = await tx.message(messageId);
+      if (!target) throw new ChatMessageNotFoundError(id, messageId);
+      const leafId = latestLeaf(await tx.links(), messageId);
+      const leaf = leafId === target.id ? target : await tx.message(leafId);
+      tx.setActiveLeaf({ id: leaf!.id, replayCount: leaf!.replayCount, status: leaf!.status });
+    });
+    return this.get(tenantId, id);
+  }
+}
+
+function encodeCursor(s: ChatSessionEntity): string {
+  return Buffer.from(JSON.stringify([s.updatedAt.toISOString(), s.id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string | undefined): { updatedAt: Date; id: string } | undefined {
+  if (!cursor) return undefined;
+  try {
+    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as [string, string];
+    const updatedAt = new Date(at);
+    if (typeof id !== 'string' || Number.isNaN(updatedAt.getTime())) throw new Error('bad cursor');
+    return { updatedAt, id };
+  } catch {
+    throw new InvalidRequestError('cursor is not a next_cursor value of this list');
+  }
+}

@@ -1,0 +1,357 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { ChatMessageJson, isReplayable, MessageKind, MessageStatus, newMessageId } from './chat-message';
+import type { ChatMessageEntity } from './chat-message.entity';
+import type { ChatSessionEntity } from './chat-session.entity';
+import { generationFromRow, linkFromRow, MESSAGE_COLUMNS, messageFromRow, SESSION_COLUMNS, sessionFromRow, TreeLink } from './chat-rows';
+import { generationsSql, PATH_SQL } from './chat-session.repository';
+import { ChatSessionNotFoundError, ChatSessionSupersededError } from './chat-sessions.errors';
+
+export interface NewMessage {
+  id?: string;
+  message: ChatMessageJson;
+  status?: MessageStatus;
+  kind?: MessageKind;
+  producedByCallId?: string | null;
+  clientRequestId?: string | null;
+  error?: Record<string, unknown> | null;
+}
+
+export interface NewProviderCall {
+  id: string;
+  requestId: string;
+  provider: string;
+  providerKind: string;
+  model: string;
+  requestedModel: string | null;
+  routeReason: string | null;
+  status: string;
+  costMicrosUsd: number;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export interface NewGeneration {
+  id: string;
+  leafKey: string;
+  messageId: string | null;
+  kind: string;
+  previousStatus: string | null;
+  owner: string;
+}
+
+export interface MessagePatch {
+  message?: ChatMessageJson;
+  status?: MessageStatus;
+  producedByCallId?: string | null;
+  error?: Record<string, unknown> | null;
+  replayCount?: number;
+}
+
+/** The active leaf as read with the locked session row. */
+export interface LeafInfo {
+  id: string;
+  replayCount: number;
+  status: MessageStatus;
+}
+
+/**
+ * One write transaction on a locked session row (`SELECT … FOR UPDATE`): every writer of a session
+ * serialises here, so sequences are assigned gap-free in the inserting transaction, and a compaction
+ * that won a race is seen by the next writer. Uses only its EntityManager (PGlite has one connection).
+ */
+export class ChatTx {
+  private dirty = false;
+  private readonly children: ChatTx[] = [];
+
+  constructor(
+    private readonly m: EntityManager,
+    readonly session: ChatSessionEntity,
+    private leaf: LeafInfo | null,
+  ) {}
+
+  get activeLeaf(): LeafInfo | null {
+    return this.leaf;
+  }
+
+  private async run(sql: string, params: unknown[]): Promise<{ rows: Record<string, unknown>[]; affected: number }> {
+    const result = await this.m.queryRunner!.query(sql, params, true);
+    const rows = (result.records ?? []) as Record<string, unknown>[];
+    return { rows, affected: result.affected ?? rows.length };
+  }
+
+  async message(id: string): Promise<ChatMessageEntity | null> {
+    const { rows } = await this.run(`SELECT ${MESSAGE_COLUMNS} FROM chat_session_messages WHERE id = $1 AND session_id = $2`, [id, this.session.id]);
+    return rows.length > 0 ? messageFromRow(rows[0]) : null;
+  }
+
+  /** Root first. */
+  async path(leafId: string | null): Promise<ChatMessageEntity[]> {
+    if (!leafId) return [];
+    const { rows } = await this.run(PATH_SQL, [this.session.id, leafId]);
+    return rows.map(messageFromRow).reverse();
+  }
+
+  async links(): Promise<TreeLink[]> {
+    const { rows } = await this.run(`SELECT id, parent_id, sequence FROM chat_session_messages WHERE session_id = $1 ORDER BY sequence`, [this.session.id]);
+    return rows.map(linkFromRow);
+  }
+
+  async byClientRequestId(clientRequestId: string): Promise<ChatMessageEntity | null> {
+    const { rows } = await this.run(`SELECT ${MESSAGE_COLUMNS} FROM chat_session_messages WHERE session_id = $1 AND client_request_id = $2`, [
+      this.session.id,
+      clientRequestId,
+    ]);
+    return rows.length > 0 ? messageFromRow(rows[0]) : null;
+  }
+
+  async firstChild(parentId: string): Promise<ChatMessageEntity | null> {
+    const { rows } = await this.run(`SELECT ${MESSAGE_COLUMNS} FROM chat_session_messages WHERE parent_id = $1 ORDER BY sequence LIMIT 1`, [parentId]);
+    return rows.length > 0 ? messageFromRow(rows[0]) : null;
+  }
+
+  async hasChildren(parentId: string): Promise<boolean> {
+    const { rows } = await this.run(`SELECT 1 FROM chat_session_messages WHERE parent_id = $1 LIMIT 1`, [parentId]);
+    return rows.length > 0;
+  }
+
+  async generations(staleAfterMs: number) {
+    const { rows } = await this.run(generationsSql(true), [this.session.id, staleAfterMs]);
+    return rows.map(generationFromRow);
+  }
+
+  async insertGeneration(g: NewGeneration): Promise<void> {
+    await this.run(
+      `INSERT INTO chat_session_generations (id, session_id, leaf_key, message_id, kind, previous_status, owner) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [g.id, this.session.id, g.leafKey, g.messageId, g.kind, g.previousStatus, g.owner],
+    );
+  }
+
+  /** False when the row was already gone (taken over or stopped elsewhere). */
+  async deleteGeneration(id: string, owner?: string): Promise<boolean> {
+    const { affected } = owner
+      ? await this.run(`DELETE FROM chat_session_generations WHERE id = $1 AND owner = $2`, [id, owner])
+      : await this.run(`DELETE FROM chat_session_generations WHERE id = $1`, [id]);
+    return affected > 0;
+  }
+
+  async insertCall(call: NewProviderCall): Promise<void> {
+    await this.run(
+      `INSERT INTO chat_session_provider_calls (id, session_id, request_id, provider, provider_kind, model, requested_model, route_reason, status,
+         cost_micros_usd, prompt_tokens, completion_tokens, total_tokens)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+      [
+        call.id,
+        this.session.id,
+        call.requestId,
+        call.provider,
+        call.providerKind,
+        call.model,
+        call.requestedModel,
+        call.routeReason,
+        call.status,
+        call.costMicrosUsd,
+        call.promptTokens,
+        call.completionTokens,
+        call.promptTokens + call.completionTokens,
+      ],
+    );
+    const s = this.session;
+    s.providerCallCount += 1;
+    s.lastModel = call.model;
+    s.lastProvider = call.provider;
+    s.lastCostMicrosUsd = call.costMicrosUsd;
+    s.lastRequestId = call.requestId;
+    this.dirty = true;
+  }
+
+  /** Inserts `items` as a chain under `parentId` (each under the previous) with the next sequences. */
+  async append(parentId: string | null, items: NewMessage[]): Promise<ChatMessageEntity[]> {
+    if (items.length === 0) return [];
+    let parentCount = 0;
+    if (parentId) {
+      if (this.leaf?.id === parentId) parentCount = this.leaf.replayCount;
+      else {
+        const { rows } = await this.run(`SELECT replay_count FROM chat_session_messages WHERE id = $1 AND session_id = $2`, [parentId, this.session.id]);
+        parentCount = rows.length > 0 ? Number(rows[0].replay_count) : 0;
+      }
+    }
+    const out: ChatMessageEntity[] = [];
+    const now = new Date();
+    let parent = parentId;
+    for (const item of items) {
+      const status = item.status ?? 'complete';
+      parentCount += isReplayable(status) ? 1 : 0;
+      out.push({
+        id: item.id ?? newMessageId(),
+        sessionId: this.session.id,
+        sequence: this.session.nextSequence++,
+        parentId: parent,
+        replayCount: parentCount,
+        role: item.message.role,
+        status,
+        kind: item.kind ?? 'message',
+        producedByCallId: item.producedByCallId ?? null,
+        messageJson: item.message,
+        errorJson: item.error ?? null,
+        clientRequestId: item.clientRequestId ?? null,
+        createdAt: now,
+        updatedAt: now,
+      });
+      parent = out[out.length - 1].id;
+    }
+    const params: unknown[] = [];
+    const values = out.map((m) => {
+      const base = params.length;
+      params.push(m.id, m.sessionId, m.sequence, m.parentId, m.replayCount, m.role, m.status, m.kind, m.producedByCallId);
+      params.push(JSON.stringify(m.messageJson), m.errorJson ? JSON.stringify(m.errorJson) : null, m.clientRequestId);
+      const p = (i: number) => `$${base + i}`;
+      return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}, ${p(8)}, ${p(9)}, ${p(10)}::jsonb, ${p(11)}::jsonb, ${p(12)})`;
+    });
+    await this.run(
+      `INSERT INTO chat_session_messages (id, session_id, sequence, parent_id, replay_count, role, status, kind, produced_by_call_id, message_json, error_json, client_request_id)
+       VALUES ${values.join(', ')}`,
+      params,
+    );
+    this.session.messageCount += out.length;
+    this.dirty = true;
+    return out;
+  }
+
+  async updateMessage(id: string, patch: MessagePatch): Promise<void> {
+    const sets: string[] = ['updated_at = now()'];
+    const params: unknown[] = [id, this.session.id];
+    const add = (column: string, value: unknown, cast = '') => {
+      params.push(value);
+      sets.push(`${column} = $${params.length}${cast}`);
+    };
+    if (patch.message !== undefined) add('message_json', JSON.stringify(patch.message), '::jsonb');
+    if (patch.status !== undefined) add('status', patch.status);
+    if (patch.producedByCallId !== undefined) add('produced_by_call_id', patch.producedByCallId);
+    if (patch.error !== undefined) add('error_json', patch.error === null ? null : JSON.stringify(patch.error), '::jsonb');
+    if (patch.replayCount !== undefined) add('replay_count', patch.replayCount);
+    await this.run(`UPDATE chat_session_messages SET ${sets.join(', ')} WHERE id = $1 AND session_id = $2`, params);
+    if (this.leaf?.id === id && patch.status) this.leaf = { ...this.leaf, status: patch.status, replayCount: patch.replayCount ?? this.leaf.replayCount };
+  }
+
+  setActiveLeaf(leaf: { id: string; replayCount: number; status: MessageStatus } | null): void {
+    this.session.activeLeafId = leaf?.id ?? null;
+    this.leaf = leaf;
+    this.dirty = true;
+  }
+
+  /** Marks the session row changed (title, prompt, lineage fields set directly on `session`). */
+  touch(): void {
+    this.dirty = true;
+  }
+
+  /** Creates another session in this transaction (a compaction's continuation); flushed with this one. */
+  async createSession(row: ChatSessionEntity): Promise<ChatTx> {
+    await insertSessionRow(this.m, row);
+    const child = new ChatTx(this.m, row, null);
+    this.children.push(child);
+    return child;
+  }
+
+  /** Points every row of a lineage at its new tip. */
+  async setLineageTip(rootId: string, tipId: string): Promise<void> {
+    await this.run(`UPDATE chat_sessions SET lineage_tip_id = $2 WHERE lineage_root_id = $1 AND tenant_id = $3`, [rootId, tipId, this.session.tenantId]);
+    this.session.lineageTipId = tipId;
+  }
+
+  async flush(): Promise<void> {
+    for (const child of this.children) await child.flush();
+    if (!this.dirty) return;
+    const s = this.session;
+    const { rows } = await this.run(
+      `UPDATE chat_sessions SET title = $2, system_prompt = $3, user_name = $4, active_leaf_id = $5, next_sequence = $6, message_count = $7,
+         provider_call_count = $8, last_model = $9, last_provider = $10, last_cost_micros_usd = $11, last_request_id = $12,
+         continuation_session_id = $13, pre_compression_snapshot = $14, updated_at = now()
+       WHERE id = $1 RETURNING updated_at`,
+      [
+        s.id,
+        s.title,
+        s.systemPrompt,
+        s.userName,
+        s.activeLeafId,
+        s.nextSequence,
+        s.messageCount,
+        s.providerCallCount,
+        s.lastModel,
+        s.lastProvider,
+        s.lastCostMicrosUsd,
+        s.lastRequestId,
+        s.continuationSessionId,
+        s.preCompressionSnapshot,
+      ],
+    );
+    if (rows[0]?.updated_at) s.updatedAt = new Date(rows[0].updated_at as string | Date);
+    this.dirty = false;
+  }
+}
+
+async function insertSessionRow(m: EntityManager, row: ChatSessionEntity): Promise<void> {
+  await m.query(
+    `INSERT INTO chat_sessions (id, tenant_id, title, system_prompt, user_name, active_leaf_id, next_sequence, message_count, provider_call_count,
+       parent_session_id, lineage_root_id, lineage_tip_id, compression_segment_count, continuation_session_id, pre_compression_snapshot, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16)`,
+    [
+      row.id,
+      row.tenantId,
+      row.title,
+      row.systemPrompt,
+      row.userName,
+      row.activeLeafId,
+      row.nextSequence,
+      row.messageCount,
+      row.providerCallCount,
+      row.parentSessionId,
+      row.lineageRootId,
+      row.lineageTipId,
+      row.compressionSegmentCount,
+      row.continuationSessionId,
+      row.preCompressionSnapshot,
+      row.createdAt,
+    ],
+  );
+}
+
+const LOCK_SQL = `
+  SELECT ${SESSION_COLUMNS.replace(/(^|,\s*)(\w+)/g, '$1s.$2')}, l.replay_count AS leaf_replay_count, l.status AS leaf_status
+    FROM chat_sessions s LEFT JOIN chat_session_messages l ON l.id = s.active_leaf_id
+   WHERE s.id = $1 AND s.tenant_id = $2
+   FOR UPDATE OF s`;
+
+/** Write transactions of the chat store. */
+@Injectable()
+export class ChatTranscriptRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async insertSession(row: ChatSessionEntity): Promise<void> {
+    await insertSessionRow(this.dataSource.manager, row);
+  }
+
+  /**
+   * Runs `fn` in one transaction holding the session row lock. A snapshot (pre-compression) row answers
+   * 409 `chat_session.superseded` unless `allowSnapshot`; a missing row (or another tenant's) 404.
+   */
+  async withSession<T>(
+    { tenantId, sessionId, allowSnapshot = false }: { tenantId: string; sessionId: string; allowSnapshot?: boolean },
+    fn: (tx: ChatTx) => Promise<T>,
+  ): Promise<T> {
+    return this.dataSource.transaction(async (m) => {
+      const rows = (await m.query(LOCK_SQL, [sessionId, tenantId])) as Record<string, unknown>[];
+      if (rows.length === 0) throw new ChatSessionNotFoundError(sessionId);
+      const session = sessionFromRow(rows[0]);
+      if (session.preCompressionSnapshot && !allowSnapshot) throw new ChatSessionSupersededError(session.id, session.lineageTipId);
+      const leaf: LeafInfo | null =
+        session.activeLeafId && rows[0].leaf_status
+          ? { id: session.activeLeafId, replayCount: Number(rows[0].leaf_replay_count), status: rows[0].leaf_status as MessageStatus }
+          : null;
+      const tx = new ChatTx(m, session, leaf);
+      const result = await fn(tx);
+      await tx.flush();
+      return result;
+    });
+  }
+}

@@ -1,0 +1,140 @@
+jest.mock('@nestjs/common', () => jest.requireActual('./nest-common.stub'));
+import type { GeneratedReply } from '@modules/chat-sessions/chat-message';
+import { call, openStore, StoreHarness, textReply } from './store-harness';
+
+type Msg = Record<string, unknown> & { id: string; role: string; sequence: number; content?: unknown };
+
+describe.each(['postgres', 'pglite'] as const)('chat session store (%s)', (backend) => {
+  let h: StoreHarness;
+  beforeAll(async () => (h = await openStore(backend)), 60_000);
+  afterAll(() => h?.close());
+
+  const tenant = 'tenant-a';
+  const record = async (sessionId: string, messages: unknown[], reply: GeneratedReply = textReply('ok'), status: 'complete' | 'incomplete' | 'failed' = 'complete') => {
+    const prepared = await h.recorder.prepare(tenant, sessionId, messages);
+    return h.recorder.record(prepared, { status, reply, call: call() });
+  };
+  const get = async (id: string, view: 'active_path' | 'tree' = 'active_path') => (await h.sessions.get(tenant, id, view)) as unknown as { messages: Msg[]; provider_calls: Record<string, unknown>[] } & Record<string, unknown>;
+
+  describe('sessions', () => {
+    it('creates, lists with the summary fields, updates and deletes; another tenant gets 404', async () => {
+      const created = await h.sessions.create(tenant, { title: 'T', system_prompt: 'Be brief.', user: 'ann' });
+      expect(created).toMatchObject({ title: 'T', system_prompt: 'Be brief.', user: 'ann', message_count: 0, provider_call_count: 0, messages: [], provider_calls: [] });
+      await record(created.id, [{ role: 'user', content: 'hi' }], textReply('hello'));
+      const list = await h.sessions.list(tenant, { includeSnapshots: false });
+      const row = list.data.find((r) => r.id === created.id)!;
+      expect(row).toMatchObject({ message_count: 2, provider_call_count: 1, last_model: 'gpt-4o-mini', last_provider: 'openai', last_cost_usd: '0.000012' });
+      expect(row.last_request_id).toMatch(/^req_/);
+      expect(row).not.toHaveProperty('messages');
+
+      await expect(h.sessions.get('tenant-b', created.id)).rejects.toMatchObject({ status: 404, type: 'not_found' });
+      await expect(h.sessions.update('tenant-b', created.id, { title: 'x' })).rejects.toMatchObject({ status: 404 });
+      expect((await h.sessions.list('tenant-b', { includeSnapshots: true })).data.map((r) => r.id)).not.toContain(created.id);
+
+      expect(await h.sessions.update(tenant, created.id, { title: 'Renamed' })).toMatchObject({ title: 'Renamed' });
+      await h.sessions.delete(tenant, created.id);
+      await expect(h.sessions.get(tenant, created.id)).rejects.toMatchObject({ status: 404 });
+      expect(await h.rows('SELECT count(*)::int AS n FROM chat_session_messages WHERE session_id = $1', [created.id])).toEqual([{ n: 0 }]);
+      expect(await h.rows('SELECT count(*)::int AS n FROM chat_session_provider_calls WHERE session_id = $1', [created.id])).toEqual([{ n: 0 }]);
+    });
+
+    it('pages the list with next_cursor', async () => {
+      const t = `tenant-page-${backend}`;
+      const ids = [];
+      for (let i = 0; i < 5; i++) ids.push((await h.sessions.create(t, { title: `s${i}` })).id);
+      const first = await h.sessions.list(t, { includeSnapshots: false, limit: 2 });
+      expect(first.has_more).toBe(true);
+      const second = await h.sessions.list(t, { includeSnapshots: false, limit: 2, cursor: first.next_cursor! });
+      const third = await h.sessions.list(t, { includeSnapshots: false, limit: 2, cursor: second.next_cursor! });
+      expect(third.has_more).toBe(false);
+      expect([...first.data, ...second.data, ...third.data].map((r) => r.id).sort()).toEqual([...ids].sort());
+    });
+  });
+
+  describe('RecordChatExchange (seed 000)', () => {
+    it('records a first turn, a multi-turn replay without duplicates, and a tool loop without orphaned tool_call_id', async () => {
+      const s = await h.sessions.create(tenant, { system_prompt: 'You are terse.' });
+      // First turn: the client does not send the system prompt; the store applies it upstream but does not store it.
+      const prepared = await h.recorder.prepare(tenant, s.id, [{ role: 'user', content: 'weather in Oslo?' }]);
+      expect(prepared.messages[0]).toEqual({ role: 'system', content: 'You are terse.' });
+      const toolCall = { id: 'call_1', type: 'function' as const, function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } };
+      await h.recorder.record(prepared, {
+        status: 'complete',
+        reply: { text: '', content_blocks: [{ type: 'thinking', thinking: 'need a tool', signature: 'sig==' }], tool_calls: [toolCall] },
+        call: call('claude-x', { provider: 'anthropic' }),
+      });
+      // Tool-loop continuation: the client replays history (with the prompt) and adds the tool result.
+      const history = [
+        { role: 'system', content: 'You are terse.' },
+        { role: 'user', content: 'weather in Oslo?' },
+        { role: 'assistant', content: null, tool_calls: [toolCall] },
+        { role: 'tool', tool_call_id: 'call_1', content: '{"temp":3}', tool_error: false },
+      ];
+      await record(s.id, history, textReply('3 degrees.'));
+      // Multi-turn replay: the whole history again plus one new user message.
+      await record(s.id, [...history, { role: 'assistant', content: '3 degrees.' }, { role: 'user', content: 'thanks' }], textReply('welcome'));
+
+      const got = await get(s.id);
+      expect(got.messages.map((m) => [m.sequence, m.role, m.content])).toEqual([
+        [0, 'user', 'weather in Oslo?'],
+        [1, 'assistant', null],
+        [2, 'tool', '{"temp":3}'],
+        [3, 'assistant', '3 degrees.'],
+        [4, 'user', 'thanks'],
+        [5, 'assistant', 'welcome'],
+      ]);
+      expect(got.messages[1]).toMatchObject({ tool_calls: [toolCall], content_blocks: [{ type: 'thinking', thinking: 'need a tool', signature: 'sig==' }] });
+      expect(got.messages[2]).toMatchObject({ tool_call_id: 'call_1', tool_error: false });
+      expect(got.messages.filter((m) => m.role === 'user' || m.role === 'tool').every((m) => m.produced_by_call_id === undefined)).toBe(true);
+      const callIds = got.provider_calls.map((c) => c.id);
+      expect(callIds).toHaveLength(3);
+      expect(got.messages.filter((m) => m.role === 'assistant').map((m) => m.produced_by_call_id)).toEqual(callIds);
+      expect(got.provider_calls[0]).toMatchObject({ provider: 'anthropic', model: 'claude-x', cost_micros_usd: 12, cost_usd: '0.000012', prompt_tokens: 10, completion_tokens: 3, total_tokens: 13 });
+      // Every tool call has its result before the next assistant turn.
+      const calls = got.messages.flatMap((m) => ((m.tool_calls as { id: string }[] | undefined) ?? []).map((c) => c.id));
+      const results = got.messages.filter((m) => m.role === 'tool').map((m) => m.tool_call_id);
+      expect(results).toEqual(calls);
+    });
+
+    it('records a cut stream as incomplete without its unfinished tool calls, and puts the retry beside a failed reply', async () => {
+      const s = await h.sessions.create(tenant, {});
+      await record(s.id, [{ role: 'user', content: 'a' }], { text: 'partial', content_blocks: [{ type: 'text', text: 'partial' }, { type: 'tool_use', id: 't', name: 'x', input: {} }], tool_calls: [{ id: 't', type: 'function', function: { name: 'x', arguments: '{"a' } }] }, 'incomplete');
+      let got = await get(s.id);
+      expect(got.messages[1]).toMatchObject({ status: 'incomplete', content: 'partial' });
+      expect(got.messages[1]).not.toHaveProperty('tool_calls');
+
+      await record(s.id, [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'partial' }, { role: 'user', content: 'b' }], textReply(''), 'failed');
+      // The client retries the same request: `b` is not duplicated, the new reply is a sibling of the failed one.
+      await record(s.id, [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'partial' }, { role: 'user', content: 'b' }], textReply('B!'));
+      got = await get(s.id, 'tree');
+      expect(got.messages.map((m) => [m.role, m.status, m.content])).toEqual([
+        ['user', 'complete', 'a'],
+        ['assistant', 'incomplete', 'partial'],
+        ['user', 'complete', 'b'],
+        ['assistant', 'failed', ''],
+        ['assistant', 'complete', 'B!'],
+      ]);
+      expect(got.messages[3].parent_id).toBe(got.messages[2].id);
+      expect(got.messages[4].parent_id).toBe(got.messages[2].id);
+      expect((await get(s.id)).messages.map((m) => m.content)).toEqual(['a', 'partial', 'b', 'B!']);
+    });
+
+    it('assigns sequences 0..N-1 without gaps or duplicates under 50 concurrent writers on one session', async () => {
+      const s = await h.sessions.create(tenant, {});
+      const first = await record(s.id, [{ role: 'user', content: 'root' }]);
+      // Two kinds of writers at once: recorded exchanges (a new user message each) and edits of the root message.
+      await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          i % 2 === 0
+            ? record(s.id, [...Array.from({ length: 400 }, () => ({ role: 'user', content: 'pad' })), { role: 'user', content: `w${i}` }], textReply(`r${i}`))
+            : h.ledger.beginEdit(tenant, s.id, { messageId: first.messages[0].id, content: `edit ${i}`, regenerate: false, owner: 'test' }),
+        ),
+      );
+      const rows = await h.rows<{ sequence: number }>('SELECT sequence FROM chat_session_messages WHERE session_id = $1 ORDER BY sequence', [s.id]);
+      expect(rows.map((r) => r.sequence)).toEqual(Array.from({ length: rows.length }, (_, i) => i));
+      const [session] = await h.rows<{ message_count: number; provider_call_count: number }>('SELECT message_count, provider_call_count FROM chat_sessions WHERE id = $1', [s.id]);
+      expect(session).toEqual({ message_count: rows.length, provider_call_count: 26 });
+      expect(rows.length).toBeGreaterThanOrEqual(2 + 25 + 25);
+    });
+  });
+});

@@ -1,0 +1,91 @@
+import 'reflect-metadata';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import { InProcessEventBus } from '@core/bus/in-process-event-bus.adapter';
+import type { AppConfig } from '@core/config/app-config';
+import { chatConfig, ChatEnv } from '@core/config/groups/chat.env';
+import { createDataSource } from '@core/database/data-source.factory';
+import { migrateEmbedded, migrateWithLock } from '@core/database/migrator';
+import { MemoryLiveStreamBuffer } from '@core/live-streams/memory-live-stream-buffer.adapter';
+import { ChatExchangeRecorderService } from '@modules/chat-sessions/chat-exchange-recorder.service';
+import { ChatInflightService } from '@modules/chat-sessions/chat-inflight.service';
+import { ChatLineageService } from '@modules/chat-sessions/chat-lineage.service';
+import { ChatSessionRepository } from '@modules/chat-sessions/chat-session.repository';
+import { ChatSessionsService } from '@modules/chat-sessions/chat-sessions.service';
+import { ChatTranscriptRepository } from '@modules/chat-sessions/chat-transcript.repository';
+import { ChatTurnLedgerService } from '@modules/chat-sessions/chat-turn-ledger.service';
+import { createScratchDatabase, ScratchDatabase } from '../../support/infra';
+
+/** The chat store's services on a real database (Postgres scratch database or a fresh PGlite). */
+export interface StoreHarness {
+  backend: 'postgres' | 'pglite';
+  dataSource: DataSource;
+  config: AppConfig;
+  sessions: ChatSessionsService;
+  recorder: ChatExchangeRecorderService;
+  ledger: ChatTurnLedgerService;
+  lineage: ChatLineageService;
+  inflight: ChatInflightService;
+  buffer: MemoryLiveStreamBuffer;
+  bus: InProcessEventBus;
+  repo: ChatSessionRepository;
+  rows<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  close(): Promise<void>;
+}
+
+export async function openStore(backend: 'postgres' | 'pglite', env: Partial<ChatEnv> = {}): Promise<StoreHarness> {
+  let db: ScratchDatabase | undefined;
+  let url: string | undefined;
+  if (backend === 'postgres') {
+    db = await createScratchDatabase();
+    url = db.url;
+  }
+  const dataSource = await createDataSource({ url, dataDir: mkdtempSync(join(tmpdir(), 'hecate-chat-')), poolSize: 60, entities: [] });
+  await dataSource.initialize();
+  if (backend === 'postgres') await migrateWithLock(dataSource);
+  else await migrateEmbedded(dataSource);
+  const config = { chat: chatConfig(env as ChatEnv) } as AppConfig;
+  const repo = new ChatSessionRepository(dataSource);
+  const transcripts = new ChatTranscriptRepository(dataSource);
+  const ledger = new ChatTurnLedgerService(transcripts, config);
+  const bus = new InProcessEventBus();
+  const buffer = new MemoryLiveStreamBuffer(60_000);
+  const inflight = new ChatInflightService(config, repo, ledger, bus, buffer);
+  return {
+    backend,
+    dataSource,
+    config,
+    sessions: new ChatSessionsService(repo, transcripts, config),
+    recorder: new ChatExchangeRecorderService(repo, transcripts),
+    ledger,
+    lineage: new ChatLineageService(transcripts, config),
+    inflight,
+    buffer,
+    bus,
+    repo,
+    rows: (sql, params = []) => dataSource.query(sql, params),
+    async close() {
+      await inflight.onModuleDestroy();
+      await buffer.close();
+      await bus.close();
+      await dataSource.destroy();
+      await db?.drop();
+    },
+  };
+}
+
+export const call = (model = 'gpt-4o-mini', extra: Partial<{ provider: string; costMicrosUsd: number }> = {}) => ({
+  requestId: `req_${Math.random().toString(36).slice(2)}`,
+  provider: extra.provider ?? 'openai',
+  providerKind: 'cloud',
+  model,
+  requestedModel: model,
+  routeReason: 'requested_model',
+  costMicrosUsd: extra.costMicrosUsd ?? 12,
+  promptTokens: 10,
+  completionTokens: 3,
+});
+
+export const textReply = (text: string) => ({ text, content_blocks: [{ type: 'text', text }], tool_calls: [] });
