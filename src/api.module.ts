@@ -6,12 +6,21 @@ import { HealthController } from '@core/health/health.controller';
 import { SystemController } from '@core/health/system.controller';
 import { ChatSessionsController } from '@modules/chat-sessions/chat-sessions.controller';
 import { QueueProbesController } from '@modules/system/queue-probes.controller';
+import { ChatCompletionsController } from '@modules/gateway/chat-completions.controller';
+import { MessagesController } from '@modules/gateway/messages.controller';
+import { ModelsController } from '@modules/gateway/models.controller';
+import { ProvidersController } from '@modules/providers/providers.controller';
+import { ProviderSettingsController } from '@modules/providers/provider-settings.controller';
+import { ModelCapabilitiesController } from '@modules/providers/model-capabilities.controller';
+import { PricingController } from '@modules/providers/pricing.controller';
+import { UsageController } from '@modules/usage/usage.controller';
+import { TracesController } from '@modules/usage/traces.controller';
 import { DOMAIN_MODULES } from './domain.modules';
 
 /** The HTTP role: every controller is mounted here and nowhere else (STYLE rule 1). */
 @Module({})
 export class ApiModule {
-  static controllers = [HealthController, SystemController, ApiKeysController, QueueProbesController, ChatSessionsController];
+  static controllers = [HealthController, SystemController, ApiKeysController, QueueProbesController, ChatSessionsController, ChatCompletionsController, MessagesController, ModelsController, ProvidersController, ProviderSettingsController, ModelCapabilitiesController, PricingController, UsageController, TracesController];
 
   static forRoot(core: CoreResources): DynamicModule {
     return {

@@ -1,8 +1,11 @@
 import { ChatSessionsModule } from '@modules/chat-sessions/chat-sessions.module';
+import { GatewayModule } from '@modules/gateway/gateway.module';
+import { ProvidersModule } from '@modules/providers/providers.module';
 import { SystemModule } from '@modules/system/system.module';
+import { UsageModule } from '@modules/usage/usage.module';
 
 /**
  * Domain modules both roles load (services, repositories, entities). Controllers are added by ApiModule,
  * job processors by WorkerModule.
  */
-export const DOMAIN_MODULES = [SystemModule, ChatSessionsModule];
+export const DOMAIN_MODULES = [SystemModule, ProvidersModule, UsageModule, GatewayModule, ChatSessionsModule];

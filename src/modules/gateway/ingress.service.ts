@@ -1,0 +1,227 @@
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { Injectable } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Principal } from '@core/context/request-context';
+import { rootLogger } from '@core/logging/logger';
+import { transportError, UpstreamError } from '@modules/providers/upstream-error';
+import { CompletedCall, formatUsd, GatewayRouteInfo, GatewayRouterService, OpenStream } from './gateway-router.service';
+import { prepareRequest } from './ingress-validation';
+import { anthropicUsage, isObject, Json, mergeUsage, NormalizedUsage, openaiUsage, WireProtocol } from './protocol/normalized';
+import { normalizeAnthropicResponse, normalizeOpenaiResponse, renderAnthropicMessage, renderOpenaiCompletion } from './protocol/response-translation';
+import { parseFrame, SseFramer, startsWith } from './protocol/sse';
+import { AnthropicEventEncoder, OpenaiChunkEncoder } from './protocol/stream-codecs';
+import { decodeUpstreamStream, UpstreamStreamError } from './stream-pipeline';
+import type { PreparedRequest } from './upstream-call';
+
+const USAGE_OBJECT = Buffer.from('"usage":{');
+const DATA_DONE = Buffer.from('data: [DONE]');
+const DATA_ERROR = Buffer.from('data: {"error"');
+const EV_START = Buffer.from('event: message_start');
+const EV_DELTA = Buffer.from('event: message_delta');
+const EV_STOP = Buffer.from('event: message_stop');
+const EV_ERROR = Buffer.from('event: error');
+
+function routeHeaders(info: GatewayRouteInfo, requestedModel: string | undefined, costMicros?: number): Record<string, string> {
+  const h: Record<string, string> = {
+    'x-runtime-provider': info.provider,
+    'x-runtime-provider-kind': info.provider_kind,
+    'x-runtime-model': info.model,
+    'x-runtime-route-reason': info.route_reason,
+    'x-runtime-attempts': String(info.attempts),
+    'x-runtime-retries': String(Math.max(0, info.attempts - 1)),
+  };
+  if (requestedModel) h['x-runtime-requested-model'] = requestedModel;
+  if (costMicros !== undefined) h['x-runtime-cost-usd'] = formatUsd(costMicros);
+  return h;
+}
+
+function waitDrain(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.once('drain', done);
+    res.once('close', done);
+  });
+}
+
+function errorFrame(protocol: WireProtocol, e: UpstreamError): string {
+  const message = e.kind === 'timeout' ? 'the upstream provider went idle mid-stream' : 'the upstream stream broke before it was complete';
+  if (protocol === 'anthropic') return `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'api_error', message } })}\n\n`;
+  return `data: ${JSON.stringify({ error: { message, type: 'upstream_error', code: e.kind === 'timeout' ? 'upstream_timeout' : 'upstream_error', param: null } })}\n\n`;
+}
+
+/**
+ * The /v1 completion ingress: validates by hand, routes, and writes the answer in the client's protocol —
+ * upstream bytes unchanged when the protocols match (only usage is read), translated otherwise. A client
+ * disconnect aborts the upstream request.
+ */
+@Injectable()
+export class IngressService {
+  constructor(private readonly router: GatewayRouterService) {}
+
+  async handle(protocol: WireProtocol, request: FastifyRequest, reply: FastifyReply, principal: Principal): Promise<void> {
+    const prepared = prepareRequest(protocol, request.body, request.headers);
+    const abort = new AbortController();
+    const onClose = () => {
+      if (!reply.raw.writableFinished) abort.abort();
+    };
+    reply.raw.on('close', onClose);
+    const id = this.router.identity({
+      tenantId: principal.tenantId,
+      apiKeyId: principal.apiKeyId,
+      requestId: request.hecate?.requestId,
+      traceId: request.hecate?.traceId,
+      endpoint: protocol === 'openai' ? '/v1/chat/completions' : '/v1/messages',
+    });
+    try {
+      if (!prepared.stream) {
+        const call = await this.router.dispatchComplete(prepared, id, abort.signal);
+        if (abort.signal.aborted) return;
+        void reply.headers(routeHeaders(call.info, prepared.model, call.costMicros)).header('content-type', 'application/json');
+        await reply.send(this.renderComplete(protocol, call));
+        return;
+      }
+      const open = await this.router.dispatchStream(prepared, id, abort.signal);
+      await this.pipe(open, prepared, request, reply, abort);
+    } catch (err) {
+      if (abort.signal.aborted && (err instanceof UpstreamError || reply.raw.destroyed)) return;
+      throw err;
+    } finally {
+      reply.raw.off('close', onClose);
+    }
+  }
+
+  private renderComplete(protocol: WireProtocol, call: CompletedCall): string {
+    if (call.upstreamProtocol === protocol) return call.text;
+    const n = call.upstreamProtocol === 'openai' ? normalizeOpenaiResponse(call.json) : normalizeAnthropicResponse(call.json);
+    return JSON.stringify(protocol === 'openai' ? renderOpenaiCompletion(n, call.info.model) : renderAnthropicMessage(n, call.info.model));
+  }
+
+  private async pipe(open: OpenStream, prepared: PreparedRequest, request: FastifyRequest, reply: FastifyReply, abort: AbortController): Promise<void> {
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, {
+      ...(reply.getHeaders() as OutgoingHttpHeaders),
+      ...routeHeaders(open.info, prepared.model),
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      'x-accel-buffering': 'no',
+    });
+    res.flushHeaders();
+    const usage: NormalizedUsage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
+    let error: UpstreamError | undefined;
+    try {
+      if (open.upstreamProtocol === prepared.protocol) error = await this.passthrough(open, prepared, res, usage, abort.signal);
+      else error = await this.translate(open, prepared, res, usage, request.hecate?.requestId ?? open.info.request_id, abort.signal);
+    } catch (err) {
+      error = err instanceof UpstreamError ? err : transportError(open.selected.provider, err, abort.signal);
+      rootLogger().warn({ err: error.message }, 'stream relay failed');
+    }
+    const clientAborted = abort.signal.aborted;
+    if (clientAborted) open.upstream.body.destroy();
+    else if (!res.writableEnded) res.end();
+    open.finish({ usage, error: clientAborted ? undefined : error, clientAborted });
+  }
+
+  /** Same protocol: forward frames as they are; read usage from the few frames that carry it. */
+  private async passthrough(open: OpenStream, prepared: PreparedRequest, res: ServerResponse, usage: NormalizedUsage, signal: AbortSignal): Promise<UpstreamError | undefined> {
+    const openai = prepared.protocol === 'openai';
+    const dropUsageChunk = openai && !prepared.clientWantsUsage;
+    const framer = new SseFramer();
+    const iterator = open.upstream.iterator;
+    let chunk: Buffer | undefined = open.upstream.first;
+    let ended = false;
+    let upstreamErrorFrame = false;
+    const keep: Buffer[] = [];
+    while (chunk) {
+      for (const frame of framer.push(chunk)) {
+        if (openai) {
+          if (frame.indexOf(USAGE_OBJECT) !== -1) {
+            const obj = parseJson(parseFrame(frame).data);
+            if (obj) {
+              const u = openaiUsage(obj.usage);
+              if (u) mergeUsage(usage, u);
+              if (dropUsageChunk && Array.isArray(obj.choices) && obj.choices.length === 0) continue;
+            }
+          } else if (startsWith(frame, DATA_DONE)) ended = true;
+          else if (startsWith(frame, DATA_ERROR)) upstreamErrorFrame = true;
+        } else if (startsWith(frame, EV_START) || startsWith(frame, EV_DELTA)) {
+          const obj = parseJson(parseFrame(frame).data);
+          const u = obj && anthropicUsage(isObject(obj.message) ? obj.message.usage : obj.usage);
+          if (u) mergeUsage(usage, u);
+        } else if (startsWith(frame, EV_STOP)) ended = true;
+        else if (startsWith(frame, EV_ERROR)) upstreamErrorFrame = true;
+        keep.push(frame);
+      }
+      if (keep.length > 0) {
+        const ok = res.write(keep.length === 1 ? keep[0] : Buffer.concat(keep));
+        keep.length = 0;
+        if (!ok) await waitDrain(res);
+      }
+      if (signal.aborted) return undefined;
+      let next: IteratorResult<Buffer>;
+      try {
+        next = await iterator.next();
+      } catch (err) {
+        const e = transportError(open.selected.provider, err, signal);
+        if (e.kind !== 'aborted') res.write(errorFrame(prepared.protocol, e));
+        return e;
+      }
+      chunk = next.done ? undefined : next.value;
+    }
+    const rest = framer.flush();
+    if (rest) res.write(rest);
+    if (upstreamErrorFrame) return new UpstreamStreamError(`${open.selected.provider.id} reported an error mid-stream`);
+    if (!ended) {
+      const e = new UpstreamError('network', `${open.selected.provider.id} closed the stream before it was complete`, { retryable: true });
+      res.write(errorFrame(prepared.protocol, e));
+      return e;
+    }
+    return undefined;
+  }
+
+  /** Different protocols: decode upstream frames to deltas and encode them in the client's protocol. */
+  private async translate(
+    open: OpenStream,
+    prepared: PreparedRequest,
+    res: ServerResponse,
+    usage: NormalizedUsage,
+    requestId: string,
+    signal: AbortSignal,
+  ): Promise<UpstreamError | undefined> {
+    const suffix = requestId.replace(/^req_/, '');
+    const encoder =
+      prepared.protocol === 'openai'
+        ? new OpenaiChunkEncoder(`chatcmpl-${suffix}`, open.info.model, prepared.clientWantsUsage)
+        : new AnthropicEventEncoder(`msg_${suffix}`, open.info.model);
+    let sentErrorFrame = false;
+    try {
+      for await (const d of decodeUpstreamStream(open, signal)) {
+        if (d.type === 'error') sentErrorFrame = true;
+        const out = encoder.encode(d);
+        if (out && !res.write(out)) await waitDrain(res);
+        if (signal.aborted) return undefined;
+      }
+      res.write(encoder.end());
+      return undefined;
+    } catch (err) {
+      const e = err instanceof UpstreamError ? err : transportError(open.selected.provider, err, signal);
+      if (e.kind !== 'aborted' && !sentErrorFrame) res.write(errorFrame(prepared.protocol, e));
+      return e;
+    } finally {
+      mergeUsage(usage, encoder.usage);
+    }
+  }
+}
+
+function parseJson(data: string): Json | undefined {
+  try {
+    const v = JSON.parse(data) as unknown;
+    return isObject(v) ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}

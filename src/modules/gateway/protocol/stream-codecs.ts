@@ -1,0 +1,246 @@
+import { anthropicUsage, GatewayDelta, isObject, Json, mergeUsage, NormalizedUsage, OPENAI_TO_STOP, openaiUsage, STOP_TO_OPENAI, StopReason } from './normalized';
+import { toOpenaiUsage } from './response-translation';
+
+/** OpenAI `chat.completion.chunk` objects → protocol-neutral deltas. */
+export class OpenaiChunkDecoder {
+  private started = false;
+  private readonly tools = new Set<number>();
+
+  decode(chunk: Json, out: GatewayDelta[]): void {
+    if (!this.started) {
+      this.started = true;
+      out.push({ type: 'message_start', id: String(chunk.id ?? ''), model: String(chunk.model ?? '') });
+    }
+    if (isObject(chunk.error)) {
+      out.push({ type: 'error', error: { type: String(chunk.error.type ?? 'api_error'), message: String(chunk.error.message ?? 'upstream error') } });
+      return;
+    }
+    const choice = Array.isArray(chunk.choices) && isObject(chunk.choices[0]) ? chunk.choices[0] : undefined;
+    if (choice) {
+      const d = isObject(choice.delta) ? choice.delta : {};
+      const reasoning = typeof d.reasoning_content === 'string' ? d.reasoning_content : typeof d.reasoning === 'string' ? d.reasoning : '';
+      if (reasoning) out.push({ type: 'thinking_delta', thinking: reasoning });
+      if (typeof d.content === 'string' && d.content !== '') out.push({ type: 'text_delta', text: d.content });
+      if (Array.isArray(d.tool_calls)) {
+        for (const tc of d.tool_calls) {
+          if (!isObject(tc)) continue;
+          const index = typeof tc.index === 'number' ? tc.index : 0;
+          const f = isObject(tc.function) ? tc.function : {};
+          if (!this.tools.has(index)) {
+            this.tools.add(index);
+            out.push({ type: 'tool_call_start', index, id: String(tc.id ?? `call_${index}`), name: String(f.name ?? '') });
+          }
+          if (typeof f.arguments === 'string' && f.arguments !== '') out.push({ type: 'tool_call_delta', index, arguments: f.arguments });
+        }
+      }
+      if (typeof choice.finish_reason === 'string') out.push({ type: 'stop', stop_reason: OPENAI_TO_STOP[choice.finish_reason] ?? choice.finish_reason });
+    }
+    const usage = openaiUsage(chunk.usage);
+    if (usage) out.push({ type: 'usage', usage });
+  }
+}
+
+/** Anthropic stream events → protocol-neutral deltas. */
+export class AnthropicEventDecoder {
+  private readonly toolIndexOfBlock = new Map<number, number>();
+  private tools = 0;
+
+  decode(event: Json, out: GatewayDelta[]): void {
+    switch (event.type) {
+      case 'message_start': {
+        const m = isObject(event.message) ? event.message : {};
+        out.push({ type: 'message_start', id: String(m.id ?? ''), model: String(m.model ?? '') });
+        const u = anthropicUsage(m.usage);
+        if (u) out.push({ type: 'usage', usage: { inputTokens: u.inputTokens, cachedInputTokens: u.cachedInputTokens } });
+        return;
+      }
+      case 'content_block_start': {
+        const b = isObject(event.content_block) ? event.content_block : {};
+        const index = typeof event.index === 'number' ? event.index : 0;
+        if (b.type === 'text' && typeof b.text === 'string' && b.text) out.push({ type: 'text_delta', text: b.text });
+        else if (b.type === 'thinking' && typeof b.thinking === 'string' && b.thinking) out.push({ type: 'thinking_delta', thinking: b.thinking });
+        else if (b.type === 'redacted_thinking') out.push({ type: 'redacted_thinking', data: String(b.data ?? '') });
+        else if (b.type === 'tool_use' || b.type === 'server_tool_use') {
+          const ti = this.tools++;
+          this.toolIndexOfBlock.set(index, ti);
+          out.push({ type: 'tool_call_start', index: ti, id: String(b.id ?? ''), name: String(b.name ?? '') });
+          if (isObject(b.input) && Object.keys(b.input).length > 0) out.push({ type: 'tool_call_delta', index: ti, arguments: JSON.stringify(b.input) });
+        }
+        return;
+      }
+      case 'content_block_delta': {
+        const d = isObject(event.delta) ? event.delta : {};
+        if (d.type === 'text_delta') out.push({ type: 'text_delta', text: String(d.text ?? '') });
+        else if (d.type === 'thinking_delta') out.push({ type: 'thinking_delta', thinking: String(d.thinking ?? '') });
+        else if (d.type === 'signature_delta') out.push({ type: 'thinking_signature', signature: String(d.signature ?? '') });
+        else if (d.type === 'input_json_delta') {
+          const ti = this.toolIndexOfBlock.get(typeof event.index === 'number' ? event.index : 0) ?? 0;
+          if (d.partial_json) out.push({ type: 'tool_call_delta', index: ti, arguments: String(d.partial_json) });
+        }
+        return;
+      }
+      case 'message_delta': {
+        const d = isObject(event.delta) ? event.delta : {};
+        if (typeof d.stop_reason === 'string') out.push({ type: 'stop', stop_reason: d.stop_reason });
+        const u = anthropicUsage(event.usage);
+        if (u) out.push({ type: 'usage', usage: u });
+        return;
+      }
+      case 'error': {
+        const e = isObject(event.error) ? event.error : {};
+        out.push({ type: 'error', error: { type: String(e.type ?? 'api_error'), message: String(e.message ?? 'upstream error') } });
+        return;
+      }
+      default:
+        return;
+    }
+  }
+}
+
+const enc = JSON.stringify;
+
+/** Protocol-neutral deltas → OpenAI chunk frames (`data: {...}\n\n`, then `data: [DONE]`). */
+export class OpenaiChunkEncoder {
+  private readonly head: string;
+  private started = false;
+  private stop: StopReason | undefined;
+  private thinking = '';
+  readonly usage: NormalizedUsage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
+
+  constructor(id: string, model: string, private readonly includeUsage: boolean, created = Math.floor(Date.now() / 1000)) {
+    this.head = `{"id":${enc(id)},"object":"chat.completion.chunk","created":${created},"model":${enc(model)},"choices":[{"index":0,"delta":`;
+  }
+
+  private frame(delta: string, finish: string | null = null): string {
+    return `data: ${this.head}${delta},"logprobs":null,"finish_reason":${finish === null ? 'null' : enc(finish)}}]}\n\n`;
+  }
+
+  encode(d: GatewayDelta): string {
+    let out = '';
+    if (!this.started && d.type !== 'usage') {
+      this.started = true;
+      out += this.frame('{"role":"assistant","content":""}');
+    }
+    switch (d.type) {
+      case 'text_delta':
+        return out + this.frame(`{"content":${enc(d.text)}}`);
+      case 'thinking_delta':
+        this.thinking += d.thinking;
+        return out + this.frame(`{"reasoning_content":${enc(d.thinking)}}`);
+      case 'thinking_signature': {
+        const block = { type: 'thinking', thinking: this.thinking, signature: d.signature };
+        this.thinking = '';
+        return out + this.frame(`{"content_blocks":[${enc(block)}]}`);
+      }
+      case 'redacted_thinking':
+        return out + this.frame(`{"content_blocks":[${enc({ type: 'redacted_thinking', data: d.data })}]}`);
+      case 'tool_call_start':
+        return out + this.frame(`{"tool_calls":[{"index":${d.index},"id":${enc(d.id)},"type":"function","function":{"name":${enc(d.name)},"arguments":""}}]}`);
+      case 'tool_call_delta':
+        return out + this.frame(`{"tool_calls":[{"index":${d.index},"function":{"arguments":${enc(d.arguments)}}}]}`);
+      case 'usage':
+        mergeUsage(this.usage, d.usage);
+        return out;
+      case 'stop':
+        this.stop = d.stop_reason;
+        return out;
+      case 'error':
+        return `${out}data: ${enc({ error: { message: d.error.message, type: d.error.type, code: d.error.type } })}\n\n`;
+      default:
+        return out;
+    }
+  }
+
+  /** The finish chunk, the usage chunk (when asked for) and `[DONE]`. */
+  end(): string {
+    let out = this.started ? '' : this.frame('{"role":"assistant","content":""}');
+    out += this.frame('{}', this.stop === undefined ? 'stop' : (STOP_TO_OPENAI[this.stop] ?? 'stop'));
+    if (this.includeUsage) out += `data: ${this.head.slice(0, this.head.indexOf('"choices":'))}"choices":[],"usage":${enc(toOpenaiUsage(this.usage))}}\n\n`;
+    return `${out}data: [DONE]\n\n`;
+  }
+}
+
+type OpenBlock = { kind: 'text' | 'thinking' | 'tool_use'; index: number; tool?: number };
+
+/** Protocol-neutral deltas → Anthropic stream events (`message_start … message_stop`). */
+export class AnthropicEventEncoder {
+  private started = false;
+  private block: OpenBlock | undefined;
+  private next = 0;
+  private stop: StopReason | undefined;
+  readonly usage: NormalizedUsage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
+
+  constructor(private readonly id: string, private readonly model: string) {}
+
+  private ev(type: string, data: Json): string {
+    return `event: ${type}\ndata: ${enc({ type, ...data })}\n\n`;
+  }
+
+  private start(): string {
+    if (this.started) return '';
+    this.started = true;
+    return this.ev('message_start', {
+      message: { id: this.id, type: 'message', role: 'assistant', model: this.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: this.usage.inputTokens, output_tokens: 0 } },
+    });
+  }
+
+  private close(): string {
+    if (!this.block) return '';
+    const out = this.ev('content_block_stop', { index: this.block.index });
+    this.block = undefined;
+    return out;
+  }
+
+  private open(kind: OpenBlock['kind'], contentBlock: Json, tool?: number): string {
+    const out = this.close();
+    this.block = { kind, index: this.next++, tool };
+    return out + this.ev('content_block_start', { index: this.block.index, content_block: contentBlock });
+  }
+
+  encode(d: GatewayDelta): string {
+    if (d.type === 'usage') {
+      mergeUsage(this.usage, d.usage);
+      return '';
+    }
+    if (d.type === 'stop') {
+      this.stop = d.stop_reason;
+      return '';
+    }
+    let out = this.start();
+    switch (d.type) {
+      case 'text_delta':
+        if (this.block?.kind !== 'text') out += this.open('text', { type: 'text', text: '' });
+        return out + this.ev('content_block_delta', { index: this.block?.index, delta: { type: 'text_delta', text: d.text } });
+      case 'thinking_delta':
+        if (this.block?.kind !== 'thinking') out += this.open('thinking', { type: 'thinking', thinking: '', signature: '' });
+        return out + this.ev('content_block_delta', { index: this.block?.index, delta: { type: 'thinking_delta', thinking: d.thinking } });
+      case 'thinking_signature':
+        if (this.block?.kind !== 'thinking') return out;
+        return out + this.ev('content_block_delta', { index: this.block.index, delta: { type: 'signature_delta', signature: d.signature } });
+      case 'redacted_thinking':
+        out += this.open('thinking', { type: 'redacted_thinking', data: d.data });
+        return out + this.close();
+      case 'tool_call_start':
+        return out + this.open('tool_use', { type: 'tool_use', id: d.id, name: d.name, input: {} }, d.index);
+      case 'tool_call_delta':
+        if (this.block?.kind !== 'tool_use') return out;
+        return out + this.ev('content_block_delta', { index: this.block.index, delta: { type: 'input_json_delta', partial_json: d.arguments } });
+      case 'error':
+        return out + this.ev('error', { error: { type: anthropicErrorType(d.error.type), message: d.error.message } });
+      default:
+        return out;
+    }
+  }
+
+  end(): string {
+    let out = this.start() + this.close();
+    out += this.ev('message_delta', {
+      delta: { stop_reason: this.stop ?? 'end_turn', stop_sequence: null },
+      usage: { input_tokens: this.usage.inputTokens - this.usage.cachedInputTokens, cache_read_input_tokens: this.usage.cachedInputTokens, output_tokens: this.usage.outputTokens },
+    });
+    return out + this.ev('message_stop', {});
+  }
+}
+
+const ANTHROPIC_ERROR_TYPES = new Set(['invalid_request_error', 'authentication_error', 'permission_error', 'not_found_error', 'rate_limit_error', 'api_error', 'overloaded_error']);
+const anthropicErrorType = (t: string): string => (ANTHROPIC_ERROR_TYPES.has(t) ? t : 'api_error');

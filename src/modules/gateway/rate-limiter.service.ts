@@ -1,0 +1,141 @@
+import { createHash } from 'node:crypto';
+import { Inject, Injectable, OnModuleInit, Optional } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { credentialOf } from '@core/auth/auth.guard';
+import { AppConfig } from '@core/config/app-config';
+import { rootLogger } from '@core/logging/logger';
+import { RedisConnections } from '@core/redis/redis-connections';
+import { RateLimitExceededError } from './gateway.errors';
+
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Unix seconds when the bucket is full again. */
+  reset: number;
+  retryAfterS: number;
+}
+
+// Token bucket in one atomic script (server time, so every api process agrees). KEYS[1]; ARGV: capacity,
+// refill per ms, cost. Returns {allowed, tokens*1000, now_ms}.
+const TOKEN_BUCKET_LUA = `
+local cap = tonumber(ARGV[1])
+local rate = tonumber(ARGV[2])
+local cost = tonumber(ARGV[3])
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local s = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
+local tokens = tonumber(s[1])
+local ts = tonumber(s[2])
+if tokens == nil then tokens = cap; ts = now end
+tokens = math.min(cap, tokens + math.max(0, now - ts) * rate)
+local allowed = 1
+if cost > 0 then
+  if tokens >= cost then tokens = tokens - cost else allowed = 0 end
+end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(now))
+redis.call('PEXPIRE', KEYS[1], math.ceil((cap - tokens) / rate) + 1000)
+return {allowed, math.floor(tokens * 1000), now}
+`;
+
+const COMPLETION_PATHS = new Set(['/v1/chat/completions', '/v1/messages']);
+const MAX_LOCAL_BUCKETS = 10_000;
+
+type RedisWithBucket = { hecateTokenBucket(key: string, cap: number, rate: number, cost: number): Promise<[number, number, number]> };
+
+/**
+ * Gateway rate limit (GATEWAY_RATE_LIMIT_RPM / _BURST): a token bucket per credential (API key prefix, or the
+ * operator token / anonymous local operator as one global bucket). Cluster-wide through Redis in scaled mode,
+ * in-process in embedded mode. Every /v1 response carries X-RateLimit-Limit/Remaining/Reset (zeros when off);
+ * only completion requests consume a token.
+ */
+@Injectable()
+export class RateLimiterService implements OnModuleInit {
+  private readonly local = new Map<string, { tokens: number; ts: number }>();
+  private redisDown = false;
+
+  constructor(
+    private readonly config: AppConfig,
+    @Optional() @Inject(HttpAdapterHost) private readonly adapterHost: HttpAdapterHost | null,
+    @Optional() @Inject(RedisConnections) private readonly redis: RedisConnections | null,
+  ) {}
+
+  onModuleInit(): void {
+    if (this.redis) {
+      this.redis.command.defineCommand('hecateTokenBucket', { numberOfKeys: 1, lua: TOKEN_BUCKET_LUA });
+    }
+    const fastify = this.adapterHost?.httpAdapter?.getInstance?.() as FastifyInstance | undefined;
+    if (!fastify || typeof fastify.addHook !== 'function') return;
+    fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+      if (!request.url.startsWith('/v1/')) return done();
+      const { enabled } = this.config.gateway.rateLimit;
+      if (!enabled) {
+        void reply.header('x-ratelimit-limit', '0').header('x-ratelimit-remaining', '0').header('x-ratelimit-reset', '0');
+        return done();
+      }
+      const path = request.url.split('?')[0];
+      const cost = request.method === 'POST' && COMPLETION_PATHS.has(path) ? 1 : 0;
+      this.take(this.keyOf(request), cost).then(
+        (d) => {
+          void reply.header('x-ratelimit-limit', String(d.limit)).header('x-ratelimit-remaining', String(d.remaining)).header('x-ratelimit-reset', String(d.reset));
+          done(d.allowed ? undefined : new RateLimitExceededError(d.retryAfterS));
+        },
+        () => done(),
+      );
+    });
+  }
+
+  keyOf(request: FastifyRequest): string {
+    const credential = credentialOf(request);
+    if (!credential) return 'global';
+    if (/^hk_[A-Za-z0-9]{12}_/.test(credential)) return credential.slice(0, 15);
+    return `c_${createHash('sha256').update(credential).digest('hex').slice(0, 16)}`;
+  }
+
+  async take(key: string, cost: number): Promise<RateDecision> {
+    const { rpm, burst } = this.config.gateway.rateLimit;
+    const ratePerMs = rpm / 60_000;
+    if (this.redis && this.redis.command.status === 'ready') {
+      try {
+        const [allowed, milli, now] = await (this.redis.command as unknown as RedisWithBucket).hecateTokenBucket(`${this.config.redis.prefix}:ratelimit:${key}`, burst, ratePerMs, cost);
+        this.redisDown = false;
+        return this.decision(allowed === 1, milli / 1000, now);
+      } catch (err) {
+        if (!this.redisDown) rootLogger().warn({ err: err instanceof Error ? err.message : String(err) }, 'rate limiter: Redis unavailable; limiting in-process meanwhile');
+        this.redisDown = true;
+      }
+    }
+    return this.takeLocal(key, cost, burst, ratePerMs);
+  }
+
+  private takeLocal(key: string, cost: number, cap: number, ratePerMs: number): RateDecision {
+    const now = Date.now();
+    let b = this.local.get(key);
+    if (!b) {
+      if (this.local.size >= MAX_LOCAL_BUCKETS) this.local.delete(this.local.keys().next().value as string);
+      b = { tokens: cap, ts: now };
+      this.local.set(key, b);
+    }
+    b.tokens = Math.min(cap, b.tokens + Math.max(0, now - b.ts) * ratePerMs);
+    b.ts = now;
+    let allowed = true;
+    if (cost > 0) {
+      if (b.tokens >= cost) b.tokens -= cost;
+      else allowed = false;
+    }
+    return this.decision(allowed, b.tokens, now);
+  }
+
+  private decision(allowed: boolean, tokens: number, nowMs: number): RateDecision {
+    const { rpm, burst } = this.config.gateway.rateLimit;
+    const ratePerMs = rpm / 60_000;
+    return {
+      allowed,
+      limit: rpm,
+      remaining: Math.max(0, Math.floor(tokens)),
+      reset: Math.ceil((nowMs + (burst - tokens) / ratePerMs) / 1000),
+      retryAfterS: allowed ? 0 : Math.max(1, Math.ceil((1 - tokens) / ratePerMs / 1000)),
+    };
+  }
+}

@@ -1,0 +1,132 @@
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { EventBus } from '@core/bus/event-bus.port';
+import { rootLogger } from '@core/logging/logger';
+import { catalogCapabilities, ImageInput, ToolCalling } from './model-catalog';
+import { CapabilitySource, ModelCapabilityEntity } from './model-capability.entity';
+import { ModelSettingsRepository } from './model-settings.repository';
+import { CapabilityOverrideDto, CapabilityProbeDto } from './model-capabilities.dto';
+
+export const CAPABILITIES_CHANGED = 'gateway.capabilities.changed';
+
+export type EffectiveSource = CapabilitySource | 'catalog' | 'provider' | 'unknown';
+
+export interface EffectiveCapabilities {
+  tool_calling: ToolCalling;
+  streaming: boolean;
+  max_context_tokens: number | null;
+  image_input: ImageInput;
+  source: EffectiveSource;
+}
+
+const key = (provider: string, model: string): string => `${provider}\u0000${model}`;
+
+export const toCapabilityRecord = (row: ModelCapabilityEntity) => ({
+  provider: row.provider,
+  model: row.model,
+  tool_calling: row.toolCalling,
+  streaming: row.streaming,
+  max_context_tokens: row.maxContextTokens,
+  image_input: row.imageInput,
+  source: row.source,
+  note: row.note,
+  updated_at: row.updatedAt.toISOString(),
+});
+
+/**
+ * Effective model capabilities with the seed's precedence: operator override > manual probe > catalog >
+ * provider-discovered defaults, merged field by field. Rows are cached in memory and reloaded on
+ * `gateway.capabilities.changed`, so the router never queries Postgres.
+ */
+@Injectable()
+export class ModelCapabilitiesService implements OnModuleInit {
+  private rows = new Map<string, { operator_override?: ModelCapabilityEntity; manual_probe?: ModelCapabilityEntity }>();
+
+  constructor(private readonly repo: ModelSettingsRepository, @Inject(EventBus) private readonly bus: EventBus) {}
+
+  async onModuleInit(): Promise<void> {
+    await this.reload();
+    await this.bus.subscribe(CAPABILITIES_CHANGED, () => void this.reload().catch((err) => rootLogger().warn({ err: String(err) }, 'capability reload failed')));
+    this.bus.onReconnect(() => void this.reload().catch(() => undefined));
+  }
+
+  private async reload(): Promise<void> {
+    const next = new Map<string, { operator_override?: ModelCapabilityEntity; manual_probe?: ModelCapabilityEntity }>();
+    for (const row of await this.repo.listCapabilities()) {
+      const k = key(row.provider, row.model);
+      const entry = next.get(k) ?? {};
+      entry[row.source] = row;
+      next.set(k, entry);
+    }
+    this.rows = next;
+  }
+
+  effective(provider: string, model: string): EffectiveCapabilities {
+    const stored = this.rows.get(key(provider, model));
+    const catalog = catalogCapabilities(model);
+    const layers: Array<{ source: EffectiveSource; row: Partial<EffectiveCapabilities> }> = [];
+    if (stored?.operator_override) layers.push({ source: 'operator_override', row: fromRow(stored.operator_override) });
+    if (stored?.manual_probe) layers.push({ source: 'manual_probe', row: fromRow(stored.manual_probe) });
+    if (catalog) layers.push({ source: 'catalog', row: catalog });
+    layers.push({ source: 'provider', row: { tool_calling: 'unknown', streaming: true, max_context_tokens: null, image_input: 'unknown' } });
+    const pick = <K extends keyof EffectiveCapabilities>(field: K): EffectiveCapabilities[K] => {
+      for (const l of layers) {
+        const v = l.row[field];
+        if (v !== undefined && v !== null) return v as EffectiveCapabilities[K];
+      }
+      return null as EffectiveCapabilities[K];
+    };
+    return {
+      tool_calling: pick('tool_calling'),
+      streaming: pick('streaming'),
+      max_context_tokens: pick('max_context_tokens') ?? null,
+      image_input: pick('image_input'),
+      source: layers[0].source,
+    };
+  }
+
+  async setOverride(dto: CapabilityOverrideDto) {
+    return this.store('operator_override', dto);
+  }
+
+  async recordProbe(dto: CapabilityProbeDto) {
+    return this.store('manual_probe', dto);
+  }
+
+  /** Removes the override; answers the capability that now applies. */
+  async deleteOverride(provider: string, model: string): Promise<{ removed: boolean; effective: EffectiveCapabilities }> {
+    const removed = await this.repo.deleteCapability({ provider, model, source: 'operator_override' });
+    await this.changed();
+    return { removed, effective: this.effective(provider, model) };
+  }
+
+  private async store(source: CapabilitySource, dto: CapabilityOverrideDto | CapabilityProbeDto) {
+    const row: ModelCapabilityEntity = {
+      provider: dto.provider,
+      model: dto.model,
+      source,
+      toolCalling: dto.tool_calling ?? null,
+      streaming: dto.streaming ?? null,
+      maxContextTokens: dto.max_context_tokens ?? null,
+      imageInput: dto.image_input ?? null,
+      note: dto.note ?? null,
+      updatedAt: new Date(),
+    };
+    await this.repo.upsertCapability(row);
+    await this.changed();
+    return toCapabilityRecord(row);
+  }
+
+  private async changed(): Promise<void> {
+    await this.reload();
+    await this.bus.publish(CAPABILITIES_CHANGED, { at: Date.now() }).catch(() => undefined);
+  }
+}
+
+function fromRow(row: ModelCapabilityEntity): Partial<EffectiveCapabilities> {
+  return {
+    tool_calling: (row.toolCalling as ToolCalling | null) ?? undefined,
+    streaming: row.streaming ?? undefined,
+    max_context_tokens: row.maxContextTokens ?? undefined,
+    image_input: (row.imageInput as ImageInput | null) ?? undefined,
+  };
+}

@@ -1,0 +1,130 @@
+import { BlockList, isIP } from 'node:net';
+import { networkInterfaces } from 'node:os';
+
+/** Why a provider address is refused (DESIGN §8). */
+export type UrlBlockReason = 'url_blocked' | 'private_address' | 'self_referential';
+
+export type AddressClass = 'metadata' | 'link_local' | 'loopback' | 'unspecified' | 'private' | 'public';
+
+const list = (entries: Array<[string, number, 'ipv4' | 'ipv6']>): BlockList => {
+  const b = new BlockList();
+  for (const [net, prefix, type] of entries) b.addSubnet(net, prefix, type);
+  return b;
+};
+
+// Cloud metadata endpoints: AWS/GCP/Azure/OCI (169.254.169.254), ECS task metadata, Alibaba, AWS IPv6.
+const METADATA = list([
+  ['169.254.169.254', 32, 'ipv4'],
+  ['169.254.170.2', 32, 'ipv4'],
+  ['100.100.100.200', 32, 'ipv4'],
+  ['fd00:ec2::254', 128, 'ipv6'],
+]);
+const LINK_LOCAL = list([
+  ['169.254.0.0', 16, 'ipv4'],
+  ['fe80::', 10, 'ipv6'],
+]);
+const LOOPBACK = list([
+  ['127.0.0.0', 8, 'ipv4'],
+  ['::1', 128, 'ipv6'],
+]);
+const UNSPECIFIED = list([
+  ['0.0.0.0', 8, 'ipv4'],
+  ['::', 128, 'ipv6'],
+]);
+const PRIVATE = list([
+  ['10.0.0.0', 8, 'ipv4'],
+  ['172.16.0.0', 12, 'ipv4'],
+  ['192.168.0.0', 16, 'ipv4'],
+  ['100.64.0.0', 10, 'ipv4'],
+  ['198.18.0.0', 15, 'ipv4'],
+  ['fc00::', 7, 'ipv6'],
+]);
+
+/** `::ffff:127.0.0.1` → `127.0.0.1`; brackets removed. */
+export function normalizeAddress(address: string): string {
+  const a = address.replace(/^\[|\]$/g, '');
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(a);
+  return mapped ? mapped[1] : a;
+}
+
+export function classifyAddress(raw: string): AddressClass {
+  const address = normalizeAddress(raw);
+  const family = isIP(address);
+  if (family === 0) return 'public';
+  const type = family === 4 ? 'ipv4' : 'ipv6';
+  if (METADATA.check(address, type)) return 'metadata';
+  if (LINK_LOCAL.check(address, type)) return 'link_local';
+  if (LOOPBACK.check(address, type)) return 'loopback';
+  if (UNSPECIFIED.check(address, type)) return 'unspecified';
+  if (PRIVATE.check(address, type)) return 'private';
+  return 'public';
+}
+
+let localAddresses: Set<string> | undefined;
+function isLocalInterface(address: string): boolean {
+  localAddresses ??= new Set(
+    Object.values(networkInterfaces())
+      .flat()
+      .filter((i): i is NonNullable<typeof i> => Boolean(i))
+      .map((i) => normalizeAddress(i.address)),
+  );
+  return localAddresses.has(address);
+}
+
+export interface UrlPolicyContext {
+  /** Provider kind `local`, or GATEWAY_ALLOW_PRIVATE_PROVIDER_URLS=true. */
+  allowPrivate: boolean;
+  /** This gateway's own listening port (a loopback target on it is the gateway itself). */
+  selfPort: number;
+}
+
+export interface UrlVerdict {
+  ok: boolean;
+  reason?: UrlBlockReason;
+  message?: string;
+}
+
+const OK: UrlVerdict = { ok: true };
+
+/** Decides whether a resolved address may be connected to. Called after DNS resolution. */
+export function checkAddress(rawAddress: string, port: number, ctx: UrlPolicyContext): UrlVerdict {
+  const address = normalizeAddress(rawAddress);
+  const cls = classifyAddress(address);
+  if (cls === 'metadata') return { ok: false, reason: 'url_blocked', message: `provider address ${address} is a cloud-metadata endpoint; refused` };
+  if (cls === 'link_local') return { ok: false, reason: 'url_blocked', message: `provider address ${address} is link-local; refused` };
+  const local = cls === 'loopback' || cls === 'unspecified' || isLocalInterface(address);
+  if (local && port === ctx.selfPort) {
+    return { ok: false, reason: 'self_referential', message: `provider URL points back at this gateway (${address}:${port})` };
+  }
+  if ((cls === 'loopback' || cls === 'unspecified' || cls === 'private') && !ctx.allowPrivate) {
+    return {
+      ok: false,
+      reason: 'private_address',
+      message: `provider address ${address} is private or loopback; allowed only for kind=local providers or with GATEWAY_ALLOW_PRIVATE_PROVIDER_URLS=true`,
+    };
+  }
+  return OK;
+}
+
+export const defaultPort = (url: URL): number => (url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80);
+
+/**
+ * The verdict that can be given from the URL alone (IP literals, `localhost`, well-known metadata host names),
+ * used by readiness without a DNS round trip. Host names are re-checked at connect time.
+ */
+export function checkUrlStatically(baseUrl: string, ctx: UrlPolicyContext): UrlVerdict {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    return { ok: false, reason: 'url_blocked', message: 'provider base URL is not a valid URL' };
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  const port = defaultPort(url);
+  if (host === 'metadata.google.internal' || host === 'metadata') {
+    return { ok: false, reason: 'url_blocked', message: `provider host ${host} is a cloud-metadata endpoint; refused` };
+  }
+  if (host === 'localhost' || host.endsWith('.localhost')) return checkAddress('127.0.0.1', port, ctx);
+  if (isIP(host)) return checkAddress(host, port, ctx);
+  return OK;
+}

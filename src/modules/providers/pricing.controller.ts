@@ -1,0 +1,25 @@
+import { Body, Controller, Delete, Get, Param, Put } from '@nestjs/common';
+import { NotFoundError } from '@core/http/domain-error';
+import { PutPriceDto } from './pricing.dto';
+import { PricingService } from './pricing.service';
+
+@Controller('hecate/v1/settings/pricing')
+export class PricingController {
+  constructor(private readonly pricing: PricingService) {}
+
+  @Get()
+  list() {
+    return { object: 'pricing', data: this.pricing.listOverrides() };
+  }
+
+  @Put(':provider/:model')
+  async put(@Param('provider') provider: string, @Param('model') model: string, @Body() dto: PutPriceDto) {
+    return { object: 'model_price', data: await this.pricing.put(provider, model, dto) };
+  }
+
+  @Delete(':provider/:model')
+  async remove(@Param('provider') provider: string, @Param('model') model: string) {
+    if (!(await this.pricing.remove(provider, model))) throw new NotFoundError(`no price override for ${provider}/${model}`);
+    return { object: 'model_price', data: { provider, model, deleted: true } };
+  }
+}

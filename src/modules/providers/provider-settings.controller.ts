@@ -1,0 +1,44 @@
+import { Body, Controller, Delete, Get, Param, Patch, Post, Put } from '@nestjs/common';
+import { LocalDiscoveryService } from './local-discovery.service';
+import { CreateProviderDto, SetProviderKeyDto, UpdateProviderDto } from './provider-settings.dto';
+import { ProviderSettingsService } from './provider-settings.service';
+
+@Controller('hecate/v1/settings/providers')
+export class ProviderSettingsController {
+  constructor(private readonly settings: ProviderSettingsService, private readonly local: LocalDiscoveryService) {}
+
+  @Get()
+  list() {
+    return { object: 'providers', data: this.settings.list() };
+  }
+
+  @Post()
+  async create(@Body() dto: CreateProviderDto) {
+    return { object: 'provider', data: await this.settings.create(dto) };
+  }
+
+  @Get('local-discovery')
+  async localDiscovery() {
+    return { object: 'local_provider_discovery', data: await this.local.discover() };
+  }
+
+  @Get(':id')
+  get(@Param('id') id: string) {
+    return { object: 'provider', data: this.settings.get(id) };
+  }
+
+  @Patch(':id')
+  async update(@Param('id') id: string, @Body() dto: UpdateProviderDto) {
+    return { object: 'provider', data: await this.settings.update(id, dto) };
+  }
+
+  @Put(':id/api-key')
+  async setApiKey(@Param('id') id: string, @Body() dto: SetProviderKeyDto) {
+    return { object: 'provider', data: await this.settings.setApiKey(id, dto) };
+  }
+
+  @Delete(':id')
+  async remove(@Param('id') id: string) {
+    return { object: 'provider', data: await this.settings.remove(id) };
+  }
+}

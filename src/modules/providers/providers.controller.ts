@@ -1,0 +1,20 @@
+import { Controller, Get, Query } from '@nestjs/common';
+import { PROVIDER_PRESETS, toPresetResponse } from './provider-presets';
+import { ProviderReadinessService } from './provider-readiness.service';
+
+const truthy = (v: string | undefined): boolean => v === '1' || v === 'true';
+
+@Controller('hecate/v1/providers')
+export class ProvidersController {
+  constructor(private readonly readiness: ProviderReadinessService) {}
+
+  @Get('presets')
+  presets() {
+    return { object: 'provider_presets', data: PROVIDER_PRESETS.map(toPresetResponse) };
+  }
+
+  @Get('status')
+  async status(@Query('refresh') refresh?: string) {
+    return { object: 'provider_status', data: await this.readiness.statusAll(truthy(refresh)) };
+  }
+}

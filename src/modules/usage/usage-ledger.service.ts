@@ -1,0 +1,192 @@
+import { randomUUID } from 'node:crypto';
+import { BeforeApplicationShutdown, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { AppConfig } from '@core/config/app-config';
+import { SystemInfoRegistry } from '@core/health/system-info.registry';
+import { rootLogger } from '@core/logging/logger';
+import type { UsageEventEntity } from './usage-event.entity';
+import { UsageFilter, UsageRepository } from './usage.repository';
+
+/** What the gateway reports for each upstream call. */
+export interface UsageRecord {
+  tenantId: string;
+  requestId: string;
+  traceId?: string;
+  apiKeyId?: string;
+  provider: string;
+  providerKind: string;
+  model: string;
+  routeReason: string;
+  endpoint: string;
+  attempt: number;
+  status: 'ok' | 'error';
+  errorType?: string;
+  stream: boolean;
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens: number;
+  costMicrosUsd: number;
+  latencyMs: number;
+  firstByteMs?: number;
+}
+
+// Small INSERTs with a yield between them: in embedded mode PGlite runs on this event loop.
+const CHUNK = 200;
+
+export const toUsageEventResponse = (r: UsageEventEntity) => ({
+  id: r.id,
+  tenant_id: r.tenantId,
+  request_id: r.requestId,
+  trace_id: r.traceId,
+  provider: r.provider,
+  provider_kind: r.providerKind,
+  model: r.model,
+  route_reason: r.routeReason,
+  endpoint: r.endpoint,
+  attempt: r.attempt,
+  status: r.status,
+  error_type: r.errorType,
+  stream: r.stream,
+  input_tokens: r.inputTokens,
+  output_tokens: r.outputTokens,
+  cached_input_tokens: r.cachedInputTokens,
+  cost_micros_usd: Number(r.costMicrosUsd),
+  cost_usd: (Number(r.costMicrosUsd) / 1e6).toFixed(6),
+  latency_ms: r.latencyMs,
+  first_byte_ms: r.firstByteMs,
+  created_at: r.createdAt.toISOString(),
+});
+
+/**
+ * Usage ledger, written off the request path: `record()` only appends to a bounded in-memory buffer; a timer
+ * flushes it every GATEWAY_USAGE_FLUSH_INTERVAL with multi-row INSERTs, and shutdown flushes what is left.
+ * A crash loses at most one flush interval; when Postgres is down the buffer keeps at most
+ * GATEWAY_USAGE_BUFFER_MAX rows and drops the oldest (counted in system stats).
+ */
+@Injectable()
+export class UsageLedgerService implements OnModuleInit, OnModuleDestroy, BeforeApplicationShutdown {
+  private buffer: UsageEventEntity[] = [];
+  private flushing: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private dropped = 0;
+  private written = 0;
+  private lastFailureLogAt = 0;
+
+  constructor(private readonly config: AppConfig, private readonly repo: UsageRepository, private readonly info: SystemInfoRegistry) {}
+
+  onModuleInit(): void {
+    this.timer = setInterval(() => void this.flush(), this.config.gateway.usage.flushIntervalMs);
+    this.timer.unref();
+    this.info.addStats('usage_ledger', () => ({ buffered: this.buffer.length, written: this.written, dropped: this.dropped }));
+  }
+
+  onModuleDestroy(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.flush();
+  }
+
+  record(r: UsageRecord): void {
+    if (this.buffer.length >= this.config.gateway.usage.bufferMax) {
+      this.buffer.shift();
+      this.dropped++;
+    }
+    this.buffer.push({
+      id: randomUUID(),
+      tenantId: r.tenantId,
+      requestId: r.requestId,
+      traceId: r.traceId ?? null,
+      apiKeyId: r.apiKeyId ?? null,
+      provider: r.provider,
+      providerKind: r.providerKind,
+      model: r.model,
+      routeReason: r.routeReason,
+      endpoint: r.endpoint,
+      attempt: r.attempt,
+      status: r.status,
+      errorType: r.errorType ?? null,
+      stream: r.stream,
+      inputTokens: r.inputTokens,
+      outputTokens: r.outputTokens,
+      cachedInputTokens: r.cachedInputTokens,
+      costMicrosUsd: r.costMicrosUsd,
+      latencyMs: Math.round(r.latencyMs),
+      firstByteMs: r.firstByteMs === undefined ? null : Math.round(r.firstByteMs),
+      createdAt: new Date(),
+    });
+  }
+
+  /** Writes everything buffered so far (readers call it first so they see their own process's rows). */
+  flush(): Promise<void> {
+    if (this.flushing) return this.flushing.then(() => (this.buffer.length > 0 ? this.flush() : undefined));
+    if (this.buffer.length === 0) return Promise.resolve();
+    this.flushing = this.drain().finally(() => (this.flushing = undefined));
+    return this.flushing;
+  }
+
+  private async drain(): Promise<void> {
+    const rows = this.buffer;
+    this.buffer = [];
+    for (let i = 0; i < rows.length; i += CHUNK) {
+      const chunk = rows.slice(i, i + CHUNK);
+      try {
+        await this.repo.insertMany(chunk);
+        this.written += chunk.length;
+      } catch (err) {
+        // Put the unwritten rows back (oldest first), bounded like the buffer itself.
+        const rest = rows.slice(i);
+        this.buffer = rest.concat(this.buffer);
+        const over = this.buffer.length - this.config.gateway.usage.bufferMax;
+        if (over > 0) {
+          this.buffer.splice(0, over);
+          this.dropped += over;
+        }
+        if (Date.now() - this.lastFailureLogAt > 30_000) {
+          this.lastFailureLogAt = Date.now();
+          rootLogger().warn({ err: err instanceof Error ? err.message : String(err), buffered: this.buffer.length }, 'usage ledger flush failed; will retry');
+        }
+        return;
+      }
+      if (i + CHUNK < rows.length) await new Promise<void>((r) => setImmediate(r));
+    }
+  }
+
+  async events(filter: UsageFilter, limit: number) {
+    await this.flush();
+    return (await this.repo.list(filter, limit)).map(toUsageEventResponse);
+  }
+
+  async summary(filter: UsageFilter) {
+    await this.flush();
+    const rows = await this.repo.totals(filter);
+    const sum = (k: 'calls' | 'requests' | 'errors' | 'inputTokens' | 'outputTokens' | 'cachedInputTokens' | 'costMicrosUsd') =>
+      rows.reduce((acc, r) => acc + r[k], 0);
+    const cost = sum('costMicrosUsd');
+    return {
+      tenant_id: filter.tenantId,
+      since: filter.since?.toISOString() ?? null,
+      until: filter.until?.toISOString() ?? null,
+      calls: sum('calls'),
+      requests: sum('requests'),
+      errors: sum('errors'),
+      input_tokens: sum('inputTokens'),
+      output_tokens: sum('outputTokens'),
+      cached_input_tokens: sum('cachedInputTokens'),
+      cost_micros_usd: cost,
+      cost_usd: (cost / 1e6).toFixed(6),
+      by_model: rows.map((r) => ({
+        provider: r.provider,
+        model: r.model,
+        calls: r.calls,
+        requests: r.requests,
+        errors: r.errors,
+        input_tokens: r.inputTokens,
+        output_tokens: r.outputTokens,
+        cached_input_tokens: r.cachedInputTokens,
+        cost_micros_usd: r.costMicrosUsd,
+        cost_usd: (r.costMicrosUsd / 1e6).toFixed(6),
+      })),
+    };
+  }
+}
