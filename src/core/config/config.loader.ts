@@ -5,9 +5,10 @@ import { version as packageVersion } from '../../../package.json';
 import { checkPlatformEnv, PlatformConfig, platformConfig, PlatformEnv } from './groups/platform.env';
 import { checkGatewayEnv, GatewayConfig, gatewayConfig, GatewayEnv } from './groups/gateway.env';
 import { ChatConfig, chatConfig, ChatEnv, checkChatEnv } from './groups/chat.env';
+import { checkTasksEnv, TasksConfig, tasksConfig, TasksEnv } from './groups/tasks.env';
 
 /** Everything the process is configured with, in typed groups. Built once by `loadConfig`. */
-export type AppConfigValues = PlatformConfig & { version: string; startedAt: Date } & { gateway: GatewayConfig } & { chat: ChatConfig };
+export type AppConfigValues = PlatformConfig & { version: string; startedAt: Date } & { gateway: GatewayConfig } & { chat: ChatConfig } & { tasks: TasksConfig };
 
 export type RawEnv = Record<string, string | undefined>;
 
@@ -37,6 +38,7 @@ export function loadConfig(env: RawEnv): AppConfigValues {
   const platform = validateGroup(PlatformEnv, env, problems, checkPlatformEnv);
   const gateway = validateGroup(GatewayEnv, env, problems, checkGatewayEnv);
   const chat = validateGroup(ChatEnv, env, problems, checkChatEnv);
+  const tasks = validateGroup(TasksEnv, env, problems, checkTasksEnv);
   if (problems.length > 0) throw new ConfigValidationError(problems);
-  return { ...platformConfig(platform), version: packageVersion, startedAt: new Date(), gateway: gatewayConfig(gateway), chat: chatConfig(chat) };
+  return { ...platformConfig(platform), version: packageVersion, startedAt: new Date(), gateway: gatewayConfig(gateway), chat: chatConfig(chat), tasks: tasksConfig(tasks) };
 }

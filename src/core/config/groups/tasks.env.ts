@@ -18,6 +18,11 @@ export class TasksEnv {
   @IsOptional() @IsDuration() GATEWAY_TASK_DEFAULT_TIMEOUT?: string;
   @IsOptional() @IsString() GATEWAY_WORKSPACES_DIR?: string;
   @IsOptional() @IsIn(['auto', 'bwrap', 'none']) GATEWAY_TASK_SANDBOX?: string;
+  /** Host variables passed through the cleaned environment of task subprocesses. */
+  @IsOptional() @IsString() PATH?: string;
+  @IsOptional() @IsString() LANG?: string;
+  @IsOptional() @IsString() LC_ALL?: string;
+  @IsOptional() @IsString() TZ?: string;
 
   @IsOptional() @IsDuration() GATEWAY_SSE_HEARTBEAT_INTERVAL?: string;
   @IsOptional() @Type(() => Number) @IsInt() @Min(4096) GATEWAY_SSE_MAX_BUFFER_BYTES?: number;
@@ -41,6 +46,8 @@ export interface TasksConfig {
   defaultTimeoutMs: number;
   workspacesDir: string;
   sandbox: 'auto' | 'bwrap' | 'none';
+  /** The allowlisted host environment of task subprocesses (PATH, LANG, LC_ALL, TZ when set). */
+  childEnv: Record<string, string>;
   sse: { heartbeatMs: number; maxBufferBytes: number };
   retention: {
     enabled: boolean;
@@ -54,15 +61,22 @@ const HOUR = 3_600_000;
 
 export function checkTasksEnv(env: TasksEnv): string[] {
   const unknown = csv(env.GATEWAY_TASK_APPROVAL_POLICIES, []).filter(
-    (p) => !(APPROVAL_POLICY_NAMES as readonly string[]).includes(p),
+    (p) => p !== 'none' && !(APPROVAL_POLICY_NAMES as readonly string[]).includes(p),
   );
   return unknown.length > 0
-    ? [`GATEWAY_TASK_APPROVAL_POLICIES: unknown polic${unknown.length > 1 ? 'ies' : 'y'} ${unknown.join(', ')}; known: ${APPROVAL_POLICY_NAMES.join(', ')}`]
+    ? [`GATEWAY_TASK_APPROVAL_POLICIES: unknown polic${unknown.length > 1 ? 'ies' : 'y'} ${unknown.join(', ')}; known: ${APPROVAL_POLICY_NAMES.join(', ')}, none`]
     : [];
 }
 
+function childEnv(vars: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(vars)) if (v) out[k] = v;
+  return out;
+}
+
 export function tasksConfig(env: TasksEnv): TasksConfig {
-  const named = csv(env.GATEWAY_TASK_APPROVAL_POLICIES, ['shell_exec', 'git_exec', 'file_write']) as ApprovalPolicyName[];
+  // An empty variable reads as unset (the platform rule), so `none` is how every gate is disabled.
+  const named = csv(env.GATEWAY_TASK_APPROVAL_POLICIES, ['shell_exec', 'git_exec', 'file_write']).filter((p) => p !== 'none') as ApprovalPolicyName[];
   const approvalPolicies = named.includes('all_tools')
     ? APPROVAL_POLICY_NAMES.filter((p) => p !== 'all_tools')
     : [...new Set(named)];
@@ -75,6 +89,7 @@ export function tasksConfig(env: TasksEnv): TasksConfig {
     defaultTimeoutMs: duration(env.GATEWAY_TASK_DEFAULT_TIMEOUT, 10 * 60_000),
     workspacesDir: env.GATEWAY_WORKSPACES_DIR ?? join(tmpdir(), 'hecate-workspaces'),
     sandbox: (env.GATEWAY_TASK_SANDBOX ?? 'auto') as TasksConfig['sandbox'],
+    childEnv: childEnv({ PATH: env.PATH ?? '/usr/local/bin:/usr/bin:/bin', LANG: env.LANG, LC_ALL: env.LC_ALL, TZ: env.TZ }),
     sse: {
       heartbeatMs: duration(env.GATEWAY_SSE_HEARTBEAT_INTERVAL, 15_000),
       maxBufferBytes: env.GATEWAY_SSE_MAX_BUFFER_BYTES ?? 1024 * 1024,
