@@ -1,6 +1,7 @@
 import { PlatformFoundation1763800000000 } from './1763800000000-PlatformFoundation';
 import { GatewayProviders1795345195856 } from './1795345195856-GatewayProviders';
 import { ChatSessions1795345703807 } from './1795345703807-ChatSessions';
+import { TaskRuntime1795346724457 } from './1795346724457-TaskRuntime';
 
 /** Every migration, in order. Add new ones at the end (files: `<epoch>-<PascalName>.ts`). */
-export const MIGRATIONS = [PlatformFoundation1763800000000, ChatSessions1795345703807, GatewayProviders1795345195856];
+export const MIGRATIONS = [PlatformFoundation1763800000000, ChatSessions1795345703807, GatewayProviders1795345195856, TaskRuntime1795346724457];

@@ -16,11 +16,15 @@ import { PricingController } from '@modules/providers/pricing.controller';
 import { UsageController } from '@modules/usage/usage.controller';
 import { TracesController } from '@modules/usage/traces.controller';
 import { DOMAIN_MODULES } from './domain.modules';
+import { EventsController } from '@modules/events/events.controller';
+import { RetentionController } from '@modules/tasks/retention.controller';
+import { TaskRunsController } from '@modules/tasks/task-runs.controller';
+import { TasksController } from '@modules/tasks/tasks.controller';
 
 /** The HTTP role: every controller is mounted here and nowhere else (STYLE rule 1). */
 @Module({})
 export class ApiModule {
-  static controllers = [HealthController, SystemController, ApiKeysController, QueueProbesController, ChatSessionsController, ChatCompletionsController, MessagesController, ModelsController, ProvidersController, ProviderSettingsController, ModelCapabilitiesController, PricingController, UsageController, TracesController];
+  static controllers = [TasksController, TaskRunsController, EventsController, RetentionController, HealthController, SystemController, ApiKeysController, QueueProbesController, ChatSessionsController, ChatCompletionsController, MessagesController, ModelsController, ProvidersController, ProviderSettingsController, ModelCapabilitiesController, PricingController, UsageController, TracesController];
 
   static forRoot(core: CoreResources): DynamicModule {
     return {

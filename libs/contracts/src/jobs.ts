@@ -9,12 +9,15 @@ export type QueueName = (typeof QUEUE_NAMES)[number];
 export interface JobPayloads {
   /** Platform self-check: proves api → queue → worker → bus end to end. */
   'system.echo': { token: string; sleepMs?: number; attempt?: number };
+  /** Executes one task run; job id = run id (the run's lease in Postgres decides who owns it). */
+  'run.execute': { runId: string; tenantId: string };
 }
 
 export type JobName = keyof JobPayloads;
 
 export const JOB_QUEUES: { readonly [K in JobName]: QueueName } = {
   'system.echo': 'system',
+  'run.execute': 'runs',
 };
 
 export const jobsOfQueue = (queue: QueueName): JobName[] =>

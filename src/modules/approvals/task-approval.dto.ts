@@ -1,0 +1,27 @@
+import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import type { TaskApprovalEntity } from './task-approval.entity';
+
+/** `POST /hecate/v1/tasks/{id}/approvals/{approval_id}/resolve`. */
+export class ResolveApprovalDto {
+  @IsIn(['approve', 'reject']) decision!: 'approve' | 'reject';
+  @IsOptional() @IsString() @MaxLength(4000) note?: string;
+}
+
+export const toApprovalResponse = (a: TaskApprovalEntity) => ({
+  id: a.id,
+  task_id: a.taskId,
+  run_id: a.runId,
+  step_id: a.stepId ?? undefined,
+  kind: a.kind,
+  status: a.status,
+  reason: a.reason,
+  action_summary: a.actionSummary,
+  details: a.details,
+  requested_by: a.requestedBy || undefined,
+  resolved_by: a.resolvedBy || undefined,
+  resolution_note: a.resolutionNote || undefined,
+  created_at: a.createdAt.toISOString(),
+  resolved_at: a.resolvedAt ? a.resolvedAt.toISOString() : undefined,
+});
+
+export type ApprovalResponse = ReturnType<typeof toApprovalResponse>;

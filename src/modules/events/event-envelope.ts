@@ -1,0 +1,42 @@
+import type { EventEnvelope } from '@contracts/events';
+import type { EventRow } from './event-store.repository';
+
+/** Bus channel of one run's doorbells (message: RunBatchMessage). */
+export const runChannel = (runId: string): string => `events.run.${runId}`;
+/** Bus channel of the public feed (message: FeedBatchMessage, every tenant; subscribers filter). */
+export const FEED_CHANNEL = 'events.feed';
+
+/** Events of one run committed together: sequences from..to, contiguous. */
+export interface RunBatchMessage {
+  from: number;
+  to: number;
+  events: EventEnvelope[];
+}
+
+/** One stamping pass: feed cursors from..to, contiguous across all tenants. */
+export interface FeedBatchMessage {
+  from: number;
+  to: number;
+  events: { tenant_id: string; envelope: EventEnvelope }[];
+}
+
+export function toEnvelope(row: EventRow): EventEnvelope {
+  const envelope: EventEnvelope = {
+    schema_version: 1,
+    event_id: row.id,
+    task_id: row.task_id ?? '',
+    run_id: row.run_id,
+    sequence: Number(row.sequence),
+    occurred_at: new Date(row.occurred_at).toISOString(),
+    type: row.type,
+    data: row.data ?? {},
+  };
+  if (row.session_id) envelope.session_id = row.session_id;
+  if (row.feed_cursor !== null && row.feed_cursor !== undefined) envelope.cursor = String(row.feed_cursor);
+  return envelope;
+}
+
+/** The public feed position of an envelope (0 when not stamped yet). */
+export const cursorOf = (e: EventEnvelope): number => (e.cursor ? Number(e.cursor) : 0);
+
+export const TERMINAL_RUN_EVENTS = new Set(['run.finished', 'run.failed', 'run.cancelled']);

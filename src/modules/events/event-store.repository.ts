@@ -1,0 +1,174 @@
+import { randomBytes } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { execSql } from './sql-result';
+
+export interface EventRow {
+  id: string;
+  tenant_id: string;
+  run_id: string;
+  task_id: string | null;
+  session_id: string | null;
+  sequence: number;
+  type: string;
+  data: Record<string, unknown>;
+  occurred_at: Date;
+  feed_cursor: number | null;
+}
+
+export interface NewEventRow {
+  tenantId: string;
+  runId: string;
+  taskId: string | null;
+  sessionId: string | null;
+  type: string;
+  data: Record<string, unknown>;
+  requestId: string | null;
+  traceId: string | null;
+}
+
+export interface FeedFilter {
+  tenantId: string;
+  types?: string[];
+  taskId?: string;
+}
+
+const COLUMNS = 'id, tenant_id, run_id, task_id, session_id, sequence, type, data, occurred_at, feed_cursor';
+
+export const newEventId = (): string => `evt_${randomBytes(12).toString('hex')}`;
+
+/** Storage of run events, per-run sequence heads and the public-feed cursor head. */
+@Injectable()
+export class EventStoreRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  transaction<T>(fn: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.dataSource.transaction(fn);
+  }
+
+  /**
+   * Appends one event in the caller's transaction. The per-run sequence comes from event_stream_heads
+   * under its row lock, so concurrent appenders to one run are serialised and commit in sequence order.
+   */
+  async append(manager: EntityManager, e: NewEventRow): Promise<EventRow> {
+    const { rows } = await execSql<EventRow>(
+      manager,
+      `WITH head AS (
+         INSERT INTO event_stream_heads AS h (run_id, tenant_id, last_sequence) VALUES ($2, $3, 1)
+         ON CONFLICT (run_id) DO UPDATE SET last_sequence = h.last_sequence + 1
+         RETURNING last_sequence
+       )
+       INSERT INTO task_run_events (id, tenant_id, run_id, task_id, session_id, sequence, type, data, request_id, trace_id)
+       SELECT $1, $3, $2, $4, $5, head.last_sequence, $6, $7::jsonb, $8, $9 FROM head
+       RETURNING ${COLUMNS}`,
+      [newEventId(), e.runId, e.tenantId, e.taskId, e.sessionId, e.type, JSON.stringify(e.data), e.requestId, e.traceId],
+    );
+    return rows[0];
+  }
+
+  async listRun(q: { tenantId: string; runId: string; afterSequence: number; limit: number }): Promise<EventRow[]> {
+    const { rows } = await execSql<EventRow>(
+      this.dataSource.manager,
+      `SELECT ${COLUMNS} FROM task_run_events
+        WHERE tenant_id = $1 AND run_id = $2 AND sequence > $3
+        ORDER BY sequence LIMIT $4`,
+      [q.tenantId, q.runId, q.afterSequence, q.limit],
+    );
+    return rows;
+  }
+
+  async lastSequence(tenantId: string, runId: string): Promise<number> {
+    const { rows } = await execSql<{ last_sequence: number }>(
+      this.dataSource.manager,
+      `SELECT last_sequence FROM event_stream_heads WHERE run_id = $1 AND tenant_id = $2`,
+      [runId, tenantId],
+    );
+    return rows[0]?.last_sequence ?? 0;
+  }
+
+  async feedHead(): Promise<number> {
+    const { rows } = await execSql<{ last_cursor: number }>(this.dataSource.manager, `SELECT last_cursor FROM event_feed_head WHERE id = 1`);
+    return rows[0]?.last_cursor ?? 0;
+  }
+
+  /** Stamped events of a tenant with after < cursor <= upTo, in cursor order. */
+  async listFeed(filter: FeedFilter, after: number, upTo: number, limit: number): Promise<EventRow[]> {
+    const params: unknown[] = [filter.tenantId, after, upTo, limit];
+    let where = 'tenant_id = $1 AND feed_cursor > $2 AND feed_cursor <= $3';
+    if (filter.types && filter.types.length > 0) {
+      params.push(filter.types);
+      where += ` AND type = ANY($${params.length}::text[])`;
+    }
+    if (filter.taskId) {
+      params.push(filter.taskId);
+      where += ` AND task_id = $${params.length}`;
+    }
+    const { rows } = await execSql<EventRow>(
+      this.dataSource.manager,
+      `SELECT ${COLUMNS} FROM task_run_events WHERE ${where} ORDER BY feed_cursor LIMIT $4`,
+      params,
+    );
+    return rows;
+  }
+
+  async hasUnstamped(): Promise<boolean> {
+    const { rows } = await execSql(this.dataSource.manager, `SELECT 1 FROM task_run_events WHERE feed_cursor IS NULL LIMIT 1`);
+    return rows.length > 0;
+  }
+
+  /**
+   * Gives committed, unstamped events their public-feed cursors. The head row lock makes stampers take
+   * turns; each statement after the lock sees every earlier stamper's commit, so cursors grow in the order
+   * readers can see them and a reader polling `after_sequence=N` never misses a later, smaller cursor.
+   */
+  async stamp(limit: number): Promise<{ from: number; to: number; rows: EventRow[] }> {
+    return this.dataSource.transaction(async (manager) => {
+      const head = await execSql<{ last_cursor: number }>(manager, `SELECT last_cursor FROM event_feed_head WHERE id = 1 FOR UPDATE`);
+      const base = head.rows[0].last_cursor;
+      const { rows } = await execSql<EventRow>(
+        manager,
+        `WITH pending AS (
+           SELECT id, row_number() OVER (ORDER BY occurred_at, run_id, sequence) AS rn
+             FROM task_run_events WHERE feed_cursor IS NULL
+            ORDER BY occurred_at, run_id, sequence LIMIT $2
+         )
+         UPDATE task_run_events e SET feed_cursor = $1 + pending.rn
+           FROM pending WHERE e.id = pending.id
+         RETURNING ${COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')}`,
+        [base, limit],
+      );
+      if (rows.length === 0) return { from: base + 1, to: base, rows };
+      await execSql(manager, `UPDATE event_feed_head SET last_cursor = $1 WHERE id = 1`, [base + rows.length]);
+      rows.sort((a, b) => (a.feed_cursor ?? 0) - (b.feed_cursor ?? 0));
+      return { from: base + 1, to: base + rows.length, rows };
+    });
+  }
+
+  async deleteForTask(manager: EntityManager, tenantId: string, taskId: string, runIds: string[]): Promise<void> {
+    await execSql(manager, `DELETE FROM task_run_events WHERE tenant_id = $1 AND task_id = $2`, [tenantId, taskId]);
+    if (runIds.length > 0) {
+      await execSql(manager, `DELETE FROM event_stream_heads WHERE tenant_id = $1 AND run_id = ANY($2::text[])`, [tenantId, runIds]);
+    }
+  }
+
+  /**
+   * Retention: deletes events older than `olderThan`, then everything beyond the newest `keepNewest`,
+   * never touching the runs in `protectedRunIds` (active runs). Stream heads stay, so sequences never reuse.
+   */
+  async prune(q: { olderThan: Date; keepNewest: number; protectedRunIds: string[] }): Promise<number> {
+    const byAge = await execSql(
+      this.dataSource.manager,
+      `DELETE FROM task_run_events WHERE occurred_at < $1 AND NOT (run_id = ANY($2::text[]))`,
+      [q.olderThan, q.protectedRunIds],
+    );
+    const byCount = await execSql(
+      this.dataSource.manager,
+      `DELETE FROM task_run_events WHERE id IN (
+         SELECT id FROM task_run_events WHERE NOT (run_id = ANY($2::text[]))
+          ORDER BY occurred_at DESC OFFSET $1
+       )`,
+      [q.keepNewest, q.protectedRunIds],
+    );
+    return byAge.affected + byCount.affected;
+  }
+}

@@ -1,0 +1,129 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import type { EventEnvelope } from '@contracts/events';
+import { RequestContext } from '@core/context/request-context';
+import { EventPublisher } from './event-publisher.service';
+import { EventStoreRepository, FeedFilter } from './event-store.repository';
+import { runChannel, RunBatchMessage, toEnvelope } from './event-envelope';
+import { FeedStamper } from './feed-stamper.service';
+
+export interface AppendEventInput {
+  tenantId: string;
+  /** The stream the event belongs to: its `sequence` is gap-free within this id. */
+  runId: string;
+  taskId?: string | null;
+  sessionId?: string | null;
+  type: string;
+  data?: Record<string, unknown>;
+}
+
+export interface AppendedEvent {
+  tenantId: string;
+  envelope: EventEnvelope;
+}
+
+/** A transaction that collects the events it appends and publishes them after commit. */
+export interface EventTx {
+  manager: EntityManager;
+  emit(input: AppendEventInput): Promise<EventEnvelope>;
+}
+
+/**
+ * The event store (DESIGN §4.2–4.3), reusable by any module that owns a stream of events:
+ * `append(manager, …)` inside the caller's transaction, then `published(appended)` after the commit
+ * (rings the per-run doorbell and stamps public-feed cursors). Never call `published` before commit.
+ */
+@Injectable()
+export class EventStore {
+  constructor(
+    private readonly repo: EventStoreRepository,
+    private readonly publisher: EventPublisher,
+    private readonly stamper: FeedStamper,
+  ) {}
+
+  /**
+   * Runs `fn` in a transaction; events emitted through `tx.emit` are published after the commit (and
+   * discarded with a rollback). The usual way to write state and its events together.
+   */
+  async transaction<T>(fn: (tx: EventTx) => Promise<T>): Promise<T> {
+    const appended: AppendedEvent[] = [];
+    const result = await this.repo.transaction((manager) =>
+      fn({
+        manager,
+        emit: async (input) => {
+          const a = await this.append(manager, input);
+          appended.push(a);
+          return a.envelope;
+        },
+      }),
+    );
+    this.published(appended);
+    return result;
+  }
+
+  async append(manager: EntityManager, input: AppendEventInput): Promise<AppendedEvent> {
+    const ctx = RequestContext.current();
+    const row = await this.repo.append(manager, {
+      tenantId: input.tenantId,
+      runId: input.runId,
+      taskId: input.taskId ?? null,
+      sessionId: input.sessionId ?? null,
+      type: input.type,
+      data: input.data ?? {},
+      requestId: ctx?.requestId ?? null,
+      traceId: ctx?.traceId ?? null,
+    });
+    return { tenantId: input.tenantId, envelope: toEnvelope(row) };
+  }
+
+  /** After commit: one doorbell per run (its contiguous batch) and a stamping pass. Never throws. */
+  published(appended: AppendedEvent[]): void {
+    if (appended.length === 0) return;
+    const byRun = new Map<string, EventEnvelope[]>();
+    for (const { envelope } of appended) {
+      const list = byRun.get(envelope.run_id) ?? [];
+      list.push(envelope);
+      byRun.set(envelope.run_id, list);
+    }
+    for (const [runId, events] of byRun) {
+      events.sort((a, b) => a.sequence - b.sequence);
+      const message: RunBatchMessage = { from: events[0].sequence, to: events[events.length - 1].sequence, events };
+      this.publisher.publish(runChannel(runId), message);
+    }
+    this.stamper.kick();
+  }
+
+  async listRun(q: { tenantId: string; runId: string; afterSequence: number; limit: number }): Promise<EventEnvelope[]> {
+    return (await this.repo.listRun(q)).map(toEnvelope);
+  }
+
+  lastSequence(tenantId: string, runId: string): Promise<number> {
+    return this.repo.lastSequence(tenantId, runId);
+  }
+
+  /**
+   * A page of the public feed after `after` (a feed cursor). `next` is the cursor to pass back: the last
+   * event's cursor, or — when the page is empty — `after` itself.
+   */
+  async listFeed(filter: FeedFilter, after: number, limit: number): Promise<{ events: EventEnvelope[]; next: number; head: number }> {
+    const head = await this.repo.feedHead();
+    const rows = head > after ? await this.repo.listFeed(filter, after, head, limit) : [];
+    const events = rows.map(toEnvelope);
+    const next = events.length > 0 ? Number(events[events.length - 1].cursor) : after;
+    return { events, next, head: rows.length < limit ? head : next };
+  }
+
+  /** Removes a task's events (task deletion). */
+  deleteForTask(manager: EntityManager, tenantId: string, taskId: string, runIds: string[]): Promise<void> {
+    return this.repo.deleteForTask(manager, tenantId, taskId, runIds);
+  }
+
+  prune(q: { olderThan: Date; keepNewest: number; protectedRunIds: string[] }): Promise<number> {
+    return this.repo.prune(q);
+  }
+
+  /** Waits until every committed event has a feed cursor. */
+  flushFeed(): Promise<void> {
+    return this.stamper.flush();
+  }
+}

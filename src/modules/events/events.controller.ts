@@ -1,0 +1,32 @@
+import { Controller, Get, Headers, Query, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { CurrentPrincipal } from '@core/auth/current-principal.decorator';
+import type { Principal } from '@core/context/request-context';
+import { parseCursor } from './event-cursor';
+import { EventFeedQueryDto, eventTypesOf } from './events.dto';
+import { EventStore } from './event-store.service';
+import { EventStreams } from './event-streams.service';
+
+/** The public events feed (seed 003): one subscription across runs, by feed `cursor`. */
+@Controller('hecate/v1/events')
+export class EventsController {
+  constructor(private readonly store: EventStore, private readonly streams: EventStreams) {}
+
+  @Get()
+  async list(@CurrentPrincipal() caller: Principal, @Query() q: EventFeedQueryDto) {
+    const after = parseCursor(q.after_sequence, 'after_sequence') ?? 0;
+    const page = await this.store.listFeed({ tenantId: caller.tenantId, types: eventTypesOf(q.event_type), taskId: q.task_id }, after, q.limit ?? 200);
+    return { object: 'events', data: page.events, next_after_sequence: page.next };
+  }
+
+  @Get('stream')
+  async stream(
+    @CurrentPrincipal() caller: Principal,
+    @Query() q: EventFeedQueryDto,
+    @Headers('last-event-id') lastEventId: string | undefined,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const after = Math.max(parseCursor(q.after_sequence, 'after_sequence') ?? 0, parseCursor(lastEventId, 'Last-Event-ID') ?? 0);
+    await this.streams.serveFeed(reply, { tenantId: caller.tenantId, types: eventTypesOf(q.event_type), taskId: q.task_id }, after);
+  }
+}

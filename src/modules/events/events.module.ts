@@ -1,0 +1,32 @@
+import { Module, OnModuleInit } from '@nestjs/common';
+import { DatabaseModule } from '@core/database/database.module';
+import { SystemInfoRegistry } from '@core/health/system-info.registry';
+import { EventPublisher } from './event-publisher.service';
+import { EventStoreRepository } from './event-store.repository';
+import { EventStore } from './event-store.service';
+import { EventStreams } from './event-streams.service';
+import { FeedStamper } from './feed-stamper.service';
+import { RunEventEntity } from './run-event.entity';
+import { sseCounters } from './sse-connection';
+
+/**
+ * Event store, public feed and SSE (DESIGN §4.2–4.3). Exports EventStore (append in the caller's
+ * transaction, publish after commit, read) and EventStreams (replay-then-tail sources and SSE).
+ */
+@Module({
+  imports: [DatabaseModule.forFeature([RunEventEntity])],
+  providers: [EventStoreRepository, EventPublisher, FeedStamper, EventStore, EventStreams],
+  exports: [EventStore, EventStreams],
+})
+export class EventsModule implements OnModuleInit {
+  constructor(private readonly registry: SystemInfoRegistry, private readonly publisher: EventPublisher) {}
+
+  onModuleInit(): void {
+    this.registry.addStats('sse', () => ({
+      open_streams: sseCounters.open,
+      opened_total: sseCounters.opened,
+      slow_consumer_disconnects: sseCounters.slowConsumerDisconnects,
+      pending_doorbells: this.publisher.pendingCount(),
+    }));
+  }
+}

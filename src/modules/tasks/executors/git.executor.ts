@@ -1,0 +1,71 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { AppConfig } from '@core/config/app-config';
+import { ExecutorRegistry } from '../executor-registry.service';
+import type { ExecutionContext, ExecutionOutcome, ExecutionPlan, RunExecutor } from '../run-executor';
+import type { NewArtifact } from '../run-writer';
+import { runProcess } from '../sandbox/process-runner';
+import { SandboxService } from '../sandbox/sandbox.service';
+import type { TaskEntity } from '../task.entity';
+import { commandEnv, commandPlan, runCommandStep } from './command-step';
+import { shellWords } from './shell-words';
+
+const GIT_ENV = { GIT_TERMINAL_PROMPT: '0', GIT_PAGER: 'cat', GIT_EDITOR: 'true' };
+
+/** `git_command` is a git command line with or without the leading `git`; it runs without a shell. */
+export function gitArgv(command: string): string[] | null {
+  const words = shellWords(command.trim());
+  if (!words || words.length === 0) return null;
+  const args = words[0] === 'git' ? words.slice(1) : words;
+  return args.length > 0 ? ['git', ...args] : null;
+}
+
+/** execution_kind=git: one git command in the workspace plus a `git_summary` artifact. */
+@Injectable()
+export class GitExecutor implements RunExecutor, OnModuleInit {
+  readonly kind = 'git';
+
+  constructor(private readonly registry: ExecutorRegistry, private readonly sandbox: SandboxService, private readonly config: AppConfig) {}
+
+  onModuleInit(): void {
+    this.registry.register(this);
+  }
+
+  validate(task: TaskEntity): string[] {
+    if (!task.gitCommand.trim()) return ['git_command is required for execution_kind=git'];
+    return gitArgv(task.gitCommand) ? [] : ['git_command must be a git command line (quotes must be closed)'];
+  }
+
+  plan(task: TaskEntity, workspacePath: string): ExecutionPlan {
+    return commandPlan(this.config.tasks, this.sandbox, task, { argv: gitArgv(task.gitCommand) ?? ['git'], extraEnv: GIT_ENV }, workspacePath);
+  }
+
+  execute(ctx: ExecutionContext): Promise<ExecutionOutcome> {
+    return runCommandStep(ctx, this.sandbox, {
+      kind: 'git',
+      toolName: 'git_exec',
+      title: 'Run git command',
+      argv: gitArgv(ctx.task.gitCommand) ?? ['git'],
+      extraEnv: GIT_ENV,
+      summarize: (cwd) => this.summary(cwd, ctx.signal),
+    });
+  }
+
+  /** `git status` and `git diff --stat` of the workspace after the command (empty when not a repository). */
+  private async summary(cwd: string, signal: AbortSignal): Promise<NewArtifact[]> {
+    const git = async (...args: string[]) => {
+      const r = await runProcess({
+        argv: ['git', ...args],
+        cwd,
+        env: commandEnv(this.config.tasks, cwd, GIT_ENV),
+        timeoutMs: 30_000,
+        maxOutputBytes: 256 * 1024,
+        signal,
+      });
+      return r.exitCode === 0 ? r.stdout.toString('utf8') : null;
+    };
+    const status = await git('status', '--porcelain=v1', '--branch');
+    if (status === null) return [];
+    const diffStat = (await git('diff', '--stat')) ?? '';
+    return [{ kind: 'git_summary', name: 'git_summary', content: `# git status\n${status}\n# git diff --stat\n${diffStat}` }];
+  }
+}

@@ -1,0 +1,74 @@
+import { Injectable } from '@nestjs/common';
+import { stat } from 'node:fs/promises';
+import { EventStore } from '@modules/events/event-store.service';
+import { readCurrent, writeCurrent } from './executors/file-ops';
+import { toPatchResponse } from './task-run.dto';
+import type { PatchMetadata, TaskArtifactEntity } from './task-artifact.entity';
+import { TaskArtifactRepository } from './task-artifact.repository';
+import { RunQueriesService } from './run-queries.service';
+import { ArtifactNotFoundError, PatchConflictError } from './tasks.errors';
+import { resolveInside } from './workspace/path-resolver';
+
+/**
+ * Patch review (seed 003 `patches`): apply writes a proposed patch's after-content only when the file
+ * still has the captured before-content; revert restores the before-content only when the file still has
+ * the after-content. Drift answers 409; the artifact row is locked for the decision.
+ */
+@Injectable()
+export class PatchesService {
+  constructor(
+    private readonly queries: RunQueriesService,
+    private readonly artifacts: TaskArtifactRepository,
+    private readonly events: EventStore,
+  ) {}
+
+  apply(tenantId: string, taskId: string, runId: string, artifactId: string) {
+    return this.transition(tenantId, taskId, runId, artifactId, 'apply');
+  }
+
+  revert(tenantId: string, taskId: string, runId: string, artifactId: string) {
+    return this.transition(tenantId, taskId, runId, artifactId, 'revert');
+  }
+
+  private async transition(tenantId: string, taskId: string, runId: string, artifactId: string, action: 'apply' | 'revert') {
+    const run = await this.queries.requireRun(tenantId, taskId, runId);
+    const updated = await this.events.transaction(async (tx) => {
+      const artifact = await this.artifacts.lock(tx.manager, tenantId, runId, artifactId);
+      if (!artifact || artifact.kind !== 'patch') throw new ArtifactNotFoundError(artifactId);
+      const meta = artifact.metadata as unknown as PatchMetadata;
+      const needed = action === 'apply' ? 'proposed' : 'applied';
+      if (artifact.status !== needed) {
+        throw new PatchConflictError(`patch ${artifactId} is ${artifact.status}; ${action} needs a ${needed} patch`, { artifact_id: artifactId, artifact_status: artifact.status });
+      }
+      try {
+        if (!(await stat(run.workspacePath)).isDirectory()) throw new Error('not a directory');
+      } catch {
+        throw new PatchConflictError(`the workspace of run ${runId} no longer exists`, { artifact_id: artifactId, workspace_path: run.workspacePath });
+      }
+      const target = await resolveInside(run.workspacePath, meta.path, 'patch path');
+      const current = await readCurrent(target);
+      const expected = action === 'apply' ? (meta.before_existed ? meta.before_content : null) : meta.after_exists ? meta.after_content : null;
+      if (current !== expected) {
+        throw new PatchConflictError(`${meta.path} changed since the patch was captured; refusing to ${action}`, {
+          artifact_id: artifactId,
+          path: meta.path,
+          expected: expected === null ? 'absent' : 'captured content',
+          found: current === null ? 'absent' : 'different content',
+        });
+      }
+      const next = action === 'apply' ? (meta.after_exists ? meta.after_content : null) : meta.before_existed ? meta.before_content : null;
+      await writeCurrent(target, next);
+      const status = action === 'apply' ? 'applied' : 'reverted';
+      await this.artifacts.setStatus(tx.manager, artifact.id, status);
+      await tx.emit({
+        tenantId,
+        runId,
+        taskId,
+        type: action === 'apply' ? 'tool.file.applied' : 'tool.file.reverted',
+        data: { artifact_id: artifact.id, path: meta.path, operation: meta.operation, before_existed: meta.before_existed, artifact_status: status },
+      });
+      return { ...artifact, status } as TaskArtifactEntity;
+    });
+    return toPatchResponse(updated);
+  }
+}

@@ -1,0 +1,19 @@
+import { Controller, Get, HttpCode, Post } from '@nestjs/common';
+import { RetentionService } from './retention.service';
+
+/** Retention history and manual sweep (inventory §1.6 `/system/retention/runs`, `/retention/run`). */
+@Controller('hecate/v1/system/retention')
+export class RetentionController {
+  constructor(private readonly retention: RetentionService) {}
+
+  @Get('runs')
+  async runs() {
+    return { object: 'retention_runs', data: await this.retention.list() };
+  }
+
+  @Post('run')
+  @HttpCode(200)
+  async run() {
+    return { object: 'retention_run', data: await this.retention.sweep('manual') };
+  }
+}

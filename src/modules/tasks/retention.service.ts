@@ -1,0 +1,86 @@
+import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { AppConfig } from '@core/config/app-config';
+import { rootLogger } from '@core/logging/logger';
+import { EventStore } from '@modules/events/event-store.service';
+import { RetentionRunEntity } from './retention-run.entity';
+import { RetentionRunRepository } from './retention-run.repository';
+import { newId } from './task-ids';
+import { TaskArtifactRepository } from './task-artifact.repository';
+import { TaskRunRepository } from './task-run.repository';
+import { TaskRepository } from './task.repository';
+import { WorkspaceService } from './workspace/workspace.service';
+
+export const toRetentionRunResponse = (r: RetentionRunEntity) => ({
+  id: r.id,
+  trigger: r.trigger,
+  status: r.status,
+  results: r.results,
+  error: r.error || undefined,
+  started_at: r.startedAt.toISOString(),
+  finished_at: r.finishedAt?.toISOString(),
+});
+
+/**
+ * Retention of runs' events and artifacts (GATEWAY_RETENTION_RUN_EVENTS_* / _RUN_ARTIFACTS_*: max age
+ * and max count), never touching active runs; also removes ephemeral workspaces of runs finished longer
+ * ago than the artifact age. Sweeps on GATEWAY_RETENTION_INTERVAL when enabled, or on demand.
+ */
+@Injectable()
+export class RetentionService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly events: EventStore,
+    private readonly runs: TaskRunRepository,
+    private readonly tasks: TaskRepository,
+    private readonly artifacts: TaskArtifactRepository,
+    private readonly history: RetentionRunRepository,
+    private readonly workspaces: WorkspaceService,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (!this.config.tasks.retention.enabled) return;
+    this.timer = setInterval(() => void this.sweep('scheduled').catch(() => undefined), this.config.tasks.retention.intervalMs);
+    this.timer.unref();
+  }
+
+  onApplicationShutdown(): void {
+    clearInterval(this.timer);
+  }
+
+  async sweep(trigger: 'scheduled' | 'manual') {
+    const { runEvents, runArtifacts } = this.config.tasks.retention;
+    const row: RetentionRunEntity = { id: newId('retention'), trigger, status: 'running', results: {}, error: '', startedAt: new Date(), finishedAt: null };
+    await this.history.insert(row);
+    try {
+      await this.events.flushFeed();
+      const protectedRunIds = await this.runs.activeIds();
+      const now = Date.now();
+      const deletedEvents = await this.events.prune({ olderThan: new Date(now - runEvents.maxAgeMs), keepNewest: runEvents.maxCount, protectedRunIds });
+      const deletedArtifacts = await this.artifacts.prune({ olderThan: new Date(now - runArtifacts.maxAgeMs), keepNewest: runArtifacts.maxCount, protectedRunIds });
+      let removedWorkspaces = 0;
+      for (const run of await this.runs.finishedWorkspaces(new Date(now - runArtifacts.maxAgeMs), 500)) {
+        const task = await this.tasks.find(run.tenantId, run.taskId);
+        if (!task || task.workspaceMode === 'persistent' || !run.workspacePath) continue;
+        await this.workspaces.removeRun(task, run.workspacePath);
+        removedWorkspaces += 1;
+      }
+      const results = {
+        run_events: { deleted: deletedEvents, max_age_ms: runEvents.maxAgeMs, max_count: runEvents.maxCount },
+        run_artifacts: { deleted: deletedArtifacts, max_age_ms: runArtifacts.maxAgeMs, max_count: runArtifacts.maxCount },
+        workspaces: { removed: removedWorkspaces },
+      };
+      await this.history.finish(row.id, { status: 'completed', results, error: '' });
+      return toRetentionRunResponse({ ...row, status: 'completed', results, finishedAt: new Date() });
+    } catch (err) {
+      rootLogger().warn({ err: String(err) }, 'retention sweep failed');
+      await this.history.finish(row.id, { status: 'failed', results: {}, error: String(err) }).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  async list(limit = 50) {
+    return (await this.history.list(Math.min(Math.max(limit, 1), 200))).map(toRetentionRunResponse);
+  }
+}

@@ -1,0 +1,244 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
+import type { JobPayloads } from '@contracts/jobs';
+import { EventBus, Unsubscribe } from '@core/bus/event-bus.port';
+import { AppConfig } from '@core/config/app-config';
+import { rootLogger } from '@core/logging/logger';
+import type { JobContext } from '@core/queue/run-queue.port';
+import { planHash } from '@modules/approvals/approvals.service';
+import { ExecutorRegistry } from './executor-registry.service';
+import { RunEnqueuer } from './run-enqueuer.service';
+import type { ExecutionContext, ExecutionOutcome, RunExecutor } from './run-executor';
+import { CANCEL_CHANNEL_PATTERN, cancelledRunOf } from './run-signals';
+import { LeaseLostError, RunWriter, RunWriterDeps } from './run-writer';
+import type { ClaimResult } from './task-run.repository';
+import type { TaskRunEntity } from './task-run.entity';
+import type { TaskEntity } from './task.entity';
+import { retryTransient } from './transient-errors';
+import { resolveInside } from './workspace/path-resolver';
+import { WorkspaceService } from './workspace/workspace.service';
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(t);
+      resolve();
+    }, { once: true });
+  });
+
+/** Worker side of a run (DESIGN §4.4): claim the lease, heartbeat, execute, record the result. */
+@Injectable()
+export class RunExecutionService implements OnApplicationShutdown {
+  /** This process as a lease owner. */
+  readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private readonly local = new Map<string, AbortController>();
+  private cancelSubscription: Promise<Unsubscribe> | undefined;
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly deps: RunWriterDeps,
+    private readonly registry: ExecutorRegistry,
+    private readonly enqueuer: RunEnqueuer,
+    private readonly workspaces: WorkspaceService,
+    @Inject(EventBus) private readonly bus: EventBus,
+  ) {}
+
+  private get leaseMs(): number {
+    return this.config.tasks.leaseSeconds * 1000;
+  }
+
+  /** Cancel from any api process reaches the worker running the run (the heartbeat is the fallback). */
+  private listenForCancels(): void {
+    this.cancelSubscription ??= this.bus.subscribe(CANCEL_CHANNEL_PATTERN, (channel) => {
+      const runId = cancelledRunOf(channel);
+      this.local.get(runId)?.abort(new Error('run cancelled'));
+    });
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.cancelSubscription) await (await this.cancelSubscription)().catch(() => undefined);
+  }
+
+  /** The `run.execute` job. */
+  async execute(payload: JobPayloads['run.execute'], job: JobContext): Promise<void> {
+    this.listenForCancels();
+    const token = randomUUID();
+    const claim = await this.claim(payload, token, job.signal);
+    if (!claim) return;
+    const { run } = claim;
+    const writer = this.deps.writer({ tenantId: run.tenantId, taskId: run.taskId, runId: run.id, token });
+    const controller = new AbortController();
+    const onJobAbort = () => {
+      // Shutdown past the grace period: stop writing and let the lease expire into a reclaim.
+      writer.halt('worker shutting down');
+      controller.abort(new Error('worker shutting down'));
+    };
+    job.signal.addEventListener('abort', onJobAbort, { once: true });
+    this.local.set(run.id, controller);
+    const heartbeat = setInterval(() => {
+      this.deps.runs.heartbeat(run.id, token, this.leaseMs).then(
+        (owned) => {
+          if (!owned && !controller.signal.aborted) {
+            writer.halt('lease lost');
+            controller.abort(new Error('lease lost or run cancelled'));
+          }
+        },
+        (err: unknown) => rootLogger().warn({ run_id: run.id, err: String(err) }, 'lease heartbeat failed; retrying'),
+      );
+    }, Math.max(100, Math.floor(this.leaseMs / 2)));
+    try {
+      await this.runClaimed(claim, writer, controller.signal);
+    } catch (err) {
+      if (err instanceof LeaseLostError) {
+        rootLogger().warn({ run_id: run.id, err: err.message }, 'stopped: lease lost, run cancelled or worker stopping');
+      } else {
+        rootLogger().error({ run_id: run.id, err: err instanceof Error ? err.stack : String(err) }, 'run execution failed');
+        await writer.finish({ status: 'failed', error: err instanceof Error ? err.message : String(err), errorKind: 'internal_error' }).catch(() => undefined);
+      }
+    } finally {
+      clearInterval(heartbeat);
+      job.signal.removeEventListener('abort', onJobAbort);
+      this.local.delete(run.id);
+    }
+    if (this.config.tasks.maxConcurrent > 0) void this.enqueuer.kickQueued(this.config.tasks.maxConcurrent).catch(() => undefined);
+  }
+
+  /**
+   * Takes the lease. A run whose lease is still held (a redelivered job while the owner lives, or a
+   * paused owner) is waited on until the lease expires, then claimed; a live owner keeps it.
+   */
+  private async claim(payload: JobPayloads['run.execute'], token: string, signal: AbortSignal): Promise<ClaimResult | null> {
+    for (let attempt = 0; attempt < 3 && !signal.aborted; attempt += 1) {
+      const result = await retryTransient(() =>
+        this.deps.events.transaction(async (tx) => {
+          const r = await this.deps.runs.claim(tx.manager, {
+            tenantId: payload.tenantId,
+            runId: payload.runId,
+            owner: this.owner,
+            token,
+            leaseMs: this.leaseMs,
+            maxConcurrent: this.config.tasks.maxConcurrent,
+          });
+          if (!('previousStatus' in r)) return r;
+          const base = { tenantId: r.run.tenantId, runId: r.run.id, taskId: r.run.taskId };
+          if (r.previousStatus === 'running') {
+            await tx.emit({
+              ...base,
+              type: 'gap.run_disconnected',
+              data: {
+                reason: 'worker_lease_expired',
+                action: 'reclaimed',
+                prior_status: 'running',
+                prior_owner: r.previousOwner,
+                recovered_status: 'running',
+                recovery_strategy: 'resume_from_last_step',
+                stale_threshold_ms: this.leaseMs,
+              },
+            });
+          }
+          await this.deps.tasks.setStatus(tx.manager, { tenantId: r.run.tenantId, id: r.run.taskId, status: 'running', started: r.run.attempts === 1 });
+          const checkpoint = r.run.checkpoint;
+          await tx.emit({
+            ...base,
+            type: 'run.started',
+            data: {
+              attempt: r.run.attempts,
+              worker: this.owner,
+              lease_expires_at: r.run.leaseExpiresAt?.toISOString(),
+              ...(checkpoint
+                ? { resume_from_run_id: checkpoint.source_run_id, resume_from_step_id: checkpoint.last_completed_step_id, resume_from_event_sequence: checkpoint.last_event_sequence }
+                : {}),
+            },
+          });
+          return r;
+        }),
+      );
+      if ('previousStatus' in result) return result;
+      if (result.reason !== 'lease_held') return null;
+      const wait = result.leaseRemainingMs ?? 0;
+      if (wait > 2 * this.leaseMs) return null;
+      await sleep(wait + 100, signal);
+    }
+    return null;
+  }
+
+  private async runClaimed(claim: ClaimResult, writer: RunWriter, signal: AbortSignal): Promise<void> {
+    const { run } = claim;
+    const task = await this.deps.tasks.find(run.tenantId, run.taskId);
+    const executor = this.registry.get(run.executionKind);
+    if (!task || !executor) {
+      await writer.finish({ status: 'failed', error: `no executor for execution_kind ${run.executionKind}`, errorKind: 'executor_unavailable' });
+      return;
+    }
+    const workspace = await this.prepareWorkspace(task, run, writer, signal);
+    if (!workspace) return;
+    if (!(await this.approvedPlanMatches(executor, task, run, writer))) return;
+    const ctx: ExecutionContext = {
+      task,
+      run,
+      workspace: {
+        path: workspace,
+        resolve: (requested, what) => resolveInside(workspace, requested, what),
+        readOnly: task.sandboxReadOnly,
+        network: task.sandboxNetwork,
+      },
+      signal,
+      writer,
+      checkpoint: run.checkpoint,
+      firstStepIndex: 2,
+      config: this.config.tasks,
+    };
+    const outcome: ExecutionOutcome = await executor.execute(ctx);
+    if (outcome.status === 'awaiting_approval') return;
+    const durationMs = run.startedAt ? Date.now() - run.startedAt.getTime() : undefined;
+    if (outcome.status === 'completed') await writer.finish({ status: 'completed', data: { duration_ms: durationMs, ...(outcome.summary ?? {}) } });
+    else await writer.finish({ status: 'failed', error: outcome.error, errorKind: outcome.errorKind, data: { duration_ms: durationMs } });
+  }
+
+  /** Step 1 of every run: the workspace (idempotent, so a crash mid-copy redoes it). */
+  private async prepareWorkspace(task: TaskEntity, run: TaskRunEntity, writer: RunWriter, signal: AbortSignal): Promise<string | null> {
+    let path = '';
+    const { outcome } = await writer.step(
+      {
+        index: 1,
+        kind: 'workspace',
+        title: 'Prepare workspace',
+        toolName: 'workspace_prepare',
+        input: { workspace_mode: task.workspaceMode || 'ephemeral', path: run.workspacePath, resumed_from_run_id: run.resumedFromRunId ?? undefined },
+        idempotent: true,
+      },
+      async () => {
+        try {
+          const prepared = await this.workspaces.prepare(task, run, signal);
+          path = prepared.path;
+          return { status: 'completed', outputSummary: { path: prepared.path, source: prepared.source } };
+        } catch (err) {
+          return { status: 'failed', error: err instanceof Error ? err.message : String(err), errorKind: 'workspace_error' };
+        }
+      },
+    );
+    if (outcome.status !== 'completed') {
+      await writer.finish({ status: 'failed', error: outcome.error ?? 'workspace preparation failed', errorKind: outcome.errorKind ?? 'workspace_error' });
+      return null;
+    }
+    // Replayed (completed by an earlier attempt): the workspace is there; resolve it again.
+    return path || (outcome.outputSummary?.path as string | undefined) || run.workspacePath;
+  }
+
+  /** A gated run executes exactly the approved plan (argv/cwd, or file operation and content). */
+  private async approvedPlanMatches(executor: RunExecutor, task: TaskEntity, run: TaskRunEntity, writer: RunWriter): Promise<boolean> {
+    const approvals = await this.deps.approvals.listForRun(run.tenantId, run.id);
+    const gate = approvals.find((a) => a.kind !== 'agent_loop_tool_call' && a.status === 'approved');
+    if (!gate) return true;
+    if (gate.actionHash === planHash(executor.plan(task, run.workspacePath).identity)) return true;
+    await writer.finish({ status: 'failed', error: 'the plan to run differs from the approved plan', errorKind: 'approval_plan_mismatch' });
+    return false;
+  }
+
+  /** Runs executing in this process (for stats). */
+  activeCount(): number {
+    return this.local.size;
+  }
+}

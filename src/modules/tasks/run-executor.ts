@@ -1,0 +1,58 @@
+import type { TasksConfig } from '@core/config/groups/tasks.env';
+import type { RunWriter } from './run-writer';
+import type { RunCheckpoint, TaskRunEntity } from './task-run.entity';
+import type { TaskEntity } from './task.entity';
+
+/** What an approval shows and what the worker later proves it runs (seed 003 approvals). */
+export interface ExecutionPlan {
+  /** ≤16 human-readable lines: argv, cwd, env keys, sandbox. */
+  summary: string[];
+  /** Stored on the approval (argv, cwd, env_keys, …). */
+  details: Record<string, unknown>;
+  /** The part that must not change between approval and execution (hashed). */
+  identity: Record<string, unknown>;
+}
+
+export interface RunWorkspace {
+  /** Real path of the run's workspace. */
+  path: string;
+  /** Resolves a path inside the workspace (DESIGN §8) or throws invalid_request. */
+  resolve(requested: string, what?: string): Promise<string>;
+  readOnly: boolean;
+  network: boolean;
+}
+
+export interface ExecutionContext {
+  task: TaskEntity;
+  run: TaskRunEntity;
+  workspace: RunWorkspace;
+  /** Aborted on cancel, lease loss or shutdown: stop and kill children. */
+  signal: AbortSignal;
+  /** Lease-guarded writes: steps, artifacts, events, approvals. */
+  writer: RunWriter;
+  /** Resume context when the run was created by `resume` (goes into step input). */
+  checkpoint: RunCheckpoint | null;
+  /** Step indices an executor may use start here (1 is the machinery's workspace step). */
+  firstStepIndex: number;
+  config: TasksConfig;
+}
+
+export type ExecutionOutcome =
+  | { status: 'completed'; summary?: Record<string, unknown> }
+  | { status: 'failed'; error: string; errorKind: string }
+  /** The executor opened an approval with `writer.pauseForApproval`; the run waits (agent_loop). */
+  | { status: 'awaiting_approval' };
+
+/**
+ * One execution kind (shell, git, file; agent_loop registers its own). Executors register themselves in
+ * the ExecutorRegistry from `onModuleInit`; the machinery (lease, heartbeat, workspace, approvals,
+ * events, recovery) is shared.
+ */
+export interface RunExecutor {
+  readonly kind: string;
+  /** Create-time checks of the kind's fields (400 with every problem). */
+  validate(task: TaskEntity): string[] | Promise<string[]>;
+  /** What will run, for a pre-execution approval; computed from the task and the planned workspace. */
+  plan(task: TaskEntity, workspacePath: string): ExecutionPlan;
+  execute(ctx: ExecutionContext): Promise<ExecutionOutcome>;
+}

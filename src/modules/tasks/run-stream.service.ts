@@ -1,0 +1,79 @@
+import { Injectable } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import type { EventEnvelope } from '@contracts/events';
+import { TERMINAL_RUN_EVENTS } from '@modules/events/event-envelope';
+import { EventStreams } from '@modules/events/event-streams.service';
+import { replayThenTail } from '@modules/events/replay-tail';
+import { renderFrame, sseFailure, SseConnection } from '@modules/events/sse-connection';
+import { isTerminal } from './run-status';
+import { RunQueriesService } from './run-queries.service';
+import { RunSnapshot, RunSnapshotsService } from './run-snapshots.service';
+
+const envelopeJson = new WeakMap<EventEnvelope, string>();
+const jsonOf = (e: EventEnvelope): string => {
+  let text = envelopeJson.get(e);
+  if (!text) {
+    text = JSON.stringify(e);
+    envelopeJson.set(e, text);
+  }
+  return text;
+};
+
+/** `data` of a per-run frame: the event, the state after it, and the compact activity. */
+const frameData = (e: EventEnvelope, snapshot: RunSnapshot, terminal: boolean): string =>
+  `{"object":"task_run_stream_event","data":{"sequence":${e.sequence},"event_type":${JSON.stringify(e.type)},"terminal":${terminal},"event":${jsonOf(e)},${snapshot.json}}}`;
+
+/**
+ * `GET /hecate/v1/tasks/{id}/runs/{run_id}/stream` (seed 003): replay from Postgres after the cursor,
+ * then tail; each event is one `snapshot` frame (`id:` = sequence); the terminal event is followed by
+ * `event: done` and the stream closes.
+ */
+@Injectable()
+export class RunStreamService {
+  constructor(
+    private readonly queries: RunQueriesService,
+    private readonly streams: EventStreams,
+    private readonly snapshots: RunSnapshotsService,
+  ) {}
+
+  async serve(reply: FastifyReply, tenantId: string, taskId: string, runId: string, after: number): Promise<void> {
+    await this.queries.requireRun(tenantId, taskId, runId);
+    const sse = this.streams.openSse(reply);
+    const source = this.streams.runSource(tenantId, runId);
+    const send = async (events: EventEnvelope[]): Promise<boolean> => {
+      const snapshot = await this.snapshots.get(tenantId, runId, events[events.length - 1].sequence);
+      for (const e of events) {
+        const terminal = TERMINAL_RUN_EVENTS.has(e.type);
+        if (!sse.write(renderFrame({ id: e.sequence, event: 'snapshot', data: frameData(e, snapshot, terminal) }))) return false;
+        if (terminal) return done(sse, e, snapshot);
+      }
+      return true;
+    };
+    try {
+      await replayThenTail(source, {
+        after,
+        closed: sse.closed,
+        deliver: send,
+        // Already terminal and nothing left to replay: the terminal frame was delivered before (or is
+        // delivered now, if it committed during the replay); finish with `done`.
+        onCaughtUp: async (position) => {
+          const run = await this.queries.requireRun(tenantId, taskId, runId);
+          if (!isTerminal(run.status)) return true;
+          const rest = await source.read(position);
+          if (rest.items.length > 0) return send(rest.items);
+          const snapshot = await this.snapshots.get(tenantId, runId, position);
+          sse.write(renderFrame({ id: position, event: 'done', data: `{"object":"task_run_stream_event","data":{"sequence":${position},"terminal":true,${snapshot.json}}}` }));
+          return false;
+        },
+      });
+    } catch (err) {
+      sseFailure(sse, err);
+    }
+    sse.end();
+  }
+}
+
+function done(sse: SseConnection, e: EventEnvelope, snapshot: RunSnapshot): false {
+  sse.write(renderFrame({ id: e.sequence, event: 'done', data: frameData(e, snapshot, true) }));
+  return false;
+}

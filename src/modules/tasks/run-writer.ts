@@ -1,0 +1,351 @@
+import { createHash } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import type { EventEnvelope } from '@contracts/events';
+import { rootLogger } from '@core/logging/logger';
+import type { ApprovalKind, TaskApprovalEntity } from '@modules/approvals/task-approval.entity';
+import { ApprovalsService } from '@modules/approvals/approvals.service';
+import { EventStore, EventTx } from '@modules/events/event-store.service';
+import { isTransientDbError, retryTransient } from './transient-errors';
+import { TaskArtifactEntity } from './task-artifact.entity';
+import { TaskArtifactRepository } from './task-artifact.repository';
+import { newId } from './task-ids';
+import { TaskRunRepository } from './task-run.repository';
+import type { StepStatus, TaskStepEntity } from './task-step.entity';
+import { TaskStepRepository } from './task-step.repository';
+import { TaskRepository } from './task.repository';
+
+/** The lease was taken over, or the run was cancelled: the writer must stop without writing. */
+export class LeaseLostError extends Error {
+  constructor(runId: string) {
+    super(`lease of run ${runId} lost (taken over or run no longer running)`);
+    this.name = 'LeaseLostError';
+  }
+}
+
+export interface RunRef {
+  tenantId: string;
+  taskId: string;
+  runId: string;
+  token: string;
+}
+
+export interface NewArtifact {
+  id?: string;
+  stepId?: string | null;
+  kind: string;
+  name: string;
+  description?: string;
+  mimeType?: string;
+  path?: string;
+  content: string;
+  truncated?: boolean;
+  status?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export interface StepSpec {
+  index: number;
+  kind: string;
+  title: string;
+  toolName: string;
+  input: Record<string, unknown>;
+  /** Safe to run again after a crash mid-step (else the step is reported failed, never repeated). */
+  idempotent: boolean;
+  /** The run's pre-execution approval, linked on the step. */
+  approvalId?: string | null;
+}
+
+export type StepOutcomeStatus = 'completed' | 'failed' | 'cancelled' | 'timed_out';
+
+export interface StepOutcome {
+  status: StepOutcomeStatus;
+  outputSummary?: Record<string, unknown>;
+  exitCode?: number | null;
+  error?: string;
+  errorKind?: string;
+  result?: string;
+  /** Written with the step result, in the same transaction. */
+  artifacts?: NewArtifact[];
+  /** Emitted before the terminal tool event, in the same transaction. */
+  events?: { type: string; data: Record<string, unknown> }[];
+  /** Extra fields of the terminal tool.* event. */
+  eventData?: Record<string, unknown>;
+}
+
+const TOOL_EVENT: Record<StepOutcomeStatus, string> = {
+  completed: 'tool.completed',
+  failed: 'tool.failed',
+  cancelled: 'tool.cancelled',
+  timed_out: 'tool.timed_out',
+};
+
+const STEP_STATUS: Record<StepOutcomeStatus, StepStatus> = {
+  completed: 'completed',
+  failed: 'failed',
+  cancelled: 'cancelled',
+  timed_out: 'failed',
+};
+
+/**
+ * Every write a worker makes for a run, each one a transaction that starts by proving the lease token
+ * (DESIGN §4.4): a worker whose lease was taken over cannot write steps, events, artifacts or the result.
+ * Transient database errors (terminated connections) are retried.
+ */
+export class RunWriter {
+  private haltReason: string | undefined;
+
+  constructor(
+    private readonly deps: RunWriterDeps,
+    readonly ref: RunRef,
+  ) {}
+
+  /** Stops all further writes (lease lost, worker shutting down): they throw LeaseLostError. */
+  halt(reason: string): void {
+    this.haltReason ??= reason;
+  }
+
+  /** A guarded transaction; events emitted in it are published after commit. */
+  async tx<T>(fn: (tx: EventTx) => Promise<T>): Promise<T> {
+    if (this.haltReason) throw new LeaseLostError(this.ref.runId);
+    return retryTransient(() =>
+      this.deps.events.transaction(async (tx) => {
+        if (!(await this.deps.runs.guard(tx.manager, this.ref.runId, this.ref.token))) throw new LeaseLostError(this.ref.runId);
+        return fn(tx);
+      }),
+    );
+  }
+
+  emitIn(tx: EventTx, type: string, data: Record<string, unknown>): Promise<EventEnvelope> {
+    return tx.emit({ tenantId: this.ref.tenantId, runId: this.ref.runId, taskId: this.ref.taskId, type, data });
+  }
+
+  emit(type: string, data: Record<string, unknown>): Promise<EventEnvelope> {
+    return this.tx((tx) => this.emitIn(tx, type, data));
+  }
+
+  async addArtifactIn(tx: EventTx, a: NewArtifact): Promise<TaskArtifactEntity> {
+    const row: TaskArtifactEntity = {
+      id: a.id ?? newId('artifact'),
+      tenantId: this.ref.tenantId,
+      taskId: this.ref.taskId,
+      runId: this.ref.runId,
+      stepId: a.stepId ?? null,
+      kind: a.kind,
+      name: a.name,
+      description: a.description ?? '',
+      mimeType: a.mimeType ?? 'text/plain',
+      path: a.path ?? '',
+      contentText: a.content,
+      sizeBytes: Buffer.byteLength(a.content),
+      sha256: createHash('sha256').update(a.content).digest('hex'),
+      truncated: a.truncated ?? false,
+      status: a.status ?? 'ready',
+      metadata: a.metadata ?? {},
+      createdAt: new Date(),
+      updatedAt: new Date(),
+    };
+    await this.deps.artifacts.insert(tx.manager, row);
+    return row;
+  }
+
+  addArtifact(a: NewArtifact): Promise<TaskArtifactEntity> {
+    return this.tx((tx) => this.addArtifactIn(tx, a));
+  }
+
+  /**
+   * Runs one step with a durable dispatch record. A step completed by an earlier attempt is not run
+   * again (its outcome is returned); a step an earlier attempt left `running` is re-run only when
+   * idempotent, otherwise it is reported failed (`ambiguous_side_effect`) — never silently repeated.
+   */
+  async step(spec: StepSpec, fn: (step: TaskStepEntity) => Promise<StepOutcome>): Promise<{ step: TaskStepEntity; outcome: StepOutcome; replayed: boolean }> {
+    const existing = await retryTransient(() => this.deps.steps.findByIndex(this.ref.runId, spec.index));
+    if (existing && existing.status !== 'running') {
+      return { step: existing, outcome: outcomeOf(existing), replayed: true };
+    }
+    let step: TaskStepEntity;
+    if (existing && !existing.idempotent) {
+      const outcome: StepOutcome = {
+        status: 'failed',
+        errorKind: 'ambiguous_side_effect',
+        error: 'the worker running this step was lost; its side effect may or may not have happened, so it is not repeated',
+        eventData: { reason: 'worker_lost', ambiguous: true },
+      };
+      await this.finishStep(existing, spec, outcome, 0);
+      return { step: { ...existing, status: 'failed', errorKind: outcome.errorKind!, error: outcome.error! }, outcome, replayed: true };
+    }
+    if (existing) {
+      step = existing;
+      await this.tx(async (tx) => {
+        await this.deps.steps.update(tx.manager, step.id, { startedAt: () => 'now()' });
+        await this.emitIn(tx, 'tool.started', { tool_call_id: step.id, tool_name: spec.toolName, kind: spec.kind, step_id: step.id, retry: true });
+      });
+    } else {
+      step = {
+        id: newId('step'),
+        tenantId: this.ref.tenantId,
+        taskId: this.ref.taskId,
+        runId: this.ref.runId,
+        index: spec.index,
+        kind: spec.kind,
+        title: spec.title,
+        status: 'running',
+        phase: 'dispatched',
+        result: '',
+        toolName: spec.toolName,
+        idempotent: spec.idempotent,
+        input: spec.input,
+        outputSummary: {},
+        exitCode: null,
+        error: '',
+        errorKind: '',
+        approvalId: spec.approvalId ?? null,
+        startedAt: new Date(),
+        finishedAt: null,
+        createdAt: new Date(),
+        updatedAt: new Date(),
+      };
+      await this.tx(async (tx) => {
+        await this.deps.steps.insert(tx.manager, step);
+        const base = { tool_call_id: step.id, tool_name: spec.toolName, kind: spec.kind, step_id: step.id };
+        await this.emitIn(tx, 'tool.invoked', { ...base, input: spec.input });
+        await this.emitIn(tx, 'tool.started', base);
+      });
+    }
+    const started = Date.now();
+    const outcome = await fn(step);
+    await this.finishStep(step, spec, outcome, Date.now() - started);
+    return { step: { ...step, status: STEP_STATUS[outcome.status] }, outcome, replayed: false };
+  }
+
+  private async finishStep(step: TaskStepEntity, spec: StepSpec, outcome: StepOutcome, durationMs: number): Promise<void> {
+    await this.tx(async (tx) => {
+      await this.deps.steps.update(tx.manager, step.id, {
+        status: STEP_STATUS[outcome.status],
+        phase: 'finished',
+        result: outcome.result ?? outcome.status,
+        outputSummary: outcome.outputSummary ?? {},
+        exitCode: outcome.exitCode ?? null,
+        error: outcome.error ?? '',
+        errorKind: outcome.errorKind ?? (outcome.status === 'timed_out' ? 'timeout' : ''),
+        finishedAt: () => 'now()',
+      });
+      for (const a of outcome.artifacts ?? []) await this.addArtifactIn(tx, { ...a, stepId: step.id });
+      for (const e of outcome.events ?? []) await this.emitIn(tx, e.type, e.data);
+      await this.emitIn(tx, TOOL_EVENT[outcome.status], {
+        tool_call_id: step.id,
+        tool_name: spec.toolName,
+        kind: spec.kind,
+        step_id: step.id,
+        duration_ms: durationMs,
+        ...(outcome.error ? { error: outcome.error, error_kind: outcome.errorKind } : {}),
+        ...(outcome.exitCode !== undefined && outcome.exitCode !== null ? { exit_code: outcome.exitCode } : {}),
+        ...(outcome.eventData ?? {}),
+      });
+    });
+  }
+
+  /** Terminal result of the run (running → completed | failed), with the task mirrored. */
+  async finish(result: { status: 'completed' | 'failed'; error?: string; errorKind?: string; data?: Record<string, unknown> }): Promise<void> {
+    await this.tx(async (tx) => {
+      const ok = await this.deps.runs.transition(tx.manager, {
+        tenantId: this.ref.tenantId,
+        runId: this.ref.runId,
+        from: ['running'],
+        set: {
+          status: result.status,
+          lastError: result.error ?? '',
+          errorKind: result.errorKind ?? '',
+          finishedAt: () => 'now()',
+          leaseToken: null,
+          leaseOwner: null,
+          leaseExpiresAt: null,
+        },
+      });
+      if (!ok) throw new LeaseLostError(this.ref.runId);
+      await this.deps.tasks.setStatus(tx.manager, {
+        tenantId: this.ref.tenantId,
+        id: this.ref.taskId,
+        status: result.status,
+        lastError: result.error ?? '',
+        finished: true,
+      });
+      if (result.status === 'completed') {
+        await this.emitIn(tx, 'run.finished', { final_status: 'completed', ...(result.data ?? {}) });
+      } else {
+        await this.emitIn(tx, 'run.failed', { code: result.errorKind ?? 'failed', message: result.error ?? '', retriable: false, ...(result.data ?? {}) });
+      }
+    });
+  }
+
+  /**
+   * Mid-run gate (agent_loop): opens an approval and moves running → awaiting_approval, giving up the
+   * lease. Approving requeues the same run.
+   */
+  async pauseForApproval(a: { kind: ApprovalKind; reason: string; actionSummary: string[]; details: Record<string, unknown>; stepId?: string | null }): Promise<TaskApprovalEntity> {
+    return this.tx(async (tx) => {
+      const approval = await this.deps.approvals.create(tx.manager, {
+        tenantId: this.ref.tenantId,
+        taskId: this.ref.taskId,
+        runId: this.ref.runId,
+        stepId: a.stepId,
+        kind: a.kind,
+        reason: a.reason,
+        actionSummary: a.actionSummary,
+        details: a.details,
+        requestedBy: 'runtime',
+      });
+      const ok = await this.deps.runs.transition(tx.manager, {
+        tenantId: this.ref.tenantId,
+        runId: this.ref.runId,
+        from: ['running'],
+        set: { status: 'awaiting_approval', leaseToken: null, leaseOwner: null, leaseExpiresAt: null },
+      });
+      if (!ok) throw new LeaseLostError(this.ref.runId);
+      await this.deps.tasks.setStatus(tx.manager, { tenantId: this.ref.tenantId, id: this.ref.taskId, status: 'awaiting_approval' });
+      await this.emitIn(tx, 'run.awaiting_approval', { approval_id: approval.id, kind: a.kind });
+      await this.emitIn(tx, 'approval.requested', { approval_id: approval.id, kind: a.kind, status: 'pending', policy_reason: a.reason, step_id: a.stepId ?? undefined });
+      return approval;
+    });
+  }
+
+  /** Records what the run actually used (agent_loop: after routing) and its spend. */
+  async recordUsage(u: { model?: string; provider?: string; providerKind?: string; addCostMicrosUsd?: number }): Promise<void> {
+    await this.tx(async (tx) => {
+      const set: Record<string, unknown> = {};
+      if (u.model !== undefined) set.model = u.model;
+      if (u.provider !== undefined) set.provider = u.provider;
+      if (u.providerKind !== undefined) set.providerKind = u.providerKind;
+      if (u.addCostMicrosUsd) set.totalCostMicrosUsd = () => `total_cost_micros_usd + ${Math.trunc(u.addCostMicrosUsd!)}`;
+      await this.deps.runs.transition(tx.manager, { tenantId: this.ref.tenantId, runId: this.ref.runId, from: ['running'], set });
+    });
+  }
+}
+
+const outcomeOf = (s: TaskStepEntity): StepOutcome => ({
+  status: s.status === 'completed' ? 'completed' : s.status === 'cancelled' ? 'cancelled' : s.errorKind === 'timeout' ? 'timed_out' : 'failed',
+  outputSummary: s.outputSummary,
+  exitCode: s.exitCode,
+  error: s.error,
+  errorKind: s.errorKind,
+  result: s.result,
+});
+
+/** Builds RunWriters; one per execution attempt. */
+@Injectable()
+export class RunWriterDeps {
+  constructor(
+    readonly events: EventStore,
+    readonly runs: TaskRunRepository,
+    readonly steps: TaskStepRepository,
+    readonly artifacts: TaskArtifactRepository,
+    readonly tasks: TaskRepository,
+    readonly approvals: ApprovalsService,
+  ) {}
+
+  writer(ref: RunRef): RunWriter {
+    return new RunWriter(this, ref);
+  }
+}
+
+export { isTransientDbError };
+export const logLeaseLost = (ref: RunRef): void => rootLogger().warn({ run_id: ref.runId }, 'lease lost; this worker stops writing for the run');

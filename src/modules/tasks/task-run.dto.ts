@@ -1,0 +1,108 @@
+import { IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import type { TaskApprovalEntity } from '@modules/approvals/task-approval.entity';
+import type { PatchMetadata, TaskArtifactEntity } from './task-artifact.entity';
+import type { TaskRunEntity } from './task-run.entity';
+import type { TaskStepEntity } from './task-step.entity';
+
+export class RunReasonDto {
+  @IsOptional() @IsString() @MaxLength(4000) reason?: string;
+}
+
+/** `POST …/runs/{run_id}/events` appends an `external.event`. */
+export class AppendRunEventDto {
+  @IsOptional() @Matches(/^external\.event$/, { message: 'type must be external.event' }) type?: string;
+  @IsOptional() @IsString() @MaxLength(200) step_id?: string;
+  @IsOptional() @IsString() @MaxLength(64) status?: string;
+  @IsOptional() @IsString() @MaxLength(8000) note?: string;
+  @IsOptional() @IsObject() data?: Record<string, unknown>;
+}
+
+export class RunEventsQueryDto {
+  @IsOptional() @IsString() after_sequence?: string;
+  @IsOptional() @Matches(/^\d{1,4}$/, { message: 'limit must be an integer' }) limit?: string;
+}
+
+const iso = (d: Date | null | undefined): string | undefined => (d ? d.toISOString() : undefined);
+const opt = (s: string): string | undefined => (s ? s : undefined);
+
+export const toRunResponse = (r: TaskRunEntity) => ({
+  id: r.id,
+  task_id: r.taskId,
+  number: r.number,
+  status: r.status,
+  execution_kind: r.executionKind,
+  model: opt(r.model),
+  provider: opt(r.provider),
+  provider_kind: opt(r.providerKind),
+  workspace_mode: opt(r.workspaceMode),
+  workspace_path: opt(r.workspacePath),
+  total_cost_micros_usd: Number(r.totalCostMicrosUsd),
+  prior_cost_micros_usd: Number(r.priorCostMicrosUsd),
+  last_error: opt(r.lastError),
+  error_kind: opt(r.errorKind),
+  attempts: r.attempts,
+  resumed_from_run_id: r.resumedFromRunId ?? undefined,
+  checkpoint: r.checkpoint ?? undefined,
+  request_id: r.requestId ?? undefined,
+  trace_id: r.traceId ?? undefined,
+  queued_at: iso(r.queuedAt),
+  started_at: iso(r.startedAt),
+  finished_at: iso(r.finishedAt),
+  created_at: r.createdAt.toISOString(),
+  updated_at: r.updatedAt.toISOString(),
+});
+
+export const toStepResponse = (s: TaskStepEntity) => ({
+  id: s.id,
+  task_id: s.taskId,
+  run_id: s.runId,
+  index: s.index,
+  kind: s.kind,
+  title: opt(s.title),
+  status: s.status,
+  phase: opt(s.phase),
+  result: opt(s.result),
+  tool_name: opt(s.toolName),
+  input: s.input,
+  output_summary: s.outputSummary,
+  exit_code: s.exitCode ?? undefined,
+  error: opt(s.error),
+  error_kind: opt(s.errorKind),
+  approval_id: s.approvalId ?? undefined,
+  started_at: iso(s.startedAt),
+  finished_at: iso(s.finishedAt),
+});
+
+export const toArtifactResponse = (a: TaskArtifactEntity) => ({
+  id: a.id,
+  task_id: a.taskId,
+  run_id: a.runId,
+  step_id: a.stepId ?? undefined,
+  kind: a.kind,
+  name: opt(a.name),
+  description: opt(a.description),
+  mime_type: opt(a.mimeType),
+  storage_kind: 'inline',
+  path: opt(a.path),
+  content_text: a.contentText === undefined ? undefined : a.contentText,
+  size_bytes: Number(a.sizeBytes),
+  sha256: opt(a.sha256),
+  truncated: a.truncated || undefined,
+  status: opt(a.status),
+  created_at: a.createdAt.toISOString(),
+});
+
+/** Patch review projection (seed 003 `patches`): the artifact, its unified diff, status and path. */
+export const toPatchResponse = (a: TaskArtifactEntity) => {
+  const meta = a.metadata as unknown as PatchMetadata;
+  return {
+    artifact: toArtifactResponse(a),
+    diff: a.contentText,
+    status: a.status,
+    path: meta.path,
+    operation: meta.operation,
+    before_existed: meta.before_existed,
+  };
+};
+
+export const toRunApprovalSummary = (a: TaskApprovalEntity) => ({ id: a.id, kind: a.kind, status: a.status });

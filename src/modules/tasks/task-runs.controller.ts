@@ -1,0 +1,117 @@
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { CurrentPrincipal } from '@core/auth/current-principal.decorator';
+import type { Principal } from '@core/context/request-context';
+import { parseCursor } from '@modules/events/event-cursor';
+import { PatchesService } from './patches.service';
+import { RunLifecycleService } from './run-lifecycle.service';
+import { RunQueriesService } from './run-queries.service';
+import { RunStreamService } from './run-stream.service';
+import { AppendRunEventDto, RunEventsQueryDto, RunReasonDto } from './task-run.dto';
+
+/** Runs of a task: operations, detail endpoints, patches, events and the run stream (seed 003). */
+@Controller('hecate/v1/tasks/:id/runs')
+export class TaskRunsController {
+  constructor(
+    private readonly lifecycle: RunLifecycleService,
+    private readonly queries: RunQueriesService,
+    private readonly patches: PatchesService,
+    private readonly stream: RunStreamService,
+  ) {}
+
+  @Get()
+  async list(@CurrentPrincipal() p: Principal, @Param('id') id: string) {
+    return { object: 'task_runs', data: await this.queries.listRuns(p.tenantId, id) };
+  }
+
+  @Get(':runId')
+  async get(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('runId') runId: string) {
+    return { object: 'task_run', data: await this.queries.getRun(p.tenantId, id, runId) };
+  }
+
+  @Post(':runId/retry')
+  @HttpCode(200)
+  async retry(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('runId') runId: string, @Body() dto: RunReasonDto) {
+    return { object: 'task_run', data: await this.lifecycle.retry(p.tenantId, id, runId, dto.reason ?? '') };
+  }
+
+  @Post(':runId/resume')
+  @HttpCode(200)
+  async resume(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('runId') runId: string, @Body() dto: RunReasonDto) {
+    return { object: 'task_run', data: await this.lifecycle.resume(p.tenantId, id, runId, dto.reason ?? '') };
+  }
+
+  @Post(':runId/cancel')
+  @HttpCode(200)
+  async cancel(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('runId') runId: string, @Body() dto: RunReasonDto) {
+    return { object: 'task_run', data: await this.lifecycle.cancel(p.tenantId, id, runId, dto.reason ?? '') };
+  }
+
+  @Get(':runId/steps')
+  async steps(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('runId') runId: string) {
+    return { object: 'task_steps', data: await this.queries.listSteps(p.tenantId, id, runId) };
+  }
+
+  @Get(':runId/steps/:stepId')
+  async step(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('runId') runId: string, @Param('stepId') stepId: string) {
+    return { object: 'task_step', data: await this.queries.getStep(p.tenantId, id, runId, stepId) };
+  }
+
+  @Get(':runId/artifacts')
+  async artifacts(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('runId') runId: string) {
+    return { object: 'task_artifacts', data: await this.queries.listArtifacts(p.tenantId, id, runId) };
+  }
+
+  @Get(':runId/artifacts/:artifactId')
+  async artifact(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('runId') runId: string, @Param('artifactId') artifactId: string) {
+    return { object: 'task_artifact', data: await this.queries.getArtifact(p.tenantId, id, runId, artifactId) };
+  }
+
+  @Get(':runId/patches')
+  async patchesList(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('runId') runId: string) {
+    return { object: 'task_patches', data: await this.queries.listPatches(p.tenantId, id, runId) };
+  }
+
+  @Get(':runId/patches/:artifactId')
+  async patch(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('runId') runId: string, @Param('artifactId') artifactId: string) {
+    return { object: 'task_patch', data: await this.queries.getPatch(p.tenantId, id, runId, artifactId) };
+  }
+
+  @Post(':runId/patches/:artifactId/apply')
+  @HttpCode(200)
+  async apply(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('runId') runId: string, @Param('artifactId') artifactId: string) {
+    return { object: 'task_patch', data: await this.patches.apply(p.tenantId, id, runId, artifactId) };
+  }
+
+  @Post(':runId/patches/:artifactId/revert')
+  @HttpCode(200)
+  async revert(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('runId') runId: string, @Param('artifactId') artifactId: string) {
+    return { object: 'task_patch', data: await this.patches.revert(p.tenantId, id, runId, artifactId) };
+  }
+
+  @Get(':runId/events')
+  async events(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('runId') runId: string, @Query() q: RunEventsQueryDto) {
+    const after = parseCursor(q.after_sequence, 'after_sequence') ?? 0;
+    return { object: 'task_run_events', data: await this.queries.listEvents(p.tenantId, id, runId, after, q.limit ? Number(q.limit) : 500) };
+  }
+
+  @Post(':runId/events')
+  @HttpCode(200)
+  async appendEvent(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('runId') runId: string, @Body() dto: AppendRunEventDto) {
+    return { object: 'task_run_event', data: await this.queries.appendExternal(p.tenantId, id, runId, dto) };
+  }
+
+  /** `after_sequence` wins over `Last-Event-ID` (the reference's rule for the run stream). */
+  @Get(':runId/stream')
+  async streamRun(
+    @CurrentPrincipal() p: Principal,
+    @Param('id') id: string,
+    @Param('runId') runId: string,
+    @Query() q: RunEventsQueryDto,
+    @Headers('last-event-id') lastEventId: string | undefined,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const after = parseCursor(q.after_sequence, 'after_sequence') ?? parseCursor(lastEventId, 'Last-Event-ID') ?? 0;
+    await this.stream.serve(reply, p.tenantId, id, runId, after);
+  }
+}

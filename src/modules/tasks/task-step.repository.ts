@@ -1,0 +1,50 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager, QueryDeepPartialEntity } from 'typeorm';
+import { TaskStepEntity } from './task-step.entity';
+
+@Injectable()
+export class TaskStepRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  private repo(manager: EntityManager = this.dataSource.manager) {
+    return manager.getRepository(TaskStepEntity);
+  }
+
+  async insert(manager: EntityManager, row: TaskStepEntity): Promise<void> {
+    await this.repo(manager).insert(row as QueryDeepPartialEntity<TaskStepEntity>);
+  }
+
+  listForRun(tenantId: string, runId: string, manager?: EntityManager): Promise<TaskStepEntity[]> {
+    return this.repo(manager).find({ where: { tenantId, runId }, order: { index: 'ASC' } });
+  }
+
+  find(tenantId: string, runId: string, stepId: string): Promise<TaskStepEntity | null> {
+    return this.repo().findOne({ where: { tenantId, runId, id: stepId } });
+  }
+
+  findByIndex(runId: string, index: number, manager?: EntityManager): Promise<TaskStepEntity | null> {
+    return this.repo(manager).findOne({ where: { runId, index } });
+  }
+
+  async update(manager: EntityManager, id: string, set: Partial<Record<keyof TaskStepEntity, unknown>>): Promise<void> {
+    await manager
+      .createQueryBuilder()
+      .update(TaskStepEntity)
+      .set({ ...(set as object), updatedAt: () => 'now()' })
+      .where('id = :id', { id })
+      .execute();
+  }
+
+  /** Cancel: steps still running are closed as cancelled. Returns them. */
+  async cancelRunning(manager: EntityManager, tenantId: string, runId: string): Promise<TaskStepEntity[]> {
+    const running = await this.repo(manager).find({ where: { tenantId, runId, status: 'running' } });
+    for (const step of running) {
+      await this.update(manager, step.id, { status: 'cancelled', finishedAt: () => 'now()', errorKind: 'cancelled', error: 'run cancelled' });
+    }
+    return running;
+  }
+
+  lastCompleted(tenantId: string, runId: string): Promise<TaskStepEntity | null> {
+    return this.repo().findOne({ where: { tenantId, runId, status: 'completed' }, order: { index: 'DESC' } });
+  }
+}

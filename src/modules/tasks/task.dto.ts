@@ -1,0 +1,79 @@
+import { Transform, Type } from 'class-transformer';
+import { IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import type { TaskEntity } from './task.entity';
+
+export const WORKSPACE_MODES = ['', 'persistent', 'ephemeral', 'in_place'] as const;
+export const FILE_OPERATIONS = ['write', 'append', 'delete'] as const;
+export const EXECUTION_PROFILES = ['', 'repo_local', 'coding_agent'] as const;
+
+/** `POST /hecate/v1/tasks` (seed 003 "Task fields"). */
+export class CreateTaskDto {
+  @IsOptional() @IsString() @MaxLength(500) title?: string;
+  @IsOptional() @IsString() @MaxLength(200_000) prompt?: string;
+  @IsOptional() @IsString() @MaxLength(200_000) system_prompt?: string;
+  @IsOptional() @IsString() @MaxLength(64) execution_kind?: string;
+  @IsOptional() @IsIn(EXECUTION_PROFILES) execution_profile?: string;
+  @IsOptional() @IsString() @MaxLength(100_000) shell_command?: string;
+  @IsOptional() @IsString() @MaxLength(100_000) git_command?: string;
+  @IsOptional() @IsString() @MaxLength(4096) file_path?: string;
+  @IsOptional() @IsString() file_content?: string;
+  @IsOptional() @IsIn(FILE_OPERATIONS) file_operation?: string;
+  @IsOptional() @IsString() @MaxLength(4096) working_directory?: string;
+  @IsOptional() @IsIn(WORKSPACE_MODES) workspace_mode?: string;
+  @IsOptional() @IsString() @MaxLength(4096) repo?: string;
+  @IsOptional() @IsString() @MaxLength(255) base_branch?: string;
+  @IsOptional() @IsString() @MaxLength(4096) sandbox_allowed_root?: string;
+  @IsOptional() @IsBoolean() sandbox_read_only?: boolean;
+  @IsOptional() @IsBoolean() sandbox_network?: boolean;
+  @IsOptional()
+  @Transform(({ value }: { value: unknown }) => (typeof value === 'number' ? String(value) : value))
+  @IsString()
+  @MaxLength(32)
+  priority?: string;
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(24 * 3_600_000) timeout_ms?: number;
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) budget_micros_usd?: number;
+  @IsOptional() @IsString() @MaxLength(255) requested_provider?: string;
+  @IsOptional() @IsString() @MaxLength(255) requested_model?: string;
+  @IsOptional() @IsArray() @IsObject({ each: true }) mcp_servers?: Record<string, unknown>[];
+}
+
+export class ListTasksQueryDto {
+  @IsOptional() @IsString() status?: string;
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) limit?: number;
+}
+
+const opt = (s: string): string | undefined => (s ? s : undefined);
+
+export const toTaskResponse = (t: TaskEntity) => ({
+  id: t.id,
+  title: t.title,
+  prompt: t.prompt,
+  system_prompt: opt(t.systemPrompt),
+  execution_profile: opt(t.executionProfile),
+  execution_kind: t.executionKind,
+  repo: opt(t.repo),
+  base_branch: opt(t.baseBranch),
+  workspace_mode: opt(t.workspaceMode),
+  shell_command: opt(t.shellCommand),
+  git_command: opt(t.gitCommand),
+  working_directory: opt(t.workingDirectory),
+  file_operation: opt(t.fileOperation),
+  file_path: opt(t.filePath),
+  file_content: t.executionKind === 'file' && t.fileOperation !== 'delete' ? t.fileContent : undefined,
+  sandbox_allowed_root: opt(t.sandboxAllowedRoot),
+  sandbox_read_only: t.sandboxReadOnly,
+  sandbox_network: t.sandboxNetwork,
+  timeout_ms: t.timeoutMs || undefined,
+  status: t.status,
+  priority: opt(t.priority),
+  requested_model: opt(t.requestedModel),
+  requested_provider: opt(t.requestedProvider),
+  budget_micros_usd: t.budgetMicrosUsd || undefined,
+  latest_run_id: t.latestRunId ?? undefined,
+  last_error: opt(t.lastError),
+  mcp_servers: t.mcpServers.length > 0 ? t.mcpServers : undefined,
+  created_at: t.createdAt.toISOString(),
+  updated_at: t.updatedAt.toISOString(),
+  started_at: t.startedAt?.toISOString(),
+  finished_at: t.finishedAt?.toISOString(),
+});

@@ -1,0 +1,38 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { TaskStatus } from './run-status';
+
+@Entity({ name: 'tasks' })
+export class TaskEntity {
+  @PrimaryColumn('text') id!: string;
+  @Column('text', { name: 'tenant_id' }) tenantId!: string;
+  @Column('text') title!: string;
+  @Column('text') prompt!: string;
+  @Column('text', { name: 'system_prompt' }) systemPrompt!: string;
+  @Column('text', { name: 'execution_kind' }) executionKind!: string;
+  @Column('text', { name: 'execution_profile' }) executionProfile!: string;
+  @Column('text', { name: 'shell_command' }) shellCommand!: string;
+  @Column('text', { name: 'git_command' }) gitCommand!: string;
+  @Column('text', { name: 'file_path' }) filePath!: string;
+  @Column('text', { name: 'file_content' }) fileContent!: string;
+  @Column('text', { name: 'file_operation' }) fileOperation!: string;
+  @Column('text', { name: 'working_directory' }) workingDirectory!: string;
+  @Column('text', { name: 'workspace_mode' }) workspaceMode!: string;
+  @Column('text') repo!: string;
+  @Column('text', { name: 'base_branch' }) baseBranch!: string;
+  @Column('text', { name: 'sandbox_allowed_root' }) sandboxAllowedRoot!: string;
+  @Column('boolean', { name: 'sandbox_read_only' }) sandboxReadOnly!: boolean;
+  @Column('boolean', { name: 'sandbox_network' }) sandboxNetwork!: boolean;
+  @Column('text') priority!: string;
+  @Column('integer', { name: 'timeout_ms' }) timeoutMs!: number;
+  @Column('bigint', { name: 'budget_micros_usd' }) budgetMicrosUsd!: number;
+  @Column('text', { name: 'requested_provider' }) requestedProvider!: string;
+  @Column('text', { name: 'requested_model' }) requestedModel!: string;
+  @Column('jsonb', { name: 'mcp_servers' }) mcpServers!: unknown[];
+  @Column('text') status!: TaskStatus;
+  @Column('text', { name: 'latest_run_id', nullable: true }) latestRunId!: string | null;
+  @Column('text', { name: 'last_error' }) lastError!: string;
+  @Column('timestamptz', { name: 'created_at' }) createdAt!: Date;
+  @Column('timestamptz', { name: 'updated_at' }) updatedAt!: Date;
+  @Column('timestamptz', { name: 'started_at', nullable: true }) startedAt!: Date | null;
+  @Column('timestamptz', { name: 'finished_at', nullable: true }) finishedAt!: Date | null;
+}

@@ -1,0 +1,69 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { CurrentPrincipal } from '@core/auth/current-principal.decorator';
+import type { Principal } from '@core/context/request-context';
+import { ResolveApprovalDto } from '@modules/approvals/task-approval.dto';
+import { RunLifecycleService } from './run-lifecycle.service';
+import { RunQueriesService } from './run-queries.service';
+import { CreateTaskDto, ListTasksQueryDto } from './task.dto';
+import { TasksService } from './tasks.service';
+
+const by = (p: Principal): string => (p.apiKeyId ? `api_key:${p.apiKeyId}` : p.kind);
+
+/** Tasks, their start, task-level artifacts and approvals (seed 003 "Lifecycle endpoints", approvals). */
+@Controller('hecate/v1/tasks')
+export class TasksController {
+  constructor(
+    private readonly tasks: TasksService,
+    private readonly lifecycle: RunLifecycleService,
+    private readonly queries: RunQueriesService,
+  ) {}
+
+  @Post()
+  @HttpCode(200)
+  async create(@CurrentPrincipal() p: Principal, @Body() dto: CreateTaskDto) {
+    return { object: 'task', data: await this.tasks.create(p.tenantId, dto) };
+  }
+
+  @Get()
+  async list(@CurrentPrincipal() p: Principal, @Query() q: ListTasksQueryDto) {
+    return { object: 'tasks', data: await this.tasks.list(p.tenantId, q) };
+  }
+
+  @Get(':id')
+  async get(@CurrentPrincipal() p: Principal, @Param('id') id: string) {
+    return { object: 'task', data: await this.tasks.get(p.tenantId, id) };
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  async delete(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<void> {
+    await this.tasks.delete(p.tenantId, id);
+  }
+
+  @Post(':id/start')
+  @HttpCode(200)
+  async start(@CurrentPrincipal() p: Principal, @Param('id') id: string) {
+    return { object: 'task_run', data: await this.lifecycle.start(p.tenantId, id) };
+  }
+
+  @Get(':id/artifacts')
+  async artifacts(@CurrentPrincipal() p: Principal, @Param('id') id: string) {
+    return { object: 'task_artifacts', data: await this.queries.listTaskArtifacts(p.tenantId, id) };
+  }
+
+  @Get(':id/approvals')
+  async approvals(@CurrentPrincipal() p: Principal, @Param('id') id: string) {
+    return { object: 'task_approvals', data: await this.queries.listApprovals(p.tenantId, id) };
+  }
+
+  @Get(':id/approvals/:approvalId')
+  async approval(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('approvalId') approvalId: string) {
+    return { object: 'task_approval', data: await this.queries.getApproval(p.tenantId, id, approvalId) };
+  }
+
+  @Post(':id/approvals/:approvalId/resolve')
+  @HttpCode(200)
+  async resolve(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('approvalId') approvalId: string, @Body() dto: ResolveApprovalDto) {
+    return { object: 'task_approval', data: await this.lifecycle.resolveApproval(p.tenantId, id, approvalId, dto.decision, dto.note ?? '', by(p)) };
+  }
+}

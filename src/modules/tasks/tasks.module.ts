@@ -1,0 +1,94 @@
+import { Module, OnModuleInit } from '@nestjs/common';
+import { AppConfig } from '@core/config/app-config';
+import { DatabaseModule } from '@core/database/database.module';
+import { SystemInfoRegistry } from '@core/health/system-info.registry';
+import { ApprovalsModule } from '@modules/approvals/approvals.module';
+import { EventsModule } from '@modules/events/events.module';
+import { ExecutorRegistry } from './executor-registry.service';
+import { FileExecutor } from './executors/file.executor';
+import { GitExecutor } from './executors/git.executor';
+import { ShellExecutor } from './executors/shell.executor';
+import { PatchesService } from './patches.service';
+import { RetentionRunEntity } from './retention-run.entity';
+import { RetentionRunRepository } from './retention-run.repository';
+import { RetentionService } from './retention.service';
+import { RunEnqueuer } from './run-enqueuer.service';
+import { RunExecutionService } from './run-execution.service';
+import { RunLifecycleService } from './run-lifecycle.service';
+import { RunQueriesService } from './run-queries.service';
+import { RunReconcilerService } from './run-reconciler.service';
+import { RunSnapshotsService } from './run-snapshots.service';
+import { RunStreamService } from './run-stream.service';
+import { RunWriterDeps } from './run-writer';
+import { SandboxService } from './sandbox/sandbox.service';
+import { TaskArtifactEntity } from './task-artifact.entity';
+import { TaskArtifactRepository } from './task-artifact.repository';
+import { TaskRunEntity } from './task-run.entity';
+import { TaskRunRepository } from './task-run.repository';
+import { TaskStepEntity } from './task-step.entity';
+import { TaskStepRepository } from './task-step.repository';
+import { TaskEntity } from './task.entity';
+import { TaskRepository } from './task.repository';
+import { TasksService } from './tasks.service';
+import { WorkspaceService } from './workspace/workspace.service';
+
+/**
+ * Task runtime (issue 5): tasks, runs leased to workers, steps, artifacts, patches, approvals gates,
+ * recovery and retention. Exports the ExecutorRegistry (agent_loop registers its executor there), the
+ * lifecycle and query services, and RunWriterDeps for executors.
+ */
+@Module({
+  imports: [DatabaseModule.forFeature([TaskEntity, TaskRunEntity, TaskStepEntity, TaskArtifactEntity, RetentionRunEntity]), EventsModule, ApprovalsModule],
+  providers: [
+    TaskRepository,
+    TaskRunRepository,
+    TaskStepRepository,
+    TaskArtifactRepository,
+    RetentionRunRepository,
+    ExecutorRegistry,
+    SandboxService,
+    WorkspaceService,
+    ShellExecutor,
+    GitExecutor,
+    FileExecutor,
+    RunWriterDeps,
+    RunEnqueuer,
+    TasksService,
+    RunLifecycleService,
+    RunQueriesService,
+    PatchesService,
+    RunSnapshotsService,
+    RunStreamService,
+    RunExecutionService,
+    RunReconcilerService,
+    RetentionService,
+  ],
+  exports: [ExecutorRegistry, TasksService, RunLifecycleService, RunQueriesService, PatchesService, RunExecutionService, RunStreamService, RetentionService, SandboxService, WorkspaceService],
+})
+export class TasksModule implements OnModuleInit {
+  constructor(
+    private readonly registry: SystemInfoRegistry,
+    private readonly sandbox: SandboxService,
+    private readonly runs: TaskRunRepository,
+    private readonly execution: RunExecutionService,
+    private readonly config: AppConfig,
+  ) {}
+
+  onModuleInit(): void {
+    this.registry.addLiveness('sandbox', () => ({ os_isolation: this.sandbox.osIsolation, layer: this.sandbox.layer }));
+    this.registry.addStats('task_runtime', async () => {
+      const [counts, facts] = await Promise.all([this.runs.statusCounts(), this.runs.queueFacts()]);
+      return {
+        runs_queued: counts.queued ?? 0,
+        runs_running: counts.running ?? 0,
+        runs_awaiting_approval: counts.awaiting_approval ?? 0,
+        oldest_queued_age_ms: facts.oldestQueuedAgeMs,
+        live_workers: facts.liveWorkers,
+        local_running: this.execution.activeCount(),
+        max_concurrent: this.config.tasks.maxConcurrent,
+        lease_seconds: this.config.tasks.leaseSeconds,
+        approval_policies: this.config.tasks.approvalPolicies,
+      };
+    });
+  }
+}

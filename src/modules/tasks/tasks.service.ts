@@ -1,0 +1,129 @@
+import { resolve } from 'node:path';
+import { Injectable } from '@nestjs/common';
+import { ApprovalsService } from '@modules/approvals/approvals.service';
+import { EventStore } from '@modules/events/event-store.service';
+import { ExecutorRegistry } from './executor-registry.service';
+import { CreateTaskDto, ListTasksQueryDto, toTaskResponse } from './task.dto';
+import { TaskEntity } from './task.entity';
+import { newId } from './task-ids';
+import { TaskRunRepository } from './task-run.repository';
+import { TaskRepository } from './task.repository';
+import { ExecutionKindUnavailableError, InvalidTaskError, TaskBusyError, TaskNotFoundError } from './tasks.errors';
+import { resolveInside } from './workspace/path-resolver';
+import { WorkspaceService } from './workspace/workspace.service';
+
+/** Seed 003 `execution_profile` create defaults (explicit fields win). */
+const PROFILES: Record<string, Partial<CreateTaskDto>> = {
+  repo_local: { execution_kind: 'agent_loop', workspace_mode: 'persistent', working_directory: '.', timeout_ms: 120_000 },
+  coding_agent: {
+    execution_kind: 'agent_loop',
+    workspace_mode: 'persistent',
+    working_directory: '.',
+    timeout_ms: 300_000,
+    system_prompt:
+      'You are a careful coding agent. Read files before editing them, prefer file_edit for targeted changes, and keep changes minimal.',
+  },
+};
+
+/** Task CRUD. Runs are created by RunLifecycleService. */
+@Injectable()
+export class TasksService {
+  constructor(
+    private readonly tasks: TaskRepository,
+    private readonly runs: TaskRunRepository,
+    private readonly registry: ExecutorRegistry,
+    private readonly workspaces: WorkspaceService,
+    private readonly events: EventStore,
+    private readonly approvals: ApprovalsService,
+  ) {}
+
+  async create(tenantId: string, input: CreateTaskDto) {
+    const dto: CreateTaskDto = { ...(PROFILES[input.execution_profile ?? ''] ?? {}), ...stripUndefined(input) };
+    const kind = dto.execution_kind ?? '';
+    if (!kind) throw new InvalidTaskError(['execution_kind is required (shell, git, file or agent_loop)']);
+    const executor = this.registry.get(kind);
+    if (!executor) throw new ExecutionKindUnavailableError(kind, this.registry.kinds());
+    // A relative working_directory is relative to the server's working directory.
+    const workingDirectory = dto.working_directory ? resolve(dto.working_directory) : '';
+    const now = new Date();
+    const task: TaskEntity = {
+      id: newId('task'),
+      tenantId,
+      title: dto.title ?? '',
+      prompt: dto.prompt ?? '',
+      systemPrompt: dto.system_prompt ?? '',
+      executionKind: kind,
+      executionProfile: dto.execution_profile ?? '',
+      shellCommand: dto.shell_command ?? '',
+      gitCommand: dto.git_command ?? '',
+      filePath: dto.file_path ?? '',
+      fileContent: dto.file_content ?? '',
+      fileOperation: kind === 'file' ? (dto.file_operation ?? 'write') : (dto.file_operation ?? ''),
+      workingDirectory,
+      workspaceMode: dto.workspace_mode ?? '',
+      repo: dto.repo ?? '',
+      baseBranch: dto.base_branch ?? '',
+      sandboxAllowedRoot: dto.sandbox_allowed_root ?? '',
+      sandboxReadOnly: dto.sandbox_read_only ?? false,
+      sandboxNetwork: dto.sandbox_network ?? false,
+      priority: dto.priority ?? '',
+      timeoutMs: dto.timeout_ms ?? 0,
+      budgetMicrosUsd: dto.budget_micros_usd ?? 0,
+      requestedProvider: dto.requested_provider ?? '',
+      requestedModel: dto.requested_model ?? '',
+      mcpServers: dto.mcp_servers ?? [],
+      status: 'not_started',
+      latestRunId: null,
+      lastError: '',
+      createdAt: now,
+      updatedAt: now,
+      startedAt: null,
+      finishedAt: null,
+    };
+    const problems = [...(await executor.validate(task)), ...(await this.workspaces.problems(task))];
+    if (problems.length === 0 && task.workspaceMode === 'in_place' && task.filePath) {
+      try {
+        await resolveInside(task.workingDirectory, task.filePath, 'file_path');
+      } catch (err) {
+        problems.push((err as Error).message);
+      }
+    }
+    if (problems.length > 0) throw new InvalidTaskError(problems);
+    await this.tasks.insert(task);
+    return toTaskResponse(task);
+  }
+
+  async list(tenantId: string, q: ListTasksQueryDto) {
+    const rows = await this.tasks.list(tenantId, { status: q.status, limit: Math.min(q.limit || 50, 200) });
+    return rows.map(toTaskResponse);
+  }
+
+  async get(tenantId: string, id: string) {
+    return toTaskResponse(await this.require(tenantId, id));
+  }
+
+  async require(tenantId: string, id: string): Promise<TaskEntity> {
+    const task = await this.tasks.find(tenantId, id);
+    if (!task) throw new TaskNotFoundError(id);
+    return task;
+  }
+
+  /** 409 while a run is active; removes runs, steps, artifacts, approvals, events and workspaces. */
+  async delete(tenantId: string, id: string): Promise<void> {
+    await this.events.transaction(async ({ manager }) => {
+      const task = await this.tasks.lock(manager, tenantId, id);
+      if (!task) throw new TaskNotFoundError(id);
+      const active = await this.runs.active(manager, tenantId, id);
+      if (active) throw new TaskBusyError(id, active.id, active.status);
+      const runIds = await this.runs.idsOfTask(manager, tenantId, id);
+      await this.events.deleteForTask(manager, tenantId, id, runIds);
+      await this.approvals.deleteForTask(manager, tenantId, id);
+      await this.tasks.delete(manager, tenantId, id);
+    });
+    await this.workspaces.removeTask(id);
+  }
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
