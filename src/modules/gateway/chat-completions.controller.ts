@@ -2,16 +2,26 @@ import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CurrentPrincipal } from '@core/auth/current-principal.decorator';
 import type { Principal } from '@core/context/request-context';
+// chat-sessions hook (issue 4)
+import { ChatExchangeService, chatSessionIdOf } from '@modules/chat-sessions/chat-exchange.service';
 import { IngressService } from './ingress.service';
 
 /** OpenAI-compatible ingress. The body is validated by hand (IngressService), not by a DTO. */
 @Controller('v1')
 export class ChatCompletionsController {
-  constructor(private readonly ingress: IngressService) {}
+  constructor(
+    private readonly ingress: IngressService,
+    private readonly chatExchanges: ChatExchangeService,
+  ) {}
 
   @Post('chat/completions')
   @HttpCode(200)
   complete(@CurrentPrincipal() caller: Principal, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    // --- chat-sessions hook (issue 4): a `session_id` body field or X-Session-Id header records the exchange
+    // into that chat session (RecordChatExchange, seed 000) around the router call.
+    const sessionId = chatSessionIdOf(request);
+    if (sessionId) return this.chatExchanges.handle(caller, request, reply, sessionId);
+    // --- end chat-sessions hook
     return this.ingress.handle('openai', request, reply, caller);
   }
 }

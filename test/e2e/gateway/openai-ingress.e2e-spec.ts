@@ -53,7 +53,7 @@ describe('OpenAI-compatible ingress with the official openai client', () => {
     expect(response.headers.get('x-request-id')).toMatch(/\S+/);
     expect(response.headers.get('x-trace-id')).toMatch(/^[0-9a-f]{32}$/);
     expect(response.headers.get('x-ratelimit-limit')).toBe('0');
-    expect(upstream.requests[0].apiKey).toBe(PROVIDER_KEY);
+    expect(upstream.requests.find((r) => r.method === 'POST')!.apiKey).toBe(PROVIDER_KEY);
   });
 
   it('streams: content assembles, usage arrives when asked for, [DONE] ends it', async () => {
@@ -84,7 +84,7 @@ describe('OpenAI-compatible ingress with the official openai client', () => {
     expect(res.headers.get('content-type')).toContain('text/event-stream');
     expect(body.trim().endsWith('data: [DONE]')).toBe(true);
     expect(body).not.toContain('"choices":[]');
-    expect(upstream.requests[0].body?.stream_options).toEqual({ include_usage: true });
+    expect(upstream.requests.find((r) => r.method === 'POST')!.body?.stream_options).toEqual({ include_usage: true });
   });
 
   it('round-trips parallel tool calls', async () => {
@@ -146,7 +146,7 @@ describe('OpenAI-compatible ingress with the official openai client', () => {
       top_k_custom: 7,
     });
     expect(res.choices[0].message.content).toBe('echo: describe');
-    const sent = upstream.requests[0].body!;
+    const sent = upstream.requests.find((r) => r.method === 'POST')!.body!;
     expect((sent.messages as Array<{ content: unknown }>)[0].content).toEqual([
       { type: 'text', text: 'describe' },
       { type: 'image_url', image_url: { url: image, detail: 'low' } },
@@ -161,7 +161,7 @@ describe('OpenAI-compatible ingress with the official openai client', () => {
       .create({ model: 'llama3.2', provider: 'fakeai', messages: [{ role: 'user', content: 'hi' }] })
       .withResponse();
     expect(response.headers.get('x-runtime-route-reason')).toBe('pinned_provider_model');
-    expect(upstream.requests[0].body?.provider).toBeUndefined();
+    expect(upstream.requests.find((r) => r.method === 'POST')!.body?.provider).toBeUndefined();
   });
 
   it('answers an unknown model with 422 model_not_configured and suggestions', async () => {
@@ -214,8 +214,8 @@ describe('OpenAI-compatible ingress with the official openai client', () => {
     const reader = res.body!.getReader();
     await reader.read();
     controller.abort();
-    await upstream.waitFor((u) => u.requests[0]?.aborted === true, 5000);
-    expect(upstream.requests[0].aborted).toBe(true);
+    await upstream.waitFor((u) => u.requests.find((r) => r.method === 'POST')?.aborted === true, 5000);
+    expect(upstream.requests.find((r) => r.method === 'POST')!.aborted).toBe(true);
   });
 
   it('records one ledger row per upstream call and a trace per request', async () => {
