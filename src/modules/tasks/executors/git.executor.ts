@@ -7,17 +7,9 @@ import { runProcess } from '../sandbox/process-runner';
 import { SandboxService } from '../sandbox/sandbox.service';
 import type { TaskEntity } from '../task.entity';
 import { commandEnv, commandPlan, runCommandStep } from './command-step';
-import { shellWords } from './shell-words';
+import { gitArgv } from './git-argv';
 
 const GIT_ENV = { GIT_TERMINAL_PROMPT: '0', GIT_PAGER: 'cat', GIT_EDITOR: 'true' };
-
-/** `git_command` is a git command line with or without the leading `git`; it runs without a shell. */
-export function gitArgv(command: string): string[] | null {
-  const words = shellWords(command.trim());
-  if (!words || words.length === 0) return null;
-  const args = words[0] === 'git' ? words.slice(1) : words;
-  return args.length > 0 ? ['git', ...args] : null;
-}
 
 /** execution_kind=git: one git command in the workspace plus a `git_summary` artifact. */
 @Injectable()

@@ -1,0 +1,90 @@
+import 'reflect-metadata';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import type { EventBus } from '@core/bus/event-bus.port';
+import { InProcessEventBus } from '@core/bus/in-process-event-bus.adapter';
+import { createDataSource } from '@core/database/data-source.factory';
+import { migrateEmbedded, migrateWithLock } from '@core/database/migrator';
+import { EventPublisher } from '@modules/events/event-publisher.service';
+import { EventStoreRepository } from '@modules/events/event-store.repository';
+import { EventStore } from '@modules/events/event-store.service';
+import { FeedStamper } from '@modules/events/feed-stamper.service';
+import { RunEventEntity } from '@modules/events/run-event.entity';
+import { newId } from '@modules/tasks/task-ids';
+import { TaskRunEntity } from '@modules/tasks/task-run.entity';
+import { TaskRunRepository } from '@modules/tasks/task-run.repository';
+import { TaskEntity } from '@modules/tasks/task.entity';
+import { TaskRepository } from '@modules/tasks/task.repository';
+import { createScratchDatabase, ScratchDatabase } from '../../support/infra';
+
+export type Backend = 'postgres' | 'pglite';
+
+/** The event store and run repositories on a real database (a Postgres scratch database or a fresh PGlite). */
+export interface RuntimeHarness {
+  backend: Backend;
+  dataSource: DataSource;
+  url: string | undefined;
+  bus: EventBus;
+  events: EventStore;
+  stamper: FeedStamper;
+  tasks: TaskRepository;
+  runs: TaskRunRepository;
+  /** A task with one queued run (rows only). */
+  queuedRun(tenantId?: string): Promise<TaskRunEntity>;
+  close(): Promise<void>;
+}
+
+export async function openRuntime(backend: Backend, opts: { bus?: EventBus; poolSize?: number } = {}): Promise<RuntimeHarness> {
+  let db: ScratchDatabase | undefined;
+  if (backend === 'postgres') db = await createScratchDatabase();
+  const dataSource = await createDataSource({ url: db?.url, dataDir: mkdtempSync(join(tmpdir(), 'hecate-tasks-')), poolSize: opts.poolSize ?? 40, entities: [TaskEntity, TaskRunEntity, RunEventEntity] });
+  await dataSource.initialize();
+  if (backend === 'postgres') await migrateWithLock(dataSource);
+  else await migrateEmbedded(dataSource);
+  const bus = opts.bus ?? new InProcessEventBus();
+  const repo = new EventStoreRepository(dataSource);
+  const publisher = new EventPublisher(bus);
+  const stamper = new FeedStamper(repo, publisher);
+  stamper.onApplicationBootstrap();
+  const events = new EventStore(repo, publisher, stamper);
+  const tasks = new TaskRepository(dataSource);
+  const runs = new TaskRunRepository(dataSource);
+  return {
+    backend,
+    dataSource,
+    url: db?.url,
+    bus,
+    events,
+    stamper,
+    tasks,
+    runs,
+    async queuedRun(tenantId = 'tenant-a') {
+      const now = new Date();
+      const task: TaskEntity = {
+        id: newId('task'), tenantId, title: '', prompt: '', systemPrompt: '', executionKind: 'shell', executionProfile: '', shellCommand: 'true',
+        gitCommand: '', filePath: '', fileContent: '', fileOperation: '', workingDirectory: '', workspaceMode: '', repo: '', baseBranch: '',
+        sandboxAllowedRoot: '', sandboxReadOnly: false, sandboxNetwork: false, priority: '', timeoutMs: 0, budgetMicrosUsd: 0,
+        requestedProvider: '', requestedModel: '', mcpServers: [], status: 'queued', latestRunId: null, lastError: '',
+        createdAt: now, updatedAt: now, startedAt: null, finishedAt: null,
+      };
+      await tasks.insert(task);
+      const run: TaskRunEntity = {
+        id: newId('run'), tenantId, taskId: task.id, number: 1, status: 'queued', executionKind: 'shell', workspaceMode: '', workspacePath: '',
+        model: '', provider: '', providerKind: '', totalCostMicrosUsd: 0, priorCostMicrosUsd: 0, lastError: '', errorKind: '',
+        resumedFromRunId: null, resumeReason: '', checkpoint: null, attempts: 0, leaseOwner: null, leaseToken: null, leaseExpiresAt: null,
+        requestId: null, traceId: null, queuedAt: now, enqueuedAt: null, startedAt: null, finishedAt: null, createdAt: now, updatedAt: now,
+      };
+      await runs.insert(dataSource.manager, run);
+      return run;
+    },
+    async close() {
+      stamper.onApplicationShutdown();
+      publisher.onApplicationShutdown();
+      await bus.close();
+      await dataSource.destroy();
+      await db?.drop();
+    },
+  };
+}
