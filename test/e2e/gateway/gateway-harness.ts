@@ -9,7 +9,8 @@ export const jsonHeaders = { ...auth, 'content-type': 'application/json' };
 export const seenBodies: string[] = [];
 
 export async function api<T = Record<string, unknown>>(base: string, path: string, init: RequestInit = {}): Promise<{ status: number; body: T; headers: Headers }> {
-  const res = await fetch(`${base}${path}`, { ...init, headers: { ...jsonHeaders, ...(init.headers as Record<string, string> | undefined) } });
+  const headers = { ...(init.body === undefined ? auth : jsonHeaders), ...(init.headers as Record<string, string> | undefined) };
+  const res = await fetch(`${base}${path}`, { ...init, headers });
   const text = await res.text();
   seenBodies.push(text);
   let body: unknown = text;
