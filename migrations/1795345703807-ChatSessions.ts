@@ -56,8 +56,9 @@ export class ChatSessions1795345703807 implements MigrationInterface {
       )`);
     await q.query(`CREATE INDEX chat_session_provider_calls_session_idx ON chat_session_provider_calls (session_id, created_at, id)`);
 
-    // replay_count: replayable messages (every status but failed) on the path from the root up to this one,
-    // so "how many messages has the client already sent" is one read of the active leaf.
+    // replay_count / replay_chars: replayable messages (every status but failed) on the path from the root up
+    // to this one, and their JSON size: "how many messages has the client already sent" and "how big is the
+    // context" are one read of the active leaf.
     await q.query(`
       CREATE TABLE chat_session_messages (
         id                  text PRIMARY KEY,
@@ -65,6 +66,7 @@ export class ChatSessions1795345703807 implements MigrationInterface {
         sequence            integer NOT NULL,
         parent_id           text REFERENCES chat_session_messages(id) ON DELETE CASCADE,
         replay_count        integer NOT NULL,
+        replay_chars        bigint NOT NULL DEFAULT 0,
         role                text NOT NULL,
         status              text NOT NULL DEFAULT 'complete',
         kind                text NOT NULL DEFAULT 'message',

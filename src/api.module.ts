@@ -5,6 +5,7 @@ import { CoreModule, CoreResources } from '@core/core.module';
 import { HealthController } from '@core/health/health.controller';
 import { SystemController } from '@core/health/system.controller';
 import { ChatSessionsController } from '@modules/chat-sessions/chat-sessions.controller';
+import { ChatTurnsController } from '@modules/chat-sessions/chat-turns.controller';
 import { QueueProbesController } from '@modules/system/queue-probes.controller';
 import { ChatCompletionsController } from '@modules/gateway/chat-completions.controller';
 import { MessagesController } from '@modules/gateway/messages.controller';
@@ -24,7 +25,7 @@ import { TasksController } from '@modules/tasks/tasks.controller';
 /** The HTTP role: every controller is mounted here and nowhere else (STYLE rule 1). */
 @Module({})
 export class ApiModule {
-  static controllers = [TasksController, TaskRunsController, EventsController, RetentionController, HealthController, SystemController, ApiKeysController, QueueProbesController, ChatSessionsController, ChatCompletionsController, MessagesController, ModelsController, ProvidersController, ProviderSettingsController, ModelCapabilitiesController, PricingController, UsageController, TracesController];
+  static controllers = [TasksController, TaskRunsController, EventsController, RetentionController, HealthController, SystemController, ApiKeysController, QueueProbesController, ChatSessionsController, ChatTurnsController, ChatCompletionsController, MessagesController, ModelsController, ProvidersController, ProviderSettingsController, ModelCapabilitiesController, PricingController, UsageController, TracesController];
 
   static forRoot(core: CoreResources): DynamicModule {
     return {

@@ -10,6 +10,8 @@ export class ChatMessageEntity {
   @Column('text', { name: 'parent_id', nullable: true }) parentId!: string | null;
   /** Replayable messages (status other than failed) from the root up to and including this one. */
   @Column('integer', { name: 'replay_count' }) replayCount!: number;
+  /** JSON size of those messages (the context-size estimate for compaction). */
+  @Column('bigint', { name: 'replay_chars' }) replayChars!: number;
   @Column('text') role!: string;
   @Column('text') status!: MessageStatus;
   @Column('text') kind!: MessageKind;

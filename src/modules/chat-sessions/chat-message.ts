@@ -112,9 +112,6 @@ export function withSystemPrompt(messages: ChatMessageJson[], systemPrompt: stri
   return [{ role: 'system', content: systemPrompt }, ...messages];
 }
 
-/** A rough token estimate (4 characters a token) for the compaction threshold. */
-export function estimateTokens(messages: ChatMessageJson[]): number {
-  let chars = 0;
-  for (const m of messages) chars += JSON.stringify(m).length;
-  return Math.ceil(chars / 4);
-}
+/** Size of a message in the context estimate. */
+export const charsOf = (m: ChatMessageJson): number => JSON.stringify(m).length;
+

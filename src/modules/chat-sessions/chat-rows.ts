@@ -15,7 +15,7 @@ export const SESSION_COLUMNS = `id, tenant_id, title, system_prompt, user_name, 
   provider_call_count, last_model, last_provider, last_cost_micros_usd, last_request_id, parent_session_id, lineage_root_id,
   lineage_tip_id, compression_segment_count, continuation_session_id, pre_compression_snapshot, created_at, updated_at`;
 
-export const MESSAGE_COLUMNS = `id, session_id, sequence, parent_id, replay_count, role, status, kind, produced_by_call_id,
+export const MESSAGE_COLUMNS = `id, session_id, sequence, parent_id, replay_count, replay_chars, role, status, kind, produced_by_call_id,
   message_json, error_json, client_request_id, created_at, updated_at`;
 
 export function sessionFromRow(r: Row): ChatSessionEntity {
@@ -51,6 +51,7 @@ export function messageFromRow(r: Row): ChatMessageEntity {
     sequence: int(r.sequence),
     parentId: str(r.parent_id),
     replayCount: int(r.replay_count),
+    replayChars: int(r.replay_chars),
     role: String(r.role),
     status: String(r.status) as ChatMessageEntity['status'],
     kind: String(r.kind) as ChatMessageEntity['kind'],

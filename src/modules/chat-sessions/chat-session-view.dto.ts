@@ -1,11 +1,10 @@
+import { formatUsd } from '@modules/gateway/gateway-router.service';
 import type { ChatMessageEntity } from './chat-message.entity';
 import type { ChatProviderCallEntity } from './chat-provider-call.entity';
 import type { ChatSessionEntity } from './chat-session.entity';
 import type { TreeLink } from './chat-rows';
 
 /** Wire shapes of /hecate/v1/chat/sessions (seed 000 "Wire shape", plus the tree and lineage fields). */
-
-export const formatUsd = (micros: number): string => (micros / 1e6).toFixed(6);
 
 /** The row ordinary navigation should open for this id (seed 001 rule 2). */
 export const canonicalVisibleId = (s: ChatSessionEntity): string => (s.preCompressionSnapshot ? s.lineageTipId : s.id);

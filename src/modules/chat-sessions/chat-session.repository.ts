@@ -54,6 +54,12 @@ export class ChatSessionRepository {
     return rows.length > 0 ? messageFromRow(rows[0]) : null;
   }
 
+  /** Estimated tokens of the replayable path ending at `leafId` (4 characters a token). */
+  async estimatedTokens(sessionId: string, leafId: string): Promise<number> {
+    const rows = await this.dataSource.query(`SELECT replay_chars FROM chat_session_messages WHERE id = $1 AND session_id = $2`, [leafId, sessionId]);
+    return rows.length > 0 ? Math.ceil(Number(rows[0].replay_chars) / 4) : 0;
+  }
+
   async links(sessionId: string): Promise<TreeLink[]> {
     const rows = await this.dataSource.query(`SELECT id, parent_id, sequence FROM chat_session_messages WHERE session_id = $1 ORDER BY sequence`, [sessionId]);
     return (rows as Record<string, unknown>[]).map(linkFromRow);

@@ -1,7 +1,12 @@
 import { Module } from '@nestjs/common';
 import { DatabaseModule } from '@core/database/database.module';
+import { GatewayModule } from '@modules/gateway/gateway.module';
+import { ProvidersModule } from '@modules/providers/providers.module';
+import { ChatCompactionService } from './chat-compaction.service';
 import { ChatExchangeRecorderService } from './chat-exchange-recorder.service';
+import { ChatExchangeService } from './chat-exchange.service';
 import { ChatGenerationEntity } from './chat-generation.entity';
+import { ChatGenerationService } from './chat-generation.service';
 import { ChatInflightService } from './chat-inflight.service';
 import { ChatLineageService } from './chat-lineage.service';
 import { ChatMessageEntity } from './chat-message.entity';
@@ -11,11 +16,12 @@ import { ChatSessionRepository } from './chat-session.repository';
 import { ChatSessionsService } from './chat-sessions.service';
 import { ChatTranscriptRepository } from './chat-transcript.repository';
 import { ChatTurnLedgerService } from './chat-turn-ledger.service';
+import { ChatTurnsService } from './chat-turns.service';
 
 /** Chat sessions: the two-stream store, message trees, stop, compression lineage (issue 4). */
 @Module({
-  imports: [DatabaseModule.forFeature([ChatSessionEntity, ChatMessageEntity, ChatProviderCallEntity, ChatGenerationEntity])],
-  providers: [ChatSessionRepository, ChatTranscriptRepository, ChatSessionsService, ChatExchangeRecorderService, ChatTurnLedgerService, ChatInflightService, ChatLineageService],
-  exports: [ChatSessionsService, ChatExchangeRecorderService],
+  imports: [DatabaseModule.forFeature([ChatSessionEntity, ChatMessageEntity, ChatProviderCallEntity, ChatGenerationEntity]), GatewayModule, ProvidersModule],
+  providers: [ChatSessionRepository, ChatTranscriptRepository, ChatSessionsService, ChatExchangeRecorderService, ChatTurnLedgerService, ChatInflightService, ChatLineageService, ChatGenerationService, ChatCompactionService, ChatTurnsService, ChatExchangeService],
+  exports: [ChatSessionsService, ChatInflightService, ChatTurnsService, ChatCompactionService, ChatExchangeRecorderService, ChatExchangeService],
 })
 export class ChatSessionsModule {}

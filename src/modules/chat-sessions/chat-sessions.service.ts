@@ -146,7 +146,7 @@ export class ChatSessionsService {
       if (!target) throw new ChatMessageNotFoundError(id, messageId);
       const leafId = latestLeaf(await tx.links(), messageId);
       const leaf = leafId === target.id ? target : await tx.message(leafId);
-      tx.setActiveLeaf({ id: leaf!.id, replayCount: leaf!.replayCount, status: leaf!.status });
+      tx.setActiveLeaf(leaf!);
     });
     return this.get(tenantId, id);
   }

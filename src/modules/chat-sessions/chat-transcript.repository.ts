@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { ChatMessageJson, isReplayable, MessageKind, MessageStatus, newMessageId } from './chat-message';
+import { charsOf, ChatMessageJson, isReplayable, MessageKind, MessageStatus, newMessageId } from './chat-message';
 import type { ChatMessageEntity } from './chat-message.entity';
 import type { ChatSessionEntity } from './chat-session.entity';
 import { generationFromRow, linkFromRow, MESSAGE_COLUMNS, messageFromRow, SESSION_COLUMNS, sessionFromRow, TreeLink } from './chat-rows';
@@ -29,6 +29,7 @@ export interface NewProviderCall {
   costMicrosUsd: number;
   promptTokens: number;
   completionTokens: number;
+  createdAt?: Date;
 }
 
 export interface NewGeneration {
@@ -46,12 +47,14 @@ export interface MessagePatch {
   producedByCallId?: string | null;
   error?: Record<string, unknown> | null;
   replayCount?: number;
+  replayChars?: number;
 }
 
 /** The active leaf as read with the locked session row. */
 export interface LeafInfo {
   id: string;
   replayCount: number;
+  replayChars: number;
   status: MessageStatus;
 }
 
@@ -138,8 +141,8 @@ export class ChatTx {
   async insertCall(call: NewProviderCall): Promise<void> {
     await this.run(
       `INSERT INTO chat_session_provider_calls (id, session_id, request_id, provider, provider_kind, model, requested_model, route_reason, status,
-         cost_micros_usd, prompt_tokens, completion_tokens, total_tokens)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+         cost_micros_usd, prompt_tokens, completion_tokens, total_tokens, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
       [
         call.id,
         this.session.id,
@@ -154,6 +157,7 @@ export class ChatTx {
         call.promptTokens,
         call.completionTokens,
         call.promptTokens + call.completionTokens,
+        call.createdAt ?? new Date(),
       ],
     );
     const s = this.session;
@@ -169,11 +173,15 @@ export class ChatTx {
   async append(parentId: string | null, items: NewMessage[]): Promise<ChatMessageEntity[]> {
     if (items.length === 0) return [];
     let parentCount = 0;
+    let parentChars = 0;
     if (parentId) {
-      if (this.leaf?.id === parentId) parentCount = this.leaf.replayCount;
-      else {
-        const { rows } = await this.run(`SELECT replay_count FROM chat_session_messages WHERE id = $1 AND session_id = $2`, [parentId, this.session.id]);
+      if (this.leaf?.id === parentId) {
+        parentCount = this.leaf.replayCount;
+        parentChars = this.leaf.replayChars;
+      } else {
+        const { rows } = await this.run(`SELECT replay_count, replay_chars FROM chat_session_messages WHERE id = $1 AND session_id = $2`, [parentId, this.session.id]);
         parentCount = rows.length > 0 ? Number(rows[0].replay_count) : 0;
+        parentChars = rows.length > 0 ? Number(rows[0].replay_chars) : 0;
       }
     }
     const out: ChatMessageEntity[] = [];
@@ -182,12 +190,14 @@ export class ChatTx {
     for (const item of items) {
       const status = item.status ?? 'complete';
       parentCount += isReplayable(status) ? 1 : 0;
+      parentChars += isReplayable(status) ? charsOf(item.message) : 0;
       out.push({
         id: item.id ?? newMessageId(),
         sessionId: this.session.id,
         sequence: this.session.nextSequence++,
         parentId: parent,
         replayCount: parentCount,
+        replayChars: parentChars,
         role: item.message.role,
         status,
         kind: item.kind ?? 'message',
@@ -203,13 +213,13 @@ export class ChatTx {
     const params: unknown[] = [];
     const values = out.map((m) => {
       const base = params.length;
-      params.push(m.id, m.sessionId, m.sequence, m.parentId, m.replayCount, m.role, m.status, m.kind, m.producedByCallId);
-      params.push(JSON.stringify(m.messageJson), m.errorJson ? JSON.stringify(m.errorJson) : null, m.clientRequestId);
+      params.push(m.id, m.sessionId, m.sequence, m.parentId, m.replayCount, m.replayChars, m.role, m.status, m.kind, m.producedByCallId);
+      params.push(JSON.stringify(m.messageJson), m.errorJson ? JSON.stringify(m.errorJson) : null, m.clientRequestId, m.createdAt);
       const p = (i: number) => `$${base + i}`;
-      return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}, ${p(8)}, ${p(9)}, ${p(10)}::jsonb, ${p(11)}::jsonb, ${p(12)})`;
+      return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}, ${p(8)}, ${p(9)}, ${p(10)}, ${p(11)}::jsonb, ${p(12)}::jsonb, ${p(13)}, ${p(14)}, ${p(14)})`;
     });
     await this.run(
-      `INSERT INTO chat_session_messages (id, session_id, sequence, parent_id, replay_count, role, status, kind, produced_by_call_id, message_json, error_json, client_request_id)
+      `INSERT INTO chat_session_messages (id, session_id, sequence, parent_id, replay_count, replay_chars, role, status, kind, produced_by_call_id, message_json, error_json, client_request_id, created_at, updated_at)
        VALUES ${values.join(', ')}`,
       params,
     );
@@ -218,9 +228,11 @@ export class ChatTx {
     return out;
   }
 
-  async updateMessage(id: string, patch: MessagePatch): Promise<void> {
-    const sets: string[] = ['updated_at = now()'];
-    const params: unknown[] = [id, this.session.id];
+  /** Updates a message; `updated_at` is the returned time (the same the caller shows). */
+  async updateMessage(id: string, patch: MessagePatch): Promise<Date> {
+    const now = new Date();
+    const sets: string[] = ['updated_at = $3'];
+    const params: unknown[] = [id, this.session.id, now];
     const add = (column: string, value: unknown, cast = '') => {
       params.push(value);
       sets.push(`${column} = $${params.length}${cast}`);
@@ -230,11 +242,20 @@ export class ChatTx {
     if (patch.producedByCallId !== undefined) add('produced_by_call_id', patch.producedByCallId);
     if (patch.error !== undefined) add('error_json', patch.error === null ? null : JSON.stringify(patch.error), '::jsonb');
     if (patch.replayCount !== undefined) add('replay_count', patch.replayCount);
+    if (patch.replayChars !== undefined) add('replay_chars', patch.replayChars);
     await this.run(`UPDATE chat_session_messages SET ${sets.join(', ')} WHERE id = $1 AND session_id = $2`, params);
-    if (this.leaf?.id === id && patch.status) this.leaf = { ...this.leaf, status: patch.status, replayCount: patch.replayCount ?? this.leaf.replayCount };
+    if (this.leaf?.id === id) {
+      this.leaf = {
+        ...this.leaf,
+        status: patch.status ?? this.leaf.status,
+        replayCount: patch.replayCount ?? this.leaf.replayCount,
+        replayChars: patch.replayChars ?? this.leaf.replayChars,
+      };
+    }
+    return now;
   }
 
-  setActiveLeaf(leaf: { id: string; replayCount: number; status: MessageStatus } | null): void {
+  setActiveLeaf(leaf: LeafInfo | null): void {
     this.session.activeLeafId = leaf?.id ?? null;
     this.leaf = leaf;
     this.dirty = true;
@@ -317,7 +338,7 @@ async function insertSessionRow(m: EntityManager, row: ChatSessionEntity): Promi
 }
 
 const LOCK_SQL = `
-  SELECT ${SESSION_COLUMNS.replace(/(^|,\s*)(\w+)/g, '$1s.$2')}, l.replay_count AS leaf_replay_count, l.status AS leaf_status
+  SELECT ${SESSION_COLUMNS.replace(/(^|,\s*)(\w+)/g, '$1s.$2')}, l.replay_count AS leaf_replay_count, l.replay_chars AS leaf_replay_chars, l.status AS leaf_status
     FROM chat_sessions s LEFT JOIN chat_session_messages l ON l.id = s.active_leaf_id
    WHERE s.id = $1 AND s.tenant_id = $2
    FOR UPDATE OF s`;
@@ -346,7 +367,12 @@ export class ChatTranscriptRepository {
       if (session.preCompressionSnapshot && !allowSnapshot) throw new ChatSessionSupersededError(session.id, session.lineageTipId);
       const leaf: LeafInfo | null =
         session.activeLeafId && rows[0].leaf_status
-          ? { id: session.activeLeafId, replayCount: Number(rows[0].leaf_replay_count), status: rows[0].leaf_status as MessageStatus }
+          ? {
+              id: session.activeLeafId,
+              replayCount: Number(rows[0].leaf_replay_count),
+              replayChars: Number(rows[0].leaf_replay_chars),
+              status: rows[0].leaf_status as MessageStatus,
+            }
           : null;
       const tx = new ChatTx(m, session, leaf);
       const result = await fn(tx);

@@ -3,6 +3,7 @@ import { AppConfig } from '@core/config/app-config';
 import { InvalidRequestError } from '@core/http/domain-error';
 import {
   assistantMessage,
+  charsOf,
   ChatMessageJson,
   extendAssistantMessage,
   GeneratedReply,
@@ -165,7 +166,7 @@ export class ChatTurnLedgerService {
       await tx.updateMessage(target.id, { status: 'in_progress' });
       const generationId = `${target.id}~${Date.now().toString(36)}`;
       await tx.insertGeneration({ id: generationId, leafKey: target.id, messageId: target.id, kind: 'continue', previousStatus: target.status, owner: input.owner });
-      tx.setActiveLeaf({ id: target.id, replayCount: target.replayCount, status: 'in_progress' });
+      tx.setActiveLeaf({ id: target.id, replayCount: target.replayCount, replayChars: target.replayChars, status: 'in_progress' });
       return {
         kind: 'continue',
         tenantId,
@@ -205,31 +206,33 @@ export class ChatTurnLedgerService {
     let call: ChatProviderCallEntity | null = null;
     if (outcome.call) {
       const id = newCallId();
-      const row = { ...outcome.call, id, status: outcome.status === 'complete' ? 'completed' : outcome.status };
+      const row = { ...outcome.call, id, status: outcome.status === 'complete' ? 'completed' : outcome.status, createdAt: new Date() };
       await tx.insertCall(row);
-      call = { ...row, sessionId: tx.session.id, totalTokens: row.promptTokens + row.completionTokens, createdAt: new Date() };
+      call = { ...row, sessionId: tx.session.id, totalTokens: row.promptTokens + row.completionTokens };
     }
     const continuing = turn.kind === 'continue' && turn.previous;
     let status: MessageStatus = outcome.status;
     let message: ChatMessageJson;
     let replayCount = current.replayCount;
     if (outcome.status === 'failed') {
-      // A failed continuation keeps the partial text it started from.
-      message = continuing ? turn.previous!.message : assistantMessage(EMPTY_REPLY);
+      // A failed continuation keeps the partial text it started from; a failed reply keeps what it streamed (for display).
+      message = continuing ? turn.previous!.message : assistantMessage(outcome.reply ?? EMPTY_REPLY, { repairArguments: true });
       status = continuing ? turn.previous!.status : 'failed';
       if (!continuing) replayCount = current.replayCount - 1;
     } else {
       const cut = outcome.status !== 'complete';
       message = continuing ? extendAssistantMessage(turn.previous!.message, outcome.reply) : assistantMessage(outcome.reply, { repairArguments: cut });
     }
-    await tx.updateMessage(current.id, {
+    const replayChars = current.replayChars - charsOf(current.messageJson) + (isReplayable(status) ? charsOf(message) : 0);
+    const updatedAt = await tx.updateMessage(current.id, {
       message,
       status,
       replayCount,
+      replayChars,
       producedByCallId: call?.id ?? current.producedByCallId,
       error: outcome.status === 'failed' ? (outcome.error ?? { type: 'gateway_error', message: 'generation failed' }) : null,
     });
-    const assistant: ChatMessageEntity = { ...current, messageJson: message, status, replayCount, producedByCallId: call?.id ?? current.producedByCallId, updatedAt: new Date() };
+    const assistant: ChatMessageEntity = { ...current, messageJson: message, status, replayCount, replayChars, producedByCallId: call?.id ?? current.producedByCallId, updatedAt };
     if (outcome.status === 'failed') assistant.errorJson = outcome.error ?? null;
     const toolResults = await this.closeOpenToolCalls(tx, assistant, outcome.status === 'stopped' ? 'the generation was stopped' : 'the generation ended before it ran');
     return { skipped: false, assistant, call, toolResults };

@@ -1,0 +1,183 @@
+import type { ServerResponse } from 'node:http';
+import { Injectable } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Principal } from '@core/context/request-context';
+import { DomainError, InvalidRequestError } from '@core/http/domain-error';
+import { rootLogger } from '@core/logging/logger';
+import { formatUsd, GatewayCallContext, GatewayResult, GatewayRouteInfo, GatewayRouterService } from '@modules/gateway/gateway-router.service';
+import { isObject, Json } from '@modules/gateway/protocol/normalized';
+import { normalizeAnthropicResponse, renderOpenaiCompletion } from '@modules/gateway/protocol/response-translation';
+import { OpenaiChunkEncoder } from '@modules/gateway/protocol/stream-codecs';
+import { ChatExchangeRecorderService, ExchangeResult, PreparedExchange } from './chat-exchange-recorder.service';
+import type { GeneratedReply } from './chat-message';
+
+const SESSION_HEADER = 'x-session-id';
+
+/** The session a `/v1/chat/completions` request names: the `session_id` body field, else the X-Session-Id header. */
+export function chatSessionIdOf(request: FastifyRequest): string | undefined {
+  const body = request.body;
+  if (isObject(body) && typeof body.session_id === 'string' && body.session_id !== '') return body.session_id;
+  const header = request.headers[SESSION_HEADER];
+  return typeof header === 'string' && header !== '' ? header : undefined;
+}
+
+const replyOf = (r: GatewayResult): GeneratedReply => ({ text: r.text, content_blocks: r.content_blocks as Array<Record<string, unknown>>, tool_calls: r.tool_calls });
+
+function callOf(info: GatewayRouteInfo, requestedModel: string | undefined, r?: GatewayResult): ExchangeResult['call'] {
+  return {
+    requestId: info.request_id,
+    provider: info.provider,
+    providerKind: info.provider_kind,
+    model: info.model,
+    requestedModel: requestedModel ?? null,
+    routeReason: info.route_reason,
+    costMicrosUsd: r?.cost_micros_usd ?? 0,
+    promptTokens: r?.usage.input_tokens ?? 0,
+    completionTokens: r?.usage.output_tokens ?? 0,
+  };
+}
+
+function routeHeaders(info: GatewayRouteInfo, sessionId: string, requestedModel: string | undefined, costMicros?: number): Record<string, string> {
+  return {
+    'x-runtime-provider': info.provider,
+    'x-runtime-provider-kind': info.provider_kind,
+    'x-runtime-model': info.model,
+    'x-runtime-route-reason': info.route_reason,
+    'x-runtime-attempts': String(info.attempts),
+    'x-runtime-retries': String(Math.max(0, info.attempts - 1)),
+    ...(requestedModel ? { 'x-runtime-requested-model': requestedModel } : {}),
+    ...(costMicros !== undefined ? { 'x-runtime-cost-usd': formatUsd(costMicros) } : {}),
+    'x-session-id': sessionId,
+  };
+}
+
+const drain = (res: ServerResponse) =>
+  new Promise<void>((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.once('drain', done);
+    res.once('close', done);
+  });
+
+/**
+ * `POST /v1/chat/completions` with a session (seed 000 RecordChatExchange): the session's system prompt is
+ * applied, the call goes through the gateway router, and the exchange is recorded before the response
+ * completes (a streamed one when it ends; a stream the client cut keeps its partial reply as `incomplete`).
+ */
+@Injectable()
+export class ChatExchangeService {
+  constructor(
+    private readonly recorder: ChatExchangeRecorderService,
+    private readonly router: GatewayRouterService,
+  ) {}
+
+  async handle(principal: Principal, request: FastifyRequest, reply: FastifyReply, sessionId: string): Promise<void> {
+    if (!isObject(request.body) || !Array.isArray(request.body.messages)) throw new InvalidRequestError('messages must be a non-empty array');
+    const { session_id: _ignored, ...body } = request.body as Json & { session_id?: unknown };
+    const exchange = await this.recorder.prepare(principal.tenantId, sessionId, body.messages as unknown[]);
+    const upstream = { ...body, messages: exchange.messages };
+    const requestedModel = typeof body.model === 'string' ? body.model : undefined;
+    const abort = new AbortController();
+    const onClose = () => {
+      if (!reply.raw.writableFinished) abort.abort();
+    };
+    reply.raw.on('close', onClose);
+    const ctx: GatewayCallContext = {
+      tenantId: principal.tenantId,
+      apiKeyId: principal.apiKeyId,
+      requestId: request.hecate?.requestId,
+      traceId: request.hecate?.traceId,
+      signal: abort.signal,
+      endpoint: '/v1/chat/completions',
+    };
+    try {
+      if (body.stream === true) await this.stream(exchange, upstream, requestedModel, ctx, reply, abort.signal);
+      else await this.complete(exchange, upstream, requestedModel, ctx, reply);
+    } finally {
+      reply.raw.off('close', onClose);
+    }
+  }
+
+  private async complete(exchange: PreparedExchange, body: Json, requestedModel: string | undefined, ctx: GatewayCallContext, reply: FastifyReply): Promise<void> {
+    let result: GatewayResult;
+    try {
+      result = await this.router.complete({ protocol: 'openai', body }, ctx);
+    } catch (err) {
+      await this.recordFailure(exchange, err, requestedModel, ctx);
+      throw err;
+    }
+    await this.recorder.record(exchange, { status: 'complete', reply: replyOf(result), call: callOf(result, requestedModel, result) });
+    const out = result.protocol === 'openai' && result.raw ? result.raw : renderOpenaiCompletion(normalizeAnthropicResponse(result.raw ?? {}), result.model);
+    await reply.headers(routeHeaders(result, exchange.sessionId, requestedModel, result.cost_micros_usd)).header('content-type', 'application/json').send(JSON.stringify(out));
+  }
+
+  private async stream(exchange: PreparedExchange, body: Json, requestedModel: string | undefined, ctx: GatewayCallContext, reply: FastifyReply, signal: AbortSignal): Promise<void> {
+    let s;
+    try {
+      s = await this.router.stream({ protocol: 'openai', body }, ctx);
+    } catch (err) {
+      await this.recordFailure(exchange, err, requestedModel, ctx);
+      throw err;
+    }
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, {
+      ...(reply.getHeaders() as Record<string, string>),
+      ...routeHeaders(s, exchange.sessionId, requestedModel),
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      'x-accel-buffering': 'no',
+    });
+    const so = body.stream_options;
+    const encoder = new OpenaiChunkEncoder(`chatcmpl-${s.request_id.replace(/^req_/, '')}`, s.model, isObject(so) && so.include_usage === true);
+    let failure: unknown;
+    try {
+      for await (const d of s.deltas) {
+        const out = encoder.encode(d);
+        if (out && !signal.aborted && !res.write(out)) await drain(res);
+      }
+    } catch (err) {
+      if (!signal.aborted) failure = err;
+    }
+    let result: GatewayResult | undefined;
+    try {
+      result = await s.result;
+    } catch (err) {
+      failure ??= err;
+    }
+    if (failure || !result) {
+      if (!res.writableEnded) {
+        res.write(`data: ${JSON.stringify({ error: { message: 'the upstream stream broke before it was complete', type: 'upstream_error', code: 'upstream_error', param: null } })}\n\n`);
+        res.end();
+      }
+      await this.recordFailure(exchange, failure, requestedModel, ctx, s);
+      return;
+    }
+    // Recorded before the stream ends, so the client's next request sees this exchange persisted.
+    const status = signal.aborted ? 'incomplete' : 'complete';
+    await this.recorder.record(exchange, { status, reply: replyOf(result), call: callOf(result, requestedModel, result) }).catch((err) => {
+      rootLogger().error({ err: String(err), sessionId: exchange.sessionId }, 'chat exchange could not be recorded');
+    });
+    if (!signal.aborted && !res.writableEnded) res.end(encoder.end());
+  }
+
+  /** An upstream failure is recorded as a failed reply (excluded from replay); request errors are not. */
+  private async recordFailure(exchange: PreparedExchange, err: unknown, requestedModel: string | undefined, ctx: GatewayCallContext, info?: GatewayRouteInfo): Promise<void> {
+    if (ctx.signal?.aborted) return;
+    const status = err instanceof DomainError ? err.status : 502;
+    if (status < 500 && status !== 429) return;
+    const error =
+      err instanceof DomainError
+        ? { type: err.type, message: err.message, user_message: err.userMessage, operator_action: err.operatorAction, status }
+        : { type: 'upstream_error', message: err instanceof Error ? err.message : String(err), status };
+    const call = info
+      ? callOf(info, requestedModel)
+      : { requestId: ctx.requestId ?? '', provider: '', providerKind: '', model: requestedModel ?? '', requestedModel: requestedModel ?? null, routeReason: null, costMicrosUsd: 0, promptTokens: 0, completionTokens: 0 };
+    await this.recorder
+      .record(exchange, { status: 'failed', reply: { text: '', content_blocks: [], tool_calls: [] }, call, error })
+      .catch((e) => rootLogger().warn({ err: String(e), sessionId: exchange.sessionId }, 'failed chat exchange could not be recorded'));
+  }
+}

@@ -1,0 +1,57 @@
+import { Body, Controller, HttpCode, Param, Post, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { CurrentPrincipal } from '@core/auth/current-principal.decorator';
+import { AppConfig } from '@core/config/app-config';
+import type { Principal } from '@core/context/request-context';
+import { ChatCompactionService } from './chat-compaction.service';
+import { CompactChatSessionDto, ContinueChatMessageDto, EditChatMessageDto, RegenerateChatMessageDto, SendChatMessageDto } from './chat-session.dto';
+import { ChatSessionsService } from './chat-sessions.service';
+import { TurnSseWriter } from './chat-turn-sse';
+import { ChatTurnsService, SinkFactory } from './chat-turns.service';
+
+/** Seed 002 turns (JSON, or SSE with `stream: true`) and seed 001 compaction. */
+@Controller('hecate/v1/chat/sessions/:id')
+export class ChatTurnsController {
+  constructor(
+    private readonly turns: ChatTurnsService,
+    private readonly compaction: ChatCompactionService,
+    private readonly sessions: ChatSessionsService,
+    private readonly config: AppConfig,
+  ) {}
+
+  private sink(reply: FastifyReply, stream: boolean | undefined): SinkFactory {
+    return stream ? () => new TurnSseWriter(reply, this.config.tasks.sse) : undefined;
+  }
+
+  private async respond(reply: FastifyReply, stream: boolean | undefined, data: Promise<unknown>): Promise<void> {
+    const body = await data;
+    if (!stream) await reply.status(200).send({ object: 'chat_session_turn', data: body });
+  }
+
+  @Post('messages')
+  send(@CurrentPrincipal() caller: Principal, @Param('id') id: string, @Body() dto: SendChatMessageDto, @Res() reply: FastifyReply) {
+    return this.respond(reply, dto.stream, this.turns.send(caller.tenantId, id, dto, this.sink(reply, dto.stream)));
+  }
+
+  @Post('messages/:messageId/regenerate')
+  regenerate(@CurrentPrincipal() caller: Principal, @Param('id') id: string, @Param('messageId') messageId: string, @Body() dto: RegenerateChatMessageDto, @Res() reply: FastifyReply) {
+    return this.respond(reply, dto.stream, this.turns.regenerate(caller.tenantId, id, messageId, dto, this.sink(reply, dto.stream)));
+  }
+
+  @Post('messages/:messageId/edit')
+  edit(@CurrentPrincipal() caller: Principal, @Param('id') id: string, @Param('messageId') messageId: string, @Body() dto: EditChatMessageDto, @Res() reply: FastifyReply) {
+    return this.respond(reply, dto.stream, this.turns.edit(caller.tenantId, id, messageId, dto, this.sink(reply, dto.stream)));
+  }
+
+  @Post('messages/:messageId/continue')
+  continue(@CurrentPrincipal() caller: Principal, @Param('id') id: string, @Param('messageId') messageId: string, @Body() dto: ContinueChatMessageDto, @Res() reply: FastifyReply) {
+    return this.respond(reply, dto.stream, this.turns.continue(caller.tenantId, id, messageId, dto, this.sink(reply, dto.stream)));
+  }
+
+  @Post('compact')
+  @HttpCode(200)
+  async compact(@CurrentPrincipal() caller: Principal, @Param('id') id: string, @Body() dto: CompactChatSessionDto) {
+    const continuation = await this.compaction.compact(caller.tenantId, id, { model: dto.model, provider: dto.provider, keepLastMessages: dto.keep_last_messages });
+    return { object: 'chat_session', data: await this.sessions.get(caller.tenantId, continuation.id) };
+  }
+}

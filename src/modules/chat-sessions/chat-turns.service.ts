@@ -1,0 +1,207 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DomainError } from '@core/http/domain-error';
+import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
+import { rootLogger } from '@core/logging/logger';
+import { ChatCompactionService } from './chat-compaction.service';
+import { DeltaFrame, FrameAccumulator } from './chat-delta-frames';
+import { ChatGenerationService, GenerationStream } from './chat-generation.service';
+import { AbortReason, ChatInflightService } from './chat-inflight.service';
+import type { ChatMessageEntity } from './chat-message.entity';
+import { ChatSessionRepository } from './chat-session.repository';
+import { ContinueChatMessageDto, EditChatMessageDto, RegenerateChatMessageDto, SendChatMessageDto } from './chat-session.dto';
+import { formatUsd } from '@modules/gateway/gateway-router.service';
+import { toChatMessageResponse, toProviderCallResponse } from './chat-session-view.dto';
+import { withTurnIds } from './chat-sessions.errors';
+import { BegunTurn, ChatTurnLedgerService, FinishedTurn, ReplayedTurn, TurnOutcome } from './chat-turn-ledger.service';
+import type { TurnSink } from './chat-turn-sse';
+
+type Options = { model?: string; provider?: string };
+/** How long an idempotent retry waits for the original generation to finish. */
+const REPLAY_WAIT_MS = 10 * 60_000;
+export type SinkFactory = (() => TurnSink) | undefined;
+
+/** The error envelope stored on a failed reply (and sent in the SSE `error` frame). */
+function envelopeOf(err: unknown): Record<string, unknown> {
+  if (err instanceof DomainError) {
+    return { type: err.type, message: err.message, user_message: err.userMessage, operator_action: err.operatorAction, status: err.status, ...err.details };
+  }
+  return { type: 'upstream_error', message: err instanceof Error ? err.message : String(err), user_message: 'The provider failed to answer.', operator_action: '', status: 502 };
+}
+
+function errorFromEnvelope(e: Record<string, unknown>): DomainError {
+  return new DomainError(String(e.type ?? 'upstream_error'), Number(e.status ?? 502), String(e.message ?? 'generation failed'), {
+    userMessage: typeof e.user_message === 'string' ? e.user_message : undefined,
+    operatorAction: typeof e.operator_action === 'string' ? e.operator_action : undefined,
+  });
+}
+
+/**
+ * Server-side conversations (seed 002): send, regenerate, edit, continue. Each turn is begun in one
+ * transaction (messages + branch lock), generated through the gateway router with its deltas teed into
+ * LiveStreamBuffer, and finished in another (reply, provider call, repaired tool calls).
+ */
+@Injectable()
+export class ChatTurnsService {
+  constructor(
+    private readonly ledger: ChatTurnLedgerService,
+    private readonly inflight: ChatInflightService,
+    private readonly generation: ChatGenerationService,
+    private readonly compaction: ChatCompactionService,
+    private readonly sessions: ChatSessionRepository,
+    @Inject(LiveStreamBuffer) private readonly buffer: LiveStreamBuffer,
+  ) {}
+
+  async send(tenantId: string, sessionId: string, dto: SendChatMessageDto, sink: SinkFactory) {
+    const target = await this.compaction.compactIfNeeded(tenantId, sessionId, dto);
+    const begun = await this.ledger.beginSend(tenantId, target, {
+      content: dto.content,
+      parentId: target === sessionId ? dto.parent_id : undefined,
+      clientRequestId: dto.client_request_id,
+      owner: this.inflight.owner,
+    });
+    if ('replayed' in begun) return this.replayed(begun, sink);
+    return this.run(begun, dto, sink, target === sessionId ? undefined : sessionId);
+  }
+
+  async regenerate(tenantId: string, sessionId: string, messageId: string, dto: RegenerateChatMessageDto, sink: SinkFactory) {
+    return this.run(await this.ledger.beginRegenerate(tenantId, sessionId, { messageId, owner: this.inflight.owner }), dto, sink);
+  }
+
+  async edit(tenantId: string, sessionId: string, messageId: string, dto: EditChatMessageDto, sink: SinkFactory) {
+    const begun = await this.ledger.beginEdit(tenantId, sessionId, { messageId, content: dto.content, regenerate: dto.regenerate ?? true, owner: this.inflight.owner });
+    if ('edited' in begun) {
+      const data = { session_id: sessionId, user_message: toChatMessageResponse(begun.edited), assistant_message: null };
+      const s = sink?.();
+      s?.done(data);
+      return data;
+    }
+    return this.run(begun, dto, sink);
+  }
+
+  async continue(tenantId: string, sessionId: string, messageId: string, dto: ContinueChatMessageDto, sink: SinkFactory) {
+    return this.run(await this.ledger.beginContinue(tenantId, sessionId, { messageId, owner: this.inflight.owner }), dto, sink);
+  }
+
+  private async run(turn: BegunTurn, opts: Options, sinkFactory: SinkFactory, compactedFrom?: string) {
+    const controller = await this.inflight.track(turn.generationId, turn.sessionId);
+    const sink = sinkFactory?.();
+    sink?.created({
+      session_id: turn.sessionId,
+      ...(compactedFrom ? { compacted_from_session_id: compactedFrom } : {}),
+      user_message_id: turn.userMessage?.id ?? null,
+      assistant_message_id: turn.assistant.id,
+      parent_id: turn.assistant.parentId,
+      stream_id: turn.generationId,
+    });
+    const outcome = await this.generate(turn, opts, controller, sink);
+    const reason = controller.signal.aborted ? (controller.signal.reason as AbortReason) : undefined;
+    let finished: FinishedTurn;
+    try {
+      finished = await this.ledger.finish(turn, outcome, this.inflight.owner);
+    } catch (err) {
+      if (!sink) throw err;
+      rootLogger().error({ err: String(err), sessionId: turn.sessionId }, 'chat turn could not be finalised');
+      sink.error({ error: envelopeOf(err), session_id: turn.sessionId, assistant_message_id: turn.assistant.id });
+      return { session_id: turn.sessionId };
+    } finally {
+      this.inflight.release(turn.generationId);
+      if (reason === 'stop') await this.inflight.announceStopped(turn.sessionId, turn.generationId);
+    }
+    const data = this.view(turn.sessionId, turn.userMessage, finished, compactedFrom);
+    if (finished.assistant.status === 'failed') {
+      sink?.error({ error: finished.assistant.errorJson, ...data });
+      if (!sink) throw withTurnIds(errorFromEnvelope(finished.assistant.errorJson ?? {}), { session_id: turn.sessionId, user_message_id: turn.userMessage?.id ?? null, assistant_message_id: turn.assistant.id });
+      return data;
+    }
+    sink?.done(data);
+    return data;
+  }
+
+  /** Streams the reply; never throws (a failure is an outcome). */
+  private async generate(turn: BegunTurn, opts: Options, controller: AbortController, sink: TurnSink | undefined): Promise<TurnOutcome> {
+    const acc = new FrameAccumulator();
+    let index = 0;
+    let stream: GenerationStream | undefined;
+    try {
+      stream = await this.generation.stream(
+        { tenantId: turn.tenantId, messages: turn.replay, model: opts.model ?? turn.lastModel ?? undefined, provider: opts.provider, endpoint: `/hecate/v1/chat/sessions/${turn.kind}` },
+        controller.signal,
+      );
+      for await (const frame of stream.frames) {
+        acc.add(frame);
+        index = await this.tee(turn.generationId, frame, index + 1);
+        sink?.delta(index, frame);
+      }
+      const { reply, call } = await stream.result;
+      return { status: 'complete', reply, call };
+    } catch (err) {
+      if (controller.signal.aborted) {
+        const partial = stream ? await stream.result.catch(() => undefined) : undefined;
+        const reason = controller.signal.reason as AbortReason;
+        return { status: reason === 'stop' ? 'stopped' : 'incomplete', reply: partial?.reply ?? acc.reply(), call: partial?.call ?? null };
+      }
+      rootLogger().warn({ err: String(err), sessionId: turn.sessionId }, 'chat generation failed');
+      const call = stream
+        ? { requestId: '', provider: stream.provider, providerKind: '', model: stream.model, requestedModel: opts.model ?? null, routeReason: null, costMicrosUsd: 0, promptTokens: 0, completionTokens: 0 }
+        : null;
+      return { status: 'failed', reply: acc.reply(), call, error: envelopeOf(err) };
+    } finally {
+      await this.buffer.markDone(turn.generationId).catch(() => undefined);
+    }
+  }
+
+  /** Appends a frame to the live buffer; its index is the SSE id. A buffer outage does not stop the turn. */
+  private async tee(streamId: string, frame: DeltaFrame, fallbackIndex: number): Promise<number> {
+    try {
+      return await this.buffer.append(streamId, JSON.stringify(frame));
+    } catch (err) {
+      rootLogger().warn({ err: String(err), streamId }, 'live stream buffer append failed');
+      return fallbackIndex;
+    }
+  }
+
+  /** A retry with the same client_request_id: the same ids, no second generation (waits for one in flight). */
+  private async replayed(r: ReplayedTurn, sinkFactory: SinkFactory) {
+    const sink = sinkFactory?.();
+    sink?.created({ session_id: r.sessionId, user_message_id: r.userMessage.id, assistant_message_id: r.assistant?.id ?? null, parent_id: r.userMessage.id, replayed: true });
+    let assistant = r.assistant;
+    if (assistant && assistant.status === 'in_progress') {
+      let after = 0;
+      const deadline = Date.now() + REPLAY_WAIT_MS;
+      while (Date.now() < deadline) {
+        const page = await this.buffer.read(assistant.id, after, { blockMs: 1000 }).catch(() => ({ chunks: [], done: false, expired: true }));
+        for (const c of page.chunks) {
+          after = c.index;
+          sink?.delta(c.index, JSON.parse(c.data) as DeltaFrame);
+        }
+        assistant = (await this.sessions.message(r.sessionId, assistant.id)) ?? assistant;
+        if (assistant.status !== 'in_progress' && (page.done || page.expired || page.chunks.length === 0)) break;
+        if (page.expired) await new Promise((res) => setTimeout(res, 200));
+      }
+    }
+    const call = assistant?.producedByCallId ? await this.sessions.call(r.sessionId, assistant.producedByCallId) : null;
+    const data = this.view(r.sessionId, r.userMessage, assistant ? { skipped: false, assistant, call, toolResults: [] } : null);
+    if (assistant?.status === 'failed') {
+      sink?.error({ error: assistant.errorJson, ...data });
+      if (!sink) throw withTurnIds(errorFromEnvelope(assistant.errorJson ?? {}), { session_id: r.sessionId, user_message_id: r.userMessage.id, assistant_message_id: assistant.id });
+      return data;
+    }
+    sink?.done(data);
+    return data;
+  }
+
+  private view(sessionId: string, user: ChatMessageEntity | null, finished: FinishedTurn | null, compactedFrom?: string) {
+    const call = finished?.call ?? null;
+    return {
+      session_id: sessionId,
+      ...(compactedFrom ? { compacted_from_session_id: compactedFrom } : {}),
+      user_message: user ? toChatMessageResponse(user) : null,
+      assistant_message: finished ? toChatMessageResponse(finished.assistant) : null,
+      tool_results: (finished?.toolResults ?? []).map((m) => toChatMessageResponse(m)),
+      provider_call: call ? toProviderCallResponse(call) : null,
+      usage: call ? { prompt_tokens: call.promptTokens, completion_tokens: call.completionTokens, total_tokens: call.promptTokens + call.completionTokens } : null,
+      cost_micros_usd: call?.costMicrosUsd ?? 0,
+      cost_usd: formatUsd(call?.costMicrosUsd ?? 0),
+    };
+  }
+}

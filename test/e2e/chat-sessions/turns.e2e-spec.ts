@@ -1,0 +1,204 @@
+import { waitFor } from '../../support/infra';
+import { call, fakeUpstream, FakeUpstream, openSse, parseSse, providerEnv, ServerProcess, startChatServer } from './chat-harness';
+
+const S = '/hecate/v1/chat/sessions';
+type Msg = { id: string; role: string; content: unknown; status: string; parent_id: string | null; [k: string]: unknown };
+
+/** Seed 002 server-side conversations through the gateway router, embedded mode (npm start). */
+describe('chat session turns (embedded)', () => {
+  let upstream: FakeUpstream;
+  let server: ServerProcess;
+  let base: string;
+
+  beforeAll(async () => {
+    upstream = await fakeUpstream();
+    server = await startChatServer({ ...providerEnv('fake', upstream), GATEWAY_DEFAULT_MODEL: 'gpt-4o-mini', GATEWAY_PROVIDER_MAX_ATTEMPTS: '1' });
+    base = server.url;
+  });
+  afterEach(() => upstream.reset());
+  afterAll(async () => {
+    await server?.stop();
+    await upstream?.close();
+  });
+
+  const newSession = async (body: Record<string, unknown> = {}) => (await call(base, 'POST', S, body)).body.data.id as string;
+  const path = async (id: string) => (await call(base, 'GET', `${S}/${id}`)).body.data.messages as Msg[];
+  const completions = () => upstream.requests.filter((r) => r.path === '/v1/chat/completions');
+  const lastSent = () => completions().pop()!.body!.messages!;
+  const tree = async (id: string) => (await call(base, 'GET', `${S}/${id}?view=tree`)).body.data.messages as Msg[];
+
+  it('sends and answers JSON; replays the active path with the session system prompt', async () => {
+    const id = await newSession({ system_prompt: 'Be terse.' });
+    const first = await call(base, 'POST', `${S}/${id}/messages`, { content: 'hello', model: 'gpt-4o-mini' });
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({
+      object: 'chat_session_turn',
+      data: {
+        session_id: id,
+        user_message: { role: 'user', content: 'hello', status: 'complete' },
+        assistant_message: { role: 'assistant', content: 'echo: hello', status: 'complete' },
+        provider_call: { provider: 'fake', model: 'gpt-4o-mini', status: 'completed' },
+      },
+    });
+    expect(first.body.data.assistant_message.produced_by_call_id).toBe(first.body.data.provider_call.id);
+    expect(first.body.data.usage.total_tokens).toBeGreaterThan(0);
+    await call(base, 'POST', `${S}/${id}/messages`, { content: 'again' });
+    expect(completions()[1].body!.messages).toEqual([
+      { role: 'system', content: 'Be terse.' },
+      { role: 'user', content: 'hello' },
+      { role: 'assistant', content: 'echo: hello', content_blocks: [{ type: 'text', text: 'echo: hello' }] },
+      { role: 'user', content: 'again' },
+    ]);
+    const got = await call(base, 'GET', `${S}/${id}`);
+    expect(got.body.data).toMatchObject({ message_count: 4, provider_call_count: 2, last_model: 'gpt-4o-mini', last_provider: 'fake' });
+  });
+
+  it('streams SSE: message.created, delta frames whose id is their index, then done', async () => {
+    const id = await newSession();
+    upstream.script({ content: 'one two three', chunks: 3 });
+    const res = await call(base, 'POST', `${S}/${id}/messages`, { content: 'count', stream: true });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
+    const events = parseSse(res.text);
+    expect(events[0]).toMatchObject({ event: 'message.created', data: { session_id: id } });
+    const deltas = events.filter((e) => e.event === 'delta');
+    expect(deltas.map((e) => [e.id, e.data.index])).toEqual([
+      ['1', 1],
+      ['2', 2],
+      ['3', 3],
+    ]);
+    expect(deltas.map((e) => e.data.content).join('')).toBe('one two three');
+    const done = events[events.length - 1];
+    expect(done).toMatchObject({ event: 'done', data: { assistant_message: { id: events[0].data.assistant_message_id, content: 'one two three', status: 'complete' } } });
+    expect(done.data.cost_usd).toMatch(/^\d+\.\d{6}$/);
+  });
+
+  it('regenerates, edits and switches branches; view=tree shows every branch', async () => {
+    const id = await newSession();
+    const t1 = (await call(base, 'POST', `${S}/${id}/messages`, { content: 'q1' })).body.data;
+    const t2 = (await call(base, 'POST', `${S}/${id}/messages`, { content: 'q2' })).body.data;
+    upstream.script({ content: 'another answer' });
+    const regen = await call(base, 'POST', `${S}/${id}/messages/${t2.assistant_message.id}/regenerate`, {});
+    expect(regen.body.data.assistant_message).toMatchObject({ content: 'another answer', parent_id: t2.user_message.id });
+    expect((await path(id)).map((m) => m.content)).toEqual(['q1', 'echo: q1', 'q2', 'another answer']);
+
+    const edit = await call(base, 'POST', `${S}/${id}/messages/${t1.user_message.id}/edit`, { content: 'q1 changed' });
+    expect(edit.body.data).toMatchObject({ user_message: { content: 'q1 changed', parent_id: null }, assistant_message: { content: 'echo: q1 changed' } });
+    expect((await path(id)).map((m) => m.content)).toEqual(['q1 changed', 'echo: q1 changed']);
+    expect(lastSent()).toEqual([{ role: 'user', content: 'q1 changed' }]);
+
+    const switched = await call(base, 'PUT', `${S}/${id}/active-leaf`, { message_id: t1.user_message.id });
+    expect(switched.body.data.messages.map((m: Msg) => m.content)).toEqual(['q1', 'echo: q1', 'q2', 'another answer']);
+    expect(switched.body.data.active_leaf_id).toBe(regen.body.data.assistant_message.id);
+
+    const all = await tree(id);
+    expect(all).toHaveLength(7);
+    const q2 = all.find((m) => m.content === 'q2')!;
+    expect(q2.children_ids).toEqual([t2.assistant_message.id, regen.body.data.assistant_message.id]);
+    expect(all.find((m) => m.id === regen.body.data.assistant_message.id)).toMatchObject({ sibling_index: 1, sibling_count: 2, children_ids: [] });
+    expect(all.find((m) => m.content === 'q1 changed')).toMatchObject({ sibling_index: 1, sibling_count: 2, parent_id: null });
+    expect((await call(base, 'PUT', `${S}/${id}/active-leaf`, { message_id: 'msg_nope' })).status).toBe(404);
+  });
+
+  it('keeps a failed reply with its error out of replay', async () => {
+    const id = await newSession();
+    upstream.script({ status: 500 });
+    const failed = await call(base, 'POST', `${S}/${id}/messages`, { content: 'boom?' });
+    expect(failed.status).toBe(502);
+    expect(failed.body.error).toMatchObject({ type: 'upstream_error', session_id: id });
+    const [user, assistant] = await tree(id);
+    expect(assistant).toMatchObject({ id: failed.body.error.assistant_message_id, status: 'failed', error: { type: 'upstream_error' } });
+    const retry = await call(base, 'POST', `${S}/${id}/messages/${assistant.id}/regenerate`, {});
+    expect(retry.body.data.assistant_message).toMatchObject({ content: 'echo: boom?', parent_id: user.id });
+    await call(base, 'POST', `${S}/${id}/messages`, { content: 'next' });
+    expect(lastSent().map((m) => m.content)).toEqual(['boom?', 'echo: boom?', 'next']);
+  });
+
+  it('makes client_request_id idempotent: same ids, one generation', async () => {
+    const id = await newSession();
+    upstream.script({ content: 'slow', latencyMs: 300 });
+    const body = { content: 'once', client_request_id: 'req-1' };
+    const [a, b] = await Promise.all([call(base, 'POST', `${S}/${id}/messages`, body), call(base, 'POST', `${S}/${id}/messages`, body)]);
+    expect(a.status).toBe(200);
+    expect(b.status).toBe(200);
+    expect(b.body.data.user_message.id).toBe(a.body.data.user_message.id);
+    expect(b.body.data.assistant_message).toMatchObject({ id: a.body.data.assistant_message.id, content: 'slow', status: 'complete' });
+    const again = await call(base, 'POST', `${S}/${id}/messages`, { ...body, stream: true });
+    expect(parseSse(again.text).pop()).toMatchObject({ event: 'done', data: { assistant_message: { id: a.body.data.assistant_message.id } } });
+    expect(completions()).toHaveLength(1);
+    expect(await tree(id)).toHaveLength(2);
+    expect((await call(base, 'POST', `${S}/${id}/messages`, { content: 'different', client_request_id: 'req-1' })).body.error.type).toBe('chat_session.idempotency_mismatch');
+  });
+
+  it('answers 409 branch_busy on the same leaf while another leaf may generate; stop keeps the partial text', async () => {
+    const id = await newSession();
+    const root = (await call(base, 'POST', `${S}/${id}/messages`, { content: 'start' })).body.data;
+    upstream.script({ content: 'alpha beta gamma delta', chunks: 4, chunkIntervalMs: 20, hangAfterChunks: 2 });
+    const sse = await openSse(base, `${S}/${id}/messages`, { content: 'tell a story', stream: true });
+    const created = await sse.until((e) => e.event === 'message.created');
+    await sse.until((e) => e.event === 'delta' && e.data.index === 2);
+    const busy = await call(base, 'POST', `${S}/${id}/messages`, { content: 'meanwhile' });
+    expect(busy.status).toBe(409);
+    expect(busy.body.error).toMatchObject({ type: 'chat_session.branch_busy' });
+    // Another leaf of the same session is free.
+    const other = await call(base, 'POST', `${S}/${id}/messages/${root.assistant_message.id}/regenerate`, {});
+    expect(other.status).toBe(200);
+
+    const stop = await call(base, 'POST', `${S}/${id}/stop`, {});
+    expect(stop.status).toBe(200);
+    expect(stop.body.data.stopped).toEqual([expect.objectContaining({ id: created.data.assistant_message_id, status: 'stopped', content: 'alpha beta ' })]);
+    const done = await sse.until((e) => e.event === 'done');
+    expect(done.data.assistant_message).toMatchObject({ status: 'stopped', content: 'alpha beta ' });
+    await waitFor(() => upstream.requests.some((r) => r.aborted), { what: 'the upstream request to be aborted' });
+    expect((await call(base, 'POST', `${S}/${id}/stop`, {})).body.error.type).toBe('chat_session.not_running');
+
+    // Continue extends the stopped reply in place.
+    upstream.script({ content: 'gamma delta.' });
+    await call(base, 'PUT', `${S}/${id}/active-leaf`, { message_id: created.data.assistant_message_id });
+    const cont = await call(base, 'POST', `${S}/${id}/messages/${created.data.assistant_message_id}/continue`, {});
+    expect(cont.body.data.assistant_message).toMatchObject({ id: created.data.assistant_message_id, status: 'complete', content: 'alpha beta gamma delta.' });
+    const last = lastSent();
+    expect(last[last.length - 1]).toMatchObject({ role: 'assistant', content: 'alpha beta ' });
+  });
+
+  it('stop closes a tool call cut mid-stream with a synthetic tool_error result', async () => {
+    const id = await newSession();
+    upstream.script({ content: 'Checking now', chunks: 2, toolCalls: [{ name: 'lookup', arguments: { q: 'weather in Oslo' }, id: 'call_cut' }], chunkIntervalMs: 10, hangAfterChunks: 4 });
+    const sse = await openSse(base, `${S}/${id}/messages`, { content: 'weather?', stream: true });
+    await sse.until((e) => e.event === 'delta' && e.data.index === 4);
+    await call(base, 'POST', `${S}/${id}/stop`, {});
+    await sse.until((e) => e.event === 'done');
+    const messages = await path(id);
+    expect(messages.map((m) => [m.role, m.status])).toEqual([
+      ['user', 'complete'],
+      ['assistant', 'stopped'],
+      ['tool', 'complete'],
+    ]);
+    expect(messages[1]).toMatchObject({ content: 'Checking now', tool_calls: [{ id: 'call_cut', function: { name: 'lookup' } }] });
+    expect(messages[2]).toMatchObject({ tool_call_id: 'call_cut', tool_error: true });
+    // The transcript replays: the next turn sends the call and its result.
+    await call(base, 'POST', `${S}/${id}/messages`, { content: 'never mind' });
+    expect(lastSent().map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'user']);
+  });
+
+  it('a client disconnect does not stop the generation', async () => {
+    const id = await newSession();
+    upstream.script({ content: 'a b c d e f', chunks: 6, chunkIntervalMs: 30 });
+    const sse = await openSse(base, `${S}/${id}/messages`, { content: 'go', stream: true });
+    await sse.until((e) => e.event === 'delta');
+    sse.close();
+    await waitFor(async () => (await path(id))[1]?.status === 'complete', { what: 'the reply to complete without its client' });
+    expect((await path(id))[1].content).toBe('a b c d e f');
+  });
+
+  it('rejects bad input and unknown sessions with the seed envelope', async () => {
+    const id = await newSession();
+    expect((await call(base, 'POST', `${S}/${id}/messages`, { content: '' })).status).toBe(400);
+    expect((await call(base, 'POST', `${S}/${id}/messages`, { content: 'x', extra: 1 })).status).toBe(400);
+    const missing = await call(base, 'POST', `${S}/chat_missing/messages`, { content: 'x' });
+    expect(missing.status).toBe(404);
+    expect(missing.body.error).toMatchObject({ type: 'not_found', request_id: expect.any(String) });
+    const user = (await path(id))[0];
+    expect(user).toBeUndefined();
+  });
+});
