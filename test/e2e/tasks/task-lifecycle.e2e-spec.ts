@@ -1,0 +1,298 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ScratchDatabase } from '../../support/infra';
+import { waitFor } from '../../support/infra';
+import { startServer } from '../../support/server-process';
+import { Client, embeddedTasksEnv, expectGapFree, Json, Processes, scaledEnv } from './tasks-harness';
+
+/** shell is gated (approve to run); git and file run without a gate. */
+const POLICIES = 'shell_exec';
+
+describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => {
+  const procs = new Processes();
+  let db: ScratchDatabase | undefined;
+  let c: Client;
+  const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'hecate-lc-')));
+
+  beforeAll(async () => {
+    if (mode === 'embedded') {
+      c = new Client((await procs.start('all', embeddedTasksEnv({ GATEWAY_TASK_APPROVAL_POLICIES: POLICIES }))).url);
+    } else {
+      const s = await scaledEnv({ GATEWAY_TASK_APPROVAL_POLICIES: POLICIES });
+      db = s.db;
+      const api = await procs.start('api', s.env);
+      await procs.start('worker', s.env);
+      c = new Client(api.url);
+    }
+  });
+  afterAll(async () => {
+    await procs.stopAll();
+    await db?.drop();
+  });
+
+  /** Starts a task and approves its pre-execution gate when there is one. */
+  const startApproved = async (dto: Json) => {
+    const started = await c.startTask(dto);
+    if (started.run.status === 'awaiting_approval') {
+      const [approval] = (await c.ok('GET', `/hecate/v1/tasks/${started.taskId}/approvals`)) as unknown as Json[];
+      await c.ok('POST', `/hecate/v1/tasks/${started.taskId}/approvals/${approval.id}/resolve`, { decision: 'approve' });
+    }
+    return started;
+  };
+
+  it('runs a shell task to completion: steps, stdout/stderr artifacts, exit code, gap-free events on both feeds', async () => {
+    const { taskId, runId } = await startApproved({ execution_kind: 'shell', shell_command: 'echo hello; echo oops >&2; echo "home=$HOME"; echo "secret=${GATEWAY_AUTH_TOKEN:-none}"', title: 'hello' });
+    const run = await c.waitStatus(taskId, runId, ['completed', 'failed']);
+    expect(run).toMatchObject({ status: 'completed', number: 1, attempts: 1 });
+    expect((await c.ok('GET', `/hecate/v1/tasks/${taskId}`)).status).toBe('completed');
+
+    const steps = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/steps`)) as unknown as Json[];
+    expect(steps.map((s) => [s.index, s.kind, s.status])).toEqual([
+      [1, 'workspace', 'completed'],
+      [2, 'shell', 'completed'],
+    ]);
+    expect(steps[1]).toMatchObject({ tool_name: 'shell_exec', exit_code: 0, input: { argv: ['/bin/sh', '-c', expect.stringContaining('echo hello')] } });
+    expect(steps[1].input.env_keys).toEqual(expect.arrayContaining(['HOME', 'PATH']));
+    expect(steps[1].input.env_keys).not.toContain('GATEWAY_AUTH_TOKEN');
+    expect((await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/steps/${steps[1].id}`)).id).toBe(steps[1].id);
+
+    const artifacts = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/artifacts`)) as unknown as Json[];
+    const stdout = artifacts.find((a) => a.kind === 'stdout')!;
+    const full = await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/artifacts/${stdout.id}`);
+    expect(full.content_text).toBe(`hello\nhome=${run.workspace_path}\nsecret=none\n`);
+    expect(artifacts.find((a) => a.kind === 'stderr')).toBeDefined();
+    expect(((await c.ok('GET', `/hecate/v1/tasks/${taskId}/artifacts`)) as unknown as Json[]).length).toBe(artifacts.length);
+
+    const events = await c.events(taskId, runId);
+    expectGapFree(events);
+    const types = events.map((e) => e.type);
+    expect(types[0]).toBe('run.created');
+    expect(types).toEqual(expect.arrayContaining(['run.awaiting_approval', 'approval.requested', 'approval.resolved', 'run.queued', 'run.started', 'tool.invoked', 'tool.started', 'tool.shell.output_chunk', 'tool.completed']));
+    expect(types[types.length - 1]).toBe('run.finished');
+    expect(events[0]).toMatchObject({ schema_version: 1, task_id: taskId, run_id: runId, sequence: 1, event_id: expect.stringMatching(/^evt_/) });
+    expect((await c.events(taskId, runId, 3)).map((e) => e.sequence)[0]).toBe(4);
+
+    const feed = await waitFor(async () => {
+      const page = await c.ok('GET', `/hecate/v1/events?task_id=${taskId}&limit=500`);
+      return (page as unknown as Json[]).length === events.length ? (page as unknown as Json[]) : undefined;
+    });
+    expect(feed.map((e) => e.event_id)).toEqual(events.map((e) => e.event_id));
+    const cursors = feed.map((e) => Number(e.cursor));
+    expect([...cursors].sort((a, b) => a - b)).toEqual(cursors);
+    const finished = (await c.ok('GET', `/hecate/v1/events?task_id=${taskId}&event_type=run.finished,run.failed`)) as unknown as Json[];
+    expect(finished.map((e) => e.type)).toEqual(['run.finished']);
+  });
+
+  it('fails the run with the exit status of a failing command', async () => {
+    const { taskId, runId } = await startApproved({ execution_kind: 'shell', shell_command: 'echo partial; exit 3' });
+    const run = await c.waitStatus(taskId, runId, ['completed', 'failed']);
+    expect(run).toMatchObject({ status: 'failed', error_kind: 'exit_status', last_error: 'exit status 3' });
+    const steps = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/steps`)) as unknown as Json[];
+    expect(steps[1]).toMatchObject({ status: 'failed', exit_code: 3 });
+    const events = await c.events(taskId, runId);
+    expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(['tool.failed', 'run.failed']));
+    expect(events[events.length - 1]).toMatchObject({ type: 'run.failed', data: { code: 'exit_status', retriable: false } });
+  });
+
+  it('holds a gated shell run with its exact argv, cwd and env keys; runs only after approve; reject cancels; a late resolve is 409', async () => {
+    const marker = join(scratch, `ran-${mode}`);
+    const { taskId, runId, run } = await c.startTask({ execution_kind: 'shell', shell_command: `touch ${marker}` });
+    expect(run.status).toBe('awaiting_approval');
+    const approvals = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/approvals`)) as unknown as Json[];
+    expect(approvals).toHaveLength(1);
+    const approval = approvals[0];
+    expect(approval).toMatchObject({
+      kind: 'shell_command',
+      status: 'pending',
+      run_id: runId,
+      details: { argv: ['/bin/sh', '-c', `touch ${marker}`], cwd: run.workspace_path, env_keys: expect.arrayContaining(['HOME', 'PATH', 'TERM']) },
+    });
+    expect(approval.action_summary.join('\n')).toContain(`touch ${marker}`);
+    expect(await c.ok('GET', `/hecate/v1/tasks/${taskId}/approvals/${approval.id}`)).toMatchObject({ id: approval.id });
+    expect((await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/steps`)) as unknown as Json[]).toEqual([]);
+    expect(existsSync(marker)).toBe(false);
+
+    const resolved = await c.ok('POST', `/hecate/v1/tasks/${taskId}/approvals/${approval.id}/resolve`, { decision: 'approve', note: 'looks fine' });
+    expect(resolved).toMatchObject({ status: 'approved', resolution_note: 'looks fine' });
+    expect(await c.waitStatus(taskId, runId, ['completed', 'failed'])).toMatchObject({ status: 'completed', number: 1 });
+    expect(existsSync(marker)).toBe(true);
+    expect((await c.call('POST', `/hecate/v1/tasks/${taskId}/approvals/${approval.id}/resolve`, { decision: 'approve' })).status).toBe(409);
+
+    // Reject cancels the same run.
+    const second = await c.startTask({ execution_kind: 'shell', shell_command: 'true' });
+    const [a2] = (await c.ok('GET', `/hecate/v1/tasks/${second.taskId}/approvals`)) as unknown as Json[];
+    await c.ok('POST', `/hecate/v1/tasks/${second.taskId}/approvals/${a2.id}/resolve`, { decision: 'reject', note: 'no' });
+    expect(await c.run(second.taskId, second.runId)).toMatchObject({ status: 'cancelled', error_kind: 'approval_rejected' });
+
+    // Cancelling an awaiting run cancels its approval; resolving it afterwards is a conflict.
+    const third = await c.startTask({ execution_kind: 'shell', shell_command: 'true' });
+    const [a3] = (await c.ok('GET', `/hecate/v1/tasks/${third.taskId}/approvals`)) as unknown as Json[];
+    expect((await c.ok('POST', `/hecate/v1/tasks/${third.taskId}/runs/${third.runId}/cancel`)).status).toBe('cancelled');
+    expect(await c.ok('GET', `/hecate/v1/tasks/${third.taskId}/approvals/${a3.id}`)).toMatchObject({ status: 'cancelled' });
+    const late = await c.call('POST', `/hecate/v1/tasks/${third.taskId}/approvals/${a3.id}/resolve`, { decision: 'approve' });
+    expect(late.status).toBe(409);
+    expect(late.body.error.type).toBe('conflict');
+    expect((await c.call('POST', `/hecate/v1/tasks/${third.taskId}/approvals/${a3.id}/resolve`, { decision: 'maybe' })).status).toBe(400);
+  });
+
+  it('records a file write as an applied patch; revert restores it; drift answers 409', async () => {
+    const { taskId, runId } = await c.startTask({ execution_kind: 'file', file_path: 'notes/todo.txt', file_content: 'one\ntwo\n' });
+    const run = await c.waitStatus(taskId, runId, ['completed', 'failed']);
+    expect(run.status).toBe('completed');
+    const target = join(run.workspace_path, 'notes', 'todo.txt');
+    expect(readFileSync(target, 'utf8')).toBe('one\ntwo\n');
+    const patches = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/patches`)) as unknown as Json[];
+    expect(patches).toHaveLength(1);
+    expect(patches[0]).toMatchObject({ status: 'applied', path: 'notes/todo.txt', before_existed: false, diff: expect.stringContaining('+one') });
+    const id = patches[0].artifact.id as string;
+    expect((await c.events(taskId, runId)).map((e) => e.type)).toContain('tool.file.patch');
+
+    // apply needs a proposed patch
+    expect((await c.call('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/patches/${id}/apply`)).status).toBe(409);
+    // drift: the file changed since the patch
+    writeFileSync(target, 'edited by hand\n');
+    const drift = await c.call('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/patches/${id}/revert`);
+    expect(drift.status).toBe(409);
+    expect(drift.body.error.type).toBe('conflict');
+    writeFileSync(target, 'one\ntwo\n');
+    expect(await c.ok('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/patches/${id}/revert`)).toMatchObject({ status: 'reverted' });
+    expect(existsSync(target)).toBe(false);
+    expect(await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/patches/${id}`)).toMatchObject({ status: 'reverted' });
+    expect((await c.call('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/patches/${id}/revert`)).status).toBe(409);
+    expect((await c.events(taskId, runId)).map((e) => e.type)).toContain('tool.file.reverted');
+  });
+
+  it('runs a git command in a copied repository with a git_summary artifact', async () => {
+    const repo = join(scratch, `repo-${mode}`);
+    mkdirSync(repo);
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, env: { PATH: process.env.PATH, HOME: repo, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e' } });
+    git('init', '-q');
+    writeFileSync(join(repo, 'a.txt'), 'a\n');
+    git('add', '.');
+    git('commit', '-qm', 'first');
+    writeFileSync(join(repo, 'a.txt'), 'changed\n');
+    const { taskId, runId } = await c.startTask({ execution_kind: 'git', git_command: 'git log --format=%s', working_directory: repo });
+    expect(await c.waitStatus(taskId, runId, ['completed', 'failed'])).toMatchObject({ status: 'completed' });
+    const artifacts = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/artifacts`)) as unknown as Json[];
+    const byKind = async (kind: string) => (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/artifacts/${artifacts.find((a) => a.kind === kind)!.id}`)).content_text as string;
+    expect(await byKind('stdout')).toBe('first\n');
+    expect(await byKind('git_summary')).toContain('M a.txt');
+  });
+
+  it('resume reuses the workspace with checkpoint context; retry starts from a fresh copy', async () => {
+    const { taskId, runId } = await startApproved({ execution_kind: 'shell', shell_command: 'echo x >> log.txt; wc -l < log.txt' });
+    await c.waitStatus(taskId, runId, ['completed']);
+    const resumed = await c.ok('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/resume`, { reason: 'again' });
+    expect(resumed).toMatchObject({ number: 2, resumed_from_run_id: runId, checkpoint: { source_run_id: runId, reason: 'again' } });
+    const [gate] = ((await c.ok('GET', `/hecate/v1/tasks/${taskId}/approvals`)) as unknown as Json[]).filter((a) => a.run_id === resumed.id);
+    await c.ok('POST', `/hecate/v1/tasks/${taskId}/approvals/${gate.id}/resolve`, { decision: 'approve' });
+    const done = await c.waitStatus(taskId, resumed.id as string, ['completed', 'failed']);
+    expect(done.workspace_path).toBe((await c.run(taskId, runId)).workspace_path);
+    const out = async (rid: string) => {
+      const arts = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${rid}/artifacts`)) as unknown as Json[];
+      return (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${rid}/artifacts/${arts.find((a) => a.kind === 'stdout')!.id}`)).content_text as string;
+    };
+    expect((await out(resumed.id as string)).trim()).toBe('2');
+    const steps = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${resumed.id}/steps`)) as unknown as Json[];
+    expect(steps[1].input.checkpoint).toMatchObject({ source_run_id: runId, last_completed_step_index: 2, last_event_sequence: expect.any(Number) });
+    const events = await c.events(taskId, resumed.id as string);
+    expect(events[1]).toMatchObject({ type: 'run.resumed_from_event', data: { from_run_id: runId, reason: 'again' } });
+
+    const retried = await c.ok('POST', `/hecate/v1/tasks/${taskId}/runs/${resumed.id}/retry`, {});
+    const [gate3] = ((await c.ok('GET', `/hecate/v1/tasks/${taskId}/approvals`)) as unknown as Json[]).filter((a) => a.run_id === retried.id);
+    await c.ok('POST', `/hecate/v1/tasks/${taskId}/approvals/${gate3.id}/resolve`, { decision: 'approve' });
+    await c.waitStatus(taskId, retried.id as string, ['completed']);
+    expect((await out(retried.id as string)).trim()).toBe('1');
+    expect(((await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs`)) as unknown as Json[]).map((r) => r.number)).toEqual([1, 2, 3]);
+  });
+
+  it('cancel kills the running command; one active run per task; delete waits for it; terminal cancel is 409', async () => {
+    const pidFile = join(scratch, `pid-${mode}`);
+    const { taskId, runId } = await startApproved({ execution_kind: 'shell', shell_command: `echo $$ > ${pidFile}; echo started; sleep 60` });
+    await waitFor(async () => existsSync(pidFile) && (await c.events(taskId, runId)).some((e) => e.type === 'tool.shell.output_chunk'), { what: 'command running' });
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    expect(alive()).toBe(true);
+    const busy = await c.call('POST', `/hecate/v1/tasks/${taskId}/start`);
+    expect(busy.status).toBe(409);
+    expect(busy.body.error).toMatchObject({ type: 'conflict', latest_run_id: runId, run_status: 'running' });
+    expect((await c.call('DELETE', `/hecate/v1/tasks/${taskId}`)).status).toBe(409);
+
+    const cancelled = await c.ok('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/cancel`, { reason: 'stop' });
+    expect(cancelled.status).toBe('cancelled');
+    expect((await c.ok('GET', `/hecate/v1/tasks/${taskId}`)).status).toBe('cancelled');
+    const events = await c.events(taskId, runId);
+    expectGapFree(events);
+    expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(['run.cancelled', 'tool.cancelled']));
+    expect(events.filter((e) => ['run.finished', 'run.failed', 'run.cancelled'].includes(e.type as string))).toHaveLength(1);
+    // The worker killed the command's process group.
+    await waitFor(() => !alive(), { what: `pid ${pid} to be killed` });
+    expect((await c.call('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/cancel`)).status).toBe(409);
+    expect((await c.call('DELETE', `/hecate/v1/tasks/${taskId}`)).status).toBe(204);
+    expect((await c.call('GET', `/hecate/v1/tasks/${taskId}`)).status).toBe(404);
+    expect((await c.call('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/events`)).status).toBe(404);
+  });
+
+  it('refuses every path that leaves the workspace or the allowed root', async () => {
+    const root = join(scratch, `root-${mode}`);
+    const outside = join(scratch, `outside-${mode}`);
+    mkdirSync(join(root, 'proj'), { recursive: true });
+    mkdirSync(outside);
+    mkdirSync(`${root}-sibling`);
+    symlinkSync(outside, join(root, 'proj', 'escape'));
+    const bad = async (dto: Json) => {
+      const r = await c.call('POST', '/hecate/v1/tasks', dto);
+      expect({ status: r.status, type: r.body.error?.type }).toEqual({ status: 400, type: 'invalid_request' });
+    };
+    await bad({ execution_kind: 'file', file_path: '../escape.txt', file_content: 'x' });
+    await bad({ execution_kind: 'file', file_path: '/etc/hecate.txt', file_content: 'x' });
+    await bad({ execution_kind: 'shell', shell_command: 'true', workspace_mode: 'in_place', working_directory: outside, sandbox_allowed_root: root });
+    await bad({ execution_kind: 'shell', shell_command: 'true', workspace_mode: 'in_place', working_directory: `${root}-sibling`, sandbox_allowed_root: root });
+    await bad({ execution_kind: 'shell', shell_command: 'true', workspace_mode: 'in_place', working_directory: join(root, 'proj', 'escape'), sandbox_allowed_root: root });
+    await bad({ execution_kind: 'shell', shell_command: 'true', workspace_mode: 'in_place' });
+    await bad({ execution_kind: 'file', file_path: 'escape/new.txt', file_content: 'x', workspace_mode: 'in_place', working_directory: join(root, 'proj'), sandbox_allowed_root: root });
+    await bad({ execution_kind: 'file', file_path: 'proj/../../x', file_content: 'x', workspace_mode: 'in_place', working_directory: join(root, 'proj') });
+    await bad({ execution_kind: 'teleport' });
+    await bad({ execution_kind: 'shell' });
+
+    // A copied workspace keeps the symlink; the runtime resolver refuses the write through it.
+    const { taskId, runId } = await c.startTask({ execution_kind: 'file', file_path: 'escape/new.txt', file_content: 'x', working_directory: join(root, 'proj') });
+    expect(await c.waitStatus(taskId, runId, ['completed', 'failed'])).toMatchObject({ status: 'failed', error_kind: 'invalid_path' });
+    expect(existsSync(join(outside, 'new.txt'))).toBe(false);
+
+    // in_place inside the allowed root works.
+    const ok = await c.startTask({ execution_kind: 'file', file_path: 'inside.txt', file_content: 'ok', workspace_mode: 'in_place', working_directory: join(root, 'proj'), sandbox_allowed_root: root });
+    expect(await c.waitStatus(ok.taskId, ok.runId, ['completed', 'failed'])).toMatchObject({ status: 'completed' });
+    expect(readFileSync(join(root, 'proj', 'inside.txt'), 'utf8')).toBe('ok');
+  });
+
+  it('reports sandbox isolation in /healthz and the runtime in system stats; lists and filters tasks', async () => {
+    const health = (await (await fetch(`${c.url}/healthz`)).json()) as Json;
+    expect(health.sandbox).toEqual({ os_isolation: expect.any(Boolean), layer: expect.stringMatching(/^(bwrap|none)$/) });
+    const stats = await c.ok('GET', '/hecate/v1/system/stats');
+    expect(stats.task_runtime).toMatchObject({ runs_queued: expect.any(Number), runs_running: expect.any(Number), lease_seconds: 30, approval_policies: ['shell_exec'] });
+    expect(stats.sse).toMatchObject({ slow_consumer_disconnects: expect.any(Number) });
+    const completed = (await c.ok('GET', '/hecate/v1/tasks?status=completed&limit=2')) as unknown as Json[];
+    expect(completed.length).toBeLessThanOrEqual(2);
+    expect(completed.every((t) => t.status === 'completed')).toBe(true);
+    expect((await c.call('GET', '/hecate/v1/tasks/task_nope')).status).toBe(404);
+  });
+
+  if (mode === 'embedded') {
+    it('refuses to start with an unknown approval policy name', async () => {
+      const proc = await startServer('all', embeddedTasksEnv({ GATEWAY_TASK_APPROVAL_POLICIES: 'shell_exec,rm_rf' }), { waitHealthy: false });
+      const exited = await proc.exited;
+      expect(exited.code).toBe(1);
+      expect(proc.output()).toContain('GATEWAY_TASK_APPROVAL_POLICIES: unknown policy rm_rf');
+    });
+  }
+});
