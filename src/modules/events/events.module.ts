@@ -1,4 +1,5 @@
 import { Module, OnModuleInit } from '@nestjs/common';
+import { AppConfig } from '@core/config/app-config';
 import { DatabaseModule } from '@core/database/database.module';
 import { SystemInfoRegistry } from '@core/health/system-info.registry';
 import { EventPublisher } from './event-publisher.service';
@@ -19,13 +20,19 @@ import { sseCounters } from './sse-connection';
   exports: [EventStore, EventStreams],
 })
 export class EventsModule implements OnModuleInit {
-  constructor(private readonly registry: SystemInfoRegistry, private readonly publisher: EventPublisher) {}
+  constructor(
+    private readonly registry: SystemInfoRegistry,
+    private readonly publisher: EventPublisher,
+    private readonly config: AppConfig,
+  ) {}
 
   onModuleInit(): void {
     this.registry.addStats('sse', () => ({
       open_streams: sseCounters.open,
       opened_total: sseCounters.opened,
       slow_consumer_disconnects: sseCounters.slowConsumerDisconnects,
+      largest_disconnect_backlog_bytes: sseCounters.largestDisconnectBacklogBytes,
+      max_buffer_bytes: this.config.tasks.sse.maxBufferBytes,
       pending_doorbells: this.publisher.pendingCount(),
     }));
   }

@@ -16,7 +16,7 @@ export interface SseFrame {
 }
 
 /** Process-wide SSE counters for /hecate/v1/system/stats. */
-export const sseCounters = { open: 0, opened: 0, slowConsumerDisconnects: 0 };
+export const sseCounters = { open: 0, opened: 0, slowConsumerDisconnects: 0, largestDisconnectBacklogBytes: 0 };
 
 export const renderFrame = (f: SseFrame): string =>
   `${f.id !== undefined ? `id: ${f.id}\n` : ''}${f.event ? `event: ${f.event}\n` : ''}data: ${f.data}\n\n`;
@@ -78,6 +78,7 @@ export class SseConnection {
     this.raw.write(text);
     if (this.raw.writableLength > this.options.maxBufferBytes) {
       sseCounters.slowConsumerDisconnects += 1;
+      sseCounters.largestDisconnectBacklogBytes = Math.max(sseCounters.largestDisconnectBacklogBytes, this.raw.writableLength);
       this.endReason = 'slow_consumer';
       this.teardown();
       this.raw.destroy();
