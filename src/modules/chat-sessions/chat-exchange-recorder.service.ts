@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { assistantMessage, canonicalClientMessage, ChatMessageJson, GeneratedReply, newCallId, withSystemPrompt } from './chat-message';
+import { assistantMessage, canonicalClientMessage, ChatMessageJson, GeneratedReply, newCallId, newClientMessages, withSystemPrompt } from './chat-message';
 import type { ChatMessageEntity } from './chat-message.entity';
 import { ChatSessionRepository } from './chat-session.repository';
 import { ChatBranchBusyError, ChatSessionNotFoundError, ChatSessionSupersededError } from './chat-sessions.errors';
@@ -58,16 +58,11 @@ export class ChatExchangeRecorderService {
       const { messages } = exchange;
       // The prompt this store prepended (or the same text sent by the client) is not part of the transcript.
       const skip = tx.session.systemPrompt && messages[0]?.role === 'system' && messages[0].content === tx.session.systemPrompt ? 1 : 0;
-      let leaf = tx.activeLeaf;
-      let parentId = leaf?.id ?? null;
+      let attach = tx.activeLeaf ? await tx.message(tx.activeLeaf.id) : null;
       // A failed reply gets no children: new messages go beside it (it is not counted as persisted either).
-      if (leaf?.status === 'failed') {
-        const failed = await tx.message(leaf.id);
-        parentId = failed?.parentId ?? null;
-        leaf = null;
-      }
-      const persisted = parentId ? (leaf ? leaf.replayCount : ((await tx.message(parentId))?.replayCount ?? 0)) : 0;
-      const fresh = messages.slice(skip + persisted);
+      if (attach?.status === 'failed') attach = attach.parentId ? await tx.message(attach.parentId) : null;
+      const parentId = attach?.id ?? null;
+      const fresh = newClientMessages(messages.slice(skip), attach?.replayCount ?? 0, attach?.messageJson ?? null);
       const callId = newCallId();
       await tx.insertCall({ ...result.call, id: callId, status: result.status === 'complete' ? 'completed' : result.status });
       // A reply cut by the client keeps its text; tool calls it never finished are dropped (nobody will answer them).

@@ -115,3 +115,21 @@ export function withSystemPrompt(messages: ChatMessageJson[], systemPrompt: stri
 /** Size of a message in the context estimate. */
 export const charsOf = (m: ChatMessageJson): number => JSON.stringify(m).length;
 
+const toolCallIds = (m: ChatMessageJson) => (m.tool_calls ?? []).map((c) => c.id).join(',');
+const sameMessage = (a: ChatMessageJson, b: ChatMessageJson) =>
+  a.role === b.role && textOf(a.content) === textOf(b.content) && toolCallIds(a) === toolCallIds(b) && (a.tool_call_id ?? '') === (b.tool_call_id ?? '');
+
+/**
+ * The messages of this request the session does not have yet. The seed's rule — everything after the
+ * persisted count — applies when the request replays the stored path (its message at that position is the
+ * stored leaf). When it does not (the session was compacted, or the client sends only its new turn), the
+ * new messages are those after the last copy of the stored leaf, else the trailing user/tool messages.
+ */
+export function newClientMessages(body: ChatMessageJson[], persisted: number, leaf: ChatMessageJson | null): ChatMessageJson[] {
+  if (!leaf || persisted === 0) return body;
+  if (body.length > persisted && sameMessage(body[persisted - 1], leaf)) return body.slice(persisted);
+  for (let j = body.length - 1; j >= 0; j--) if (sameMessage(body[j], leaf)) return body.slice(j + 1);
+  let k = body.length;
+  while (k > 0 && body[k - 1].role !== 'assistant') k--;
+  return body.slice(k);
+}

@@ -2,7 +2,7 @@ import { formatUsd } from '@modules/gateway/gateway-router.service';
 import type { ChatMessageEntity } from './chat-message.entity';
 import type { ChatProviderCallEntity } from './chat-provider-call.entity';
 import type { ChatSessionEntity } from './chat-session.entity';
-import type { TreeLink } from './chat-rows';
+import type { SiblingInfo } from './chat-tree';
 
 /** Wire shapes of /hecate/v1/chat/sessions (seed 000 "Wire shape", plus the tree and lineage fields). */
 
@@ -32,29 +32,6 @@ export function toChatSessionSummary(s: ChatSessionEntity) {
     pre_compression_snapshot: s.preCompressionSnapshot,
     canonical_visible_session_id: canonicalVisibleId(s),
   };
-}
-
-export interface SiblingInfo {
-  siblingIndex: number;
-  siblingCount: number;
-  childrenIds: string[];
-}
-
-/** Children, sibling index and sibling count of every message, from the light tree rows. */
-export function siblingInfo(links: TreeLink[]): Map<string, SiblingInfo> {
-  const byParent = new Map<string | null, string[]>();
-  for (const l of links) {
-    const list = byParent.get(l.parentId);
-    if (list) list.push(l.id);
-    else byParent.set(l.parentId, [l.id]);
-  }
-  const out = new Map<string, SiblingInfo>();
-  for (const [, ids] of byParent) ids.forEach((id, i) => out.set(id, { siblingIndex: i, siblingCount: ids.length, childrenIds: [] }));
-  for (const l of links) {
-    const children = byParent.get(l.id);
-    if (children) out.get(l.id)!.childrenIds = children;
-  }
-  return out;
 }
 
 export function toChatMessageResponse(m: ChatMessageEntity, siblings?: SiblingInfo, withChildren = false) {

@@ -7,7 +7,6 @@ import { ChatSessionRepository } from './chat-session.repository';
 import { CreateChatSessionDto, UpdateChatSessionDto } from './chat-session.dto';
 import {
   canonicalVisibleId,
-  siblingInfo,
   toChatMessageResponse,
   toChatSessionSummary,
   toLineageResponse,
@@ -15,20 +14,7 @@ import {
 } from './chat-session-view.dto';
 import { ChatMessageNotFoundError, ChatSessionNotFoundError } from './chat-sessions.errors';
 import { ChatTranscriptRepository } from './chat-transcript.repository';
-import type { TreeLink } from './chat-rows';
-
-/** Deepest descendant of `fromId` following the most recent child at each level (seed 002 "switch branch"). */
-export function latestLeaf(links: TreeLink[], fromId: string): string {
-  const latestChild = new Map<string, TreeLink>();
-  for (const l of links) {
-    if (!l.parentId) continue;
-    const prev = latestChild.get(l.parentId);
-    if (!prev || prev.sequence < l.sequence) latestChild.set(l.parentId, l);
-  }
-  let id = fromId;
-  for (let next = latestChild.get(id); next; next = latestChild.get(id)) id = next.id;
-  return id;
-}
+import { latestLeaf, siblingInfo } from './chat-tree';
 
 /** Sessions: CRUD, the active-path and tree views, branch switching, lineage resolution. */
 @Injectable()
