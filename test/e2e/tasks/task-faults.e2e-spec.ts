@@ -37,6 +37,8 @@ describe('task runtime under faults (scaled)', () => {
       GATEWAY_TASK_QUEUE_LEASE_SECONDS: String(LEASE_MS / 1000),
       GATEWAY_TASK_RECONCILE_INTERVAL: '500ms',
       GATEWAY_QUEUE_LOCK_MS: '2000',
+      // The tests watch the commands' pids from the host.
+      GATEWAY_TASK_SANDBOX: 'none',
     });
     db = s.db;
     env = s.env;

@@ -9,6 +9,8 @@ import { Client, embeddedTasksEnv, expectGapFree, Json, Processes, scaledEnv } f
 
 /** shell is gated (approve to run); git and file run without a gate. */
 const POLICIES = 'shell_exec';
+/** These tests observe side effects on the host (markers, pids): no OS sandbox (task-sandbox covers it). */
+const SANDBOX = 'none';
 
 describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => {
   const procs = new Processes();
@@ -18,9 +20,9 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
 
   beforeAll(async () => {
     if (mode === 'embedded') {
-      c = new Client((await procs.start('all', embeddedTasksEnv({ GATEWAY_TASK_APPROVAL_POLICIES: POLICIES }))).url);
+      c = new Client((await procs.start('all', embeddedTasksEnv({ GATEWAY_TASK_APPROVAL_POLICIES: POLICIES, GATEWAY_TASK_SANDBOX: SANDBOX }))).url);
     } else {
-      const s = await scaledEnv({ GATEWAY_TASK_APPROVAL_POLICIES: POLICIES });
+      const s = await scaledEnv({ GATEWAY_TASK_APPROVAL_POLICIES: POLICIES, GATEWAY_TASK_SANDBOX: SANDBOX });
       db = s.db;
       const api = await procs.start('api', s.env);
       await procs.start('worker', s.env);
