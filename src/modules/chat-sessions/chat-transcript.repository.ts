@@ -337,11 +337,10 @@ async function insertSessionRow(m: EntityManager, row: ChatSessionEntity): Promi
   );
 }
 
-const LOCK_SQL = `
-  SELECT ${SESSION_COLUMNS.replace(/(^|,\s*)(\w+)/g, '$1s.$2')}, l.replay_count AS leaf_replay_count, l.replay_chars AS leaf_replay_chars, l.status AS leaf_status
-    FROM chat_sessions s LEFT JOIN chat_session_messages l ON l.id = s.active_leaf_id
-   WHERE s.id = $1 AND s.tenant_id = $2
-   FOR UPDATE OF s`;
+const LOCK_SQL = `SELECT ${SESSION_COLUMNS} FROM chat_sessions WHERE id = $1 AND tenant_id = $2 FOR UPDATE`;
+// A separate statement on purpose: after waiting for the lock, a new statement's snapshot sees the leaf the
+// previous writer inserted (a join in the locking statement would read it from the older snapshot).
+const LEAF_SQL = `SELECT replay_count, replay_chars, status FROM chat_session_messages WHERE id = $1`;
 
 /** Write transactions of the chat store. */
 @Injectable()
@@ -365,15 +364,11 @@ export class ChatTranscriptRepository {
       if (rows.length === 0) throw new ChatSessionNotFoundError(sessionId);
       const session = sessionFromRow(rows[0]);
       if (session.preCompressionSnapshot && !allowSnapshot) throw new ChatSessionSupersededError(session.id, session.lineageTipId);
-      const leaf: LeafInfo | null =
-        session.activeLeafId && rows[0].leaf_status
-          ? {
-              id: session.activeLeafId,
-              replayCount: Number(rows[0].leaf_replay_count),
-              replayChars: Number(rows[0].leaf_replay_chars),
-              status: rows[0].leaf_status as MessageStatus,
-            }
-          : null;
+      let leaf: LeafInfo | null = null;
+      if (session.activeLeafId) {
+        const [l] = (await m.query(LEAF_SQL, [session.activeLeafId])) as Record<string, unknown>[];
+        if (l) leaf = { id: session.activeLeafId, replayCount: Number(l.replay_count), replayChars: Number(l.replay_chars), status: l.status as MessageStatus };
+      }
       const tx = new ChatTx(m, session, leaf);
       const result = await fn(tx);
       await tx.flush();

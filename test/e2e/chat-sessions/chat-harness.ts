@@ -2,7 +2,8 @@ import { startFakeUpstream, type FakeUpstream, type FakeUpstreamOptions } from '
 import { embeddedEnv, ServerProcess, startServer } from '../../support/server-process';
 
 export const OPERATOR_TOKEN = 'op-token-chat-e2e-0123456789abcdef';
-const headers = { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-type': 'application/json' };
+const auth = { authorization: `Bearer ${OPERATOR_TOKEN}` };
+const headers = { ...auth, 'content-type': 'application/json' };
 
 /** Response bodies are read loosely in tests (the assertions are what check their shape). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -17,7 +18,7 @@ export interface Res<T = Loose> {
 
 /** JSON (or SSE text) from the Hecate API. */
 export async function call<T = Loose>(base: string, method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<Res<T>> {
-  const res = await fetch(`${base}${path}`, { method, headers: { ...headers, ...extra }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${base}${path}`, { method, headers: { ...(body === undefined ? auth : headers), ...extra }, body: body === undefined ? undefined : JSON.stringify(body) });
   const text = await res.text();
   let parsed: unknown = text;
   try {
