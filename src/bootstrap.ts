@@ -39,7 +39,7 @@ function startSidePort(ctx: INestApplicationContext, host: string, port: number)
     if (req.method !== 'GET') return send(405, JSON.stringify({ error: { type: 'invalid_request', message: 'GET only' } }));
     if (path === '/healthz') return send(200, JSON.stringify(health.liveness()));
     if (path === '/readyz') {
-      return void health.readiness().then((r) => send(r.status === 'ok' ? 200 : 503, JSON.stringify(r)));
+      return void health.readiness().then((r) => send(r.status === 'error' ? 503 : 200, JSON.stringify(r)));
     }
     if (path === '/metrics') return void metrics.render().then((m) => send(200, m.body, m.contentType));
     send(404, JSON.stringify({ error: { type: 'not_found', message: `no route ${path}` } }));

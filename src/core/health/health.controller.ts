@@ -18,7 +18,7 @@ export class HealthController {
   @Get('readyz')
   async readyz(@Res() reply: FastifyReply) {
     const readiness = await this.health.readiness();
-    await reply.status(readiness.status === 'ok' ? 200 : 503).send(readiness);
+    await reply.status(readiness.status === 'error' ? 503 : 200).send(readiness);
   }
 
   @Public()

@@ -1,4 +1,5 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { HttpException, Inject, Injectable, Optional } from '@nestjs/common';
+import { HealthCheckResult, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import { DataSource } from 'typeorm';
 import type { SystemStats } from '@contracts/api';
 import { AppConfig } from '@core/config/app-config';
@@ -6,29 +7,7 @@ import { RunQueue } from '@core/queue/run-queue.port';
 import { RedisConnections } from '@core/redis/redis-connections';
 import { SystemInfoRegistry } from './system-info.registry';
 
-export interface ReadinessCheck {
-  status: 'up' | 'down';
-  latency_ms?: number;
-  message?: string;
-}
-
-export interface Readiness {
-  status: 'ok' | 'error';
-  checks: Record<string, ReadinessCheck>;
-}
-
-const timed = async (fn: () => Promise<unknown>, timeoutMs: number): Promise<ReadinessCheck> => {
-  const started = performance.now();
-  try {
-    await Promise.race([
-      fn(),
-      new Promise((_, reject) => setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs).unref()),
-    ]);
-    return { status: 'up', latency_ms: Math.round((performance.now() - started) * 100) / 100 };
-  } catch (err) {
-    return { status: 'down', message: err instanceof Error ? err.message : String(err) };
-  }
-};
+export type Readiness = HealthCheckResult;
 
 /** Liveness, readiness and system stats, shared by the api routes and the worker's side port. */
 @Injectable()
@@ -38,6 +17,8 @@ export class HealthService {
     private readonly dataSource: DataSource,
     @Inject(RunQueue) private readonly queue: RunQueue,
     private readonly registry: SystemInfoRegistry,
+    private readonly terminus: HealthCheckService,
+    private readonly indicators: HealthIndicatorService,
     @Optional() @Inject(RedisConnections) private readonly redis: RedisConnections | null,
   ) {}
 
@@ -45,18 +26,19 @@ export class HealthService {
     return { status: 'ok', time: new Date().toISOString(), version: this.config.version, ...this.registry.livenessFields() };
   }
 
+  /** Terminus checks: database, Redis (scaled mode) and the queue backend, each with a 2 s budget. */
   async readiness(): Promise<Readiness> {
-    const checks: Record<string, ReadinessCheck> = {};
-    const [database, redis, queue] = await Promise.all([
-      timed(() => this.dataSource.query('SELECT 1'), 2000),
-      this.redis ? timed(() => this.redis!.command.ping(), 2000) : Promise.resolve(undefined),
-      timed(() => this.queue.counts(), 2000),
-    ]);
-    checks.database = database;
-    if (redis) checks.redis = redis;
-    checks.queue = queue;
-    const status = Object.values(checks).every((c) => c.status === 'up') ? 'ok' : 'error';
-    return { status, checks };
+    const check = (key: string, fn: () => Promise<unknown>) => () => this.indicators.check(key).attempt(async () => void (await fn())).withTimeout(2000);
+    const checks = [check('database', () => this.dataSource.query('SELECT 1')), check('queue', () => this.queue.ping().then(() => this.queue.counts()))];
+    const redis = this.redis;
+    if (redis) checks.push(check('redis', () => redis.command.ping()));
+    try {
+      return await this.terminus.check(checks);
+    } catch (err) {
+      // Terminus reports a failed check as a 503 exception whose body is the full result.
+      if (err instanceof HttpException) return err.getResponse() as Readiness;
+      throw err;
+    }
   }
 
   async stats(): Promise<SystemStats> {

@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { waitFor } from '../../support/infra';
 
 export const OPERATOR_TOKEN = 'op-token-for-e2e-0123456789';
@@ -38,7 +39,7 @@ export function describePlatformHttp(getTarget: () => Target): void {
     expect(res.status).toBe(200);
     const body = await json(res);
     expect(body.status).toBe('ok');
-    expect(body.checks).toMatchObject({ database: { status: 'up' }, queue: { status: 'up' } });
+    expect(body.details).toMatchObject({ database: { status: 'up' }, queue: { status: 'up' } });
   });
 
   it('exposes Prometheus metrics with HTTP durations by route and queue job counts', async () => {
@@ -77,13 +78,25 @@ export function describePlatformHttp(getTarget: () => Target): void {
     });
     expect(bad.status).toBe(400);
     expect(((await json(bad)).error as { type: string }).type).toBe('invalid_request');
-    const big = await fetch(`${getTarget().url}/hecate/v1/api-keys`, {
-      method: 'POST',
-      headers: { ...auth(OPERATOR_TOKEN), 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'x'.repeat(33 * 1024 * 1024) }),
+    // Declare a 33 MiB body and read the answer before sending it: the server refuses on the length alone.
+    const big = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(`${getTarget().url}/hecate/v1/api-keys`, {
+        method: 'POST',
+        headers: { ...auth(OPERATOR_TOKEN), 'content-type': 'application/json', 'content-length': String(33 * 1024 * 1024) },
+      });
+      req.on('response', (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d.toString()));
+        res.on('end', () => {
+          resolve({ status: res.statusCode ?? 0, body });
+          req.destroy();
+        });
+      });
+      req.on('error', reject);
+      req.flushHeaders();
     });
     expect(big.status).toBe(413);
-    expect(((await json(big)).error as { type: string }).type).toBe('payload_too_large');
+    expect((JSON.parse(big.body) as { error: { type: string } }).error.type).toBe('payload_too_large');
   });
 
   it('refuses unknown fields and invalid values with the field named', async () => {

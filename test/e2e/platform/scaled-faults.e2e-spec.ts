@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import { createScratchDatabase, ScratchDatabase, sql, startPrivateRedis, testRedisUrl, uniqueId, waitFor } from '../../support/infra';
 import { runMigrate, ServerProcess, startServer } from '../../support/server-process';
 import { auth, OPERATOR_TOKEN } from './platform-checks';
@@ -75,7 +76,12 @@ describe('scaled mode under faults', () => {
     const privateRedis = await startPrivateRedis();
     const api = await start('api', { REDIS_URL: privateRedis.url });
     await privateRedis.stop();
-    await waitFor(async () => (await fetch(`${api.url}/readyz`)).status === 503, { what: 'readiness to notice' });
+    const notReady = await waitFor(async () => {
+      const res = await fetch(`${api.url}/readyz`);
+      return res.status === 503 ? ((await res.json()) as { status: string; error: Record<string, unknown> }) : undefined;
+    }, { what: 'readiness to notice' });
+    expect(notReady.status).toBe('error');
+    expect(Object.keys(notReady.error)).toContain('redis');
     const before = await sql<{ n: number }>(db.url, 'SELECT count(*)::int AS n FROM system_queue_probes');
     const probe = await createProbe(api.url, 0);
     expect(probe.status).toBe(503);
@@ -131,7 +137,6 @@ describe('scaled startup guards', () => {
   it("refuses a Redis whose maxmemory-policy is not noeviction, unless overridden", async () => {
     const privateRedis = await startPrivateRedis();
     try {
-      const { Redis } = await import('ioredis');
       const admin = new Redis(privateRedis.url);
       await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
       admin.disconnect();

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createScratchDatabase, ScratchDatabase, sql, testRedisUrl, uniqueId } from '../../support/infra';
+import { createScratchDatabase, ScratchDatabase, sql, testRedisUrl, uniqueId, waitFor } from '../../support/infra';
 import { runMigrate, ServerProcess, startServer } from '../../support/server-process';
 import { auth, createKey, describePlatformHttp, OPERATOR_TOKEN } from './platform-checks';
 
@@ -33,7 +33,6 @@ describe('scaled mode: api and worker as two processes on Postgres and Redis', (
   it('runs queue probes on the worker process, not the api process', async () => {
     const res = await fetch(`${api.url}/hecate/v1/system/queue-probes`, { method: 'POST', headers: { ...auth(OPERATOR_TOKEN), 'content-type': 'application/json' }, body: '{}' });
     const { id } = ((await res.json()) as { data: { id: string } }).data;
-    const { waitFor } = await import('../../support/infra');
     const worked = await waitFor(async () => {
       const [row] = await sql<{ status: string; worker: string }>(db.url, 'SELECT status, worker FROM system_queue_probes WHERE id = $1', [id]);
       return row?.status === 'completed' ? row : undefined;
@@ -51,8 +50,8 @@ describe('scaled mode: api and worker as two processes on Postgres and Redis', (
 
   it("serves health and metrics on the worker's side port and nothing else", async () => {
     expect((await fetch(`${worker.url}/healthz`)).status).toBe(200);
-    const ready = (await (await fetch(`${worker.url}/readyz`)).json()) as { status: string; checks: Record<string, { status: string }> };
-    expect(ready).toMatchObject({ status: 'ok', checks: { database: { status: 'up' }, redis: { status: 'up' }, queue: { status: 'up' } } });
+    const ready = (await (await fetch(`${worker.url}/readyz`)).json()) as { status: string; details: Record<string, { status: string }> };
+    expect(ready).toMatchObject({ status: 'ok', details: { database: { status: 'up' }, redis: { status: 'up' }, queue: { status: 'up' } } });
     expect(await (await fetch(`${worker.url}/metrics`)).text()).toContain('hecate_queue_jobs');
     expect((await fetch(`${worker.url}/hecate/v1/system/stats`, { headers: auth(OPERATOR_TOKEN) })).status).toBe(404);
   });
