@@ -6,6 +6,10 @@ import type { ApprovalPolicyName } from '@core/config/groups/tasks.env';
 import { PreExecutionGate, preExecutionGate, toolRequiresApproval } from './approval-policies';
 import { ApprovalNotFoundError, ApprovalNotPendingError } from './approvals.errors';
 import { ApprovalKind, TaskApprovalEntity } from './task-approval.entity';
+
+/** An approval row as other modules see it (they never import the entity). */
+export type ApprovalRecord = TaskApprovalEntity;
+export type { ApprovalKind, ApprovalStatus } from './task-approval.entity';
 import { TaskApprovalRepository } from './task-approval.repository';
 
 export interface NewApproval {

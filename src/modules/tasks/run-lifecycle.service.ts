@@ -12,7 +12,6 @@ import { cancelChannel } from './run-signals';
 import { assertTransition, isTerminal, RunStatus, sourcesOf } from './run-status';
 import { toRunResponse } from './task-run.dto';
 import { RunCheckpoint, TaskRunEntity } from './task-run.entity';
-import type { TaskEntity } from './task.entity';
 import { newId } from './task-ids';
 import { TaskRunRepository } from './task-run.repository';
 import { TaskStepRepository } from './task-step.repository';

@@ -24,6 +24,19 @@ const frameData = (e: EventEnvelope, snapshot: RunSnapshot, terminal: boolean): 
   `{"object":"task_run_stream_event","data":{"sequence":${e.sequence},"event_type":${JSON.stringify(e.type)},"terminal":${terminal},"event":${jsonOf(e)},${snapshot.json}}}`;
 
 /**
+ * Subscribers of one run share the live envelope (one bus message) and the snapshot: the rendered frame is
+ * built once per (event, snapshot) for all of them.
+ */
+const renderedFrames = new WeakMap<EventEnvelope, { snapshot: RunSnapshot; text: string }>();
+const snapshotFrame = (e: EventEnvelope, snapshot: RunSnapshot, terminal: boolean): string => {
+  const hit = renderedFrames.get(e);
+  if (hit && hit.snapshot === snapshot) return hit.text;
+  const text = renderFrame({ id: e.sequence, event: 'snapshot', data: frameData(e, snapshot, terminal) });
+  renderedFrames.set(e, { snapshot, text });
+  return text;
+};
+
+/**
  * `GET /hecate/v1/tasks/{id}/runs/{run_id}/stream` (seed 003): replay from Postgres after the cursor,
  * then tail; each event is one `snapshot` frame (`id:` = sequence); the terminal event is followed by
  * `event: done` and the stream closes.
@@ -44,7 +57,7 @@ export class RunStreamService {
       const snapshot = await this.snapshots.get(tenantId, runId, events[events.length - 1].sequence);
       for (const e of events) {
         const terminal = TERMINAL_RUN_EVENTS.has(e.type);
-        if (!sse.write(renderFrame({ id: e.sequence, event: 'snapshot', data: frameData(e, snapshot, terminal) }))) return false;
+        if (!sse.write(snapshotFrame(e, snapshot, terminal))) return false;
         if (terminal) return done(sse, e, snapshot);
       }
       return true;

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { EventEnvelope } from '@contracts/events';
 import { rootLogger } from '@core/logging/logger';
-import type { ApprovalKind, TaskApprovalEntity } from '@modules/approvals/task-approval.entity';
 import { ApprovalsService } from '@modules/approvals/approvals.service';
+import type { ApprovalKind, ApprovalRecord } from '@modules/approvals/approvals.service';
 import { EventStore, EventTx } from '@modules/events/event-store.service';
 import { isTransientDbError, retryTransient } from './transient-errors';
 import { TaskArtifactEntity } from './task-artifact.entity';
@@ -53,6 +53,8 @@ export interface StepSpec {
   idempotent: boolean;
   /** The run's pre-execution approval, linked on the step. */
   approvalId?: string | null;
+  /** Extra events written with the step's dispatch record (same transaction), e.g. tool.shell.command. */
+  startEvents?(stepId: string): { type: string; data: Record<string, unknown> }[];
 }
 
 export type StepOutcomeStatus = 'completed' | 'failed' | 'cancelled' | 'timed_out';
@@ -209,6 +211,7 @@ export class RunWriter {
         const base = { tool_call_id: step.id, tool_name: spec.toolName, kind: spec.kind, step_id: step.id };
         await this.emitIn(tx, 'tool.invoked', { ...base, input: spec.input });
         await this.emitIn(tx, 'tool.started', base);
+        for (const e of spec.startEvents?.(step.id) ?? []) await this.emitIn(tx, e.type, e.data);
       });
     }
     const started = Date.now();
@@ -281,7 +284,7 @@ export class RunWriter {
    * Mid-run gate (agent_loop): opens an approval and moves running → awaiting_approval, giving up the
    * lease. Approving requeues the same run.
    */
-  async pauseForApproval(a: { kind: ApprovalKind; reason: string; actionSummary: string[]; details: Record<string, unknown>; stepId?: string | null }): Promise<TaskApprovalEntity> {
+  async pauseForApproval(a: { kind: ApprovalKind; reason: string; actionSummary: string[]; details: Record<string, unknown>; stepId?: string | null }): Promise<ApprovalRecord> {
     return this.tx(async (tx) => {
       const approval = await this.deps.approvals.create(tx.manager, {
         tenantId: this.ref.tenantId,

@@ -1,5 +1,4 @@
 import { IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
-import type { TaskApprovalEntity } from '@modules/approvals/task-approval.entity';
 import type { PatchMetadata, TaskArtifactEntity } from './task-artifact.entity';
 import type { TaskRunEntity } from './task-run.entity';
 import type { TaskStepEntity } from './task-step.entity';
@@ -104,5 +103,3 @@ export const toPatchResponse = (a: TaskArtifactEntity) => {
     before_existed: meta.before_existed,
   };
 };
-
-export const toRunApprovalSummary = (a: TaskApprovalEntity) => ({ id: a.id, kind: a.kind, status: a.status });

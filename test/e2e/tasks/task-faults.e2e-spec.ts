@@ -4,19 +4,10 @@ import { join } from 'node:path';
 import type { PrivateRedis, ScratchDatabase } from '../../support/infra';
 import { sql, startPrivateRedis, waitFor } from '../../support/infra';
 import type { ServerProcess } from '../../support/server-process';
-import { Client, expectGapFree, Json, Processes, scaledEnv, SseClient } from './tasks-harness';
+import { Client, expectGapFree, Json, Processes, scaledEnv, SseClient, pidAlive } from './tasks-harness';
 
 const LEASE_MS = 2000;
 const TERMINAL = ['run.finished', 'run.failed', 'run.cancelled'];
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /**
  * Fault tests of issue 5 against real Postgres, real Redis and real worker processes, with a 2 s lease and
@@ -46,7 +37,7 @@ describe('task runtime under faults (scaled)', () => {
     c = new Client(api.url);
   });
   afterAll(async () => {
-    for (const pid of orphans) if (alive(pid)) process.kill(-pid, 'SIGKILL');
+    for (const pid of orphans) if (pidAlive(pid)) process.kill(-pid, 'SIGKILL');
     await procs.stopAll();
     await db?.drop();
   });
@@ -107,7 +98,7 @@ describe('task runtime under faults (scaled)', () => {
     paused.proc.kill('SIGCONT');
     // The resumed worker notices (heartbeat or guarded write rejected) and stops; its command is killed.
     await waitFor(() => /lease lost|stopped: lease lost/.test(paused.output()), { what: 'the late owner to be rejected', timeoutMs: 15_000 });
-    await waitFor(() => !alive(childPid), { what: 'the late owner to kill its command', timeoutMs: 15_000 });
+    await waitFor(() => !pidAlive(childPid), { what: 'the late owner to kill its command', timeoutMs: 15_000 });
     const after = await c.events(taskId, runId);
     expect(after).toEqual(atTakeover);
     expectGapFree(after);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { ScratchDatabase } from '../../support/infra';
 import { waitFor } from '../../support/infra';
 import { startServer } from '../../support/server-process';
-import { Client, embeddedTasksEnv, expectGapFree, Json, Processes, scaledEnv } from './tasks-harness';
+import { Client, embeddedTasksEnv, expectGapFree, Json, Processes, scaledEnv, pidAlive } from './tasks-harness';
 
 /** shell is gated (approve to run); git and file run without a gate. */
 const POLICIES = 'shell_exec';
@@ -215,14 +215,7 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     const { taskId, runId } = await startApproved({ execution_kind: 'shell', shell_command: `echo $$ > ${pidFile}; echo started; sleep 60` });
     await waitFor(async () => existsSync(pidFile) && (await c.events(taskId, runId)).some((e) => e.type === 'tool.shell.output_chunk'), { what: 'command running' });
     const pid = Number(readFileSync(pidFile, 'utf8'));
-    const alive = () => {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
+    const alive = () => pidAlive(pid);
     expect(alive()).toBe(true);
     const busy = await c.call('POST', `/hecate/v1/tasks/${taskId}/start`);
     expect(busy.status).toBe(409);

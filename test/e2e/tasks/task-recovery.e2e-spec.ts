@@ -2,23 +2,14 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '../../support/infra';
-import { Client, embeddedTasksEnv, expectGapFree, Json, Processes } from './tasks-harness';
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+import { Client, embeddedTasksEnv, expectGapFree, Json, Processes, pidAlive } from './tasks-harness';
 
 describe('embedded recovery and retention', () => {
   const procs = new Processes();
   const scratch = mkdtempSync(join(tmpdir(), 'hecate-recovery-'));
   const orphans: number[] = [];
   afterAll(async () => {
-    for (const pid of orphans) if (alive(pid)) process.kill(-pid, 'SIGKILL');
+    for (const pid of orphans) if (pidAlive(pid)) process.kill(-pid, 'SIGKILL');
     await procs.stopAll();
   });
 

@@ -127,6 +127,13 @@ describe('task event streams (scaled, two api processes)', () => {
         return r;
       }),
     );
+    // Start after everything already in the feed, before any writer runs.
+    const head = (await a.call('GET', '/hecate/v1/events?limit=1')).body;
+    let cursor = 0;
+    for (let page = head.data as Json[]; page.length > 0; ) {
+      cursor = Number(page[page.length - 1].cursor);
+      page = ((await a.call('GET', `/hecate/v1/events?after_sequence=${cursor}&limit=500`)).body.data as Json[]) ?? [];
+    }
     const posted = new Set<string>();
     let writing = true;
     const writers = runs.map(async ({ taskId, runId }, w) => {
@@ -135,12 +142,6 @@ describe('task event streams (scaled, two api processes)', () => {
         posted.add(e.event_id as string);
       }
     });
-    const head = (await a.call('GET', '/hecate/v1/events?limit=1')).body;
-    let cursor = 0;
-    for (let page = head.data as Json[]; page.length > 0; ) {
-      cursor = Number(page[page.length - 1].cursor);
-      page = ((await a.call('GET', `/hecate/v1/events?after_sequence=${cursor}&limit=500`)).body.data as Json[]) ?? [];
-    }
     const seen: string[] = [];
     const poll = async (c: Client) => {
       const res = await c.call('GET', `/hecate/v1/events?after_sequence=${cursor}&event_type=external.event&limit=13`);

@@ -66,6 +66,16 @@ export class Client {
   }
 }
 
+/** Whether a process (e.g. a task's command, by the pid it wrote) is still alive. */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Sequences must be 1..n with no gap and no duplicate, and event ids unique. */
 export function expectGapFree(events: Json[]): void {
   expect(events.map((e) => e.sequence)).toEqual(events.map((_, i) => i + 1));

@@ -59,9 +59,16 @@ export async function runCommandStep(ctx: ExecutionContext, sandbox: SandboxServ
   };
   if (ctx.checkpoint) input.checkpoint = ctx.checkpoint;
   const { outcome } = await ctx.writer.step(
-    { index: ctx.firstStepIndex, kind: spec.kind, title: spec.title, toolName: spec.toolName, input, idempotent: false },
+    {
+      index: ctx.firstStepIndex,
+      kind: spec.kind,
+      title: spec.title,
+      toolName: spec.toolName,
+      input,
+      idempotent: false,
+      startEvents: (stepId) => [{ type: 'tool.shell.command', data: { tool_call_id: stepId, ...input } }],
+    },
     async (step) => {
-      await ctx.writer.emit('tool.shell.command', { tool_call_id: step.id, ...input });
       const local = new AbortController();
       const onAbort = () => local.abort(ctx.signal.reason);
       ctx.signal.addEventListener('abort', onAbort, { once: true });

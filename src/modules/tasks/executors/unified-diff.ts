@@ -58,7 +58,7 @@ export function unifiedDiff(path: string, before: string | null, after: string |
   if (changed.length === 0) return lines.join('\n') + '\n';
   let i = 0;
   while (i < changed.length) {
-    let from = Math.max(0, changed[i] - CONTEXT);
+    const from = Math.max(0, changed[i] - CONTEXT);
     let to = Math.min(ops.length, changed[i] + CONTEXT + 1);
     while (i + 1 < changed.length && changed[i + 1] - CONTEXT <= to) {
       i += 1;
@@ -75,7 +75,6 @@ export function unifiedDiff(path: string, before: string | null, after: string |
     const bLen = hunk.filter((o) => o.kind !== '-').length;
     lines.push(`@@ -${aLen === 0 ? aStart - 1 : aStart},${aLen} +${bLen === 0 ? bStart - 1 : bStart},${bLen} @@`);
     for (const o of hunk) lines.push(`${o.kind}${o.line}`);
-    from = to;
     i += 1;
   }
   return lines.join('\n') + '\n';
