@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { AppConfig } from '@core/config/app-config';
 import { assistantMessage, canonicalClientMessage, ChatMessageJson, GeneratedReply, newCallId, newClientMessages, withSystemPrompt } from './chat-message';
 import type { ChatMessageEntity } from './chat-message.entity';
 import { ChatSessionRepository } from './chat-session.repository';
@@ -38,23 +39,23 @@ export class ChatExchangeRecorderService {
   constructor(
     private readonly sessions: ChatSessionRepository,
     private readonly transcripts: ChatTranscriptRepository,
+    private readonly config: AppConfig,
   ) {}
 
   /** Checks the session (404, 409 superseded, 409 busy leaf) and applies its system prompt to the request. */
   async prepare(tenantId: string, sessionId: string, requestMessages: unknown[]): Promise<PreparedExchange> {
-    const session = await this.sessions.find({ tenantId, id: sessionId });
-    if (!session) throw new ChatSessionNotFoundError(sessionId);
+    const found = await this.sessions.findWithLeafStatus({ tenantId, id: sessionId });
+    if (!found) throw new ChatSessionNotFoundError(sessionId);
+    const { session, leafStatus } = found;
     if (session.preCompressionSnapshot) throw new ChatSessionSupersededError(session.id, session.lineageTipId);
-    if (session.activeLeafId) {
-      const leaf = await this.sessions.message(session.id, session.activeLeafId);
-      if (leaf?.status === 'in_progress') throw new ChatBranchBusyError(session.id, leaf.id, leaf.id);
-    }
+    if (leafStatus === 'in_progress') throw new ChatBranchBusyError(session.id, session.activeLeafId!, session.activeLeafId);
     const messages = withSystemPrompt(requestMessages.map(canonicalClientMessage), session.systemPrompt);
     return { tenantId, sessionId, messages, systemPrompt: session.systemPrompt };
   }
 
   async record(exchange: PreparedExchange, result: ExchangeResult): Promise<RecordedExchange> {
-    return this.transcripts.withSession({ tenantId: exchange.tenantId, sessionId: exchange.sessionId }, async (tx) => {
+    const asyncCommit = this.config.chat.recordAsyncCommit;
+    return this.transcripts.withSession({ tenantId: exchange.tenantId, sessionId: exchange.sessionId, asyncCommit }, async (tx) => {
       const { messages } = exchange;
       // The prompt this store prepended (or the same text sent by the client) is not part of the transcript.
       const skip = tx.session.systemPrompt && messages[0]?.role === 'system' && messages[0].content === tx.session.systemPrompt ? 1 : 0;

@@ -15,6 +15,17 @@ export class ChatSessionRepository {
     return rows.length > 0 ? sessionFromRow(rows[0]) : null;
   }
 
+  /** The session and the status of its active leaf, in one read (the /v1 recording pre-check). */
+  async findWithLeafStatus({ tenantId, id }: { tenantId: string; id: string }) {
+    const rows = await this.dataSource.query(
+      `SELECT ${SESSION_COLUMNS.replace(/(^|,\s*)(\w+)/g, '$1s.$2')}, l.status AS leaf_status
+         FROM chat_sessions s LEFT JOIN chat_session_messages l ON l.id = s.active_leaf_id
+        WHERE s.id = $1 AND s.tenant_id = $2`,
+      [id, tenantId],
+    );
+    return rows.length > 0 ? { session: sessionFromRow(rows[0]), leafStatus: (rows[0].leaf_status as string | null) ?? null } : null;
+  }
+
   /** Newest first; without snapshots each lineage shows once (its tip). */
   async list({ tenantId, includeSnapshots, limit, before }: { tenantId: string; includeSnapshots: boolean; limit: number; before?: { updatedAt: Date; id: string } }) {
     const params: unknown[] = [tenantId, limit];

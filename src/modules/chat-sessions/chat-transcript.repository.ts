@@ -66,26 +66,61 @@ export interface LeafInfo {
 export class ChatTx {
   private dirty = false;
   private readonly children: ChatTx[] = [];
+  /** Inserts not sent yet: they go out with the next statement's round trip, or with the session update at the end. */
+  private pending: Array<{ sql: string; params: unknown[] }> = [];
+  /** Messages this transaction read or wrote (the rows are locked behind the session row). */
+  private readonly known = new Map<string, ChatMessageEntity>();
 
   constructor(
     private readonly m: EntityManager,
     readonly session: ChatSessionEntity,
     private leaf: LeafInfo | null,
-  ) {}
+    leafMessage?: ChatMessageEntity,
+  ) {
+    if (leafMessage) this.known.set(leafMessage.id, leafMessage);
+  }
 
   get activeLeaf(): LeafInfo | null {
     return this.leaf;
   }
 
-  private async run(sql: string, params: unknown[]): Promise<{ rows: Record<string, unknown>[]; affected: number }> {
+  private async exec(sql: string, params: unknown[]): Promise<{ rows: Record<string, unknown>[]; affected: number }> {
     const result = await this.m.queryRunner!.query(sql, params, true);
     const rows = (result.records ?? []) as Record<string, unknown>[];
     return { rows, affected: result.affected ?? rows.length };
   }
 
+  /** Runs a statement after the pending inserts (which it may need to see). */
+  private async run(sql: string, params: unknown[]): Promise<{ rows: Record<string, unknown>[]; affected: number }> {
+    if (this.pending.length > 0) await this.withPending('SELECT 1', []);
+    return this.exec(sql, params);
+  }
+
+  /**
+   * Runs `main` together with the pending inserts as one statement (data-modifying CTEs). `main` does not
+   * see their rows (same snapshot), so only a statement that does not read them may ride along.
+   */
+  private async withPending(main: string, params: unknown[]): Promise<{ rows: Record<string, unknown>[]; affected: number }> {
+    if (this.pending.length === 0) return this.exec(main, params);
+    const all: unknown[] = [];
+    const shift = (sql: string, p: unknown[]) => {
+      const offset = all.length;
+      all.push(...p);
+      return sql.replace(/\$(\d+)/g, (_m, n: string) => `$${Number(n) + offset}`);
+    };
+    const ctes = this.pending.map((w, i) => `w${i} AS (${shift(w.sql, w.params)})`);
+    this.pending = [];
+    // The main statement's rows and count are its own; the CTEs' inserts are checked (FKs) at its end.
+    return this.exec(`WITH ${ctes.join(', ')} ${shift(main, params)}`, all);
+  }
+
   async message(id: string): Promise<ChatMessageEntity | null> {
+    const cached = this.known.get(id);
+    if (cached) return cached;
     const { rows } = await this.run(`SELECT ${MESSAGE_COLUMNS} FROM chat_session_messages WHERE id = $1 AND session_id = $2`, [id, this.session.id]);
-    return rows.length > 0 ? messageFromRow(rows[0]) : null;
+    const found = rows.length > 0 ? messageFromRow(rows[0]) : null;
+    if (found) this.known.set(id, found);
+    return found;
   }
 
   /** Root first. */
@@ -139,7 +174,7 @@ export class ChatTx {
   }
 
   async insertCall(call: NewProviderCall): Promise<void> {
-    await this.run(
+    this.defer(
       `INSERT INTO chat_session_provider_calls (id, session_id, request_id, provider, provider_kind, model, requested_model, route_reason, status,
          cost_micros_usd, prompt_tokens, completion_tokens, total_tokens, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
@@ -175,7 +210,11 @@ export class ChatTx {
     let parentCount = 0;
     let parentChars = 0;
     if (parentId) {
-      if (this.leaf?.id === parentId) {
+      const known = this.known.get(parentId);
+      if (known) {
+        parentCount = known.replayCount;
+        parentChars = known.replayChars;
+      } else if (this.leaf?.id === parentId) {
         parentCount = this.leaf.replayCount;
         parentChars = this.leaf.replayChars;
       } else {
@@ -218,11 +257,12 @@ export class ChatTx {
       const p = (i: number) => `$${base + i}`;
       return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}, ${p(8)}, ${p(9)}, ${p(10)}, ${p(11)}::jsonb, ${p(12)}::jsonb, ${p(13)}, ${p(14)}, ${p(14)})`;
     });
-    await this.run(
+    this.defer(
       `INSERT INTO chat_session_messages (id, session_id, sequence, parent_id, replay_count, replay_chars, role, status, kind, produced_by_call_id, message_json, error_json, client_request_id, created_at, updated_at)
        VALUES ${values.join(', ')}`,
       params,
     );
+    for (const m of out) this.known.set(m.id, m);
     this.session.messageCount += out.length;
     this.dirty = true;
     return out;
@@ -244,6 +284,7 @@ export class ChatTx {
     if (patch.replayCount !== undefined) add('replay_count', patch.replayCount);
     if (patch.replayChars !== undefined) add('replay_chars', patch.replayChars);
     await this.run(`UPDATE chat_session_messages SET ${sets.join(', ')} WHERE id = $1 AND session_id = $2`, params);
+    this.known.delete(id);
     if (this.leaf?.id === id) {
       this.leaf = {
         ...this.leaf,
@@ -268,6 +309,7 @@ export class ChatTx {
 
   /** Creates another session in this transaction (a compaction's continuation); flushed with this one. */
   async createSession(row: ChatSessionEntity): Promise<ChatTx> {
+    if (this.pending.length > 0) await this.withPending('SELECT 1', []);
     await insertSessionRow(this.m, row);
     const child = new ChatTx(this.m, row, null);
     this.children.push(child);
@@ -280,11 +322,19 @@ export class ChatTx {
     this.session.lineageTipId = tipId;
   }
 
+  private defer(sql: string, params: unknown[]): void {
+    this.pending.push({ sql, params });
+  }
+
+  /** Sends the pending inserts and the session row update (one statement). */
   async flush(): Promise<void> {
     for (const child of this.children) await child.flush();
-    if (!this.dirty) return;
+    if (!this.dirty) {
+      if (this.pending.length > 0) await this.withPending('SELECT 1', []);
+      return;
+    }
     const s = this.session;
-    const { rows } = await this.run(
+    const { rows } = await this.withPending(
       `UPDATE chat_sessions SET title = $2, system_prompt = $3, user_name = $4, active_leaf_id = $5, next_sequence = $6, message_count = $7,
          provider_call_count = $8, last_model = $9, last_provider = $10, last_cost_micros_usd = $11, last_request_id = $12,
          continuation_session_id = $13, pre_compression_snapshot = $14, updated_at = now()
@@ -338,9 +388,12 @@ async function insertSessionRow(m: EntityManager, row: ChatSessionEntity): Promi
 }
 
 const LOCK_SQL = `SELECT ${SESSION_COLUMNS} FROM chat_sessions WHERE id = $1 AND tenant_id = $2 FOR UPDATE`;
+// The same, and the commit does not wait for the WAL flush (set_config(…, true) is transaction-local).
+const LOCK_ASYNC_SQL = `SELECT ${SESSION_COLUMNS}, set_config('synchronous_commit', 'off', true) AS async_commit
+  FROM chat_sessions WHERE id = $1 AND tenant_id = $2 FOR UPDATE`;
 // A separate statement on purpose: after waiting for the lock, a new statement's snapshot sees the leaf the
 // previous writer inserted (a join in the locking statement would read it from the older snapshot).
-const LEAF_SQL = `SELECT replay_count, replay_chars, status FROM chat_session_messages WHERE id = $1`;
+const LEAF_SQL = `SELECT ${MESSAGE_COLUMNS} FROM chat_session_messages WHERE id = $1`;
 
 /** Write transactions of the chat store. */
 @Injectable()
@@ -356,20 +409,20 @@ export class ChatTranscriptRepository {
    * 409 `chat_session.superseded` unless `allowSnapshot`; a missing row (or another tenant's) 404.
    */
   async withSession<T>(
-    { tenantId, sessionId, allowSnapshot = false }: { tenantId: string; sessionId: string; allowSnapshot?: boolean },
+    { tenantId, sessionId, allowSnapshot = false, asyncCommit = false }: { tenantId: string; sessionId: string; allowSnapshot?: boolean; asyncCommit?: boolean },
     fn: (tx: ChatTx) => Promise<T>,
   ): Promise<T> {
     return this.dataSource.transaction(async (m) => {
-      const rows = (await m.query(LOCK_SQL, [sessionId, tenantId])) as Record<string, unknown>[];
+      const rows = (await m.query(asyncCommit ? LOCK_ASYNC_SQL : LOCK_SQL, [sessionId, tenantId])) as Record<string, unknown>[];
       if (rows.length === 0) throw new ChatSessionNotFoundError(sessionId);
       const session = sessionFromRow(rows[0]);
       if (session.preCompressionSnapshot && !allowSnapshot) throw new ChatSessionSupersededError(session.id, session.lineageTipId);
-      let leaf: LeafInfo | null = null;
+      let leaf: ChatMessageEntity | undefined;
       if (session.activeLeafId) {
         const [l] = (await m.query(LEAF_SQL, [session.activeLeafId])) as Record<string, unknown>[];
-        if (l) leaf = { id: session.activeLeafId, replayCount: Number(l.replay_count), replayChars: Number(l.replay_chars), status: l.status as MessageStatus };
+        if (l) leaf = messageFromRow(l);
       }
-      const tx = new ChatTx(m, session, leaf);
+      const tx = new ChatTx(m, session, leaf ?? null, leaf);
       const result = await fn(tx);
       await tx.flush();
       return result;

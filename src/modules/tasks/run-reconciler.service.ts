@@ -4,6 +4,7 @@ import { rootLogger } from '@core/logging/logger';
 import { EventStore } from '@modules/events/event-store.service';
 import { execSql } from '@modules/events/sql-result';
 import { RunEnqueuer } from './run-enqueuer.service';
+import { RunExecutionService } from './run-execution.service';
 import type { TaskRunEntity } from './task-run.entity';
 import { TaskRunRepository } from './task-run.repository';
 import { TaskRepository } from './task.repository';
@@ -29,11 +30,12 @@ export class RunReconcilerService implements OnApplicationBootstrap, OnApplicati
     private readonly runs: TaskRunRepository,
     private readonly tasks: TaskRepository,
     private readonly enqueuer: RunEnqueuer,
+    private readonly execution: RunExecutionService,
   ) {}
 
   onApplicationBootstrap(): void {
-    // Embedded mode is one process: a run still `running` at boot belonged to this process before it
-    // stopped, so it is reclaimed at once instead of after its lease.
+    // Embedded mode is one process: a run `running` at boot under another owner belonged to this process
+    // before it stopped, so it is reclaimed at once instead of after its lease.
     const boot = this.config.mode === 'embedded' ? this.requeue('boot_reconcile') : Promise.resolve([]);
     this.running = boot
       .then((requeued) => this.enqueueQueued(requeued, true))
@@ -67,7 +69,10 @@ export class RunReconcilerService implements OnApplicationBootstrap, OnApplicati
     return this.events.transaction(async (tx) => {
       const { rows } = await execSql<{ locked: boolean }>(tx.manager, `SELECT pg_try_advisory_xact_lock($1) AS locked`, [RECONCILER_LOCK_KEY]);
       if (!rows[0]?.locked) return [];
-      const stale = reason === 'boot_reconcile' ? await this.runs.lockAllRunning(tx.manager, BATCH) : await this.runs.lockExpired(tx.manager, BATCH);
+      const stale =
+        reason === 'boot_reconcile'
+          ? await this.runs.lockRunningNotOwnedBy(tx.manager, this.execution.owner, BATCH)
+          : await this.runs.lockExpired(tx.manager, BATCH);
       for (const run of stale) {
         await this.runs.transition(tx.manager, {
           tenantId: run.tenantId,

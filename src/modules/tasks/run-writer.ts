@@ -95,6 +95,8 @@ const STEP_STATUS: Record<StepOutcomeStatus, StepStatus> = {
  */
 export class RunWriter {
   private haltReason: string | undefined;
+  /** Steps an earlier attempt of this run left behind, by index (loaded once per attempt). */
+  private prior: Promise<Map<number, TaskStepEntity>> | undefined;
 
   constructor(
     private readonly deps: RunWriterDeps,
@@ -160,7 +162,8 @@ export class RunWriter {
    * idempotent, otherwise it is reported failed (`ambiguous_side_effect`) — never silently repeated.
    */
   async step(spec: StepSpec, fn: (step: TaskStepEntity) => Promise<StepOutcome>): Promise<{ step: TaskStepEntity; outcome: StepOutcome; replayed: boolean }> {
-    const existing = await retryTransient(() => this.deps.steps.findByIndex(this.ref.runId, spec.index));
+    this.prior ??= retryTransient(() => this.deps.steps.listForRun(this.ref.tenantId, this.ref.runId)).then((rows) => new Map(rows.map((s) => [s.index, s])));
+    const existing = (await this.prior).get(spec.index) ?? null;
     if (existing && existing.status !== 'running') {
       return { step: existing, outcome: outcomeOf(existing), replayed: true };
     }

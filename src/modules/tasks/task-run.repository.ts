@@ -146,12 +146,12 @@ export class TaskRunRepository {
       .getMany();
   }
 
-  /** Running runs (embedded boot: every one of them belonged to a process that is gone). */
-  async lockAllRunning(manager: EntityManager, limit: number): Promise<TaskRunEntity[]> {
+  /** Running runs owned by anyone but `owner` (embedded boot: those belonged to a process that is gone). */
+  async lockRunningNotOwnedBy(manager: EntityManager, owner: string, limit: number): Promise<TaskRunEntity[]> {
     return this.repo(manager)
       .createQueryBuilder('r')
       .setLock('pessimistic_write')
-      .where(`r.status = 'running'`)
+      .where(`r.status = 'running' AND r.lease_owner IS DISTINCT FROM :owner`, { owner })
       .limit(limit)
       .getMany();
   }

@@ -22,10 +22,6 @@ export class TaskStepRepository {
     return this.repo().findOne({ where: { tenantId, runId, id: stepId } });
   }
 
-  findByIndex(runId: string, index: number, manager?: EntityManager): Promise<TaskStepEntity | null> {
-    return this.repo(manager).findOne({ where: { runId, index } });
-  }
-
   async update(manager: EntityManager, id: string, set: Partial<Record<keyof TaskStepEntity, unknown>>): Promise<void> {
     await manager
       .createQueryBuilder()

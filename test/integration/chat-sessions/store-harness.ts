@@ -58,7 +58,7 @@ export async function openStore(backend: 'postgres' | 'pglite', env: Partial<Cha
     dataSource,
     config,
     sessions: new ChatSessionsService(repo, transcripts, config),
-    recorder: new ChatExchangeRecorderService(repo, transcripts),
+    recorder: new ChatExchangeRecorderService(repo, transcripts, config),
     ledger,
     lineage: new ChatLineageService(transcripts, config),
     inflight,

@@ -17,6 +17,13 @@ export class ChatEnv {
   @IsOptional() @IsDuration() GATEWAY_CHAT_GENERATION_STALE_AFTER?: string;
   /** How long POST …/stop waits for the owning process to persist the partial reply before doing it itself. */
   @IsOptional() @IsDuration() GATEWAY_CHAT_STOP_TIMEOUT?: string;
+  /**
+   * Commit `/v1/chat/completions` session recordings without waiting for the WAL flush (Postgres
+   * synchronous_commit=off for that transaction only). A Postgres crash can lose the last ~200 ms of
+   * recordings, never corrupt them; the client's next request replays its history and the recording diff
+   * re-adds what was lost. Server-side turns always commit synchronously.
+   */
+  @IsOptional() @IsBooleanString() GATEWAY_CHAT_RECORD_ASYNC_COMMIT?: string;
   /** Default page size of GET /hecate/v1/chat/sessions. */
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1000) GATEWAY_CHAT_SESSIONS_LIMIT?: number;
 }
@@ -25,6 +32,7 @@ export interface ChatConfig {
   compaction: { ratio: number; model: string | undefined; provider: string | undefined; keepLastMessages: number; autoEnabled: boolean };
   generation: { heartbeatMs: number; staleAfterMs: number; stopTimeoutMs: number };
   sessionsLimit: number;
+  recordAsyncCommit: boolean;
 }
 
 export function checkChatEnv(env: ChatEnv): string[] {
@@ -53,5 +61,6 @@ export function chatConfig(env: ChatEnv): ChatConfig {
       stopTimeoutMs: duration(env.GATEWAY_CHAT_STOP_TIMEOUT, 5_000),
     },
     sessionsLimit: env.GATEWAY_CHAT_SESSIONS_LIMIT ?? 50,
+    recordAsyncCommit: bool(env.GATEWAY_CHAT_RECORD_ASYNC_COMMIT, true),
   };
 }
