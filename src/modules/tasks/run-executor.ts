@@ -52,6 +52,11 @@ export interface RunExecutor {
   readonly kind: string;
   /** Create-time checks of the kind's fields (400 with every problem). */
   validate(task: TaskEntity): string[] | Promise<string[]>;
+  /**
+   * Start-time check before a run is created (e.g. agent_loop: 422 model_not_configured when no model
+   * resolves); throw a DomainError to refuse. No run is created.
+   */
+  preflight?(task: TaskEntity): void | Promise<void>;
   /** What will run, for a pre-execution approval; computed from the task and the planned workspace. */
   plan(task: TaskEntity, workspacePath: string): ExecutionPlan;
   execute(ctx: ExecutionContext): Promise<ExecutionOutcome>;

@@ -19,7 +19,17 @@ import { TaskRepository } from './task.repository';
 import { ExecutionKindUnavailableError, RunNotFoundError, RunTransitionError, TaskBusyError, TaskNotFoundError } from './tasks.errors';
 import { WorkspaceService } from './workspace/workspace.service';
 
-type Trigger = 'start' | 'retry' | 'resume';
+/** start, retry and resume here; executors' own attempts (agent_loop continue, retry-from-turn) add theirs. */
+export type RunTrigger = 'start' | 'retry' | 'resume' | (string & {});
+
+export interface AttemptOptions {
+  trigger: RunTrigger;
+  /** The run this attempt continues from: its workspace is reused and checkpoint context recorded. */
+  resumeFrom?: TaskRunEntity | null;
+  reason?: string;
+  /** Carried in the checkpoint for the executor (requires resumeFrom). */
+  input?: Record<string, unknown>;
+}
 
 const isUniqueViolation = (err: unknown): boolean =>
   (err as { driverError?: { code?: string }; code?: string })?.driverError?.code === '23505' || (err as { code?: string })?.code === '23505';
@@ -43,32 +53,41 @@ export class RunLifecycleService {
   ) {}
 
   async start(tenantId: string, taskId: string) {
-    return toRunResponse(await this.createRun(tenantId, taskId, 'start', null, ''));
+    return toRunResponse(await this.createAttempt(tenantId, taskId, { trigger: 'start' }));
   }
 
   async retry(tenantId: string, taskId: string, runId: string, reason: string) {
     await this.terminalSource(tenantId, taskId, runId);
-    return toRunResponse(await this.createRun(tenantId, taskId, 'retry', null, reason));
+    return toRunResponse(await this.createAttempt(tenantId, taskId, { trigger: 'retry', reason }));
   }
 
   /** New run reusing the source run's workspace, with checkpoint context (seed 003 "Resume semantics"). */
   async resume(tenantId: string, taskId: string, runId: string, reason: string) {
     const source = await this.terminalSource(tenantId, taskId, runId);
-    return toRunResponse(await this.createRun(tenantId, taskId, 'resume', source, reason));
+    return toRunResponse(await this.createAttempt(tenantId, taskId, { trigger: 'resume', resumeFrom: source, reason }));
   }
 
-  private async terminalSource(tenantId: string, taskId: string, runId: string): Promise<TaskRunEntity> {
+  /** The terminal source run of a new attempt (404 unknown, 409 still active). */
+  async terminalSource(tenantId: string, taskId: string, runId: string): Promise<TaskRunEntity> {
     const source = await this.runs.find(tenantId, taskId, runId);
     if (!source) throw new RunNotFoundError(runId);
     if (!isTerminal(source.status)) throw new RunTransitionError(runId, source.status, 'a new attempt (the run is still active)');
     return source;
   }
 
-  private async createRun(tenantId: string, taskId: string, trigger: Trigger, source: TaskRunEntity | null, reason: string): Promise<TaskRunEntity> {
+  /**
+   * Creates a run (queued, or awaiting_approval when a policy gates it) with its events in one
+   * transaction, then enqueues it. One active run per task (409). The entry point for every attempt.
+   */
+  async createAttempt(tenantId: string, taskId: string, options: AttemptOptions): Promise<TaskRunEntity> {
+    const { trigger } = options;
+    const source = options.resumeFrom ?? null;
+    const reason = options.reason ?? '';
     const task = await this.tasks.find(tenantId, taskId);
     if (!task) throw new TaskNotFoundError(taskId);
     const executor = this.registry.get(task.executionKind);
     if (!executor) throw new ExecutionKindUnavailableError(task.executionKind, this.registry.kinds());
+    await executor.preflight?.(task);
     const runId = newId('run');
     const workspacePath = this.workspaces.plannedPath(task, runId, source?.workspacePath);
     const gate = this.approvals.preExecutionGate(task.executionKind, task.sandboxNetwork);
@@ -81,6 +100,7 @@ export class RunLifecycleService {
         last_completed_step_index: lastStep?.index ?? null,
         last_event_sequence: await this.events.lastSequence(tenantId, source.id),
         reason,
+        ...(options.input ? { input: options.input } : {}),
       };
     }
     const ctx = RequestContext.current();

@@ -8,6 +8,8 @@ export interface RunCheckpoint {
   last_completed_step_index: number | null;
   last_event_sequence: number;
   reason: string;
+  /** Trigger-specific input (e.g. a continue prompt or a retry-from-turn index), for the executor. */
+  input?: Record<string, unknown>;
 }
 
 @Entity({ name: 'task_runs' })

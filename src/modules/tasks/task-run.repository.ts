@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager, In, IsNull, LessThan, Not } from 'typeorm';
+import { DataSource, EntityManager, In, IsNull, LessThan, Not, QueryDeepPartialEntity } from 'typeorm';
 import { execSql } from '@modules/events/sql-result';
 import { ACTIVE_RUN_STATUSES, RunStatus } from './run-status';
 import { TaskRunEntity } from './task-run.entity';
@@ -25,7 +25,7 @@ export class TaskRunRepository {
   }
 
   async insert(manager: EntityManager, row: TaskRunEntity): Promise<void> {
-    await this.repo(manager).insert(row);
+    await this.repo(manager).insert(row as QueryDeepPartialEntity<TaskRunEntity>);
   }
 
   find(tenantId: string, taskId: string, runId: string, manager?: EntityManager): Promise<TaskRunEntity | null> {
