@@ -67,7 +67,6 @@ export class GatewayProviders1795345195856 implements MigrationInterface {
         created_at           timestamptz NOT NULL DEFAULT now()
       )`);
     await q.query(`CREATE INDEX usage_events_tenant_created_idx ON usage_events (tenant_id, created_at DESC)`);
-    await q.query(`CREATE INDEX usage_events_created_idx ON usage_events (created_at DESC)`);
     await q.query(`CREATE INDEX usage_events_request_idx ON usage_events (request_id)`);
   }
 

@@ -32,9 +32,10 @@ import { ProviderRegistryService } from '@modules/providers/provider-registry.se
 import { transportError, UpstreamError } from '@modules/providers/upstream-error';
 import { TraceStoreService } from '@modules/usage/trace-store.service';
 import { UsageLedgerService } from '@modules/usage/usage-ledger.service';
+import { CancelSignal, onAbort } from './client-abort';
 import { RouteImpossibleError, UpstreamFailedError } from './gateway.errors';
 import { prepareRequest } from './ingress-validation';
-import { ContentBlock, GatewayDelta, Json, NormalizedUsage, StopReason, ToolCall, WireProtocol } from './protocol/normalized';
+import { anthropicUsage, ContentBlock, GatewayDelta, Json, NormalizedUsage, openaiUsage, StopReason, ToolCall, WireProtocol, ZERO_USAGE } from './protocol/normalized';
 import { normalizeAnthropicResponse, normalizeOpenaiResponse } from './protocol/response-translation';
 import { decodeUpstreamStream, StreamAccumulator } from './stream-pipeline';
 import { AttemptHandle, RequestRecorder } from './request-recorder';
@@ -108,13 +109,13 @@ export interface OpenStream {
   finish(outcome: { usage: NormalizedUsage; error?: UpstreamError; clientAborted?: boolean }): number;
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
+const sleep = (ms: number, signal?: CancelSignal) =>
   new Promise<void>((resolve) => {
     const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
+    onAbort(signal, () => {
       clearTimeout(t);
       resolve();
-    }, { once: true });
+    });
   });
 
 export const toUsageResponse = (u: NormalizedUsage) => ({ input_tokens: u.inputTokens, output_tokens: u.outputTokens, cached_input_tokens: u.cachedInputTokens });
@@ -217,14 +218,14 @@ export class GatewayRouterService {
     };
   }
 
-  async dispatchComplete(req: PreparedRequest, id: ReturnType<GatewayRouterService['identity']>, signal?: AbortSignal): Promise<CompletedCall> {
+  async dispatchComplete(req: PreparedRequest, id: ReturnType<GatewayRouterService['identity']>, signal?: CancelSignal): Promise<CompletedCall> {
     const rec = new RequestRecorder(id, req, this.ledger, this.traces);
     try {
       const plan = await this.plan(req);
       rec.routed(plan);
       const out = await this.attemptLoop(plan, rec, signal, async (c, handle) => {
         const { text, json } = await callComplete(req, c.provider, c.model, this.config.gateway.timeouts, signal, handle.headers);
-        const usage = c.provider.protocol === 'openai' ? normalizeOpenaiResponse(json).usage : normalizeAnthropicResponse(json).usage;
+        const usage = (c.provider.protocol === 'openai' ? openaiUsage(json.usage) : fullAnthropicUsage(json.usage)) ?? { ...ZERO_USAGE };
         const costMicros = this.cost(c, usage);
         handle.end({ ok: true, usage, costMicros, responseModel: typeof json.model === 'string' ? json.model : undefined });
         return { text, json, usage, costMicros };
@@ -242,7 +243,7 @@ export class GatewayRouterService {
     }
   }
 
-  async dispatchStream(req: PreparedRequest, id: ReturnType<GatewayRouterService['identity']>, signal?: AbortSignal): Promise<OpenStream> {
+  async dispatchStream(req: PreparedRequest, id: ReturnType<GatewayRouterService['identity']>, signal?: CancelSignal): Promise<OpenStream> {
     const rec = new RequestRecorder(id, req, this.ledger, this.traces);
     try {
       const plan = await this.plan(req);
@@ -325,7 +326,7 @@ export class GatewayRouterService {
   private async attemptLoop<T>(
     plan: RoutePlan,
     rec: RequestRecorder,
-    signal: AbortSignal | undefined,
+    signal: CancelSignal | undefined,
     fn: (c: RouteCandidate, handle: AttemptHandle) => Promise<T>,
   ): Promise<{ value: T; candidate: RouteCandidate; attempts: { n: number; failover: boolean } }> {
     const { maxAttempts, retryBackoffMs } = this.config.gateway;
@@ -376,6 +377,11 @@ export class GatewayRouterService {
     if (!last) throw new RouteImpossibleError('every candidate provider became unavailable', plan.considered);
     throw new UpstreamFailedError(last, { provider: lastCandidate?.provider.id, model: lastCandidate?.model, attempts: n });
   }
+}
+
+function fullAnthropicUsage(u: unknown): NormalizedUsage | undefined {
+  const p = anthropicUsage(u);
+  return p ? { inputTokens: p.inputTokens ?? 0, outputTokens: p.outputTokens ?? 0, cachedInputTokens: p.cachedInputTokens ?? 0 } : undefined;
 }
 
 function errorTypeOf(err: unknown): string {

@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '@core/context/request-context';
 import { rootLogger } from '@core/logging/logger';
 import { transportError, UpstreamError } from '@modules/providers/upstream-error';
+import { ClientAbort } from './client-abort';
 import { CompletedCall, formatUsd, GatewayRouteInfo, GatewayRouterService, OpenStream } from './gateway-router.service';
 import { prepareRequest } from './ingress-validation';
 import { anthropicUsage, isObject, Json, mergeUsage, NormalizedUsage, openaiUsage, WireProtocol } from './protocol/normalized';
@@ -64,7 +65,7 @@ export class IngressService {
 
   async handle(protocol: WireProtocol, request: FastifyRequest, reply: FastifyReply, principal: Principal): Promise<void> {
     const prepared = prepareRequest(protocol, request.body, request.headers);
-    const abort = new AbortController();
+    const abort = new ClientAbort();
     const onClose = () => {
       if (!reply.raw.writableFinished) abort.abort();
     };
@@ -78,16 +79,16 @@ export class IngressService {
     });
     try {
       if (!prepared.stream) {
-        const call = await this.router.dispatchComplete(prepared, id, abort.signal);
-        if (abort.signal.aborted) return;
+        const call = await this.router.dispatchComplete(prepared, id, abort);
+        if (abort.aborted) return;
         void reply.headers(routeHeaders(call.info, prepared.model, call.costMicros)).header('content-type', 'application/json');
         await reply.send(this.renderComplete(protocol, call));
         return;
       }
-      const open = await this.router.dispatchStream(prepared, id, abort.signal);
+      const open = await this.router.dispatchStream(prepared, id, abort);
       await this.pipe(open, prepared, request, reply, abort);
     } catch (err) {
-      if (abort.signal.aborted && (err instanceof UpstreamError || reply.raw.destroyed)) return;
+      if (abort.aborted && (err instanceof UpstreamError || reply.raw.destroyed)) return;
       throw err;
     } finally {
       reply.raw.off('close', onClose);
@@ -100,7 +101,7 @@ export class IngressService {
     return JSON.stringify(protocol === 'openai' ? renderOpenaiCompletion(n, call.info.model) : renderAnthropicMessage(n, call.info.model));
   }
 
-  private async pipe(open: OpenStream, prepared: PreparedRequest, request: FastifyRequest, reply: FastifyReply, abort: AbortController): Promise<void> {
+  private async pipe(open: OpenStream, prepared: PreparedRequest, request: FastifyRequest, reply: FastifyReply, abort: ClientAbort): Promise<void> {
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, {
@@ -114,20 +115,20 @@ export class IngressService {
     const usage: NormalizedUsage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
     let error: UpstreamError | undefined;
     try {
-      if (open.upstreamProtocol === prepared.protocol) error = await this.passthrough(open, prepared, res, usage, abort.signal);
-      else error = await this.translate(open, prepared, res, usage, request.hecate?.requestId ?? open.info.request_id, abort.signal);
+      if (open.upstreamProtocol === prepared.protocol) error = await this.passthrough(open, prepared, res, usage, abort);
+      else error = await this.translate(open, prepared, res, usage, request.hecate?.requestId ?? open.info.request_id, abort);
     } catch (err) {
-      error = err instanceof UpstreamError ? err : transportError(open.selected.provider, err, abort.signal);
+      error = err instanceof UpstreamError ? err : transportError(open.selected.provider, err, abort);
       rootLogger().warn({ err: error.message }, 'stream relay failed');
     }
-    const clientAborted = abort.signal.aborted;
+    const clientAborted = abort.aborted;
     if (clientAborted) open.upstream.body.destroy();
     else if (!res.writableEnded) res.end();
     open.finish({ usage, error: clientAborted ? undefined : error, clientAborted });
   }
 
   /** Same protocol: forward frames as they are; read usage from the few frames that carry it. */
-  private async passthrough(open: OpenStream, prepared: PreparedRequest, res: ServerResponse, usage: NormalizedUsage, signal: AbortSignal): Promise<UpstreamError | undefined> {
+  private async passthrough(open: OpenStream, prepared: PreparedRequest, res: ServerResponse, usage: NormalizedUsage, signal: ClientAbort): Promise<UpstreamError | undefined> {
     const openai = prepared.protocol === 'openai';
     const dropUsageChunk = openai && !prepared.clientWantsUsage;
     const framer = new SseFramer();
@@ -190,7 +191,7 @@ export class IngressService {
     res: ServerResponse,
     usage: NormalizedUsage,
     requestId: string,
-    signal: AbortSignal,
+    signal: ClientAbort,
   ): Promise<UpstreamError | undefined> {
     const suffix = requestId.replace(/^req_/, '');
     const encoder =

@@ -16,38 +16,61 @@ export interface CallIdentity {
   endpoint: string;
 }
 
+type AttemptOutcome = { ok: true; usage?: NormalizedUsage; costMicros?: number; responseModel?: string } | { ok: false; error: UpstreamError };
+
+interface AttemptRecord {
+  candidate: RouteCandidate;
+  n: number;
+  startMs: number;
+  durationMs: number;
+  firstByteMs: number | undefined;
+  outcome: AttemptOutcome;
+}
+
+export interface AttemptHandle {
+  headers(): void;
+  end(outcome: AttemptOutcome): void;
+}
+
+type Finish = { ok: true; selected: RouteCandidate; usage: NormalizedUsage; costMicros: number } | { ok: false; errorType: string };
+
+const round = (ms: number): number => Math.round(ms * 100) / 100;
+const system = (c: RouteCandidate): string => c.provider.presetId ?? c.provider.id;
+const errorTypeOf = (e: UpstreamError): string => (e.kind === 'http' ? `http_${e.info.status}` : e.kind);
+
 /**
- * Per-request bookkeeping: the trace the inspector shows, one ledger row per upstream call, and OpenTelemetry
- * spans with GenAI semantic-convention attributes (no-ops unless the OTel SDK was started).
+ * Per-request bookkeeping: one ledger row per upstream call, the trace the inspector shows, and OpenTelemetry
+ * spans with GenAI semantic-convention attribute names (no-ops unless the OTel SDK runs). The hot path only
+ * keeps raw facts; the trace document is built when someone reads it.
  */
 export class RequestRecorder {
-  readonly startedAt = Date.now();
+  private readonly startedAt = Date.now();
   private readonly t0 = performance.now();
   private routeMs = 0;
   private firstByteMs: number | undefined;
   private readonly span: Span;
-  private readonly attempts: TraceAttempt[] = [];
-  private readonly spans: GatewayTrace['spans'] = [];
+  private readonly attempts: AttemptRecord[] = [];
   private plan: RoutePlan | undefined;
   private done = false;
+  /** Only what the trace needs: the recorder outlives the request (lazy trace), the body must not. */
+  private readonly req: Pick<PreparedRequest, 'protocol' | 'stream' | 'model' | 'provider'>;
 
   constructor(
     readonly id: CallIdentity,
-    private readonly req: PreparedRequest,
+    request: PreparedRequest,
     private readonly ledger: UsageLedgerService,
     private readonly traces: TraceStoreService,
   ) {
-    this.span = tracer.startSpan(`chat ${req.model ?? ''}`.trim(), {
-      attributes: {
-        'gen_ai.operation.name': 'chat',
-        'gen_ai.request.model': req.model ?? '',
-        'hecate.request_id': id.requestId,
-        'hecate.endpoint': id.endpoint,
-      },
-    });
+    this.req = { protocol: request.protocol, stream: request.stream, model: request.model, provider: request.provider };
+    const req = this.req;
+    this.span = tracer.startSpan('chat');
+    if (this.span.isRecording()) {
+      this.span.updateName(`chat ${req.model ?? ''}`.trim());
+      this.span.setAttributes({ 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': req.model ?? '', 'hecate.request_id': id.requestId, 'hecate.endpoint': id.endpoint });
+    }
   }
 
-  elapsed(): number {
+  private elapsed(): number {
     return performance.now() - this.t0;
   }
 
@@ -56,104 +79,107 @@ export class RequestRecorder {
     this.routeMs = this.elapsed();
   }
 
-  /** Starts one upstream attempt; the returned function ends it. */
+  /** Starts one upstream attempt; `end` records it (ledger row, span). */
   attempt(c: RouteCandidate, n: number, routeReason: string): AttemptHandle {
-    const start = this.elapsed();
-    const startedAt = new Date().toISOString();
-    const span = tracer.startSpan(
-      `chat ${c.model}`,
-      {
-        attributes: {
-          'gen_ai.operation.name': 'chat',
-          'gen_ai.system': c.provider.presetId ?? c.provider.id,
-          'gen_ai.request.model': c.model,
-          'hecate.provider': c.provider.id,
-          'hecate.attempt': n,
-        },
-      },
-      trace.setSpan(context.active(), this.span),
-    );
+    const startMs = this.elapsed();
+    const span = tracer.startSpan('chat', undefined, trace.setSpan(context.active(), this.span));
+    if (span.isRecording()) {
+      span.updateName(`chat ${c.model}`);
+      span.setAttributes({ 'gen_ai.operation.name': 'chat', 'gen_ai.system': system(c), 'gen_ai.request.model': c.model, 'hecate.provider': c.provider.id, 'hecate.attempt': n });
+    }
     let headersAt: number | undefined;
-    const finish = (outcome: { ok: true; usage?: NormalizedUsage; costMicros?: number; responseModel?: string } | { ok: false; error: UpstreamError }) => {
-      const duration = this.elapsed() - start;
-      const firstByte = headersAt === undefined ? undefined : headersAt - start;
-      const rec: TraceAttempt = {
-        provider: c.provider.id,
-        model: c.model,
-        attempt: n,
-        status: outcome.ok ? 'ok' : 'error',
-        started_at: startedAt,
-        duration_ms: round(duration),
-        ...(firstByte !== undefined ? { first_byte_ms: round(firstByte) } : {}),
-      };
-      if (!outcome.ok) {
-        rec.error_type = outcome.error.kind === 'http' ? `http_${outcome.error.info.status}` : outcome.error.kind;
-        rec.error = outcome.error.message;
-        rec.retryable = outcome.error.retryable;
-        if (outcome.error.info.status) rec.upstream_status = outcome.error.info.status;
-        span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error.message });
-        span.setAttribute('error.type', rec.error_type);
-      } else if (outcome.usage) {
-        span.setAttribute('gen_ai.usage.input_tokens', outcome.usage.inputTokens);
-        span.setAttribute('gen_ai.usage.output_tokens', outcome.usage.outputTokens);
-        span.setAttribute('gen_ai.response.model', outcome.responseModel || c.model);
-      }
-      span.end();
-      this.attempts.push(rec);
-      this.spans.push({
-        name: `chat ${c.model}`,
-        start_ms: round(start),
-        duration_ms: round(duration),
-        attributes: {
-          'gen_ai.operation.name': 'chat',
-          'gen_ai.system': c.provider.presetId ?? c.provider.id,
-          'gen_ai.request.model': c.model,
-          ...(outcome.ok && outcome.usage
-            ? { 'gen_ai.response.model': outcome.responseModel || c.model, 'gen_ai.usage.input_tokens': outcome.usage.inputTokens, 'gen_ai.usage.output_tokens': outcome.usage.outputTokens }
-            : {}),
-          ...(!outcome.ok ? { 'error.type': rec.error_type ?? 'error' } : {}),
-          'hecate.provider': c.provider.id,
-          'hecate.attempt': n,
-        },
-      });
-      this.ledger.record({
-        tenantId: this.id.tenantId,
-        requestId: this.id.requestId,
-        traceId: this.id.traceId,
-        apiKeyId: this.id.apiKeyId,
-        provider: c.provider.id,
-        providerKind: c.provider.kind,
-        model: c.model,
-        routeReason,
-        endpoint: this.id.endpoint,
-        attempt: n,
-        status: outcome.ok ? 'ok' : 'error',
-        errorType: rec.error_type,
-        stream: this.req.stream,
-        inputTokens: outcome.ok ? (outcome.usage?.inputTokens ?? 0) : 0,
-        outputTokens: outcome.ok ? (outcome.usage?.outputTokens ?? 0) : 0,
-        cachedInputTokens: outcome.ok ? (outcome.usage?.cachedInputTokens ?? 0) : 0,
-        costMicrosUsd: outcome.ok ? (outcome.costMicros ?? 0) : 0,
-        latencyMs: duration,
-        firstByteMs: firstByte,
-      });
-    };
     return {
       headers: () => {
         headersAt = this.elapsed();
-        if (this.firstByteMs === undefined) this.firstByteMs = headersAt;
+        this.firstByteMs ??= headersAt;
       },
-      end: finish,
+      end: (outcome) => {
+        const durationMs = this.elapsed() - startMs;
+        const firstByteMs = headersAt === undefined ? undefined : headersAt - startMs;
+        this.attempts.push({ candidate: c, n, startMs, durationMs, firstByteMs, outcome });
+        if (span.isRecording()) {
+          if (!outcome.ok) {
+            span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error.message });
+            span.setAttribute('error.type', errorTypeOf(outcome.error));
+          } else if (outcome.usage) {
+            span.setAttributes({
+              'gen_ai.response.model': outcome.responseModel || c.model,
+              'gen_ai.usage.input_tokens': outcome.usage.inputTokens,
+              'gen_ai.usage.output_tokens': outcome.usage.outputTokens,
+            });
+          }
+        }
+        span.end();
+        const usage = outcome.ok ? outcome.usage : undefined;
+        this.ledger.record({
+          tenantId: this.id.tenantId,
+          requestId: this.id.requestId,
+          traceId: this.id.traceId,
+          apiKeyId: this.id.apiKeyId,
+          provider: c.provider.id,
+          providerKind: c.provider.kind,
+          model: c.model,
+          routeReason,
+          endpoint: this.id.endpoint,
+          attempt: n,
+          status: outcome.ok ? 'ok' : 'error',
+          errorType: outcome.ok ? undefined : errorTypeOf(outcome.error),
+          stream: this.req.stream,
+          inputTokens: usage?.inputTokens ?? 0,
+          outputTokens: usage?.outputTokens ?? 0,
+          cachedInputTokens: usage?.cachedInputTokens ?? 0,
+          costMicrosUsd: outcome.ok ? (outcome.costMicros ?? 0) : 0,
+          latencyMs: durationMs,
+          firstByteMs,
+        });
+      },
     };
   }
 
-  /** Writes the trace once (success or failure). */
-  finish(outcome: { ok: true; selected: RouteCandidate; usage: NormalizedUsage; costMicros: number } | { ok: false; errorType: string }): void {
+  /** Records the trace once (success or failure); the document itself is built on first read. */
+  finish(outcome: Finish): void {
     if (this.done) return;
     this.done = true;
-    const total = this.elapsed();
+    const totalMs = this.elapsed();
+    if (this.span.isRecording()) {
+      if (outcome.ok) {
+        this.span.setAttributes({
+          'gen_ai.system': system(outcome.selected),
+          'gen_ai.response.model': outcome.selected.model,
+          'gen_ai.usage.input_tokens': outcome.usage.inputTokens,
+          'gen_ai.usage.output_tokens': outcome.usage.outputTokens,
+          'hecate.route_reason': this.plan?.reason ?? '',
+        });
+      } else {
+        this.span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.errorType });
+        this.span.setAttribute('error.type', outcome.errorType);
+      }
+    }
+    this.span.end();
+    this.traces.record({ requestId: this.id.requestId, tenantId: this.id.tenantId, build: () => this.document(outcome, totalMs) });
+  }
+
+  private document(outcome: Finish, totalMs: number): GatewayTrace {
     const plan = this.plan;
-    const failed = new Set(this.attempts.filter((a) => a.status === 'error').map((a) => a.provider));
+    const attempts: TraceAttempt[] = this.attempts.map((a) => {
+      const rec: TraceAttempt = {
+        provider: a.candidate.provider.id,
+        model: a.candidate.model,
+        attempt: a.n,
+        status: a.outcome.ok ? 'ok' : 'error',
+        started_at: new Date(this.startedAt + a.startMs).toISOString(),
+        duration_ms: round(a.durationMs),
+        ...(a.firstByteMs !== undefined ? { first_byte_ms: round(a.firstByteMs) } : {}),
+      };
+      if (!a.outcome.ok) {
+        rec.error_type = errorTypeOf(a.outcome.error);
+        rec.error = a.outcome.error.message;
+        rec.retryable = a.outcome.error.retryable;
+        if (a.outcome.error.info.status) rec.upstream_status = a.outcome.error.info.status;
+      }
+      return rec;
+    });
+    const failed = new Set(attempts.filter((a) => a.status === 'error').map((a) => a.provider));
     const selected = outcome.ok ? outcome.selected.provider.id : undefined;
     const candidates = (plan?.considered ?? []).map((c) => {
       if (c.status === 'skipped') return c;
@@ -161,9 +187,49 @@ export class RequestRecorder {
       if (failed.has(c.provider)) return { ...c, status: 'failed' as const };
       return c;
     });
-    const firstTried = this.attempts[0]?.provider;
+    const firstTried = attempts[0]?.provider;
     const failover = selected !== undefined && firstTried !== undefined && firstTried !== selected;
-    this.traces.record({
+    const spans: GatewayTrace['spans'] = [
+      {
+        name: 'gateway.request',
+        start_ms: 0,
+        duration_ms: round(totalMs),
+        attributes: {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.request.model': this.req.model ?? '',
+          ...(outcome.ok
+            ? {
+                'gen_ai.system': system(outcome.selected),
+                'gen_ai.response.model': outcome.selected.model,
+                'gen_ai.usage.input_tokens': outcome.usage.inputTokens,
+                'gen_ai.usage.output_tokens': outcome.usage.outputTokens,
+              }
+            : { 'error.type': outcome.errorType }),
+          'hecate.route_reason': plan?.reason ?? '',
+        },
+      },
+      ...this.attempts.map((a) => ({
+        name: `chat ${a.candidate.model}`,
+        start_ms: round(a.startMs),
+        duration_ms: round(a.durationMs),
+        attributes: {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.system': system(a.candidate),
+          'gen_ai.request.model': a.candidate.model,
+          ...(a.outcome.ok && a.outcome.usage
+            ? {
+                'gen_ai.response.model': a.outcome.responseModel || a.candidate.model,
+                'gen_ai.usage.input_tokens': a.outcome.usage.inputTokens,
+                'gen_ai.usage.output_tokens': a.outcome.usage.outputTokens,
+              }
+            : {}),
+          ...(!a.outcome.ok ? { 'error.type': errorTypeOf(a.outcome.error) } : {}),
+          'hecate.provider': a.candidate.provider.id,
+          'hecate.attempt': a.n,
+        },
+      })),
+    ];
+    return {
       request_id: this.id.requestId,
       trace_id: this.id.traceId,
       tenant_id: this.id.tenantId,
@@ -171,7 +237,7 @@ export class RequestRecorder {
       inbound_protocol: this.req.protocol,
       stream: this.req.stream,
       started_at: new Date(this.startedAt).toISOString(),
-      duration_ms: round(total),
+      duration_ms: round(totalMs),
       status: outcome.ok ? 'ok' : 'error',
       ...(!outcome.ok ? { error_type: outcome.errorType } : {}),
       route: {
@@ -184,49 +250,15 @@ export class RequestRecorder {
         ...(failover ? { fallback_from: firstTried } : {}),
         candidates,
       },
-      attempts: this.attempts,
+      attempts,
       ...(outcome.ok
         ? {
             usage: { input_tokens: outcome.usage.inputTokens, output_tokens: outcome.usage.outputTokens, cached_input_tokens: outcome.usage.cachedInputTokens },
             cost_micros_usd: outcome.costMicros,
           }
         : {}),
-      timings: { route_ms: round(this.routeMs), ...(this.firstByteMs !== undefined ? { first_byte_ms: round(this.firstByteMs) } : {}), total_ms: round(total) },
-      spans: [
-        {
-          name: 'gateway.request',
-          start_ms: 0,
-          duration_ms: round(total),
-          attributes: {
-            'gen_ai.operation.name': 'chat',
-            'gen_ai.request.model': this.req.model ?? '',
-            ...(outcome.ok ? { 'gen_ai.system': outcome.selected.provider.presetId ?? outcome.selected.provider.id, 'gen_ai.response.model': outcome.selected.model } : {}),
-            ...(outcome.ok ? { 'gen_ai.usage.input_tokens': outcome.usage.inputTokens, 'gen_ai.usage.output_tokens': outcome.usage.outputTokens } : {}),
-            'hecate.route_reason': plan?.reason ?? '',
-          },
-        },
-        ...this.spans,
-      ],
-    });
-    if (outcome.ok) {
-      this.span.setAttributes({
-        'gen_ai.system': outcome.selected.provider.presetId ?? outcome.selected.provider.id,
-        'gen_ai.response.model': outcome.selected.model,
-        'gen_ai.usage.input_tokens': outcome.usage.inputTokens,
-        'gen_ai.usage.output_tokens': outcome.usage.outputTokens,
-        'hecate.route_reason': plan?.reason ?? '',
-      });
-    } else {
-      this.span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.errorType });
-      this.span.setAttribute('error.type', outcome.errorType);
-    }
-    this.span.end();
+      timings: { route_ms: round(this.routeMs), ...(this.firstByteMs !== undefined ? { first_byte_ms: round(this.firstByteMs) } : {}), total_ms: round(totalMs) },
+      spans,
+    };
   }
 }
-
-export interface AttemptHandle {
-  headers(): void;
-  end(outcome: { ok: true; usage?: NormalizedUsage; costMicros?: number; responseModel?: string } | { ok: false; error: UpstreamError }): void;
-}
-
-const round = (ms: number): number => Math.round(ms * 100) / 100;

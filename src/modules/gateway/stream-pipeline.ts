@@ -1,4 +1,5 @@
 import { transportError, UpstreamError } from '@modules/providers/upstream-error';
+import type { CancelSignal } from './client-abort';
 import type { OpenStream } from './gateway-router.service';
 import { ContentBlock, GatewayDelta, Json, mergeUsage, NormalizedUsage, StopReason, ToolCall } from './protocol/normalized';
 import type { NormalizedMessage } from './protocol/response-translation';
@@ -16,7 +17,7 @@ export class UpstreamStreamError extends UpstreamError {
  * Decodes a committed upstream stream into protocol-neutral deltas. Throws an UpstreamError when the
  * upstream breaks (idle timeout, dropped connection, stream ended without its terminator).
  */
-export async function* decodeUpstreamStream(open: OpenStream, signal?: AbortSignal): AsyncGenerator<GatewayDelta> {
+export async function* decodeUpstreamStream(open: OpenStream, signal?: CancelSignal): AsyncGenerator<GatewayDelta> {
   const framer = new SseFramer();
   const anthropic = open.upstreamProtocol === 'anthropic';
   const decoder = anthropic ? new AnthropicEventDecoder() : new OpenaiChunkDecoder();

@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { LlmClient } from '@modules/providers/llm-client';
 import type { RuntimeProvider } from '@modules/providers/runtime-provider';
+import type { CancelSignal } from './client-abort';
 import { transportError, UpstreamError } from '@modules/providers/upstream-error';
 import { Json, WireProtocol } from './protocol/normalized';
 import { anthropicToOpenaiRequest, openaiToAnthropicRequest } from './protocol/request-translation';
@@ -52,7 +53,7 @@ export async function callComplete(
   provider: RuntimeProvider,
   model: string,
   timeouts: UpstreamTimeouts,
-  signal: AbortSignal | undefined,
+  signal: CancelSignal | undefined,
   onHeaders: () => void,
 ): Promise<{ text: string; json: Json }> {
   const res = await LlmClient.complete(provider, upstreamBody(req, provider, model), {
@@ -90,7 +91,7 @@ export async function callStream(
   provider: RuntimeProvider,
   model: string,
   timeouts: UpstreamTimeouts,
-  signal: AbortSignal | undefined,
+  signal: CancelSignal | undefined,
   onHeaders: () => void,
 ): Promise<UpstreamStream> {
   const res = await LlmClient.complete(provider, upstreamBody(req, provider, model), {

@@ -5,7 +5,8 @@ import type { RuntimeProvider } from './runtime-provider';
 const MAX_ERROR_BODY = 64 * 1024;
 
 export interface UpstreamCallOptions {
-  signal?: AbortSignal;
+  /** AbortSignal or an EventEmitter with `aborted` (both are undici request signals). */
+  signal?: AbortSignal | (NodeJS.EventEmitter & { aborted: boolean });
   /** Extra request headers (e.g. `anthropic-beta` forwarded from the client). */
   headers?: Record<string, string>;
   firstByteMs?: number;

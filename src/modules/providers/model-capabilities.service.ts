@@ -40,6 +40,7 @@ export const toCapabilityRecord = (row: ModelCapabilityEntity) => ({
 @Injectable()
 export class ModelCapabilitiesService implements OnModuleInit {
   private rows = new Map<string, { operator_override?: ModelCapabilityEntity; manual_probe?: ModelCapabilityEntity }>();
+  private readonly cache = new Map<string, EffectiveCapabilities>();
 
   constructor(private readonly repo: ModelSettingsRepository, @Inject(EventBus) private readonly bus: EventBus) {}
 
@@ -58,9 +59,21 @@ export class ModelCapabilitiesService implements OnModuleInit {
       next.set(k, entry);
     }
     this.rows = next;
+    this.cache.clear();
   }
 
   effective(provider: string, model: string): EffectiveCapabilities {
+    const k = key(provider, model);
+    let caps = this.cache.get(k);
+    if (!caps) {
+      if (this.cache.size > 10_000) this.cache.clear();
+      caps = this.resolve(provider, model);
+      this.cache.set(k, caps);
+    }
+    return { ...caps };
+  }
+
+  private resolve(provider: string, model: string): EffectiveCapabilities {
     const stored = this.rows.get(key(provider, model));
     const catalog = catalogCapabilities(model);
     const layers: Array<{ source: EffectiveSource; row: Partial<EffectiveCapabilities> }> = [];

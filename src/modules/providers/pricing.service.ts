@@ -42,6 +42,8 @@ export const toPriceRecord = (provider: string, model: string, p: EffectivePrice
 @Injectable()
 export class PricingService implements OnModuleInit {
   private overrides = new Map<string, PricingOverrideEntity>();
+  /** Effective prices by provider/model (the catalog is a regex scan): cleared whenever overrides reload. */
+  private readonly cache = new Map<string, EffectivePrice>();
 
   constructor(private readonly repo: ModelSettingsRepository, @Inject(EventBus) private readonly bus: EventBus) {}
 
@@ -53,9 +55,21 @@ export class PricingService implements OnModuleInit {
 
   private async reload(): Promise<void> {
     this.overrides = new Map((await this.repo.listPrices()).map((r) => [key(r.provider, r.model), r]));
+    this.cache.clear();
   }
 
   price(provider: string, providerKind: 'cloud' | 'local', model: string): EffectivePrice {
+    const k = `${providerKind}\u0000${key(provider, model)}`;
+    let p = this.cache.get(k);
+    if (!p) {
+      if (this.cache.size > 10_000) this.cache.clear();
+      p = this.resolve(provider, providerKind, model);
+      this.cache.set(k, p);
+    }
+    return p;
+  }
+
+  private resolve(provider: string, providerKind: 'cloud' | 'local', model: string): EffectivePrice {
     const o = this.overrides.get(key(provider, model));
     if (o) return { input: Number(o.input), output: Number(o.output), cachedInput: Number(o.cachedInput), source: 'manual' };
     if (providerKind === 'local') return LOCAL;

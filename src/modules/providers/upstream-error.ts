@@ -81,7 +81,7 @@ export function httpError(provider: RuntimeProvider, status: number, bodyText: s
 }
 
 /** Maps undici / connector errors to an UpstreamError. */
-export function transportError(provider: RuntimeProvider, err: unknown, signal?: AbortSignal): UpstreamError {
+export function transportError(provider: RuntimeProvider, err: unknown, signal?: { readonly aborted: boolean }): UpstreamError {
   if (err instanceof UpstreamError) return err;
   if (signal?.aborted) return new UpstreamError('aborted', `request to ${provider.id} was cancelled`, { retryable: false });
   if (err instanceof UrlPolicyError) {

@@ -62,6 +62,12 @@ export interface GatewayTrace {
   spans: TraceSpan[];
 }
 
+export interface TraceEntry {
+  requestId: string;
+  tenantId: string;
+  build(): GatewayTrace;
+}
+
 const LOOKUP_CHANNEL = 'gateway.traces.lookup';
 const PEER_WAIT_MS = 300;
 
@@ -72,7 +78,7 @@ const PEER_WAIT_MS = 300;
  */
 @Injectable()
 export class TraceStoreService implements OnModuleInit, OnModuleDestroy {
-  private readonly traces = new Map<string, { at: number; trace: GatewayTrace }>();
+  private readonly traces = new Map<string, { at: number; entry: TraceEntry; built?: GatewayTrace }>();
   private readonly origin = randomUUID();
   private unsubscribe: Unsubscribe | undefined;
 
@@ -92,10 +98,11 @@ export class TraceStoreService implements OnModuleInit, OnModuleDestroy {
     await this.unsubscribe?.();
   }
 
-  record(trace: GatewayTrace): void {
+  /** Keeps a trace; its document is built on first read (the hot path only stores a closure). */
+  record(entry: TraceEntry): void {
     const { maxCount } = this.config.gateway.traces;
-    this.traces.delete(trace.request_id);
-    this.traces.set(trace.request_id, { at: Date.now(), trace });
+    this.traces.delete(entry.requestId);
+    this.traces.set(entry.requestId, { at: Date.now(), entry });
     while (this.traces.size > maxCount) {
       const oldest = this.traces.keys().next().value as string;
       this.traces.delete(oldest);
@@ -112,8 +119,8 @@ export class TraceStoreService implements OnModuleInit, OnModuleDestroy {
   recent(tenantId: string | null, limit: number): GatewayTrace[] {
     this.prune();
     const out: GatewayTrace[] = [];
-    for (const { trace } of [...this.traces.values()].reverse()) {
-      if (tenantId === null || trace.tenant_id === tenantId) out.push(trace);
+    for (const item of [...this.traces.values()].reverse()) {
+      if (tenantId === null || item.entry.tenantId === tenantId) out.push(this.built(item));
       if (out.length >= limit) break;
     }
     return out;
@@ -122,7 +129,12 @@ export class TraceStoreService implements OnModuleInit, OnModuleDestroy {
   private local(requestId: string): GatewayTrace[] {
     this.prune();
     const hit = this.traces.get(requestId);
-    return hit ? [hit.trace] : [];
+    return hit ? [this.built(hit)] : [];
+  }
+
+  private built(item: { entry: TraceEntry; built?: GatewayTrace }): GatewayTrace {
+    item.built ??= item.entry.build();
+    return item.built;
   }
 
   private prune(): void {

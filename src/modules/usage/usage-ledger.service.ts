@@ -6,6 +6,16 @@ import { rootLogger } from '@core/logging/logger';
 import type { UsageEventEntity } from './usage-event.entity';
 import { UsageFilter, UsageRepository } from './usage.repository';
 
+/**
+ * A UUIDv7-style id (48-bit millisecond timestamp, then random): ledger rows are appended in time order, so
+ * primary-key inserts stay on the right edge of the index (about half the cost of random v4 ids on PGlite).
+ */
+export function timeOrderedUuid(now = Date.now()): string {
+  const random = randomUUID();
+  const ts = now.toString(16).padStart(12, '0');
+  return `${ts.slice(0, 8)}-${ts.slice(8, 12)}-7${random.slice(15)}`;
+}
+
 /** What the gateway reports for each upstream call. */
 export interface UsageRecord {
   tenantId: string;
@@ -29,8 +39,9 @@ export interface UsageRecord {
   firstByteMs?: number;
 }
 
-// Small INSERTs with a yield between them: in embedded mode PGlite runs on this event loop.
-const CHUNK = 200;
+// Embedded mode: PGlite runs on this event loop, so small COPYs (~1-2 ms each) with a yield between them keep
+// request latency flat. Scaled mode: Postgres is another process; big batches.
+const CHUNK = { embedded: 50, scaled: 1000 } as const;
 
 export const toUsageEventResponse = (r: UsageEventEntity) => ({
   id: r.id,
@@ -93,7 +104,7 @@ export class UsageLedgerService implements OnModuleInit, OnModuleDestroy, Before
       this.dropped++;
     }
     this.buffer.push({
-      id: randomUUID(),
+      id: timeOrderedUuid(),
       tenantId: r.tenantId,
       requestId: r.requestId,
       traceId: r.traceId ?? null,
@@ -128,8 +139,9 @@ export class UsageLedgerService implements OnModuleInit, OnModuleDestroy, Before
   private async drain(): Promise<void> {
     const rows = this.buffer;
     this.buffer = [];
-    for (let i = 0; i < rows.length; i += CHUNK) {
-      const chunk = rows.slice(i, i + CHUNK);
+    const size = CHUNK[this.config.mode];
+    for (let i = 0; i < rows.length; i += size) {
+      const chunk = rows.slice(i, i + size);
       try {
         await this.repo.insertMany(chunk);
         this.written += chunk.length;
@@ -148,7 +160,7 @@ export class UsageLedgerService implements OnModuleInit, OnModuleDestroy, Before
         }
         return;
       }
-      if (i + CHUNK < rows.length) await new Promise<void>((r) => setImmediate(r));
+      if (i + size < rows.length) await new Promise<void>((r) => setImmediate(r));
     }
   }
 

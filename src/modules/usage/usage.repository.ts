@@ -24,16 +24,112 @@ export interface UsageTotals {
   costMicrosUsd: number;
 }
 
+const COLUMNS = [
+  'id',
+  'tenant_id',
+  'request_id',
+  'trace_id',
+  'api_key_id',
+  'provider',
+  'provider_kind',
+  'model',
+  'route_reason',
+  'endpoint',
+  'attempt',
+  'status',
+  'error_type',
+  'stream',
+  'input_tokens',
+  'output_tokens',
+  'cached_input_tokens',
+  'cost_micros_usd',
+  'latency_ms',
+  'first_byte_ms',
+  'created_at',
+] as const;
+
+const rowValues = (r: UsageEventEntity): unknown[] => [
+  r.id,
+  r.tenantId,
+  r.requestId,
+  r.traceId,
+  r.apiKeyId,
+  r.provider,
+  r.providerKind,
+  r.model,
+  r.routeReason,
+  r.endpoint,
+  r.attempt,
+  r.status,
+  r.errorType,
+  r.stream,
+  r.inputTokens,
+  r.outputTokens,
+  r.cachedInputTokens,
+  r.costMicrosUsd,
+  r.latencyMs,
+  r.firstByteMs,
+  r.createdAt.toISOString(),
+];
+
+const csvField = (v: unknown): string => {
+  if (v === null || v === undefined) return '';
+  if (typeof v === 'boolean') return v ? 't' : 'f';
+  if (typeof v === 'number') return String(v);
+  return `"${String(v).replace(/"/g, '""')}"`;
+};
+
+/** The embedded backend's PGlite handle, reached through a checked-out TypeORM connection. */
+interface PgliteLike {
+  query(sql: string, params: unknown[], options: { blob: Blob }): Promise<unknown>;
+}
+
 @Injectable()
 export class UsageRepository {
   private readonly repo: Repository<UsageEventEntity>;
-  constructor(dataSource: DataSource) {
+  /** undefined: not detected yet; null: not PGlite (or no handle), use the portable INSERT. */
+  private pglite: boolean | undefined;
+
+  constructor(private readonly dataSource: DataSource) {
     this.repo = dataSource.getRepository(UsageEventEntity);
   }
 
-  /** One multi-row INSERT. */
+  /**
+   * Appends ledger rows. Postgres: one INSERT … SELECT FROM unnest(arrays) (21 parameters whatever the row
+   * count). PGlite: COPY FROM a CSV blob, about three times cheaper than a parameterised INSERT there — which
+   * matters because PGlite runs on the event loop of the api process.
+   */
   async insertMany(rows: UsageEventEntity[]): Promise<void> {
-    if (rows.length > 0) await this.repo.createQueryBuilder().insert().values(rows).execute();
+    if (rows.length === 0) return;
+    if (this.pglite === undefined) this.pglite = Boolean((this.dataSource.options as { driver?: unknown }).driver);
+    if (this.pglite && (await this.copyIntoPglite(rows))) return;
+    const arrays = COLUMNS.map(() => [] as unknown[]);
+    for (const r of rows) rowValues(r).forEach((v, i) => arrays[i].push(v));
+    await this.dataSource.query(
+      `INSERT INTO usage_events (${COLUMNS.join(', ')})
+       SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
+         $11::int[], $12::text[], $13::text[], $14::bool[], $15::int[], $16::int[], $17::int[], $18::int8[], $19::int[], $20::int[], $21::timestamptz[])`,
+      arrays,
+    );
+  }
+
+  /** False when the PGlite handle is not reachable (then the caller falls back to INSERT). */
+  private async copyIntoPglite(rows: UsageEventEntity[]): Promise<boolean> {
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      // The checked-out connection holds PGlite's single-connection lock for the duration of the COPY.
+      const connection = (await runner.connect()) as { db?: PgliteLike } | undefined;
+      const db = connection?.db;
+      if (!db || typeof db.query !== 'function') {
+        this.pglite = false;
+        return false;
+      }
+      const csv = rows.map((r) => rowValues(r).map(csvField).join(',')).join('\n');
+      await db.query(`COPY usage_events (${COLUMNS.join(', ')}) FROM '/dev/blob' WITH (FORMAT csv)`, [], { blob: new Blob([csv]) });
+      return true;
+    } finally {
+      await runner.release();
+    }
   }
 
   private filtered(f: UsageFilter) {
