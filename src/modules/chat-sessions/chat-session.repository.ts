@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import type { ChatMessageEntity } from './chat-message.entity';
 import type { ChatProviderCallEntity } from './chat-provider-call.entity';
 import type { ChatSessionEntity } from './chat-session.entity';
-import { callFromRow, generationFromRow, linkFromRow, MESSAGE_COLUMNS, messageFromRow, SESSION_COLUMNS, sessionFromRow, TreeLink } from './chat-rows';
+import { callFromRow, generationFromRow, MESSAGE_COLUMNS, messageFromRow, SESSION_COLUMNS, sessionFromRow } from './chat-rows';
 
 /** Reads of the chat store (outside transactions). Every session read takes the tenant. */
 @Injectable()
@@ -48,13 +48,6 @@ export class ChatSessionRepository {
     return (rows as Record<string, unknown>[]).map(sessionFromRow);
   }
 
-  /** The chain from the root to `leafId`, root first. */
-  async path(sessionId: string, leafId: string | null): Promise<ChatMessageEntity[]> {
-    if (!leafId) return [];
-    const rows = await this.dataSource.query(PATH_SQL, [sessionId, leafId]);
-    return (rows as Record<string, unknown>[]).map(messageFromRow).reverse();
-  }
-
   async messages(sessionId: string): Promise<ChatMessageEntity[]> {
     const rows = await this.dataSource.query(`SELECT ${MESSAGE_COLUMNS} FROM chat_session_messages WHERE session_id = $1 ORDER BY sequence`, [sessionId]);
     return (rows as Record<string, unknown>[]).map(messageFromRow);
@@ -69,11 +62,6 @@ export class ChatSessionRepository {
   async estimatedTokens(sessionId: string, leafId: string): Promise<number> {
     const rows = await this.dataSource.query(`SELECT replay_chars FROM chat_session_messages WHERE id = $1 AND session_id = $2`, [leafId, sessionId]);
     return rows.length > 0 ? Math.ceil(Number(rows[0].replay_chars) / 4) : 0;
-  }
-
-  async links(sessionId: string): Promise<TreeLink[]> {
-    const rows = await this.dataSource.query(`SELECT id, parent_id, sequence FROM chat_session_messages WHERE session_id = $1 ORDER BY sequence`, [sessionId]);
-    return (rows as Record<string, unknown>[]).map(linkFromRow);
   }
 
   async calls(sessionId: string): Promise<ChatProviderCallEntity[]> {

@@ -14,7 +14,7 @@ import {
 } from './chat-session-view.dto';
 import { ChatMessageNotFoundError, ChatSessionNotFoundError } from './chat-sessions.errors';
 import { ChatTranscriptRepository } from './chat-transcript.repository';
-import { latestLeaf, siblingInfo } from './chat-tree';
+import { latestLeaf, pathTo, siblingInfo } from './chat-tree';
 
 /** Sessions: CRUD, the active-path and tree views, branch switching, lineage resolution. */
 @Injectable()
@@ -76,12 +76,10 @@ export class ChatSessionsService {
   /** The session with its active path (default) or every message (`tree`), and its provider calls. */
   async get(tenantId: string, id: string, view: 'active_path' | 'tree' = 'active_path') {
     const session = await this.require(tenantId, id);
-    const [messages, links, calls] = await Promise.all([
-      view === 'tree' ? this.sessions.messages(id) : this.sessions.path(id, session.activeLeafId),
-      this.sessions.links(id),
-      this.sessions.calls(id),
-    ]);
-    const siblings = siblingInfo(links);
+    // One ordered read of the whole tree: cheaper than walking the path in SQL, and siblings need it anyway.
+    const [all, calls] = await Promise.all([this.sessions.messages(id), this.sessions.calls(id)]);
+    const siblings = siblingInfo(all);
+    const messages = view === 'tree' ? all : pathTo(all, session.activeLeafId);
     return {
       ...toChatSessionSummary(session),
       view,

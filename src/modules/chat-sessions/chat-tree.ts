@@ -37,3 +37,12 @@ export function latestLeaf(links: TreeLink[], fromId: string): string {
   for (let next = latestChild.get(id); next; next = latestChild.get(id)) id = next.id;
   return id;
 }
+
+/** The chain from the root to `leafId`, root first. */
+export function pathTo<T extends TreeLink>(nodes: T[], leafId: string | null): T[] {
+  if (!leafId) return [];
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const out: T[] = [];
+  for (let n = byId.get(leafId); n; n = n.parentId ? byId.get(n.parentId) : undefined) out.push(n);
+  return out.reverse();
+}

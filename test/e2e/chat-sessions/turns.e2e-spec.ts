@@ -191,6 +191,31 @@ describe('chat session turns (embedded)', () => {
     expect((await path(id))[1].content).toBe('a b c d e f');
   });
 
+  it("scopes sessions to the tenant: another tenant's id is 404 everywhere", async () => {
+    const key = await call(base, 'POST', '/hecate/v1/api-keys', { name: 'acme', scopes: ['inference', 'operator'], tenant_id: 'acme' });
+    expect(key.status).toBe(201);
+    const acme = { authorization: `Bearer ${key.body.data.secret}` };
+    const mine = await newSession({ title: 'operator chat' });
+    const theirs = (await call(base, 'POST', S, { title: 'acme chat' }, acme)).body.data.id as string;
+    expect((await call(base, 'GET', S, undefined, acme)).body.data.map((r: Msg) => r.id)).toEqual([theirs]);
+    expect((await call(base, 'GET', S)).body.data.map((r: Msg) => r.id)).not.toContain(theirs);
+    for (const [method, path, body] of [
+      ['GET', `${S}/${mine}`, undefined],
+      ['GET', `${S}/${mine}/resolve`, undefined],
+      ['PATCH', `${S}/${mine}`, { title: 'x' }],
+      ['DELETE', `${S}/${mine}`, undefined],
+      ['POST', `${S}/${mine}/messages`, { content: 'x' }],
+      ['POST', `${S}/${mine}/stop`, {}],
+      ['POST', `${S}/${mine}/compact`, {}],
+      ['POST', '/v1/chat/completions', { model: 'gpt-4o-mini', session_id: mine, messages: [{ role: 'user', content: 'x' }] }],
+    ] as const) {
+      const res = await call(base, method, path, body, acme);
+      expect([path, res.status]).toEqual([path, 404]);
+    }
+    expect((await call(base, 'GET', `${S}/${mine}`)).body.data.title).toBe('operator chat');
+    expect(completions()).toHaveLength(0);
+  });
+
   it('rejects bad input and unknown sessions with the seed envelope', async () => {
     const id = await newSession();
     expect((await call(base, 'POST', `${S}/${id}/messages`, { content: '' })).status).toBe(400);
