@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import type { GatewayTrace } from '@modules/usage/trace-store.service';
 import { waitFor } from '../../support/infra';
 import type { ServerProcess } from '../../support/server-process';
 import { api, auth, fakeUpstream, FakeUpstream, OPERATOR_TOKEN, post, providerEnv, seenBodies, startGateway } from './gateway-harness';
@@ -230,7 +231,7 @@ describe('OpenAI-compatible ingress with the official openai client', () => {
     expect(events[0].cost_micros_usd).toBeGreaterThan(0);
     const summary = await api<{ data: Record<string, unknown> }>(server.url, '/hecate/v1/usage/summary');
     expect(summary.body.data.requests).toBeGreaterThan(0);
-    const trace = await api<{ data: Record<string, any> }>(server.url, `/hecate/v1/traces?request_id=${requestId}`);
+    const trace = await api<{ data: GatewayTrace }>(server.url, `/hecate/v1/traces?request_id=${requestId}`);
     expect(trace.status).toBe(200);
     expect(trace.body.data).toMatchObject({
       request_id: requestId,

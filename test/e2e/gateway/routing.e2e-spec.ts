@@ -1,8 +1,10 @@
 import OpenAI from 'openai';
+import type { GatewayTrace } from '@modules/usage/trace-store.service';
 import { createScratchDatabase, ScratchDatabase, testRedisUrl, uniqueId, waitFor } from '../../support/infra';
 import { ServerProcess, startServer } from '../../support/server-process';
 import { api, fakeUpstream, FakeUpstream, OPERATOR_TOKEN, post, providerEnv, sseFrames, startGateway } from './gateway-harness';
 
+type ChatBody = { error: { type: string; message: string; [k: string]: unknown } };
 type Status = { name: string; routing_ready: boolean; routing_blocked_reason?: string; readiness_checks: Array<{ name: string; status: string; reason: string }> };
 
 describe('routing: retries, failover, circuit breaker, timeouts', () => {
@@ -36,9 +38,9 @@ describe('routing: retries, failover, circuit breaker, timeouts', () => {
     return { a, b };
   }
 
-  const chat = (model: string, extra: Record<string, unknown> = {}) => post<Record<string, any>>(server.url, '/v1/chat/completions', { model, messages: [{ role: 'user', content: 'ping' }], ...extra });
+  const chat = (model: string, extra: Record<string, unknown> = {}) => post<ChatBody>(server.url, '/v1/chat/completions', { model, messages: [{ role: 'user', content: 'ping' }], ...extra });
   const posts = (u: FakeUpstream) => u.requests.filter((r) => r.method === 'POST').length;
-  const trace = async (requestId: string) => (await api<{ data: Record<string, any> }>(server.url, `/hecate/v1/traces?request_id=${requestId}`)).body.data;
+  const trace = async (requestId: string) => (await api<{ data: GatewayTrace }>(server.url, `/hecate/v1/traces?request_id=${requestId}`)).body.data;
   const status = async (name: string) => (await api<{ data: Status[] }>(server.url, '/hecate/v1/providers/status')).body.data.find((s) => s.name === name)!;
 
   it('retries a 500 on the same provider, then fails over to the next one', async () => {
@@ -55,7 +57,7 @@ describe('routing: retries, failover, circuit breaker, timeouts', () => {
     expect(t.route.candidates).toEqual(
       expect.arrayContaining([expect.objectContaining({ provider: 'fo500_a', status: 'failed' }), expect.objectContaining({ provider: 'fo500_b', status: 'selected' })]),
     );
-    expect(t.attempts.map((x: { provider: string; status: string; upstream_status?: number }) => [x.provider, x.status, x.upstream_status])).toEqual([
+    expect(t.attempts.map((x) => [x.provider, x.status, x.upstream_status])).toEqual([
       ['fo500_a', 'error', 500],
       ['fo500_a', 'error', 500],
       ['fo500_b', 'ok', undefined],

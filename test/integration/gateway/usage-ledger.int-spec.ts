@@ -1,0 +1,103 @@
+// @nestjs/common 12 is ESM-only (Jest on Node 20 cannot require it); these classes are constructed by hand.
+jest.mock('@nestjs/common', () => ({ Injectable: () => () => undefined }));
+
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import type { AppConfig } from '@core/config/app-config';
+import { createDataSource } from '@core/database/data-source.factory';
+import { SystemInfoRegistry } from '@core/health/system-info.registry';
+import { migrateEmbedded, migrateWithLock } from '@core/database/migrator';
+import { UsageEventEntity } from '@modules/usage/usage-event.entity';
+import { UsageLedgerService, UsageRecord } from '@modules/usage/usage-ledger.service';
+import { UsageRepository } from '@modules/usage/usage.repository';
+import { createScratchDatabase, ScratchDatabase } from '../../support/infra';
+
+const row = (i: number, over: Partial<UsageRecord> = {}): UsageRecord => ({
+  tenantId: i % 2 === 0 ? 'tenant-a' : 'tenant-b',
+  requestId: `req_${i}`,
+  traceId: 'trace',
+  provider: i % 3 === 0 ? 'openai' : 'ollama',
+  providerKind: 'cloud',
+  model: 'gpt-4o-mini',
+  routeReason: 'requested_model',
+  endpoint: '/v1/chat/completions',
+  attempt: 1,
+  status: 'ok',
+  stream: false,
+  inputTokens: 10,
+  outputTokens: 5,
+  cachedInputTokens: 2,
+  costMicrosUsd: 7,
+  latencyMs: 12.4,
+  firstByteMs: 3.3,
+  ...over,
+});
+
+describe.each([
+  ['Postgres', 'scaled'],
+  ['PGlite', 'embedded'],
+] as const)('usage ledger on %s', (_label, mode) => {
+  let db: ScratchDatabase | undefined;
+  let ds: DataSource;
+  let ledger: UsageLedgerService;
+  const config = { mode, gateway: { usage: { flushIntervalMs: 3_600_000, bufferMax: 300 } } } as unknown as AppConfig;
+
+  beforeEach(async () => {
+    db = mode === 'scaled' ? await createScratchDatabase() : undefined;
+    ds = await createDataSource({ url: db?.url, dataDir: mkdtempSync(join(tmpdir(), 'hecate-ledger-')), poolSize: 4, entities: [UsageEventEntity] });
+    await ds.initialize();
+    if (mode === 'scaled') await migrateWithLock(ds);
+    else await migrateEmbedded(ds);
+    ledger = new UsageLedgerService(config, new UsageRepository(ds), new SystemInfoRegistry());
+  });
+  afterEach(async () => {
+    ledger.onModuleDestroy();
+    await ds.destroy();
+    await db?.drop();
+  });
+
+  const count = async () => Number(((await ds.query('SELECT count(*)::int AS n FROM usage_events')) as Array<{ n: number }>)[0].n);
+
+  it('buffers records off the request path and writes them all on flush, in batches', async () => {
+    for (let i = 0; i < 250; i++) ledger.record(row(i));
+    expect(await count()).toBe(0);
+    await ledger.flush();
+    expect(await count()).toBe(250);
+    const events = await ledger.events({ tenantId: 'tenant-a', requestId: 'req_4' }, 10);
+    expect(events).toEqual([
+      expect.objectContaining({ request_id: 'req_4', tenant_id: 'tenant-a', provider: 'ollama', status: 'ok', input_tokens: 10, cached_input_tokens: 2, cost_micros_usd: 7, latency_ms: 12, first_byte_ms: 3 }),
+    ]);
+    // Time-ordered ids (UUIDv7 layout).
+    expect(events[0].id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+
+  it('summarises per tenant, provider and model', async () => {
+    for (let i = 0; i < 12; i++) ledger.record(row(i, i === 0 ? { status: 'error', errorType: 'http_500', inputTokens: 0, outputTokens: 0, costMicrosUsd: 0 } : {}));
+    const all = await ledger.summary({ tenantId: null });
+    expect(all).toMatchObject({ calls: 12, requests: 11, errors: 1, cost_micros_usd: 77, cost_usd: '0.000077' });
+    const a = await ledger.summary({ tenantId: 'tenant-a' });
+    expect(a.calls).toBe(6);
+    expect(a.by_model.map((m) => m.provider).sort()).toEqual(['ollama', 'openai']);
+  });
+
+  it('flushes what is buffered at shutdown', async () => {
+    for (let i = 0; i < 40; i++) ledger.record(row(i));
+    await ledger.beforeApplicationShutdown();
+    expect(await count()).toBe(40);
+  });
+
+  it('keeps at most GATEWAY_USAGE_BUFFER_MAX rows while the table is unavailable, then catches up', async () => {
+    await ds.query('ALTER TABLE usage_events RENAME TO usage_events_away');
+    for (let i = 0; i < 200; i++) ledger.record(row(i));
+    await ledger.flush();
+    for (let i = 200; i < 400; i++) ledger.record(row(i));
+    await ds.query('ALTER TABLE usage_events_away RENAME TO usage_events');
+    await ledger.flush();
+    expect(await count()).toBe(300);
+    // The newest rows survived; the oldest were dropped.
+    expect(await ledger.events({ tenantId: null, requestId: 'req_399' }, 1)).toHaveLength(1);
+    expect(await ledger.events({ tenantId: null, requestId: 'req_0' }, 1)).toHaveLength(0);
+  });
+});
