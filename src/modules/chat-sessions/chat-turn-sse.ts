@@ -1,5 +1,5 @@
-import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
+import { SseConnection, SseOptions } from '@modules/events/sse-connection';
 import type { DeltaFrame } from './chat-delta-frames';
 
 /** Receives a turn's progress: the SSE writer for `stream: true`, nothing otherwise. */
@@ -13,71 +13,30 @@ export interface TurnSink {
 /**
  * The SSE response of a turn (seed 002): `message.created`, `delta` frames whose `id:` is the chunk index
  * (the LiveStreamBuffer index, so a reader can resume from it), then `done` or `error`. A client that goes
- * away stops receiving; the generation itself goes on (stop is not disconnect).
+ * away (or falls too far behind) stops receiving; the generation itself goes on (stop is not disconnect).
  */
 export class TurnSseWriter implements TurnSink {
-  private readonly raw: ServerResponse;
-  private readonly heartbeat: NodeJS.Timeout;
-  private open = true;
+  private readonly sse: SseConnection;
 
-  constructor(reply: FastifyReply, opts: { heartbeatMs: number; maxBufferBytes: number }) {
-    reply.hijack();
-    this.raw = reply.raw;
-    const headers: Record<string, string | number | string[]> = {};
-    for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) headers[k] = v as string | number | string[];
-    this.raw.writeHead(200, {
-      ...headers,
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
-    this.raw.flushHeaders();
-    this.raw.socket?.setNoDelay(true);
-    this.raw.once('close', () => this.close());
-    this.heartbeat = setInterval(() => this.write(': heartbeat\n\n'), opts.heartbeatMs);
-    this.heartbeat.unref();
-    this.maxBufferBytes = opts.maxBufferBytes;
-  }
-
-  private readonly maxBufferBytes: number;
-
-  private write(text: string): void {
-    if (!this.open) return;
-    this.raw.write(text);
-    // A consumer this far behind is dropped rather than buffered without bound; the generation goes on.
-    if (this.raw.writableLength > this.maxBufferBytes) this.raw.destroy();
-  }
-
-  private event(name: string, data: unknown, id?: number): void {
-    this.write(`${id !== undefined ? `id: ${id}\n` : ''}event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+  constructor(reply: FastifyReply, opts: SseOptions) {
+    this.sse = new SseConnection(reply, opts);
   }
 
   created(data: Record<string, unknown>): void {
-    this.event('message.created', data);
+    this.sse.send({ event: 'message.created', data: JSON.stringify(data) });
   }
 
   delta(index: number, frame: DeltaFrame): void {
-    this.event('delta', { index, ...frame }, index);
+    this.sse.send({ id: index, event: 'delta', data: JSON.stringify({ index, ...frame }) });
   }
 
   done(data: Record<string, unknown>): void {
-    this.event('done', data);
-    this.end();
+    this.sse.send({ event: 'done', data: JSON.stringify(data) });
+    this.sse.end();
   }
 
   error(data: Record<string, unknown>): void {
-    this.event('error', data);
-    this.end();
-  }
-
-  private end(): void {
-    if (this.open) this.raw.end();
-    this.close();
-  }
-
-  private close(): void {
-    this.open = false;
-    clearInterval(this.heartbeat);
+    this.sse.send({ event: 'error', data: JSON.stringify(data) });
+    this.sse.end();
   }
 }
