@@ -49,7 +49,7 @@ export const embeddedEnv = (): Record<string, string> => ({ GATEWAY_DATA_DIR: mk
 export async function startServer(
   role: ServerRole,
   env: Record<string, string | undefined>,
-  { waitHealthy = true, timeoutMs = 30_000 }: { waitHealthy?: boolean; timeoutMs?: number } = {},
+  { waitHealthy = true, timeoutMs = 90_000 }: { waitHealthy?: boolean; timeoutMs?: number } = {},
 ): Promise<ServerProcess> {
   const port = await freePort();
   const fullEnv: Record<string, string> = {};

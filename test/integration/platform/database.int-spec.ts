@@ -7,7 +7,8 @@ import { createDataSource } from '@core/database/data-source.factory';
 import { migrateEmbedded, migrateWithLock, pendingMigrations } from '@core/database/migrator';
 import { createScratchDatabase, ScratchDatabase, sql } from '../../support/infra';
 
-const ALL = MIGRATIONS.map((m) => new m().name);
+// TypeORM applies migrations in timestamp order (the digits ending each name).
+const ALL = MIGRATIONS.map((m) => new m().name).sort((a, b) => Number(/\d+$/.exec(a)![0]) - Number(/\d+$/.exec(b)![0]));
 
 async function open(url: string | undefined, dataDir = mkdtempSync(join(tmpdir(), 'hecate-db-'))): Promise<DataSource> {
   const ds = await createDataSource({ url, dataDir, poolSize: 4, entities: [] });
