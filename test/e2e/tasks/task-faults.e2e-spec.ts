@@ -142,6 +142,16 @@ describe('task runtime under faults (scaled)', () => {
       const next = await rc.startTask({ execution_kind: 'shell', shell_command: 'echo after-restart' });
       expect(await rc.waitStatus(next.taskId, next.runId, ['completed', 'failed'], 30_000)).toMatchObject({ status: 'completed' });
     });
+
+    it('a start while Redis is down is kept queued in Postgres and enqueued by the reconciler once Redis is back', async () => {
+      await redis.stop();
+      const { taskId, runId, run } = await rc.startTask({ execution_kind: 'shell', shell_command: 'echo queued-while-down' });
+      expect(run.status).toBe('queued');
+      const [row] = await sql<{ enqueued_at: Date | null }>(db.url, 'SELECT enqueued_at FROM task_runs WHERE id = $1', [runId]);
+      expect(row.enqueued_at).toBeNull();
+      await redis.start();
+      expect(await rc.waitStatus(taskId, runId, ['completed', 'failed'], 30_000)).toMatchObject({ status: 'completed' });
+    });
   });
 
   it('pg_terminate_backend on every app connection: no process crashes and the run completes', async () => {

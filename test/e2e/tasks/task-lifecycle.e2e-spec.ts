@@ -11,6 +11,7 @@ import { Client, embeddedTasksEnv, expectGapFree, Json, Processes, scaledEnv, pi
 const POLICIES = 'shell_exec';
 /** These tests observe side effects on the host (markers, pids): no OS sandbox (task-sandbox covers it). */
 const SANDBOX = 'none';
+const MAX_OUTPUT = 65536;
 
 describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => {
   const procs = new Processes();
@@ -20,9 +21,9 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
 
   beforeAll(async () => {
     if (mode === 'embedded') {
-      c = new Client((await procs.start('all', embeddedTasksEnv({ GATEWAY_TASK_APPROVAL_POLICIES: POLICIES, GATEWAY_TASK_SANDBOX: SANDBOX }))).url);
+      c = new Client((await procs.start('all', embeddedTasksEnv({ GATEWAY_TASK_APPROVAL_POLICIES: POLICIES, GATEWAY_TASK_SANDBOX: SANDBOX, GATEWAY_TASK_MAX_OUTPUT_BYTES: String(MAX_OUTPUT) }))).url);
     } else {
-      const s = await scaledEnv({ GATEWAY_TASK_APPROVAL_POLICIES: POLICIES, GATEWAY_TASK_SANDBOX: SANDBOX });
+      const s = await scaledEnv({ GATEWAY_TASK_APPROVAL_POLICIES: POLICIES, GATEWAY_TASK_SANDBOX: SANDBOX, GATEWAY_TASK_MAX_OUTPUT_BYTES: String(MAX_OUTPUT) });
       db = s.db;
       const api = await procs.start('api', s.env);
       await procs.start('worker', s.env);
@@ -87,7 +88,7 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     expect(finished.map((e) => e.type)).toEqual(['run.finished']);
   });
 
-  it('fails the run with the exit status of a failing command', async () => {
+  it('fails the run with the exit status of a failing command, on timeout (timed_out) and past the output cap', async () => {
     const { taskId, runId } = await startApproved({ execution_kind: 'shell', shell_command: 'echo partial; exit 3' });
     const run = await c.waitStatus(taskId, runId, ['completed', 'failed']);
     expect(run).toMatchObject({ status: 'failed', error_kind: 'exit_status', last_error: 'exit status 3' });
@@ -96,6 +97,15 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     const events = await c.events(taskId, runId);
     expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(['tool.failed', 'run.failed']));
     expect(events[events.length - 1]).toMatchObject({ type: 'run.failed', data: { code: 'exit_status', retriable: false } });
+
+    const slow = await startApproved({ execution_kind: 'shell', shell_command: 'sleep 30', timeout_ms: 300 });
+    expect(await c.waitStatus(slow.taskId, slow.runId, ['completed', 'failed'])).toMatchObject({ status: 'failed', error_kind: 'timeout' });
+    expect((await c.events(slow.taskId, slow.runId)).map((e) => e.type)).toContain('tool.timed_out');
+
+    const loud = await startApproved({ execution_kind: 'shell', shell_command: 'yes hecate | head -c 300000' });
+    expect(await c.waitStatus(loud.taskId, loud.runId, ['completed', 'failed'])).toMatchObject({ status: 'failed', error_kind: 'output_limit_exceeded' });
+    const [stdout] = ((await c.ok('GET', `/hecate/v1/tasks/${loud.taskId}/runs/${loud.runId}/artifacts`)) as unknown as Json[]).filter((a) => a.kind === 'stdout');
+    expect(stdout).toMatchObject({ size_bytes: MAX_OUTPUT, truncated: true });
   });
 
   it('holds a gated shell run with its exact argv, cwd and env keys; runs only after approve; reject cancels; a late resolve is 409', async () => {
