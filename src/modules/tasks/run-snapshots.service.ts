@@ -32,6 +32,11 @@ export class RunSnapshotsService {
     private readonly approvals: ApprovalsService,
   ) {}
 
+  /** The newest cached snapshot of the run, if any (for events that change no state). */
+  cached(tenantId: string, runId: string): Promise<RunSnapshot> | undefined {
+    return this.cache.get(`${tenantId}/${runId}`)?.promise;
+  }
+
   /** A snapshot read after `sequence` committed (a cached newer one is fine). */
   get(tenantId: string, runId: string, sequence: number): Promise<RunSnapshot> {
     const key = `${tenantId}/${runId}`;

@@ -9,6 +9,9 @@ import { isTerminal } from './run-status';
 import { RunQueriesService } from './run-queries.service';
 import { RunSnapshot, RunSnapshotsService } from './run-snapshots.service';
 
+/** Events that change none of run, steps, artifacts, approvals: their frames reuse the last snapshot. */
+const STATE_NEUTRAL = new Set(['tool.shell.output_chunk', 'external.event']);
+
 const envelopeJson = new WeakMap<EventEnvelope, string>();
 const jsonOf = (e: EventEnvelope): string => {
   let text = envelopeJson.get(e);
@@ -54,7 +57,10 @@ export class RunStreamService {
     const sse = this.streams.openSse(reply);
     const source = this.streams.runSource(tenantId, runId);
     const send = async (events: EventEnvelope[]): Promise<boolean> => {
-      const snapshot = await this.snapshots.get(tenantId, runId, events[events.length - 1].sequence);
+      const changing = events.filter((e) => !STATE_NEUTRAL.has(e.type));
+      const snapshot = await (changing.length === 0
+        ? (this.snapshots.cached(tenantId, runId) ?? this.snapshots.get(tenantId, runId, events[events.length - 1].sequence))
+        : this.snapshots.get(tenantId, runId, changing[changing.length - 1].sequence));
       for (const e of events) {
         const terminal = TERMINAL_RUN_EVENTS.has(e.type);
         if (!sse.write(snapshotFrame(e, snapshot, terminal))) return false;
