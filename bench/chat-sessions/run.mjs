@@ -6,7 +6,7 @@
  *
  *   npm run bench chat-sessions                 # build + full run
  *   node bench/chat-sessions/run.mjs --quick    # shorter runs
- *   HECATE_DIST=.dist-x node bench/chat-sessions/run.mjs --no-scaled
+ *   HECATE_DIST=.dist-x node bench/chat-sessions/run.mjs --no-scaled --only latency,rate,get
  *
  * Scenarios: added latency of recording at concurrency 1 (plain vs session, p50/p99); recorded exchanges per
  * second with 50 sessions written concurrently vs 1 hot session (50 writers); GET of a 10,000-message session.
@@ -25,6 +25,8 @@ const DIST = process.env.HECATE_DIST ?? 'dist';
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
 const WITH_SCALED = !argv.includes('--no-scaled');
+const ONLY = argv.includes('--only') ? new Set(argv[argv.indexOf('--only') + 1].split(',')) : undefined;
+const want = (name) => !ONLY || ONLY.has(name);
 const TOKEN = 'bench-operator-token-0123456789abcdef';
 const PROVIDER_KEY = 'sk-bench-upstream-key-0000';
 const DATABASE = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -164,7 +166,7 @@ async function main() {
   const results = { machine, started_at: started.toISOString(), quick: QUICK, scenarios: {} };
 
   // 1. Added latency of session recording, non-streaming, concurrency 1.
-  {
+  if (want('latency')) {
     const count = QUICK ? 1500 : 4000;
     const rows = [];
     const run = async (label, origin, headers, body) => {
@@ -182,7 +184,7 @@ async function main() {
   }
 
   // 2. Recorded exchanges per second: 50 sessions written concurrently vs one hot session with 50 writers.
-  {
+  if (want('rate')) {
     const durationMs = QUICK ? 4000 : 10000;
     const warmupMs = QUICK ? 1000 : 2000;
     const rows = [];
@@ -204,7 +206,7 @@ async function main() {
   }
 
   // 3. GET of a 10,000-message session (active path = every message) and its tree view.
-  {
+  if (want('get')) {
     const rows = [];
     for (const s of servers) {
       const id = await newSession(s.url);
@@ -225,9 +227,13 @@ async function main() {
   process.stdout.write(`\n${md}\n`);
   mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
   const stamp = started.toISOString().slice(0, 10);
+  if (ONLY) {
+    log('(partial run: --only; results not written)');
+  } else {
   writeFileSync(join(ROOT, `bench/results/chat-sessions-${stamp}.json`), `${JSON.stringify(results, null, 2)}\n`);
   writeFileSync(join(ROOT, `bench/results/chat-sessions-${stamp}.md`), `${md}\n`);
   log(`wrote bench/results/chat-sessions-${stamp}.{md,json}`);
+  }
   if (db) {
     for (const c of children) c.kill('SIGTERM');
     await sleep(1500);

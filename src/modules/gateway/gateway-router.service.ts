@@ -224,7 +224,7 @@ export class GatewayRouterService {
       const plan = await this.plan(req);
       rec.routed(plan);
       const out = await this.attemptLoop(plan, rec, signal, async (c, handle) => {
-        const { text, json } = await callComplete(req, c.provider, c.model, this.config.gateway.timeouts, signal, handle.headers);
+        const { text, json } = await callComplete({ req, provider: c.provider, model: c.model, timeouts: this.config.gateway.timeouts, signal, onHeaders: handle.headers });
         const usage = (c.provider.protocol === 'openai' ? openaiUsage(json.usage) : fullAnthropicUsage(json.usage)) ?? { ...ZERO_USAGE };
         const costMicros = this.cost(c, usage);
         handle.end({ ok: true, usage, costMicros, responseModel: typeof json.model === 'string' ? json.model : undefined });
@@ -250,7 +250,7 @@ export class GatewayRouterService {
       rec.routed(plan);
       let attemptEnd: AttemptHandle['end'] | undefined;
       const out = await this.attemptLoop(plan, rec, signal, async (c, handle) => {
-        const upstream = await callStream(req, c.provider, c.model, this.config.gateway.timeouts, signal, handle.headers);
+        const upstream = await callStream({ req, provider: c.provider, model: c.model, timeouts: this.config.gateway.timeouts, signal, onHeaders: handle.headers });
         attemptEnd = handle.end;
         return upstream;
       });

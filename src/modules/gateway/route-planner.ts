@@ -141,15 +141,18 @@ export function planRoute(ctx: PlannerContext, req: RouteRequest): RoutePlan {
     return { reason, pinned: true, candidates: [{ provider: p, model }], considered };
   }
 
+  /** Every provider serving `model`, or model_not_configured with suggestions. */
+  const servingPairs = (model: string, what: string): RouteCandidate[] => {
+    const found = ctx.providers.filter((p) => serves(p, ctx.discovery(p), model)).map((p) => ({ provider: p, model }));
+    if (found.length === 0) throw new ModelNotConfiguredError(`${what} ${model} is not reported by any configured provider`, { model, suggested_models: suggestModels(model, allKnownModels(ctx)) });
+    return found;
+  };
+
   let reason: RouteReason;
   let pairs: RouteCandidate[];
   if (req.model) {
     reason = 'requested_model';
-    const model = req.model;
-    pairs = ctx.providers.filter((p) => serves(p, ctx.discovery(p), model)).map((p) => ({ provider: p, model }));
-    if (pairs.length === 0) {
-      throw new ModelNotConfiguredError(`model ${model} is not reported by any configured provider`, { model, suggested_models: suggestModels(model, allKnownModels(ctx)) });
-    }
+    pairs = servingPairs(req.model, 'model');
   } else {
     const withDefault = ctx.providers.filter((p) => p.defaultModel && ctx.block(p, ctx.discovery(p)) === undefined).sort(cmp);
     if (withDefault.length > 0) {
@@ -157,11 +160,7 @@ export function planRoute(ctx: PlannerContext, req: RouteRequest): RoutePlan {
       pairs = withDefault.map((p) => ({ provider: p, model: p.defaultModel as string }));
     } else if (ctx.defaultModel) {
       reason = 'global_default_model';
-      const model = ctx.defaultModel;
-      pairs = ctx.providers.filter((p) => serves(p, ctx.discovery(p), model)).map((p) => ({ provider: p, model }));
-      if (pairs.length === 0) {
-        throw new ModelNotConfiguredError(`GATEWAY_DEFAULT_MODEL ${model} is not reported by any configured provider`, { model, suggested_models: suggestModels(model, allKnownModels(ctx)) });
-      }
+      pairs = servingPairs(ctx.defaultModel, 'GATEWAY_DEFAULT_MODEL');
     } else {
       throw new ModelNotConfiguredError('no model requested and no default model is configured', { suggested_models: suggestModels(undefined, allKnownModels(ctx)) });
     }

@@ -47,15 +47,17 @@ function forwardHeaders(req: PreparedRequest, provider: RuntimeProvider): Record
   return req.forwardHeaders;
 }
 
-/** Non-streaming call: the whole upstream body, parsed. */
-export async function callComplete(
-  req: PreparedRequest,
-  provider: RuntimeProvider,
-  model: string,
-  timeouts: UpstreamTimeouts,
-  signal: CancelSignal | undefined,
-  onHeaders: () => void,
-): Promise<{ text: string; json: Json }> {
+/** One upstream attempt: where, with what, and how to report progress. */
+export interface AttemptTarget {
+  req: PreparedRequest;
+  provider: RuntimeProvider;
+  model: string;
+  timeouts: UpstreamTimeouts;
+  signal: CancelSignal | undefined;
+  onHeaders: () => void;
+}
+
+async function send({ req, provider, model, timeouts, signal, onHeaders }: AttemptTarget) {
   const res = await LlmClient.complete(provider, upstreamBody(req, provider, model), {
     signal,
     headers: forwardHeaders(req, provider),
@@ -63,6 +65,13 @@ export async function callComplete(
     idleMs: timeouts.idleMs,
   });
   onHeaders();
+  return res;
+}
+
+/** Non-streaming call: the whole upstream body, parsed. */
+export async function callComplete(target: AttemptTarget): Promise<{ text: string; json: Json }> {
+  const { provider, signal } = target;
+  const res = await send(target);
   let text: string;
   try {
     text = await res.body.text();
@@ -86,21 +95,9 @@ export interface UpstreamStream {
 }
 
 /** Streaming call: resolves once the first body chunk arrived (the commit point for failover). */
-export async function callStream(
-  req: PreparedRequest,
-  provider: RuntimeProvider,
-  model: string,
-  timeouts: UpstreamTimeouts,
-  signal: CancelSignal | undefined,
-  onHeaders: () => void,
-): Promise<UpstreamStream> {
-  const res = await LlmClient.complete(provider, upstreamBody(req, provider, model), {
-    signal,
-    headers: forwardHeaders(req, provider),
-    firstByteMs: timeouts.firstByteMs,
-    idleMs: timeouts.idleMs,
-  });
-  onHeaders();
+export async function callStream(target: AttemptTarget): Promise<UpstreamStream> {
+  const { provider, signal } = target;
+  const res = await send(target);
   const iterator = res.body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   let first: IteratorResult<Buffer>;
   try {

@@ -1,10 +1,10 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { EventBus } from '@core/bus/event-bus.port';
-import { rootLogger } from '@core/logging/logger';
 import { catalogCapabilities, ImageInput, ToolCalling } from './model-catalog';
 import { CapabilitySource, ModelCapabilityEntity } from './model-capability.entity';
 import { ModelSettingsRepository } from './model-settings.repository';
 import { CapabilityOverrideDto, CapabilityProbeDto } from './model-capabilities.dto';
+import { announceChange, reloadOnChange } from './settings-sync';
 
 export const CAPABILITIES_CHANGED = 'gateway.capabilities.changed';
 
@@ -46,8 +46,7 @@ export class ModelCapabilitiesService implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     await this.reload();
-    await this.bus.subscribe(CAPABILITIES_CHANGED, () => void this.reload().catch((err) => rootLogger().warn({ err: String(err) }, 'capability reload failed')));
-    this.bus.onReconnect(() => void this.reload().catch(() => undefined));
+    await reloadOnChange(this.bus, CAPABILITIES_CHANGED, () => this.reload());
   }
 
   private async reload(): Promise<void> {
@@ -131,7 +130,7 @@ export class ModelCapabilitiesService implements OnModuleInit {
 
   private async changed(): Promise<void> {
     await this.reload();
-    await this.bus.publish(CAPABILITIES_CHANGED, { at: Date.now() }).catch(() => undefined);
+    await announceChange(this.bus, CAPABILITIES_CHANGED);
   }
 }
 

@@ -1,10 +1,10 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { EventBus } from '@core/bus/event-bus.port';
-import { rootLogger } from '@core/logging/logger';
 import { catalogPrice, Price } from './model-catalog';
 import { ModelSettingsRepository } from './model-settings.repository';
 import type { PricingOverrideEntity } from './pricing-override.entity';
 import type { PutPriceDto } from './pricing.dto';
+import { announceChange, reloadOnChange } from './settings-sync';
 
 export const PRICING_CHANGED = 'gateway.pricing.changed';
 
@@ -49,8 +49,7 @@ export class PricingService implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     await this.reload();
-    await this.bus.subscribe(PRICING_CHANGED, () => void this.reload().catch((err) => rootLogger().warn({ err: String(err) }, 'pricing reload failed')));
-    this.bus.onReconnect(() => void this.reload().catch(() => undefined));
+    await reloadOnChange(this.bus, PRICING_CHANGED, () => this.reload());
   }
 
   private async reload(): Promise<void> {
@@ -112,6 +111,6 @@ export class PricingService implements OnModuleInit {
 
   private async changed(): Promise<void> {
     await this.reload();
-    await this.bus.publish(PRICING_CHANGED, { at: Date.now() }).catch(() => undefined);
+    await announceChange(this.bus, PRICING_CHANGED);
   }
 }

@@ -21,20 +21,7 @@ interface Health {
   lastSuccessAt: number | undefined;
 }
 
-export interface HealthSnapshot {
-  status: HealthStatus;
-  circuit: CircuitState;
-  openReason: 'failures' | 'rate_limited' | undefined;
-  openUntil: number | undefined;
-  consecutiveFailures: number;
-  penalty: number;
-  latencyMs: number | undefined;
-  successes: number;
-  failures: number;
-  lastError: string | undefined;
-  lastErrorAt: number | undefined;
-  lastSuccessAt: number | undefined;
-}
+export type HealthSnapshot = Omit<Health, 'openUntil' | 'probeInFlight' | 'penaltyAt'> & { status: HealthStatus; openUntil: number | undefined };
 
 export type Admission = { ok: true; probe: boolean } | { ok: false; reason: 'circuit_open' | 'provider_rate_limited' };
 

@@ -8,6 +8,7 @@ import type { ProviderEntity } from './provider.entity';
 import { ProviderRepository } from './provider.repository';
 import { ProviderSecretsService } from './provider-secrets.service';
 import { RuntimeProvider, RuntimeProviderInit } from './runtime-provider';
+import { announceChange, reloadOnChange } from './settings-sync';
 
 export const PROVIDERS_CHANGED = 'gateway.providers.changed';
 
@@ -37,8 +38,7 @@ export class ProviderRegistryService implements OnModuleInit, OnApplicationShutd
 
   async onModuleInit(): Promise<void> {
     await this.reload();
-    this.unsubscribe = await this.bus.subscribe(PROVIDERS_CHANGED, () => void this.reload());
-    this.bus.onReconnect(() => void this.reload());
+    this.unsubscribe = await reloadOnChange(this.bus, PROVIDERS_CHANGED, () => this.reload());
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -67,7 +67,7 @@ export class ProviderRegistryService implements OnModuleInit, OnApplicationShutd
   /** Tells every process (this one included, synchronously) that providers changed. */
   async changed(): Promise<void> {
     await this.reload();
-    await this.bus.publish(PROVIDERS_CHANGED, { at: Date.now() }).catch(() => undefined);
+    await announceChange(this.bus, PROVIDERS_CHANGED);
   }
 
   /** Rebuilds the set; concurrent calls coalesce into one extra pass. */

@@ -52,14 +52,21 @@ export function normalizeOpenaiResponse(body: Json): NormalizedMessage {
     if (!Array.isArray(message.content_blocks)) blocks.push({ type: 'tool_use', id: call.id, name: call.function.name, input: parseArgs(call.function.arguments) });
   }
   const finish = typeof choice.finish_reason === 'string' ? choice.finish_reason : null;
+  return assembleMessage(body, blocks, toolCalls, finish === null ? null : (OPENAI_TO_STOP[finish] ?? finish), openaiUsage(body.usage) ?? { ...ZERO_USAGE });
+}
+
+function assembleMessage(body: Json, blocks: ContentBlock[], toolCalls: ToolCall[], stop: StopReason | null, usage: NormalizedUsage): NormalizedMessage {
   return {
     id: String(body.id ?? ''),
     model: String(body.model ?? ''),
     content_blocks: blocks,
     tool_calls: toolCalls,
-    text: blocks.filter((b) => b.type === 'text').map((b) => (b as { text: string }).text).join(''),
-    stop_reason: finish === null ? null : (OPENAI_TO_STOP[finish] ?? finish),
-    usage: openaiUsage(body.usage) ?? { ...ZERO_USAGE },
+    text: blocks
+      .filter((b) => b.type === 'text')
+      .map((b) => (b as { text: string }).text)
+      .join(''),
+    stop_reason: stop,
+    usage,
   };
 }
 
@@ -72,15 +79,8 @@ export function normalizeAnthropicResponse(body: Json): NormalizedMessage {
       return { id: t.id, type: 'function', function: { name: t.name, arguments: JSON.stringify(t.input ?? {}) } };
     });
   const u = anthropicUsage(body.usage) ?? {};
-  return {
-    id: String(body.id ?? ''),
-    model: String(body.model ?? ''),
-    content_blocks: blocks,
-    tool_calls: toolCalls,
-    text: blocks.filter((b) => b.type === 'text').map((b) => (b as { text: string }).text).join(''),
-    stop_reason: typeof body.stop_reason === 'string' ? body.stop_reason : null,
-    usage: { inputTokens: u.inputTokens ?? 0, outputTokens: u.outputTokens ?? 0, cachedInputTokens: u.cachedInputTokens ?? 0 },
-  };
+  const usage = { inputTokens: u.inputTokens ?? 0, outputTokens: u.outputTokens ?? 0, cachedInputTokens: u.cachedInputTokens ?? 0 };
+  return assembleMessage(body, blocks, toolCalls, typeof body.stop_reason === 'string' ? body.stop_reason : null, usage);
 }
 
 export function toOpenaiUsage(u: NormalizedUsage): Json {

@@ -1,0 +1,18 @@
+import type { EventBus, Unsubscribe } from '@core/bus/event-bus.port';
+import { rootLogger } from '@core/logging/logger';
+
+/**
+ * In-memory copies of operator settings (providers, capabilities, prices) stay in sync across processes:
+ * a change publishes a doorbell on the EventBus and every process reloads from Postgres (also after a bus
+ * reconnect, since messages may have been missed).
+ */
+export async function reloadOnChange(bus: EventBus, channel: string, reload: () => Promise<void>): Promise<Unsubscribe> {
+  const run = () =>
+    void reload().catch((err: unknown) => rootLogger().warn({ channel, err: err instanceof Error ? err.message : String(err) }, 'settings reload failed'));
+  bus.onReconnect(run);
+  return bus.subscribe(channel, run);
+}
+
+export function announceChange(bus: EventBus, channel: string): Promise<void> {
+  return bus.publish(channel, { at: Date.now() }).catch(() => undefined);
+}
