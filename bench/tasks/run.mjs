@@ -32,6 +32,11 @@ const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const RUNS = QUICK ? 60 : 200;
 const SUBSCRIBERS = QUICK ? 200 : 1000;
 const LEASE_S = 3;
+const ONLY = (() => {
+  const i = argv.indexOf('--only');
+  return i === -1 ? null : new Set(argv[i + 1].split(','));
+})();
+const wanted = (part) => !ONLY || ONLY.has(part);
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const pct = (xs, p) => {
@@ -146,6 +151,25 @@ async function pool(items, concurrency, fn) {
   return out;
 }
 
+/** Counts SSE frames without decoding them (most fan-out subscribers: keeps the client cheap). */
+function sseCount(url, onFrames, headers = {}, agent) {
+  let req;
+  const opened = new Promise((res) => {
+    req = request(url, { headers: { authorization: `Bearer ${TOKEN}`, ...headers }, agent }, (r) => {
+      res(r.statusCode);
+      r.on('data', (chunk) => {
+        // One `event: snapshot` line per frame (heartbeat comments are not frames).
+        let n = 0;
+        for (let i = chunk.indexOf('event: snapshot'); i >= 0; i = chunk.indexOf('event: snapshot', i + 15)) n += 1;
+        if (n > 0) onFrames(n);
+      });
+    });
+    req.on('error', () => res(0));
+    req.end();
+  });
+  return { opened, close: () => req.destroy() };
+}
+
 /** Minimal SSE reader: calls onFrame(text) per frame; resolves `opened` with the status. */
 function sse(url, onFrame, headers = {}, agent) {
   let req;
@@ -256,17 +280,17 @@ async function fanOut() {
     let delivered = 0;
     const rssBefore = rssMb(api.pid);
     const subs = [];
+    const url = `${api.url}/hecate/v1/tasks/${task.id}/runs/${run.id}/stream`;
+    const from = { 'last-event-id': String(head) };
     for (let i = 0; i < SUBSCRIBERS; i++) {
+      // Every 20th subscriber decodes frames for latency; the others only count them.
       subs.push(
-        sse(
-          `${api.url}/hecate/v1/tasks/${task.id}/runs/${run.id}/stream`,
-          (f, at) => {
-            delivered += 1;
-            if (i % 10 === 0) latencies.push(at - occurredAt(f));
-          },
-          { 'last-event-id': String(head) },
-          agent,
-        ),
+        i % 20 === 0
+          ? sse(url, (f, at) => {
+              delivered += 1;
+              latencies.push(at - occurredAt(f));
+            }, from, agent)
+          : sseCount(url, (n) => (delivered += n), from, agent),
       );
     }
     await Promise.all(subs.map((s) => s.opened));
@@ -340,20 +364,30 @@ async function reclaim() {
 
 // ---------------------------------------------------------------- main
 const results = { date: new Date().toISOString(), machine: { cpus: cpus().length, memory_gb: Math.round(totalmem() / 2 ** 30), node: process.version }, quick: QUICK };
-console.log('baseline: bare sh -c true spawns/s …');
-results.spawn_floor_per_s = Math.round(await spawnFloor(QUICK ? 100 : 300));
-for (const w of [1, 2]) {
-  console.log(`runs/s with ${w} worker(s) …`);
-  results[`runs_${w}w`] = await runsPerSecond(w);
+if (wanted('runs')) {
+  console.log('baseline: bare sh -c true spawns/s …');
+  results.spawn_floor_per_s = Math.round(await spawnFloor(QUICK ? 100 : 300));
+  for (const w of [1, 2]) {
+    console.log(`runs/s with ${w} worker(s) …`);
+    results[`runs_${w}w`] = await runsPerSecond(w);
+  }
 }
-console.log('event latency …');
-results.latency = await eventLatency();
-console.log(`fan-out to ${SUBSCRIBERS} subscribers …`);
-results.fanout = await fanOut();
-console.log('kill -9 → resume …');
-results.reclaim = await reclaim();
+if (wanted('latency')) {
+  console.log('event latency …');
+  results.latency = await eventLatency();
+}
+if (wanted('fanout')) {
+  console.log(`fan-out to ${SUBSCRIBERS} subscribers …`);
+  results.fanout = await fanOut();
+}
+if (wanted('reclaim')) {
+  console.log('kill -9 → resume …');
+  results.reclaim = await reclaim();
+}
+results.load_average = (await import('node:os')).loadavg().map((x) => +x.toFixed(2));
 
 const r = results;
+const row = (key, fn) => (r[key] ? [fn()] : []);
 const md = [
   `# Task runtime benchmark — ${r.date}`,
   '',
@@ -361,13 +395,15 @@ const md = [
   '',
   '| Measure | Result | Target / baseline |',
   '|---|---|---|',
-  `| Runs/s, trivial shell task, 1 worker process | ${r.runs_1w.runs_per_s} (${r.runs_1w.completed}/${r.runs_1w.runs} in ${r.runs_1w.seconds} s) | bare \`sh -c true\` spawns: ${r.spawn_floor_per_s}/s (ratio ${(r.runs_1w.runs_per_s / r.spawn_floor_per_s).toFixed(3)}) |`,
-  `| Runs/s, 2 worker processes | ${r.runs_2w.runs_per_s} (${r.runs_2w.completed}/${r.runs_2w.runs} in ${r.runs_2w.seconds} s) | ×${(r.runs_2w.runs_per_s / r.runs_1w.runs_per_s).toFixed(2)} of 1 worker |`,
-  `| Event latency worker commit → run-stream SSE (other process) p50 / p99 | ${r.latency.run_stream.p50_ms} / ${r.latency.run_stream.p99_ms} ms (${r.latency.run_stream.samples} events) | p99 ≤ 25 ms |`,
-  `| Event latency worker commit → public-feed SSE p50 / p99 | ${r.latency.public_feed.p50_ms} / ${r.latency.public_feed.p99_ms} ms (${r.latency.public_feed.samples} events) | p99 ≤ 25 ms |`,
-  `| Fan-out: ${r.fanout.subscribers} subscribers on one api, ${r.fanout.offered_events_per_s} events/s offered | ${r.fanout.delivered_per_s} frames/s delivered (${r.fanout.delivered}); p50 / p99 ${r.fanout.p50_ms} / ${r.fanout.p99_ms} ms | p99 ≤ 100 ms |`,
-  `| Fan-out api RSS (before / connected / after) | ${r.fanout.api_rss_mb.before} / ${r.fanout.api_rss_mb.connected} / ${r.fanout.api_rss_mb.after} MB | — |`,
-  `| kill -9 → run resumed on another worker (lease ${r.reclaim.lease_s} s) | ${r.reclaim.samples_ms.join(', ')} ms (max ${r.reclaim.max_ms}) | ≤ 2 × lease = ${r.reclaim.target_ms} ms |`,
+  ...row('runs_1w', () => `| Runs/s, trivial shell task, 1 worker process | ${r.runs_1w.runs_per_s} (${r.runs_1w.completed}/${r.runs_1w.runs} in ${r.runs_1w.seconds} s) | bare \`sh -c true\` spawns: ${r.spawn_floor_per_s}/s (ratio ${(r.runs_1w.runs_per_s / r.spawn_floor_per_s).toFixed(3)}) |`),
+  ...row('runs_2w', () => `| Runs/s, 2 worker processes | ${r.runs_2w.runs_per_s} (${r.runs_2w.completed}/${r.runs_2w.runs} in ${r.runs_2w.seconds} s) | ×${(r.runs_2w.runs_per_s / r.runs_1w.runs_per_s).toFixed(2)} of 1 worker |`),
+  ...row('latency', () => `| Event latency worker commit → run-stream SSE (other process) p50 / p99 | ${r.latency.run_stream.p50_ms} / ${r.latency.run_stream.p99_ms} ms (${r.latency.run_stream.samples} events) | p99 ≤ 25 ms |`),
+  ...row('latency', () => `| Event latency worker commit → public-feed SSE p50 / p99 | ${r.latency.public_feed.p50_ms} / ${r.latency.public_feed.p99_ms} ms (${r.latency.public_feed.samples} events) | p99 ≤ 25 ms |`),
+  ...row('fanout', () => `| Fan-out: ${r.fanout.subscribers} subscribers on one api, ${r.fanout.offered_events_per_s} events/s offered | ${r.fanout.delivered_per_s} frames/s delivered (${r.fanout.delivered}); p50 / p99 ${r.fanout.p50_ms} / ${r.fanout.p99_ms} ms | p99 ≤ 100 ms |`),
+  ...row('fanout', () => `| Fan-out api RSS (before / connected / after) | ${r.fanout.api_rss_mb.before} / ${r.fanout.api_rss_mb.connected} / ${r.fanout.api_rss_mb.after} MB | — |`),
+  ...row('reclaim', () => `| kill -9 → run resumed on another worker (lease ${r.reclaim.lease_s} s) | ${r.reclaim.samples_ms.join(', ')} ms (max ${r.reclaim.max_ms}) | ≤ 2 × lease = ${r.reclaim.target_ms} ms |`),
+  '',
+  `Load average during the run (other processes share the machine): ${r.load_average.join(' / ')}.`,
   '',
   'Latency is `receipt time − occurred_at` (the event row is written by the worker just before its commit; same host clock), so it includes the commit, the Redis doorbell and, for the run stream, the shared snapshot read. Output chunks are batched every 200 ms by the executor; that batching is not part of the latency.',
 ].join('\n');
@@ -375,6 +411,7 @@ console.log(`\n${md}\n`);
 const outDir = join(ROOT, 'bench', 'results');
 mkdirSync(outDir, { recursive: true });
 const day = r.date.slice(0, 10);
-writeFileSync(join(outDir, `tasks-${day}.json`), JSON.stringify(results, null, 2));
-writeFileSync(join(outDir, `tasks-${day}.md`), `${md}\n`);
+const suffix = ONLY ? `-${[...ONLY].join('-')}` : '';
+writeFileSync(join(outDir, `tasks-${day}${suffix}.json`), JSON.stringify(results, null, 2));
+writeFileSync(join(outDir, `tasks-${day}${suffix}.md`), `${md}\n`);
 process.exit(0);

@@ -40,7 +40,7 @@ import { normalizeAnthropicResponse, normalizeOpenaiResponse } from './protocol/
 import { decodeUpstreamStream, StreamAccumulator } from './stream-pipeline';
 import { AttemptHandle, RequestRecorder } from './request-recorder';
 import { planRoute, RouteCandidate, RoutePlan, RouteReason } from './route-planner';
-import { callComplete, callStream, PreparedRequest, UpstreamStream } from './upstream-call';
+import { callComplete, callStream, PreparedRequest, UpstreamBody, UpstreamStream } from './upstream-call';
 
 export interface GatewayRequest {
   /** Shape of `body`: OpenAI Chat Completions or Anthropic Messages. `model`, `provider`, `stream` are read from it. */
@@ -93,8 +93,7 @@ export interface CompletedCall {
   info: GatewayRouteInfo;
   selected: RouteCandidate;
   upstreamProtocol: WireProtocol;
-  text: string;
-  json: Json;
+  body: UpstreamBody;
   usage: NormalizedUsage;
   costMicros: number;
 }
@@ -140,7 +139,7 @@ export class GatewayRouterService {
   async complete(request: GatewayRequest, ctx: GatewayCallContext): Promise<GatewayResult> {
     const prepared = prepareRequest(request.protocol, request.body, {});
     const call = await this.dispatchComplete({ ...prepared, stream: false }, this.identity(ctx), ctx.signal);
-    const n = call.upstreamProtocol === 'openai' ? normalizeOpenaiResponse(call.json) : normalizeAnthropicResponse(call.json);
+    const n = call.upstreamProtocol === 'openai' ? normalizeOpenaiResponse(call.body.json) : normalizeAnthropicResponse(call.body.json);
     return {
       ...call.info,
       id: n.id,
@@ -152,7 +151,7 @@ export class GatewayRouterService {
       cost_micros_usd: call.costMicros,
       cost_usd: formatUsd(call.costMicros),
       protocol: call.upstreamProtocol,
-      raw: call.json,
+      raw: call.body.json,
     };
   }
 
@@ -224,11 +223,12 @@ export class GatewayRouterService {
       const plan = await this.plan(req);
       rec.routed(plan);
       const out = await this.attemptLoop(plan, rec, signal, async (c, handle) => {
-        const { text, json } = await callComplete({ req, provider: c.provider, model: c.model, timeouts: this.config.gateway.timeouts, signal, onHeaders: handle.headers });
-        const usage = (c.provider.protocol === 'openai' ? openaiUsage(json.usage) : fullAnthropicUsage(json.usage)) ?? { ...ZERO_USAGE };
+        const body = await callComplete({ req, provider: c.provider, model: c.model, timeouts: this.config.gateway.timeouts, signal, onHeaders: handle.headers });
+        const raw = body.usage();
+        const usage = (c.provider.protocol === 'openai' ? openaiUsage(raw) : fullAnthropicUsage(raw)) ?? { ...ZERO_USAGE };
         const costMicros = this.cost(c, usage);
-        handle.end({ ok: true, usage, costMicros, responseModel: typeof json.model === 'string' ? json.model : undefined });
-        return { text, json, usage, costMicros };
+        handle.end({ ok: true, usage, costMicros });
+        return { body, usage, costMicros };
       });
       rec.finish({ ok: true, selected: out.candidate, usage: out.value.usage, costMicros: out.value.costMicros });
       return {

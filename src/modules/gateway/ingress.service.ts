@@ -96,8 +96,8 @@ export class IngressService {
   }
 
   private renderComplete(protocol: WireProtocol, call: CompletedCall): string {
-    if (call.upstreamProtocol === protocol) return call.text;
-    const n = call.upstreamProtocol === 'openai' ? normalizeOpenaiResponse(call.json) : normalizeAnthropicResponse(call.json);
+    if (call.upstreamProtocol === protocol) return call.body.text;
+    const n = call.upstreamProtocol === 'openai' ? normalizeOpenaiResponse(call.body.json) : normalizeAnthropicResponse(call.body.json);
     return JSON.stringify(protocol === 'openai' ? renderOpenaiCompletion(n, call.info.model) : renderAnthropicMessage(n, call.info.model));
   }
 

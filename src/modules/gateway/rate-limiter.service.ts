@@ -39,6 +39,7 @@ redis.call('PEXPIRE', KEYS[1], math.ceil((cap - tokens) / rate) + 1000)
 return {allowed, math.floor(tokens * 1000), now}
 `;
 
+const DISABLED_HEADERS = { 'x-ratelimit-limit': '0', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '0' };
 const COMPLETION_PATHS = new Set(['/v1/chat/completions', '/v1/messages']);
 const MAX_LOCAL_BUCKETS = 10_000;
 
@@ -71,7 +72,7 @@ export class RateLimiterService implements OnModuleInit {
       if (!request.url.startsWith('/v1/')) return done();
       const { enabled } = this.config.gateway.rateLimit;
       if (!enabled) {
-        void reply.header('x-ratelimit-limit', '0').header('x-ratelimit-remaining', '0').header('x-ratelimit-reset', '0');
+        void reply.headers(DISABLED_HEADERS);
         return done();
       }
       const path = request.url.split('?')[0];

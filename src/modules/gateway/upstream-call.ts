@@ -68,8 +68,71 @@ async function send({ req, provider, model, timeouts, signal, onHeaders }: Attem
   return res;
 }
 
-/** Non-streaming call: the whole upstream body, parsed. */
-export async function callComplete(target: AttemptTarget): Promise<{ text: string; json: Json }> {
+/**
+ * A non-streaming upstream body. Passthrough answers forward `text` untouched and only need the usage, which
+ * is cut out of the text; the full parse happens only when something asks for `json` (translation, the
+ * router's own callers).
+ */
+export class UpstreamBody {
+  private parsed: Json | undefined;
+
+  constructor(
+    readonly text: string,
+    private readonly provider: RuntimeProvider,
+  ) {}
+
+  get json(): Json {
+    if (this.parsed === undefined) {
+      let value: unknown;
+      try {
+        value = JSON.parse(this.text);
+      } catch {
+        throw new UpstreamError('protocol', `${this.provider.id} returned a body that is not JSON`, { retryable: true });
+      }
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UpstreamError('protocol', `${this.provider.id} returned an unexpected body`, { retryable: true });
+      this.parsed = value as Json;
+    }
+    return this.parsed;
+  }
+
+  /** The `usage` object: sliced out of the text when possible (it comes last in both protocols). */
+  usage(): unknown {
+    if (this.parsed !== undefined) return this.parsed.usage;
+    const sliced = sliceObject(this.text, this.text.lastIndexOf('"usage"'));
+    if (sliced !== undefined) {
+      try {
+        return JSON.parse(sliced) as unknown;
+      } catch {
+        // fall through to the full parse
+      }
+    }
+    return this.json.usage;
+  }
+}
+
+/** The balanced `{…}` after the key at `keyAt` (string-aware), or undefined. */
+function sliceObject(text: string, keyAt: number): string | undefined {
+  if (keyAt <= 0 || text.charCodeAt(keyAt - 1) === 92) return undefined;
+  const start = text.indexOf('{', keyAt);
+  if (start === -1 || !/^"usage"\s*:\s*$/.test(text.slice(keyAt, start))) return undefined;
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++;
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123) depth++;
+    else if (c === 125 && --depth === 0) return text.slice(start, i + 1);
+  }
+  return undefined;
+}
+
+const looksLikeObject = (text: string): boolean => /^\s*\{/.test(text) && /\}\s*$/.test(text);
+
+/** Non-streaming call: the whole upstream body (parsed lazily). */
+export async function callComplete(target: AttemptTarget): Promise<UpstreamBody> {
   const { provider, signal } = target;
   const res = await send(target);
   let text: string;
@@ -78,14 +141,8 @@ export async function callComplete(target: AttemptTarget): Promise<{ text: strin
   } catch (err) {
     throw transportError(provider, err, signal);
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new UpstreamError('protocol', `${provider.id} returned a body that is not JSON`, { retryable: true });
-  }
-  if (typeof json !== 'object' || json === null) throw new UpstreamError('protocol', `${provider.id} returned an unexpected body`, { retryable: true });
-  return { text, json: json as Json };
+  if (!looksLikeObject(text)) throw new UpstreamError('protocol', `${provider.id} returned a body that is not a JSON object`, { retryable: true });
+  return new UpstreamBody(text, provider);
 }
 
 export interface UpstreamStream {

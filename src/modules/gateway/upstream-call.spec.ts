@@ -1,0 +1,37 @@
+import { RuntimeProvider } from '@modules/providers/runtime-provider';
+import { UpstreamError } from '@modules/providers/upstream-error';
+import { UpstreamBody, upstreamBody } from './upstream-call';
+import { prepareRequest } from './ingress-validation';
+
+const provider = (protocol: 'openai' | 'anthropic') =>
+  new RuntimeProvider(
+    { id: 'p', presetId: null, customName: null, kind: 'local', protocol, baseUrl: 'http://127.0.0.1:9/v1', defaultModel: undefined, apiKey: undefined, enabled: true, source: 'env', envConfigured: true, createdAt: new Date(), updatedAt: new Date() },
+    { allowPrivate: true, selfPort: 1 },
+    { connectMs: 1, firstByteMs: 1, idleMs: 1 },
+  );
+
+describe('UpstreamBody', () => {
+  it('cuts the usage out of the text without a full parse, even when the content mentions "usage"', () => {
+    const text = JSON.stringify({ id: 'x', choices: [{ message: { content: 'say "usage": {1} }' } }], usage: { prompt_tokens: 3, completion_tokens: 4, prompt_tokens_details: { cached_tokens: 1 } }, fp: 'x' });
+    expect(new UpstreamBody(text, provider('openai')).usage()).toEqual({ prompt_tokens: 3, completion_tokens: 4, prompt_tokens_details: { cached_tokens: 1 } });
+  });
+
+  it('parses lazily and reports a body that is not JSON as a retryable protocol error', () => {
+    const body = new UpstreamBody('{"usage": nope}', provider('openai'));
+    expect(() => body.json).toThrow(UpstreamError);
+    expect(() => body.usage()).toThrow(UpstreamError);
+  });
+});
+
+describe('upstreamBody', () => {
+  it('passes an OpenAI body through, setting the model, dropping `provider` and asking for usage on streams', () => {
+    const req = prepareRequest('openai', { model: 'a', provider: 'p', stream: true, messages: [{ role: 'user', content: 'hi' }], logit_bias: { 1: 2 } }, {});
+    expect(JSON.parse(upstreamBody(req, provider('openai'), 'b'))).toEqual({ model: 'b', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }], logit_bias: { 1: 2 } });
+  });
+
+  it('translates across protocols', () => {
+    const req = prepareRequest('anthropic', { model: 'a', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }, { 'anthropic-beta': 'x' });
+    expect(JSON.parse(upstreamBody(req, provider('openai'), 'b'))).toEqual({ model: 'b', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] });
+    expect(req.forwardHeaders).toEqual({ 'anthropic-beta': 'x' });
+  });
+});
