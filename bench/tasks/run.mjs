@@ -44,6 +44,11 @@ const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 };
+/** CPU time (user + system) a process has used, in ms. */
+const cpuMs = (pid) => {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+};
 const rssMb = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
 
 // ---------------------------------------------------------------- processes
@@ -295,6 +300,7 @@ async function fanOut() {
     }
     await Promise.all(subs.map((s) => s.opened));
     const rssConnected = rssMb(api.pid);
+    const cpuBefore = cpuMs(api.pid);
     const events = QUICK ? 50 : 150;
     // 1,000 subscribers × 10 events/s = 10,000 frames/s from one api process.
     const rate = 10;
@@ -310,6 +316,7 @@ async function fanOut() {
     while (delivered < target && Date.now() < deadline) await sleep(50);
     const seconds = (performance.now() - t0) / 1000;
     const rssPeak = rssMb(api.pid);
+    const apiCpu = cpuMs(api.pid) - cpuBefore;
     for (const s of subs) s.close();
     agent.destroy();
     return {
@@ -321,6 +328,7 @@ async function fanOut() {
       p50_ms: pct(latencies, 50),
       p99_ms: pct(latencies, 99),
       api_rss_mb: { before: Math.round(rssBefore), connected: Math.round(rssConnected), after: Math.round(rssPeak) },
+      api_cpu_us_per_frame: +((apiCpu * 1000) / Math.max(1, delivered)).toFixed(1),
     };
   } finally {
     await d.close();
@@ -400,7 +408,7 @@ const md = [
   ...row('latency', () => `| Event latency worker commit → run-stream SSE (other process) p50 / p99 | ${r.latency.run_stream.p50_ms} / ${r.latency.run_stream.p99_ms} ms (${r.latency.run_stream.samples} events) | p99 ≤ 25 ms |`),
   ...row('latency', () => `| Event latency worker commit → public-feed SSE p50 / p99 | ${r.latency.public_feed.p50_ms} / ${r.latency.public_feed.p99_ms} ms (${r.latency.public_feed.samples} events) | p99 ≤ 25 ms |`),
   ...row('fanout', () => `| Fan-out: ${r.fanout.subscribers} subscribers on one api, ${r.fanout.offered_events_per_s} events/s offered | ${r.fanout.delivered_per_s} frames/s delivered (${r.fanout.delivered}); p50 / p99 ${r.fanout.p50_ms} / ${r.fanout.p99_ms} ms | p99 ≤ 100 ms |`),
-  ...row('fanout', () => `| Fan-out api RSS (before / connected / after) | ${r.fanout.api_rss_mb.before} / ${r.fanout.api_rss_mb.connected} / ${r.fanout.api_rss_mb.after} MB | — |`),
+  ...row('fanout', () => `| Fan-out api RSS (before / connected / after); api CPU per delivered frame | ${r.fanout.api_rss_mb.before} / ${r.fanout.api_rss_mb.connected} / ${r.fanout.api_rss_mb.after} MB; ${r.fanout.api_cpu_us_per_frame} µs | paced SSE relay floor 31–38 µs/chunk (DESIGN §10) |`),
   ...row('reclaim', () => `| kill -9 → run resumed on another worker (lease ${r.reclaim.lease_s} s) | ${r.reclaim.samples_ms.join(', ')} ms (max ${r.reclaim.max_ms}) | ≤ 2 × lease = ${r.reclaim.target_ms} ms |`),
   '',
   `Load average during the run (other processes share the machine): ${r.load_average.join(' / ')}.`,
