@@ -15,7 +15,7 @@ export interface RunSnapshot {
   json: string;
 }
 
-const MAX_CACHED_RUNS = 2000;
+const MAX_CACHED_RUNS = 500;
 
 /**
  * Per-run state projections for the run stream, shared by every subscriber of the run in this process:
