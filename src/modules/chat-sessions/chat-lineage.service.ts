@@ -6,6 +6,7 @@ import { ChatMessageJson, MessageStatus, newSessionId } from './chat-message';
 import type { ChatMessageEntity } from './chat-message.entity';
 import type { ChatSessionEntity } from './chat-session.entity';
 import { ChatBranchBusyError } from './chat-sessions.errors';
+import { ChatSnapshotCacheService } from './chat-snapshot-cache.service';
 import { ChatTranscriptRepository, NewProviderCall } from './chat-transcript.repository';
 
 /** A compaction that holds the session-wide lock (leaf `*`) while its summary is generated. */
@@ -39,6 +40,7 @@ export class ChatLineageService {
   constructor(
     private readonly transcripts: ChatTranscriptRepository,
     private readonly config: AppConfig,
+    private readonly cache: ChatSnapshotCacheService,
   ) {}
 
   /** Takes the session-wide lock (409 branch_busy while anything generates) and splits the active path. */
@@ -82,6 +84,12 @@ export class ChatLineageService {
    * row lock (a writer that lost the race then sees `chat_session.superseded`).
    */
   async commit(claim: ClaimedCompaction, summary: CompactionSummary): Promise<{ snapshot: ChatSessionEntity; continuation: ChatSessionEntity }> {
+    const done = await this.commitLocked(claim, summary);
+    await this.cache.changed([claim.sessionId]);
+    return done;
+  }
+
+  private commitLocked(claim: ClaimedCompaction, summary: CompactionSummary): Promise<{ snapshot: ChatSessionEntity; continuation: ChatSessionEntity }> {
     return this.transcripts.withSession({ tenantId: claim.tenantId, sessionId: claim.sessionId }, async (tx) => {
       if (!(await tx.deleteGeneration(claim.generationId))) {
         throw new ConflictError(`the compaction of chat session ${claim.sessionId} was taken over; retry`);

@@ -15,15 +15,16 @@ export class ChatSessionRepository {
     return rows.length > 0 ? sessionFromRow(rows[0]) : null;
   }
 
-  /** The session and the status of its active leaf, in one read (the /v1 recording pre-check). */
-  async findWithLeafStatus({ tenantId, id }: { tenantId: string; id: string }) {
-    const rows = await this.dataSource.query(
-      `SELECT ${SESSION_COLUMNS.replace(/(^|,\s*)(\w+)/g, '$1s.$2')}, l.status AS leaf_status
+  /** The session and its active leaf message, in one read (the /v1 recording snapshot). */
+  async findWithLeaf({ tenantId, id }: { tenantId: string; id: string }): Promise<{ session: ChatSessionEntity; leaf: ChatMessageEntity | null } | null> {
+    const rows = (await this.dataSource.query(
+      `SELECT to_jsonb(s) AS session, to_jsonb(l) AS leaf
          FROM chat_sessions s LEFT JOIN chat_session_messages l ON l.id = s.active_leaf_id
         WHERE s.id = $1 AND s.tenant_id = $2`,
       [id, tenantId],
-    );
-    return rows.length > 0 ? { session: sessionFromRow(rows[0]), leafStatus: (rows[0].leaf_status as string | null) ?? null } : null;
+    )) as Array<{ session: Record<string, unknown>; leaf: Record<string, unknown> | null }>;
+    if (rows.length === 0) return null;
+    return { session: sessionFromRow(rows[0].session), leaf: rows[0].leaf ? messageFromRow(rows[0].leaf) : null };
   }
 
   /** Newest first; without snapshots each lineage shows once (its tip). */

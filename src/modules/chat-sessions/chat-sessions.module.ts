@@ -14,6 +14,7 @@ import { ChatProviderCallEntity } from './chat-provider-call.entity';
 import { ChatSessionEntity } from './chat-session.entity';
 import { ChatSessionRepository } from './chat-session.repository';
 import { ChatSessionsService } from './chat-sessions.service';
+import { ChatSnapshotCacheService } from './chat-snapshot-cache.service';
 import { ChatTranscriptRepository } from './chat-transcript.repository';
 import { ChatTurnLedgerService } from './chat-turn-ledger.service';
 import { ChatTurnsService } from './chat-turns.service';
@@ -21,7 +22,7 @@ import { ChatTurnsService } from './chat-turns.service';
 /** Chat sessions: the two-stream store, message trees, stop, compression lineage (issue 4). */
 @Module({
   imports: [DatabaseModule.forFeature([ChatSessionEntity, ChatMessageEntity, ChatProviderCallEntity, ChatGenerationEntity]), GatewayModule, ProvidersModule],
-  providers: [ChatSessionRepository, ChatTranscriptRepository, ChatSessionsService, ChatExchangeRecorderService, ChatTurnLedgerService, ChatInflightService, ChatLineageService, ChatGenerationService, ChatCompactionService, ChatTurnsService, ChatExchangeService],
+  providers: [ChatSnapshotCacheService, ChatSessionRepository, ChatTranscriptRepository, ChatSessionsService, ChatExchangeRecorderService, ChatTurnLedgerService, ChatInflightService, ChatLineageService, ChatGenerationService, ChatCompactionService, ChatTurnsService, ChatExchangeService],
   exports: [ChatSessionsService, ChatInflightService, ChatTurnsService, ChatCompactionService, ChatExchangeRecorderService, ChatExchangeService],
 })
 export class ChatSessionsModule {}

@@ -13,6 +13,7 @@ import {
   toProviderCallResponse,
 } from './chat-session-view.dto';
 import { ChatMessageNotFoundError, ChatSessionNotFoundError } from './chat-sessions.errors';
+import { ChatSnapshotCacheService } from './chat-snapshot-cache.service';
 import { ChatTranscriptRepository } from './chat-transcript.repository';
 import { latestLeaf, pathTo, siblingInfo } from './chat-tree';
 
@@ -23,6 +24,7 @@ export class ChatSessionsService {
     private readonly sessions: ChatSessionRepository,
     private readonly transcripts: ChatTranscriptRepository,
     private readonly config: AppConfig,
+    private readonly cache: ChatSnapshotCacheService,
   ) {}
 
   async create(tenantId: string, dto: CreateChatSessionDto) {
@@ -96,6 +98,7 @@ export class ChatSessionsService {
       tx.touch();
       return tx.session;
     });
+    await this.cache.changed([id]);
     return toChatSessionSummary(session);
   }
 
@@ -107,6 +110,7 @@ export class ChatSessionsService {
     const session = await this.require(tenantId, id);
     const ids = session.preCompressionSnapshot ? [id] : (await this.sessions.lineage({ tenantId, rootId: session.lineageRootId })).map((r) => r.id);
     await this.sessions.deleteSessions(tenantId, ids);
+    await this.cache.changed(ids);
     return { id, deleted: true, deleted_session_ids: ids };
   }
 

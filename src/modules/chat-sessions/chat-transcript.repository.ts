@@ -3,6 +3,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { charsOf, ChatMessageJson, isReplayable, MessageKind, MessageStatus, newMessageId } from './chat-message';
 import type { ChatMessageEntity } from './chat-message.entity';
 import type { ChatSessionEntity } from './chat-session.entity';
+import { CALL_INSERT, InsertBatch, MESSAGE_INSERT, renderInsert, shiftParams } from './chat-insert-batch';
 import { generationFromRow, linkFromRow, MESSAGE_COLUMNS, messageFromRow, SESSION_COLUMNS, sessionFromRow, TreeLink } from './chat-rows';
 import { generationsSql, PATH_SQL } from './chat-session.repository';
 import { ChatSessionNotFoundError, ChatSessionSupersededError } from './chat-sessions.errors';
@@ -58,26 +59,38 @@ export interface LeafInfo {
   status: MessageStatus;
 }
 
+/** A write without the session lock needed a read: it has to run locked instead. */
+export class NeedsLockError extends Error {}
+
 /**
  * One write transaction on a locked session row (`SELECT … FOR UPDATE`): every writer of a session
  * serialises here, so sequences are assigned gap-free in the inserting transaction, and a compaction
  * that won a race is seen by the next writer. Uses only its EntityManager (PGlite has one connection).
+ *
+ * Unlocked mode (`guarded`): the same writes computed from a snapshot read earlier, sent as one statement
+ * whose session UPDATE only matches if nothing was appended, no branch switched and no compaction happened
+ * since; the inserts ride on that UPDATE. Any read it would need throws NeedsLockError.
  */
 export class ChatTx {
   private dirty = false;
   private readonly children: ChatTx[] = [];
   /** Inserts not sent yet: they go out with the next statement's round trip, or with the session update at the end. */
-  private pending: Array<{ sql: string; params: unknown[] }> = [];
+  private pending: InsertBatch[] = [];
   /** Messages this transaction read or wrote (the rows are locked behind the session row). */
   private readonly known = new Map<string, ChatMessageEntity>();
+  private readonly expected: { nextSequence: number; activeLeafId: string | null };
+  private readonly baseCounts: { messages: number; calls: number };
 
   constructor(
     private readonly m: EntityManager,
     readonly session: ChatSessionEntity,
     private leaf: LeafInfo | null,
     leafMessage?: ChatMessageEntity,
+    private readonly guarded = false,
   ) {
     if (leafMessage) this.known.set(leafMessage.id, leafMessage);
+    this.expected = { nextSequence: session.nextSequence, activeLeafId: session.activeLeafId };
+    this.baseCounts = { messages: session.messageCount, calls: session.providerCallCount };
   }
 
   get activeLeaf(): LeafInfo | null {
@@ -85,6 +98,7 @@ export class ChatTx {
   }
 
   private async exec(sql: string, params: unknown[]): Promise<{ rows: Record<string, unknown>[]; affected: number }> {
+    if (this.guarded) throw new NeedsLockError(sql.slice(0, 60));
     const result = await this.m.queryRunner!.query(sql, params, true);
     const rows = (result.records ?? []) as Record<string, unknown>[];
     return { rows, affected: result.affected ?? rows.length };
@@ -103,15 +117,10 @@ export class ChatTx {
   private async withPending(main: string, params: unknown[]): Promise<{ rows: Record<string, unknown>[]; affected: number }> {
     if (this.pending.length === 0) return this.exec(main, params);
     const all: unknown[] = [];
-    const shift = (sql: string, p: unknown[]) => {
-      const offset = all.length;
-      all.push(...p);
-      return sql.replace(/\$(\d+)/g, (_m, n: string) => `$${Number(n) + offset}`);
-    };
-    const ctes = this.pending.map((w, i) => `w${i} AS (${shift(w.sql, w.params)})`);
+    const ctes = this.pending.map((b, i) => `w${i} AS (${renderInsert(b, all)})`);
     this.pending = [];
     // The main statement's rows and count are its own; the CTEs' inserts are checked (FKs) at its end.
-    return this.exec(`WITH ${ctes.join(', ')} ${shift(main, params)}`, all);
+    return this.exec(`WITH ${ctes.join(', ')} ${shiftParams(main, params, all)}`, all);
   }
 
   async message(id: string): Promise<ChatMessageEntity | null> {
@@ -174,11 +183,10 @@ export class ChatTx {
   }
 
   async insertCall(call: NewProviderCall): Promise<void> {
-    this.defer(
-      `INSERT INTO chat_session_provider_calls (id, session_id, request_id, provider, provider_kind, model, requested_model, route_reason, status,
-         cost_micros_usd, prompt_tokens, completion_tokens, total_tokens, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-      [
+    this.pending.push({
+      ...CALL_INSERT,
+      rows: [
+        [
         call.id,
         this.session.id,
         call.requestId,
@@ -193,8 +201,9 @@ export class ChatTx {
         call.completionTokens,
         call.promptTokens + call.completionTokens,
         call.createdAt ?? new Date(),
+        ],
       ],
-    );
+    });
     const s = this.session;
     s.providerCallCount += 1;
     s.lastModel = call.model;
@@ -249,19 +258,26 @@ export class ChatTx {
       });
       parent = out[out.length - 1].id;
     }
-    const params: unknown[] = [];
-    const values = out.map((m) => {
-      const base = params.length;
-      params.push(m.id, m.sessionId, m.sequence, m.parentId, m.replayCount, m.replayChars, m.role, m.status, m.kind, m.producedByCallId);
-      params.push(JSON.stringify(m.messageJson), m.errorJson ? JSON.stringify(m.errorJson) : null, m.clientRequestId, m.createdAt);
-      const p = (i: number) => `$${base + i}`;
-      return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}, ${p(8)}, ${p(9)}, ${p(10)}, ${p(11)}::jsonb, ${p(12)}::jsonb, ${p(13)}, ${p(14)}, ${p(14)})`;
+    this.pending.push({
+      ...MESSAGE_INSERT,
+      rows: out.map((m) => [
+        m.id,
+        m.sessionId,
+        m.sequence,
+        m.parentId,
+        m.replayCount,
+        m.replayChars,
+        m.role,
+        m.status,
+        m.kind,
+        m.producedByCallId,
+        JSON.stringify(m.messageJson),
+        m.errorJson ? JSON.stringify(m.errorJson) : null,
+        m.clientRequestId,
+        m.createdAt,
+        m.updatedAt,
+      ]),
     });
-    this.defer(
-      `INSERT INTO chat_session_messages (id, session_id, sequence, parent_id, replay_count, replay_chars, role, status, kind, produced_by_call_id, message_json, error_json, client_request_id, created_at, updated_at)
-       VALUES ${values.join(', ')}`,
-      params,
-    );
     for (const m of out) this.known.set(m.id, m);
     this.session.messageCount += out.length;
     this.dirty = true;
@@ -322,8 +338,42 @@ export class ChatTx {
     this.session.lineageTipId = tipId;
   }
 
-  private defer(sql: string, params: unknown[]): void {
-    this.pending.push({ sql, params });
+  /**
+   * Guarded mode: sends the inserts and the session counters as one statement that applies only if the
+   * session is where the snapshot saw it. False when it was not (nothing was written).
+   */
+  async flushGuarded(dataSource: DataSource, asyncCommit: boolean): Promise<boolean> {
+    const s = this.session;
+    const params: unknown[] = [];
+    const update = shiftParams(
+      `UPDATE chat_sessions SET next_sequence = $1, message_count = message_count + $2, provider_call_count = provider_call_count + $3,
+         last_model = $4, last_provider = $5, last_cost_micros_usd = $6, last_request_id = $7, active_leaf_id = $8, updated_at = now()
+       WHERE id = $9 AND tenant_id = $10 AND next_sequence = $11 AND active_leaf_id IS NOT DISTINCT FROM $12::text AND NOT pre_compression_snapshot
+       RETURNING updated_at`,
+      [
+        s.nextSequence,
+        s.messageCount - this.baseCounts.messages,
+        s.providerCallCount - this.baseCounts.calls,
+        s.lastModel,
+        s.lastProvider,
+        s.lastCostMicrosUsd,
+        s.lastRequestId,
+        s.activeLeafId,
+        s.id,
+        s.tenantId,
+        this.expected.nextSequence,
+        this.expected.activeLeafId,
+      ],
+      params,
+    );
+    const inserts = this.pending.map((b, i) => `w${i} AS (${renderInsert(b, params, 'g')})`);
+    this.pending = [];
+    const commit = asyncCommit ? `, set_config('synchronous_commit', 'off', true) AS async_commit` : '';
+    const rows = (await dataSource.query(`WITH g AS (${update}), ${inserts.join(', ')} SELECT updated_at${commit} FROM g`, params)) as Record<string, unknown>[];
+    if (rows.length === 0) return false;
+    s.updatedAt = new Date(rows[0].updated_at as string | Date);
+    this.dirty = false;
+    return true;
   }
 
   /** Sends the pending inserts and the session row update (one statement). */
@@ -402,6 +452,27 @@ export class ChatTranscriptRepository {
 
   async insertSession(row: ChatSessionEntity): Promise<void> {
     await insertSessionRow(this.dataSource.manager, row);
+  }
+
+  /**
+   * Runs `fn` without the session lock, from a snapshot read earlier (`session` with its active leaf),
+   * as one guarded statement. Answers undefined when the session moved on meanwhile or `fn` needed a read:
+   * run it with `withSession` then.
+   */
+  async withoutLock<T>(
+    snapshot: { session: ChatSessionEntity; leaf: ChatMessageEntity | null },
+    fn: (tx: ChatTx) => Promise<T>,
+    { asyncCommit = false }: { asyncCommit?: boolean } = {},
+  ): Promise<T | undefined> {
+    if (snapshot.session.preCompressionSnapshot) return undefined;
+    const tx = new ChatTx(this.dataSource.manager, { ...snapshot.session }, snapshot.leaf, snapshot.leaf ?? undefined, true);
+    try {
+      const result = await fn(tx);
+      return (await tx.flushGuarded(this.dataSource, asyncCommit)) ? result : undefined;
+    } catch (err) {
+      if (err instanceof NeedsLockError) return undefined;
+      throw err;
+    }
   }
 
   /**

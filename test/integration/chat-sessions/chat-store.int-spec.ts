@@ -119,6 +119,20 @@ describe.each(['postgres', 'pglite'] as const)('chat session store (%s)', (backe
       expect((await get(s.id)).messages.map((m) => m.content)).toEqual(['a', 'partial', 'b', 'B!']);
     });
 
+    it('never records against a stale view: a prompt change applies at once, a turn in between is chained after', async () => {
+      const s = await h.sessions.create(tenant, { system_prompt: 'old' });
+      await record(s.id, [{ role: 'user', content: 'one' }], textReply('1'));
+      await h.sessions.update(tenant, s.id, { system_prompt: 'new' });
+      expect((await h.recorder.prepare(tenant, s.id, [{ role: 'user', content: 'x' }])).messages[0]).toEqual({ role: 'system', content: 'new' });
+      // A server-side turn moves the leaf after this process last recorded.
+      const turn = (await h.ledger.beginSend(tenant, s.id, { content: 'two', owner: 'o' })) as import('@modules/chat-sessions/chat-turn-ledger.service').BegunTurn;
+      await h.ledger.finish(turn, { status: 'complete', reply: textReply('2'), call: call() }, 'o');
+      await record(s.id, [{ role: 'user', content: 'one' }, { role: 'assistant', content: '1' }, { role: 'user', content: 'two' }, { role: 'assistant', content: '2' }, { role: 'user', content: 'three' }], textReply('3'));
+      expect((await get(s.id)).messages.map((m) => m.content)).toEqual(['one', '1', 'two', '2', 'three', '3']);
+      await h.sessions.delete(tenant, s.id);
+      await expect(h.recorder.prepare(tenant, s.id, [{ role: 'user', content: 'x' }])).rejects.toMatchObject({ status: 404 });
+    });
+
     it('assigns sequences 0..N-1 without gaps or duplicates under 50 concurrent writers on one session', async () => {
       const s = await h.sessions.create(tenant, {});
       await record(s.id, [{ role: 'user', content: 'root' }]);

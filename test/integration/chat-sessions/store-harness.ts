@@ -14,6 +14,7 @@ import { ChatInflightService } from '@modules/chat-sessions/chat-inflight.servic
 import { ChatLineageService } from '@modules/chat-sessions/chat-lineage.service';
 import { ChatSessionRepository } from '@modules/chat-sessions/chat-session.repository';
 import { ChatSessionsService } from '@modules/chat-sessions/chat-sessions.service';
+import { ChatSnapshotCacheService } from '@modules/chat-sessions/chat-snapshot-cache.service';
 import { ChatTranscriptRepository } from '@modules/chat-sessions/chat-transcript.repository';
 import { ChatTurnLedgerService } from '@modules/chat-sessions/chat-turn-ledger.service';
 import { createScratchDatabase, ScratchDatabase } from '../../support/infra';
@@ -53,14 +54,16 @@ export async function openStore(backend: 'postgres' | 'pglite', env: Partial<Cha
   const bus = new InProcessEventBus();
   const buffer = new MemoryLiveStreamBuffer(60_000);
   const inflight = new ChatInflightService(config, repo, ledger, bus, buffer);
+  const cache = new ChatSnapshotCacheService(bus);
+  await cache.onModuleInit();
   return {
     backend,
     dataSource,
     config,
-    sessions: new ChatSessionsService(repo, transcripts, config),
-    recorder: new ChatExchangeRecorderService(repo, transcripts, config),
+    sessions: new ChatSessionsService(repo, transcripts, config, cache),
+    recorder: new ChatExchangeRecorderService(repo, transcripts, config, cache),
     ledger,
-    lineage: new ChatLineageService(transcripts, config),
+    lineage: new ChatLineageService(transcripts, config, cache),
     inflight,
     buffer,
     bus,
@@ -68,6 +71,7 @@ export async function openStore(backend: 'postgres' | 'pglite', env: Partial<Cha
     rows: (sql, params = []) => dataSource.query(sql, params),
     async close() {
       await inflight.onModuleDestroy();
+      await cache.onModuleDestroy();
       await buffer.close();
       await bus.close();
       await dataSource.destroy();

@@ -1,0 +1,59 @@
+import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { EventBus, Unsubscribe } from '@core/bus/event-bus.port';
+import type { ChatMessageEntity } from './chat-message.entity';
+import type { ChatSessionEntity } from './chat-session.entity';
+
+export interface SessionSnapshot {
+  session: ChatSessionEntity;
+  leaf: ChatMessageEntity | null;
+}
+
+const CHANGED = 'chat.session.changed';
+const MAX_ENTRIES = 10_000;
+
+/**
+ * The state each session was left in by this process's last `/v1` recording, so the next exchange of a
+ * conversation needs no read before its upstream call. Never trusted for writes: the recording's guarded
+ * statement only applies if the session is still exactly there (otherwise it runs under the lock). Edits
+ * that the guard cannot see (system prompt, compaction, deletion) drop the entry in every process.
+ */
+@Injectable()
+export class ChatSnapshotCacheService implements OnModuleInit, OnModuleDestroy {
+  private readonly entries = new Map<string, SessionSnapshot>();
+  private unsubscribe: Unsubscribe | undefined;
+
+  constructor(@Inject(EventBus) private readonly bus: EventBus) {}
+
+  async onModuleInit(): Promise<void> {
+    this.unsubscribe = await this.bus.subscribe(CHANGED, (_c, msg) => {
+      const id = (msg as { session_id?: unknown })?.session_id;
+      if (typeof id === 'string') this.entries.delete(id);
+    });
+    // Missed doorbells while the bus was down: start over.
+    this.bus.onReconnect(() => this.entries.clear());
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.unsubscribe?.().catch(() => undefined);
+  }
+
+  get(tenantId: string, sessionId: string): SessionSnapshot | undefined {
+    const hit = this.entries.get(sessionId);
+    return hit && hit.session.tenantId === tenantId ? hit : undefined;
+  }
+
+  set(snapshot: SessionSnapshot): void {
+    const id = snapshot.session.id;
+    this.entries.delete(id);
+    if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(id, snapshot);
+  }
+
+  /** After a change the recording guard does not check (system prompt, compaction, deletion). */
+  async changed(sessionIds: string[]): Promise<void> {
+    for (const id of sessionIds) {
+      this.entries.delete(id);
+      await this.bus.publish(CHANGED, { session_id: id }).catch(() => undefined);
+    }
+  }
+}
