@@ -39,8 +39,21 @@ export interface RecordedExchange {
  * append only the messages the client added since the last exchange, then the reply with
  * `produced_by_call_id`, and the provider call — one transaction, under the session row lock.
  */
+interface QueuedRecording {
+  exchange: PreparedExchange;
+  result: ExchangeResult;
+  resolve: (r: RecordedExchange) => void;
+  reject: (err: unknown) => void;
+}
+
+/** After a guarded write lost a race, the session's recordings take the lock directly for this long. */
+const CONTENDED_MS = 2_000;
+
 @Injectable()
 export class ChatExchangeRecorderService {
+  private readonly queues = new Map<string, QueuedRecording[]>();
+  private readonly contendedUntil = new Map<string, number>();
+
   constructor(
     private readonly sessions: ChatSessionRepository,
     private readonly transcripts: ChatTranscriptRepository,
@@ -60,17 +73,62 @@ export class ChatExchangeRecorderService {
   }
 
   /**
-   * Written against the snapshot of `prepare` in one guarded statement when the session did not move
-   * during the upstream call (the usual case); otherwise under the session lock.
+   * Recordings of one session queue up in this process and go out in order. A lone one is written against
+   * the snapshot of `prepare` in one guarded statement when the session did not move during the upstream
+   * call (the usual case); otherwise, and for a batch that queued up behind it (a hot session), under the
+   * session lock — one transaction for the whole batch.
    */
-  async record(exchange: PreparedExchange, result: ExchangeResult): Promise<RecordedExchange> {
+  record(exchange: PreparedExchange, result: ExchangeResult): Promise<RecordedExchange> {
+    return new Promise<RecordedExchange>((resolve, reject) => {
+      const item: QueuedRecording = { exchange, result, resolve, reject };
+      const queue = this.queues.get(exchange.sessionId);
+      if (queue) {
+        queue.push(item);
+        return;
+      }
+      this.queues.set(exchange.sessionId, [item]);
+      void this.drain(exchange.sessionId);
+    });
+  }
+
+  private async drain(sessionId: string): Promise<void> {
+    const queue = this.queues.get(sessionId)!;
+    try {
+      while (queue.length > 0) {
+        const batch = queue.splice(0);
+        try {
+          const recorded = await this.writeBatch(batch);
+          batch.forEach((b, i) => b.resolve(recorded[i]));
+          const last = recorded[recorded.length - 1];
+          this.cache.set({ session: { ...last.after.session }, leaf: last.after.leaf });
+        } catch (err) {
+          if (batch.length === 1) batch[0].reject(err);
+          // One recording's failure must not fail the others: write them one by one.
+          else for (const b of batch) await this.writeBatch([b]).then(([r]) => b.resolve(r), b.reject);
+        }
+      }
+    } finally {
+      this.queues.delete(sessionId);
+    }
+  }
+
+  private async writeBatch(batch: QueuedRecording[]): Promise<RecordedExchange[]> {
     const asyncCommit = this.config.chat.recordAsyncCommit;
-    const write = (tx: ChatTx) => this.write(tx, exchange, result);
-    const recorded =
-      (await this.transcripts.withoutLock(exchange.snapshot, write, { asyncCommit })) ??
-      (await this.transcripts.withSession({ tenantId: exchange.tenantId, sessionId: exchange.sessionId, asyncCommit }, write));
-    this.cache.set({ session: { ...recorded.after.session }, leaf: recorded.after.leaf });
-    return recorded;
+    const { tenantId, sessionId } = batch[0].exchange;
+    const contended = (this.contendedUntil.get(sessionId) ?? 0) > Date.now();
+    if (batch.length === 1 && !contended) {
+      const { exchange, result } = batch[0];
+      const fast = await this.transcripts.withoutLock(exchange.snapshot, (tx) => this.write(tx, exchange, result), { asyncCommit });
+      if (fast) return [fast];
+      // Another writer moved the session: skip the guarded attempt for a while.
+      this.contendedUntil.set(sessionId, Date.now() + CONTENDED_MS);
+      if (this.contendedUntil.size > 10_000) this.contendedUntil.clear();
+    }
+    return this.transcripts.withSession({ tenantId, sessionId, asyncCommit }, async (tx) => {
+      const out: RecordedExchange[] = [];
+      for (const b of batch) out.push(await this.write(tx, b.exchange, b.result));
+      return out;
+    });
   }
 
   private async write(tx: ChatTx, exchange: PreparedExchange, result: ExchangeResult): Promise<RecordedExchange> {

@@ -3,7 +3,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { charsOf, ChatMessageJson, isReplayable, MessageKind, MessageStatus, newMessageId } from './chat-message';
 import type { ChatMessageEntity } from './chat-message.entity';
 import type { ChatSessionEntity } from './chat-session.entity';
-import { CALL_INSERT, InsertBatch, MESSAGE_INSERT, renderInsert, shiftParams } from './chat-insert-batch';
+import { CALL_COLUMNS_INSERT, InsertBatch, MESSAGE_COLUMNS_INSERT, renderInsert, shiftParams } from './chat-insert-batch';
 import { generationFromRow, linkFromRow, MESSAGE_COLUMNS, messageFromRow, SESSION_COLUMNS, sessionFromRow, TreeLink } from './chat-rows';
 import { generationsSql, PATH_SQL } from './chat-session.repository';
 import { ChatSessionNotFoundError, ChatSessionSupersededError } from './chat-sessions.errors';
@@ -184,24 +184,25 @@ export class ChatTx {
 
   async insertCall(call: NewProviderCall): Promise<void> {
     this.pending.push({
-      ...CALL_INSERT,
+      table: 'chat_session_provider_calls',
+      columns: CALL_COLUMNS_INSERT,
       rows: [
-        [
-        call.id,
-        this.session.id,
-        call.requestId,
-        call.provider,
-        call.providerKind,
-        call.model,
-        call.requestedModel,
-        call.routeReason,
-        call.status,
-        call.costMicrosUsd,
-        call.promptTokens,
-        call.completionTokens,
-        call.promptTokens + call.completionTokens,
-        call.createdAt ?? new Date(),
-        ],
+        {
+          id: call.id,
+          session_id: this.session.id,
+          request_id: call.requestId,
+          provider: call.provider,
+          provider_kind: call.providerKind,
+          model: call.model,
+          requested_model: call.requestedModel,
+          route_reason: call.routeReason,
+          status: call.status,
+          cost_micros_usd: call.costMicrosUsd,
+          prompt_tokens: call.promptTokens,
+          completion_tokens: call.completionTokens,
+          total_tokens: call.promptTokens + call.completionTokens,
+          created_at: call.createdAt ?? new Date(),
+        },
       ],
     });
     const s = this.session;
@@ -259,24 +260,25 @@ export class ChatTx {
       parent = out[out.length - 1].id;
     }
     this.pending.push({
-      ...MESSAGE_INSERT,
-      rows: out.map((m) => [
-        m.id,
-        m.sessionId,
-        m.sequence,
-        m.parentId,
-        m.replayCount,
-        m.replayChars,
-        m.role,
-        m.status,
-        m.kind,
-        m.producedByCallId,
-        JSON.stringify(m.messageJson),
-        m.errorJson ? JSON.stringify(m.errorJson) : null,
-        m.clientRequestId,
-        m.createdAt,
-        m.updatedAt,
-      ]),
+      table: 'chat_session_messages',
+      columns: MESSAGE_COLUMNS_INSERT,
+      rows: out.map((m) => ({
+        id: m.id,
+        session_id: m.sessionId,
+        sequence: m.sequence,
+        parent_id: m.parentId,
+        replay_count: m.replayCount,
+        replay_chars: m.replayChars,
+        role: m.role,
+        status: m.status,
+        kind: m.kind,
+        produced_by_call_id: m.producedByCallId,
+        message_json: m.messageJson,
+        error_json: m.errorJson,
+        client_request_id: m.clientRequestId,
+        created_at: m.createdAt,
+        updated_at: m.updatedAt,
+      })),
     });
     for (const m of out) this.known.set(m.id, m);
     this.session.messageCount += out.length;
