@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import { BeforeApplicationShutdown, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { SystemInfoRegistry } from '@core/health/system-info.registry';
 import { rootLogger } from '@core/logging/logger';
 import type { UsageEventEntity } from './usage-event.entity';
 import { UsageFilter, UsageRepository } from './usage.repository';
+import { UsageSpool } from './usage-spool';
 
 /**
  * A UUIDv7-style id (48-bit millisecond timestamp, then random): ledger rows are appended in time order, so
@@ -39,9 +41,12 @@ export interface UsageRecord {
   firstByteMs?: number;
 }
 
-// Embedded mode: PGlite runs on this event loop, so small COPYs (~1-2 ms each) with a yield between them keep
-// request latency flat. Scaled mode: Postgres is another process; big batches.
+// Rows per INSERT (Postgres, or PGlite when COPY is unavailable), with a yield between statements.
 const CHUNK = { embedded: 50, scaled: 1000 } as const;
+// Embedded spool: import into PGlite at this many rows, after this long, or when traffic pauses this long.
+const SPOOL_IMPORT_ROWS = 5000;
+const SPOOL_IMPORT_MAX_AGE_MS = 30_000;
+const QUIET_MS = 250;
 
 export const toUsageEventResponse = (r: UsageEventEntity) => ({
   id: r.id,
@@ -69,25 +74,32 @@ export const toUsageEventResponse = (r: UsageEventEntity) => ({
 
 /**
  * Usage ledger, written off the request path: `record()` only appends to a bounded in-memory buffer; a timer
- * flushes it every GATEWAY_USAGE_FLUSH_INTERVAL with multi-row INSERTs, and shutdown flushes what is left.
- * A crash loses at most one flush interval; when Postgres is down the buffer keeps at most
+ * flushes it every GATEWAY_USAGE_FLUSH_INTERVAL — scaled mode with one multi-row INSERT per 1000 rows, embedded
+ * mode into a CSV spool that is imported into PGlite in large COPYs (UsageSpool) — and shutdown flushes what is
+ * left. A crash loses at most one flush interval; when the database is down the buffer keeps at most
  * GATEWAY_USAGE_BUFFER_MAX rows and drops the oldest (counted in system stats).
  */
 @Injectable()
 export class UsageLedgerService implements OnModuleInit, OnModuleDestroy, BeforeApplicationShutdown {
   private buffer: UsageEventEntity[] = [];
-  private flushing: Promise<void> | undefined;
+  private chain: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
+  private spool: UsageSpool | undefined;
+  private lastRecordAt = 0;
   private dropped = 0;
   private written = 0;
   private lastFailureLogAt = 0;
 
   constructor(private readonly config: AppConfig, private readonly repo: UsageRepository, private readonly info: SystemInfoRegistry) {}
 
-  onModuleInit(): void {
-    this.timer = setInterval(() => void this.flush(), this.config.gateway.usage.flushIntervalMs);
+  async onModuleInit(): Promise<void> {
+    if (this.config.mode === 'embedded' && this.repo.isPglite()) {
+      this.spool = new UsageSpool(join(this.config.database.dataDir, 'usage-spool'), this.repo);
+      await this.spool.init().catch((err: unknown) => this.warn(err, 'usage spool import at boot failed; will retry'));
+    }
+    this.timer = setInterval(() => void this.enqueue(false), this.config.gateway.usage.flushIntervalMs);
     this.timer.unref();
-    this.info.addStats('usage_ledger', () => ({ buffered: this.buffer.length, written: this.written, dropped: this.dropped }));
+    this.info.addStats('usage_ledger', () => ({ buffered: this.buffer.length, spooled: this.spool?.pendingRows ?? 0, written: this.written, dropped: this.dropped }));
   }
 
   onModuleDestroy(): void {
@@ -99,6 +111,7 @@ export class UsageLedgerService implements OnModuleInit, OnModuleDestroy, Before
   }
 
   record(r: UsageRecord): void {
+    this.lastRecordAt = Date.now();
     if (this.buffer.length >= this.config.gateway.usage.bufferMax) {
       this.buffer.shift();
       this.dropped++;
@@ -128,12 +141,48 @@ export class UsageLedgerService implements OnModuleInit, OnModuleDestroy, Before
     });
   }
 
-  /** Writes everything buffered so far (readers call it first so they see their own process's rows). */
+  /** Writes everything buffered so far into the table (readers call it first so they see this process's rows). */
   flush(): Promise<void> {
-    if (this.flushing) return this.flushing.then(() => (this.buffer.length > 0 ? this.flush() : undefined));
-    if (this.buffer.length === 0) return Promise.resolve();
-    this.flushing = this.drain().finally(() => (this.flushing = undefined));
-    return this.flushing;
+    return this.enqueue(true);
+  }
+
+  /** Flushes run one at a time; `settle` also imports the embedded spool. */
+  private enqueue(settle: boolean): Promise<void> {
+    this.chain = this.chain.catch(() => undefined).then(() => (this.spool ? this.spoolDrain(this.spool, settle) : this.drain()));
+    return this.chain;
+  }
+
+  private async spoolDrain(spool: UsageSpool, settle: boolean): Promise<void> {
+    const rows = this.buffer;
+    this.buffer = [];
+    try {
+      await spool.append(rows);
+      this.written += rows.length;
+    } catch (err) {
+      this.requeue(rows);
+      this.warn(err, 'usage spool append failed; will retry');
+      return;
+    }
+    const quiet = Date.now() - this.lastRecordAt >= QUIET_MS;
+    if (spool.pendingRows === 0 && !settle) return;
+    if (settle || quiet || spool.pendingRows >= SPOOL_IMPORT_ROWS || spool.msSinceImport >= SPOOL_IMPORT_MAX_AGE_MS) {
+      await spool.importAll().catch((err: unknown) => this.warn(err, 'usage spool import failed; will retry'));
+    }
+  }
+
+  private requeue(rows: UsageEventEntity[]): void {
+    this.buffer = rows.concat(this.buffer);
+    const over = this.buffer.length - this.config.gateway.usage.bufferMax;
+    if (over > 0) {
+      this.buffer.splice(0, over);
+      this.dropped += over;
+    }
+  }
+
+  private warn(err: unknown, msg: string): void {
+    if (Date.now() - this.lastFailureLogAt < 30_000) return;
+    this.lastFailureLogAt = Date.now();
+    rootLogger().warn({ err: err instanceof Error ? err.message : String(err), buffered: this.buffer.length }, msg);
   }
 
   private async drain(): Promise<void> {
@@ -147,17 +196,8 @@ export class UsageLedgerService implements OnModuleInit, OnModuleDestroy, Before
         this.written += chunk.length;
       } catch (err) {
         // Put the unwritten rows back (oldest first), bounded like the buffer itself.
-        const rest = rows.slice(i);
-        this.buffer = rest.concat(this.buffer);
-        const over = this.buffer.length - this.config.gateway.usage.bufferMax;
-        if (over > 0) {
-          this.buffer.splice(0, over);
-          this.dropped += over;
-        }
-        if (Date.now() - this.lastFailureLogAt > 30_000) {
-          this.lastFailureLogAt = Date.now();
-          rootLogger().warn({ err: err instanceof Error ? err.message : String(err), buffered: this.buffer.length }, 'usage ledger flush failed; will retry');
-        }
+        this.requeue(rows.slice(i));
+        this.warn(err, 'usage ledger flush failed; will retry');
         return;
       }
       if (i + size < rows.length) await new Promise<void>((r) => setImmediate(r));

@@ -72,6 +72,9 @@ const rowValues = (r: UsageEventEntity): unknown[] => [
   r.createdAt.toISOString(),
 ];
 
+/** Rows as CSV in COLUMNS order (the spool's and COPY's format). */
+export const toCsv = (rows: UsageEventEntity[]): string => rows.map((r) => rowValues(r).map(csvField).join(',')).join('\n');
+
 const csvField = (v: unknown): string => {
   if (v === null || v === undefined) return '';
   if (typeof v === 'boolean') return v ? 't' : 'f';
@@ -81,7 +84,7 @@ const csvField = (v: unknown): string => {
 
 /** The embedded backend's PGlite handle, reached through a checked-out TypeORM connection. */
 interface PgliteLike {
-  query(sql: string, params: unknown[], options: { blob: Blob }): Promise<unknown>;
+  query(sql: string, params?: unknown[], options?: { blob: Blob }): Promise<unknown>;
 }
 
 @Injectable()
@@ -101,8 +104,7 @@ export class UsageRepository {
    */
   async insertMany(rows: UsageEventEntity[]): Promise<void> {
     if (rows.length === 0) return;
-    if (this.pglite === undefined) this.pglite = Boolean((this.dataSource.options as { driver?: unknown }).driver);
-    if (this.pglite && (await this.copyIntoPglite(rows))) return;
+    if (this.isPglite() && (await this.copyCsv(toCsv(rows)))) return;
     const arrays = COLUMNS.map(() => [] as unknown[]);
     for (const r of rows) rowValues(r).forEach((v, i) => arrays[i].push(v));
     await this.dataSource.query(
@@ -113,8 +115,18 @@ export class UsageRepository {
     );
   }
 
-  /** False when the PGlite handle is not reachable (then the caller falls back to INSERT). */
-  private async copyIntoPglite(rows: UsageEventEntity[]): Promise<boolean> {
+  /** The embedded backend (PGlite), where COPY from a CSV blob is available. */
+  isPglite(): boolean {
+    this.pglite ??= Boolean((this.dataSource.options as { driver?: unknown }).driver);
+    return this.pglite;
+  }
+
+  /**
+   * PGlite only: COPY CSV rows (COLUMNS order). `skipExisting` goes through a temporary table and skips ids
+   * already present (a spool file that may have been imported just before a crash). False when the PGlite
+   * handle is not reachable (the caller then falls back to INSERT).
+   */
+  async copyCsv(csv: string, { skipExisting = false } = {}): Promise<boolean> {
     const runner = this.dataSource.createQueryRunner();
     try {
       // The checked-out connection holds PGlite's single-connection lock for the duration of the COPY.
@@ -124,8 +136,15 @@ export class UsageRepository {
         this.pglite = false;
         return false;
       }
-      const csv = rows.map((r) => rowValues(r).map(csvField).join(',')).join('\n');
-      await db.query(`COPY usage_events (${COLUMNS.join(', ')}) FROM '/dev/blob' WITH (FORMAT csv)`, [], { blob: new Blob([csv]) });
+      const blob = { blob: new Blob([csv]) };
+      if (!skipExisting) {
+        await db.query(`COPY usage_events (${COLUMNS.join(', ')}) FROM '/dev/blob' WITH (FORMAT csv)`, [], blob);
+        return true;
+      }
+      await db.query('CREATE TEMP TABLE IF NOT EXISTS usage_events_import (LIKE usage_events)');
+      await db.query('TRUNCATE usage_events_import');
+      await db.query(`COPY usage_events_import (${COLUMNS.join(', ')}) FROM '/dev/blob' WITH (FORMAT csv)`, [], blob);
+      await db.query('INSERT INTO usage_events SELECT * FROM usage_events_import ON CONFLICT (id) DO NOTHING');
       return true;
     } finally {
       await runner.release();

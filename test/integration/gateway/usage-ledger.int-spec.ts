@@ -1,7 +1,7 @@
 // @nestjs/common 12 is ESM-only (Jest on Node 20 cannot require it); these classes are constructed by hand.
 jest.mock('@nestjs/common', () => ({ Injectable: () => () => undefined }));
 
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
@@ -42,15 +42,18 @@ describe.each([
   let db: ScratchDatabase | undefined;
   let ds: DataSource;
   let ledger: UsageLedgerService;
-  const config = { mode, gateway: { usage: { flushIntervalMs: 3_600_000, bufferMax: 300 } } } as unknown as AppConfig;
+  let dataDir: string;
+  const configFor = (dir: string) => ({ mode, database: { dataDir: dir }, gateway: { usage: { flushIntervalMs: 3_600_000, bufferMax: 300 } } }) as unknown as AppConfig;
 
   beforeEach(async () => {
     db = mode === 'scaled' ? await createScratchDatabase() : undefined;
-    ds = await createDataSource({ url: db?.url, dataDir: mkdtempSync(join(tmpdir(), 'hecate-ledger-')), poolSize: 4, entities: [UsageEventEntity] });
+    dataDir = mkdtempSync(join(tmpdir(), 'hecate-ledger-'));
+    ds = await createDataSource({ url: db?.url, dataDir, poolSize: 4, entities: [UsageEventEntity] });
     await ds.initialize();
     if (mode === 'scaled') await migrateWithLock(ds);
     else await migrateEmbedded(ds);
-    ledger = new UsageLedgerService(config, new UsageRepository(ds), new SystemInfoRegistry());
+    ledger = new UsageLedgerService(configFor(dataDir), new UsageRepository(ds), new SystemInfoRegistry());
+    await ledger.onModuleInit();
   });
   afterEach(async () => {
     ledger.onModuleDestroy();
@@ -88,16 +91,40 @@ describe.each([
     expect(await count()).toBe(40);
   });
 
-  it('keeps at most GATEWAY_USAGE_BUFFER_MAX rows while the table is unavailable, then catches up', async () => {
+  it('survives the table being unavailable: bounded buffer (scaled) or the on-disk spool (embedded), then catches up', async () => {
     await ds.query('ALTER TABLE usage_events RENAME TO usage_events_away');
     for (let i = 0; i < 200; i++) ledger.record(row(i));
     await ledger.flush();
     for (let i = 200; i < 400; i++) ledger.record(row(i));
     await ds.query('ALTER TABLE usage_events_away RENAME TO usage_events');
     await ledger.flush();
-    expect(await count()).toBe(300);
-    // The newest rows survived; the oldest were dropped.
     expect(await ledger.events({ tenantId: null, requestId: 'req_399' }, 1)).toHaveLength(1);
-    expect(await ledger.events({ tenantId: null, requestId: 'req_0' }, 1)).toHaveLength(0);
+    if (mode === 'scaled') {
+      // At most GATEWAY_USAGE_BUFFER_MAX rows were kept: the newest survived, the oldest were dropped.
+      expect(await count()).toBe(300);
+      expect(await ledger.events({ tenantId: null, requestId: 'req_0' }, 1)).toHaveLength(0);
+    } else {
+      expect(await count()).toBe(400);
+    }
   });
+
+  if (mode === 'embedded') {
+    it('imports spool files left by a crash at boot (partial last line dropped, a maybe-imported file not duplicated)', async () => {
+      for (let i = 0; i < 30; i++) ledger.record(row(i));
+      await ledger.flush();
+      expect(await count()).toBe(30);
+      const existing = (await ds.query('SELECT id FROM usage_events ORDER BY id LIMIT 5')) as Array<{ id: string }>;
+      const spool = join(dataDir, 'usage-spool');
+      const line = (id: string, req: string) => `${id},tenant-a,${req},,,openai,cloud,gpt-4o-mini,requested_model,/v1/chat/completions,1,ok,,f,1,1,0,0,1,,${new Date().toISOString()}`;
+      // A file whose import committed just before the crash (ids already present) plus one new row.
+      writeFileSync(join(spool, 'batch-1-aaaaaa.csv.importing'), `${existing.map((e) => line(e.id, 'dup')).join('\n')}\n${line('01a20000-0000-7000-8000-000000000001', 'req_new1')}\n`);
+      // The current spool with a line cut short by the crash.
+      writeFileSync(join(spool, 'current.csv'), `${line('01a20000-0000-7000-8000-000000000002', 'req_new2')}\n01a20000-0000-7000-8000-00000000`);
+      const restarted = new UsageLedgerService(configFor(dataDir), new UsageRepository(ds), new SystemInfoRegistry());
+      await restarted.onModuleInit();
+      restarted.onModuleDestroy();
+      expect(await count()).toBe(32);
+      expect(readdirSync(spool)).toEqual([]);
+    });
+  }
 });
