@@ -73,10 +73,10 @@ export class ChatExchangeRecorderService {
   }
 
   /**
-   * Recordings of one session queue up in this process and go out in order. A lone one is written against
-   * the snapshot of `prepare` in one guarded statement when the session did not move during the upstream
-   * call (the usual case); otherwise, and for a batch that queued up behind it (a hot session), under the
-   * session lock — one transaction for the whole batch.
+   * Recordings of one session queue up in this process and go out in order, a batch at a time (a hot
+   * session). A batch is written in one guarded statement against the freshest snapshot this process has
+   * (its last recording, else what `prepare` read) when the session did not move meanwhile — the usual
+   * case; otherwise in one transaction under the session lock.
    */
   record(exchange: PreparedExchange, result: ExchangeResult): Promise<RecordedExchange> {
     return new Promise<RecordedExchange>((resolve, reject) => {
@@ -116,19 +116,21 @@ export class ChatExchangeRecorderService {
     const asyncCommit = this.config.chat.recordAsyncCommit;
     const { tenantId, sessionId } = batch[0].exchange;
     const contended = (this.contendedUntil.get(sessionId) ?? 0) > Date.now();
-    if (batch.length === 1 && !contended) {
-      const { exchange, result } = batch[0];
-      const fast = await this.transcripts.withoutLock(exchange.snapshot, (tx) => this.write(tx, exchange, result), { asyncCommit });
-      if (fast) return [fast];
+    const writeAll = async (tx: ChatTx) => {
+      const out: RecordedExchange[] = [];
+      for (const b of batch) out.push(await this.write(tx, b.exchange, b.result));
+      return out;
+    };
+    if (!contended) {
+      // The freshest view this process has: its last recording of the session, else what prepare read.
+      const snapshot = this.cache.get(tenantId, sessionId) ?? batch[0].exchange.snapshot;
+      const fast = await this.transcripts.withoutLock(snapshot, writeAll, { asyncCommit });
+      if (fast) return fast;
       // Another writer moved the session: skip the guarded attempt for a while.
       this.contendedUntil.set(sessionId, Date.now() + CONTENDED_MS);
       if (this.contendedUntil.size > 10_000) this.contendedUntil.clear();
     }
-    return this.transcripts.withSession({ tenantId, sessionId, asyncCommit }, async (tx) => {
-      const out: RecordedExchange[] = [];
-      for (const b of batch) out.push(await this.write(tx, b.exchange, b.result));
-      return out;
-    });
+    return this.transcripts.withSession({ tenantId, sessionId, asyncCommit }, writeAll);
   }
 
   private async write(tx: ChatTx, exchange: PreparedExchange, result: ExchangeResult): Promise<RecordedExchange> {
