@@ -4,4 +4,4 @@ import { ChatSessions1795345703807 } from './1795345703807-ChatSessions';
 import { TaskRuntime1795346724457 } from './1795346724457-TaskRuntime';
 
 /** Every migration, in order. Add new ones at the end (files: `<epoch>-<PascalName>.ts`). */
-export const MIGRATIONS = [PlatformFoundation1763800000000, ChatSessions1795345703807, GatewayProviders1795345195856, TaskRuntime1795346724457];
+export const MIGRATIONS = [PlatformFoundation1763800000000, GatewayProviders1795345195856, ChatSessions1795345703807, TaskRuntime1795346724457];

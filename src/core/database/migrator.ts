@@ -7,7 +7,9 @@ export async function pendingMigrations(dataSource: DataSource): Promise<string[
   const runner = dataSource.createQueryRunner();
   try {
     const hasTable = await runner.hasTable(dataSource.options.migrationsTableName ?? 'migrations');
-    const all = dataSource.migrations.map((m) => m.name ?? m.constructor.name);
+    // TypeORM runs migrations in timestamp order (the digits ending each name), whatever the list order.
+    const stamp = (name: string) => Number(/(\d{13})$/.exec(name)?.[1] ?? 0);
+    const all = dataSource.migrations.map((m) => m.name ?? m.constructor.name).sort((a, b) => stamp(a) - stamp(b));
     if (!hasTable) return all;
     const rows: { name: string }[] = await runner.query(
       `SELECT name FROM "${dataSource.options.migrationsTableName ?? 'migrations'}"`,
