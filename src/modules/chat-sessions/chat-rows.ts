@@ -15,8 +15,17 @@ export const SESSION_COLUMNS = `id, tenant_id, title, system_prompt, user_name, 
   provider_call_count, last_model, last_provider, last_cost_micros_usd, last_request_id, parent_session_id, lineage_root_id,
   lineage_tip_id, compression_segment_count, continuation_session_id, pre_compression_snapshot, created_at, updated_at`;
 
+/**
+ * Timestamps as ISO text and JSON as text: node-postgres' own timestamp and json parsing costs more than
+ * the query on large reads (a 10,000-message session); `new Date(iso)` and JSON.parse in JS are cheap.
+ */
+const isoText = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ${column}`;
+
 export const MESSAGE_COLUMNS = `id, session_id, sequence, parent_id, replay_count, replay_chars, role, status, kind, produced_by_call_id,
-  message_json, error_json, client_request_id, created_at, updated_at`;
+  message_json::text AS message_json, error_json::text AS error_json, client_request_id, ${isoText('created_at')}, ${isoText('updated_at')}`;
+
+export const CALL_COLUMNS = `id, session_id, request_id, provider, provider_kind, model, requested_model, route_reason, status,
+  cost_micros_usd, prompt_tokens, completion_tokens, total_tokens, ${isoText('created_at')}`;
 
 export function sessionFromRow(r: Row): ChatSessionEntity {
   return {

@@ -2,7 +2,6 @@ import { formatUsd } from '@modules/gateway/gateway-router.service';
 import type { ChatMessageEntity } from './chat-message.entity';
 import type { ChatProviderCallEntity } from './chat-provider-call.entity';
 import type { ChatSessionEntity } from './chat-session.entity';
-import type { SiblingInfo } from './chat-tree';
 
 /** Wire shapes of /hecate/v1/chat/sessions (seed 000 "Wire shape", plus the tree and lineage fields). */
 
@@ -34,7 +33,8 @@ export function toChatSessionSummary(s: ChatSessionEntity) {
   };
 }
 
-export function toChatMessageResponse(m: ChatMessageEntity, siblings?: SiblingInfo, withChildren = false) {
+/** A message as turn and stop responses show it (GET renders the same shape in SQL, plus sibling fields). */
+export function toChatMessageResponse(m: ChatMessageEntity) {
   const { role, content, ...rest } = m.messageJson;
   return {
     ...rest,
@@ -48,8 +48,6 @@ export function toChatMessageResponse(m: ChatMessageEntity, siblings?: SiblingIn
     ...(m.kind !== 'message' ? { kind: m.kind } : {}),
     ...(m.errorJson ? { error: m.errorJson } : {}),
     ...(m.clientRequestId ? { client_request_id: m.clientRequestId } : {}),
-    ...(siblings ? { sibling_index: siblings.siblingIndex, sibling_count: siblings.siblingCount } : {}),
-    ...(withChildren ? { children_ids: siblings?.childrenIds ?? [] } : {}),
     created_at: m.createdAt.toISOString(),
     updated_at: m.updatedAt.toISOString(),
   };

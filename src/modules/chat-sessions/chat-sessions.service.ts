@@ -5,17 +5,11 @@ import { newSessionId } from './chat-message';
 import type { ChatSessionEntity } from './chat-session.entity';
 import { ChatSessionRepository } from './chat-session.repository';
 import { CreateChatSessionDto, UpdateChatSessionDto } from './chat-session.dto';
-import {
-  canonicalVisibleId,
-  toChatMessageResponse,
-  toChatSessionSummary,
-  toLineageResponse,
-  toProviderCallResponse,
-} from './chat-session-view.dto';
+import { canonicalVisibleId, toChatSessionSummary, toLineageResponse } from './chat-session-view.dto';
 import { ChatMessageNotFoundError, ChatSessionNotFoundError } from './chat-sessions.errors';
 import { ChatSnapshotCacheService } from './chat-snapshot-cache.service';
 import { ChatTranscriptRepository } from './chat-transcript.repository';
-import { latestLeaf, pathTo, siblingInfo } from './chat-tree';
+import { latestLeaf } from './chat-tree';
 
 /** Sessions: CRUD, the active-path and tree views, branch switching, lineage resolution. */
 @Injectable()
@@ -78,16 +72,11 @@ export class ChatSessionsService {
   /** The session with its active path (default) or every message (`tree`), and its provider calls. */
   async get(tenantId: string, id: string, view: 'active_path' | 'tree' = 'active_path') {
     const session = await this.require(tenantId, id);
-    // One ordered read of the whole tree: cheaper than walking the path in SQL, and siblings need it anyway.
-    const [all, calls] = await Promise.all([this.sessions.messages(id), this.sessions.calls(id)]);
-    const siblings = siblingInfo(all);
-    const messages = view === 'tree' ? all : pathTo(all, session.activeLeafId);
-    return {
-      ...toChatSessionSummary(session),
-      view,
-      messages: messages.map((m) => toChatMessageResponse(m, siblings.get(m.id), view === 'tree')),
-      provider_calls: calls.map(toProviderCallResponse),
-    };
+    const [messages, calls] = await Promise.all([
+      this.sessions.messagesView(id, view === 'tree' ? undefined : session.activeLeafId),
+      this.sessions.callsView(id),
+    ]);
+    return { ...toChatSessionSummary(session), view, messages, provider_calls: calls };
   }
 
   async update(tenantId: string, id: string, dto: UpdateChatSessionDto) {

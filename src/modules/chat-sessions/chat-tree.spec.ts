@@ -1,4 +1,4 @@
-import { latestLeaf, pathTo, siblingInfo } from './chat-tree';
+import { latestLeaf } from './chat-tree';
 
 // r ─ a1 ─ u2 ─ a2
 //   │         └ a2' ─ u3
@@ -18,17 +18,5 @@ describe('chat tree walks', () => {
     expect(latestLeaf(links, 'a1')).toBe('u3');
     expect(latestLeaf(links, 'r')).toBe('a1b');
     expect(latestLeaf(links, 'a2')).toBe('a2');
-  });
-
-  it('walks the path from the root to a leaf', () => {
-    expect(pathTo(links, 'u3').map((l) => l.id)).toEqual(['r', 'a1', 'u2', 'a2b', 'u3']);
-    expect(pathTo(links, null)).toEqual([]);
-  });
-
-  it('computes children, sibling index and count', () => {
-    const info = siblingInfo(links);
-    expect(info.get('r')).toEqual({ siblingIndex: 0, siblingCount: 1, childrenIds: ['a1', 'a1b'] });
-    expect(info.get('a2b')).toEqual({ siblingIndex: 1, siblingCount: 2, childrenIds: ['u3'] });
-    expect(info.get('u3')).toEqual({ siblingIndex: 0, siblingCount: 1, childrenIds: [] });
   });
 });

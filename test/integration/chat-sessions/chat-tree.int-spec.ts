@@ -1,4 +1,5 @@
 jest.mock('@nestjs/common', () => jest.requireActual('./nest-common.stub'));
+import { toChatMessageResponse, toProviderCallResponse } from '@modules/chat-sessions/chat-session-view.dto';
 import type { BegunTurn, ReplayedTurn } from '@modules/chat-sessions/chat-turn-ledger.service';
 import { call, openStore, StoreHarness, textReply } from './store-harness';
 
@@ -208,6 +209,25 @@ describe.each(['postgres', 'pglite'] as const)('chat trees, stop and lineage (%s
     // Deleting the visible row deletes the conversation; its ids are then plain 404s.
     await h.sessions.delete(tenant, second.continuation.id);
     for (const id of [s.id, continuation.id, second.continuation.id]) await expect(h.sessions.resolve(tenant, id)).rejects.toMatchObject({ status: 404, type: 'not_found' });
+  });
+
+  it('renders GET (in SQL) exactly as the turn responses render each message and call', async () => {
+    const s = await h.sessions.create(tenant, {});
+    const t = await send(s.id, 'tools please', { clientRequestId: 'crid-1' });
+    await h.ledger.finish(t, { status: 'stopped', reply: { text: 'x', content_blocks: [{ type: 'thinking', thinking: 'hm', signature: 'sig' }, { type: 'text', text: 'x' }], tool_calls: [{ id: 'c9', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] }, call: call() }, owner);
+    const again = await h.ledger.beginRegenerate(tenant, s.id, { messageId: t.assistant.id, owner });
+    await h.ledger.finish(again, { status: 'failed', reply: textReply(''), call: null, error: { type: 'upstream_error', message: 'boom', status: 502 } }, owner);
+    await h.sessions.setActiveLeaf(tenant, s.id, t.assistant.id);
+    await h.lineage.commit(await h.lineage.claim(tenant, s.id, { keepLastMessages: 1, owner }), { text: 'sum', call: { ...call(), requestedModel: null, routeReason: '' } }).then(async ({ continuation }) => {
+      for (const id of [s.id, continuation.id]) {
+        const view = (await h.sessions.get(tenant, id, 'tree')) as unknown as { messages: Array<Record<string, unknown>>; provider_calls: unknown[] };
+        const rows = await h.repo.messages(id);
+        const stripped = view.messages.map(({ sibling_index: _i, sibling_count: _c, children_ids: _k, ...rest }) => rest);
+        expect(stripped).toEqual(rows.map((m) => JSON.parse(JSON.stringify(toChatMessageResponse(m)))));
+        expect(view.provider_calls).toEqual((await h.repo.calls(id)).map((c) => JSON.parse(JSON.stringify(toProviderCallResponse(c)))));
+        expect(view.messages.length).toBeGreaterThan(0);
+      }
+    });
   });
 
   it('detects a compaction that won the race under the session lock', async () => {
