@@ -23,12 +23,8 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { RequestContext } from '@core/context/request-context';
-import { ModelCapabilitiesService } from '@modules/providers/model-capabilities.service';
-import { ModelDiscoveryService } from '@modules/providers/model-discovery.service';
 import { PricingService } from '@modules/providers/pricing.service';
 import { ProviderHealthService } from '@modules/providers/provider-health.service';
-import { ProviderReadinessService } from '@modules/providers/provider-readiness.service';
-import { ProviderRegistryService } from '@modules/providers/provider-registry.service';
 import { transportError, UpstreamError } from '@modules/providers/upstream-error';
 import { TraceStoreService } from '@modules/usage/trace-store.service';
 import { UsageLedgerService } from '@modules/usage/usage-ledger.service';
@@ -39,7 +35,8 @@ import { anthropicUsage, ContentBlock, GatewayDelta, Json, NormalizedUsage, open
 import { normalizeAnthropicResponse, normalizeOpenaiResponse } from './protocol/response-translation';
 import { decodeUpstreamStream, StreamAccumulator } from './stream-pipeline';
 import { AttemptHandle, RequestRecorder } from './request-recorder';
-import { planRoute, RouteCandidate, RoutePlan, RouteReason } from './route-planner';
+import { RouteCandidate, RoutePlan, RouteReason } from './route-planner';
+import { RoutePlanningService } from './route-planning.service';
 import { callComplete, callStream, PreparedRequest, UpstreamBody, UpstreamStream } from './upstream-call';
 
 export interface GatewayRequest {
@@ -124,11 +121,8 @@ export const formatUsd = (micros: number): string => (micros / 1e6).toFixed(6);
 export class GatewayRouterService {
   constructor(
     private readonly config: AppConfig,
-    private readonly registry: ProviderRegistryService,
-    private readonly discovery: ModelDiscoveryService,
-    private readonly readiness: ProviderReadinessService,
+    private readonly planning: RoutePlanningService,
     private readonly health: ProviderHealthService,
-    private readonly capabilities: ModelCapabilitiesService,
     private readonly pricing: PricingService,
     private readonly ledger: UsageLedgerService,
     private readonly traces: TraceStoreService,
@@ -299,23 +293,8 @@ export class GatewayRouterService {
     return this.pricing.costMicros(this.pricing.price(c.provider.id, c.provider.kind, c.model), usage);
   }
 
-  /** Plans the route; waits for model discovery only for providers never discovered yet (cold start). */
-  private async plan(req: PreparedRequest): Promise<RoutePlan> {
-    const providers = this.registry.list();
-    const cold = providers.filter((p) => this.discovery.peek(p) === undefined);
-    if (cold.length > 0) await Promise.all(cold.map((p) => this.discovery.ensure(p)));
-    return planRoute(
-      {
-        providers,
-        discovery: (p) => this.discovery.peek(p),
-        block: (p, d) => this.readiness.routingBlock(p, d),
-        order: (p) => this.health.orderKey(p.id),
-        capabilities: (provider, model) => this.capabilities.effective(provider, model),
-        defaultModel: this.config.gateway.defaultModel,
-        failover: this.config.gateway.failoverEnabled,
-      },
-      { provider: req.provider, model: req.model, needsTools: req.needsTools, needsImages: req.needsImages },
-    );
+  private plan(req: PreparedRequest): Promise<RoutePlan> {
+    return this.planning.plan({ provider: req.provider, model: req.model, needsTools: req.needsTools, needsImages: req.needsImages });
   }
 
   /**
