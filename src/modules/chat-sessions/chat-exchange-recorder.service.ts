@@ -5,7 +5,8 @@ import type { ChatMessageEntity } from './chat-message.entity';
 import { ChatSessionRepository } from './chat-session.repository';
 import { ChatSnapshotCacheService, SessionSnapshot } from './chat-snapshot-cache.service';
 import { ChatBranchBusyError, ChatSessionNotFoundError, ChatSessionSupersededError } from './chat-sessions.errors';
-import { ChatTranscriptRepository, ChatTx, NewProviderCall } from './chat-transcript.repository';
+import { ChatTranscriptRepository } from './chat-transcript.repository';
+import type { ChatTx, NewProviderCall } from './chat-tx';
 
 /** A `/v1/chat/completions` exchange about to be recorded into a session. */
 export interface PreparedExchange {

@@ -3,7 +3,7 @@ import { GatewayResult, GatewayRouterService } from '@modules/gateway/gateway-ro
 import type { GatewayDelta } from '@modules/gateway/protocol/normalized';
 import type { DeltaFrame } from './chat-delta-frames';
 import type { ChatMessageJson, GeneratedReply } from './chat-message';
-import type { NewProviderCall } from './chat-transcript.repository';
+import type { NewProviderCall } from './chat-tx';
 
 export interface GenerationRequest {
   tenantId: string;

@@ -7,7 +7,8 @@ import type { ChatMessageEntity } from './chat-message.entity';
 import type { ChatSessionEntity } from './chat-session.entity';
 import { ChatBranchBusyError } from './chat-sessions.errors';
 import { ChatSnapshotCacheService } from './chat-snapshot-cache.service';
-import { ChatTranscriptRepository, NewProviderCall } from './chat-transcript.repository';
+import { ChatTranscriptRepository } from './chat-transcript.repository';
+import type { NewProviderCall } from './chat-tx';
 
 /** A compaction that holds the session-wide lock (leaf `*`) while its summary is generated. */
 export interface ClaimedCompaction {

@@ -22,7 +22,8 @@ import {
   ChatMessageNotFoundError,
   ChatNotContinuableError,
 } from './chat-sessions.errors';
-import { ChatTranscriptRepository, ChatTx, NewProviderCall } from './chat-transcript.repository';
+import { ChatTranscriptRepository } from './chat-transcript.repository';
+import type { ChatTx, NewProviderCall } from './chat-tx';
 
 export type TurnKind = 'send' | 'regenerate' | 'edit' | 'continue';
 

@@ -1,0 +1,439 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import { charsOf, ChatMessageJson, isReplayable, MessageKind, MessageStatus, newMessageId } from './chat-message';
+import type { ChatMessageEntity } from './chat-message.entity';
+import type { ChatSessionEntity } from './chat-session.entity';
+import { CALL_COLUMNS_INSERT, InsertBatch, MESSAGE_COLUMNS_INSERT, renderInsert, shiftParams } from './chat-insert-batch';
+import { generationFromRow, linkFromRow, MESSAGE_COLUMNS, messageFromRow, TreeLink } from './chat-rows';
+import { generationsSql, PATH_SQL } from './chat-session.repository';
+
+export interface NewMessage {
+  id?: string;
+  message: ChatMessageJson;
+  status?: MessageStatus;
+  kind?: MessageKind;
+  producedByCallId?: string | null;
+  clientRequestId?: string | null;
+  error?: Record<string, unknown> | null;
+}
+
+export interface NewProviderCall {
+  id: string;
+  requestId: string;
+  provider: string;
+  providerKind: string;
+  model: string;
+  requestedModel: string | null;
+  routeReason: string | null;
+  status: string;
+  costMicrosUsd: number;
+  promptTokens: number;
+  completionTokens: number;
+  createdAt?: Date;
+}
+
+export interface NewGeneration {
+  id: string;
+  leafKey: string;
+  messageId: string | null;
+  kind: string;
+  previousStatus: string | null;
+  owner: string;
+}
+
+export interface MessagePatch {
+  message?: ChatMessageJson;
+  status?: MessageStatus;
+  producedByCallId?: string | null;
+  error?: Record<string, unknown> | null;
+  replayCount?: number;
+  replayChars?: number;
+}
+
+/** The active leaf as read with the locked session row. */
+export interface LeafInfo {
+  id: string;
+  replayCount: number;
+  replayChars: number;
+  status: MessageStatus;
+}
+
+/** A write without the session lock needed a read: it has to run locked instead. */
+export class NeedsLockError extends Error {}
+
+/**
+ * One write transaction on a locked session row (`SELECT … FOR UPDATE`): every writer of a session
+ * serialises here, so sequences are assigned gap-free in the inserting transaction, and a compaction
+ * that won a race is seen by the next writer. Uses only its EntityManager (PGlite has one connection).
+ *
+ * Unlocked mode (`guarded`): the same writes computed from a snapshot read earlier, sent as one statement
+ * whose session UPDATE only matches if nothing was appended, no branch switched and no compaction happened
+ * since; the inserts ride on that UPDATE. Any read it would need throws NeedsLockError.
+ */
+export class ChatTx {
+  private dirty = false;
+  private readonly children: ChatTx[] = [];
+  /** Inserts not sent yet: they go out with the next statement's round trip, or with the session update at the end. */
+  private pending: InsertBatch[] = [];
+  /** Messages this transaction read or wrote (the rows are locked behind the session row). */
+  private readonly known = new Map<string, ChatMessageEntity>();
+  private readonly expected: { nextSequence: number; activeLeafId: string | null };
+  private readonly baseCounts: { messages: number; calls: number };
+
+  constructor(
+    private readonly m: EntityManager,
+    readonly session: ChatSessionEntity,
+    private leaf: LeafInfo | null,
+    leafMessage?: ChatMessageEntity,
+    private readonly guarded = false,
+  ) {
+    if (leafMessage) this.known.set(leafMessage.id, leafMessage);
+    this.expected = { nextSequence: session.nextSequence, activeLeafId: session.activeLeafId };
+    this.baseCounts = { messages: session.messageCount, calls: session.providerCallCount };
+  }
+
+  get activeLeaf(): LeafInfo | null {
+    return this.leaf;
+  }
+
+  private async exec(sql: string, params: unknown[]): Promise<{ rows: Record<string, unknown>[]; affected: number }> {
+    if (this.guarded) throw new NeedsLockError(sql.slice(0, 60));
+    const result = await this.m.queryRunner!.query(sql, params, true);
+    const rows = (result.records ?? []) as Record<string, unknown>[];
+    return { rows, affected: result.affected ?? rows.length };
+  }
+
+  /** Runs a statement after the pending inserts (which it may need to see). */
+  private async run(sql: string, params: unknown[]): Promise<{ rows: Record<string, unknown>[]; affected: number }> {
+    if (this.pending.length > 0) await this.withPending('SELECT 1', []);
+    return this.exec(sql, params);
+  }
+
+  /**
+   * Runs `main` together with the pending inserts as one statement (data-modifying CTEs). `main` does not
+   * see their rows (same snapshot), so only a statement that does not read them may ride along.
+   */
+  private async withPending(main: string, params: unknown[]): Promise<{ rows: Record<string, unknown>[]; affected: number }> {
+    if (this.pending.length === 0) return this.exec(main, params);
+    const all: unknown[] = [];
+    const ctes = this.pending.map((b, i) => `w${i} AS (${renderInsert(b, all)})`);
+    this.pending = [];
+    // The main statement's rows and count are its own; the CTEs' inserts are checked (FKs) at its end.
+    return this.exec(`WITH ${ctes.join(', ')} ${shiftParams(main, params, all)}`, all);
+  }
+
+  async message(id: string): Promise<ChatMessageEntity | null> {
+    const cached = this.known.get(id);
+    if (cached) return cached;
+    const { rows } = await this.run(`SELECT ${MESSAGE_COLUMNS} FROM chat_session_messages WHERE id = $1 AND session_id = $2`, [id, this.session.id]);
+    const found = rows.length > 0 ? messageFromRow(rows[0]) : null;
+    if (found) this.known.set(id, found);
+    return found;
+  }
+
+  /** Root first. */
+  async path(leafId: string | null): Promise<ChatMessageEntity[]> {
+    if (!leafId) return [];
+    const { rows } = await this.run(PATH_SQL, [this.session.id, leafId]);
+    return rows.map(messageFromRow).reverse();
+  }
+
+  async links(): Promise<TreeLink[]> {
+    const { rows } = await this.run(`SELECT id, parent_id, sequence FROM chat_session_messages WHERE session_id = $1 ORDER BY sequence`, [this.session.id]);
+    return rows.map(linkFromRow);
+  }
+
+  async byClientRequestId(clientRequestId: string): Promise<ChatMessageEntity | null> {
+    const { rows } = await this.run(`SELECT ${MESSAGE_COLUMNS} FROM chat_session_messages WHERE session_id = $1 AND client_request_id = $2`, [
+      this.session.id,
+      clientRequestId,
+    ]);
+    return rows.length > 0 ? messageFromRow(rows[0]) : null;
+  }
+
+  async firstChild(parentId: string): Promise<ChatMessageEntity | null> {
+    const { rows } = await this.run(`SELECT ${MESSAGE_COLUMNS} FROM chat_session_messages WHERE parent_id = $1 ORDER BY sequence LIMIT 1`, [parentId]);
+    return rows.length > 0 ? messageFromRow(rows[0]) : null;
+  }
+
+  async hasChildren(parentId: string): Promise<boolean> {
+    const { rows } = await this.run(`SELECT 1 FROM chat_session_messages WHERE parent_id = $1 LIMIT 1`, [parentId]);
+    return rows.length > 0;
+  }
+
+  async generations(staleAfterMs: number) {
+    const { rows } = await this.run(generationsSql(true), [this.session.id, staleAfterMs]);
+    return rows.map(generationFromRow);
+  }
+
+  async insertGeneration(g: NewGeneration): Promise<void> {
+    await this.run(
+      `INSERT INTO chat_session_generations (id, session_id, leaf_key, message_id, kind, previous_status, owner) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [g.id, this.session.id, g.leafKey, g.messageId, g.kind, g.previousStatus, g.owner],
+    );
+  }
+
+  /** False when the row was already gone (taken over or stopped elsewhere). */
+  async deleteGeneration(id: string, owner?: string): Promise<boolean> {
+    const { affected } = owner
+      ? await this.run(`DELETE FROM chat_session_generations WHERE id = $1 AND owner = $2`, [id, owner])
+      : await this.run(`DELETE FROM chat_session_generations WHERE id = $1`, [id]);
+    return affected > 0;
+  }
+
+  async insertCall(call: NewProviderCall): Promise<void> {
+    this.pending.push({
+      table: 'chat_session_provider_calls',
+      columns: CALL_COLUMNS_INSERT,
+      rows: [
+        {
+          id: call.id,
+          session_id: this.session.id,
+          request_id: call.requestId,
+          provider: call.provider,
+          provider_kind: call.providerKind,
+          model: call.model,
+          requested_model: call.requestedModel,
+          route_reason: call.routeReason,
+          status: call.status,
+          cost_micros_usd: call.costMicrosUsd,
+          prompt_tokens: call.promptTokens,
+          completion_tokens: call.completionTokens,
+          total_tokens: call.promptTokens + call.completionTokens,
+          created_at: call.createdAt ?? new Date(),
+        },
+      ],
+    });
+    const s = this.session;
+    s.providerCallCount += 1;
+    s.lastModel = call.model;
+    s.lastProvider = call.provider;
+    s.lastCostMicrosUsd = call.costMicrosUsd;
+    s.lastRequestId = call.requestId;
+    this.dirty = true;
+  }
+
+  /** Inserts `items` as a chain under `parentId` (each under the previous) with the next sequences. */
+  async append(parentId: string | null, items: NewMessage[]): Promise<ChatMessageEntity[]> {
+    if (items.length === 0) return [];
+    let parentCount = 0;
+    let parentChars = 0;
+    if (parentId) {
+      const known = this.known.get(parentId);
+      if (known) {
+        parentCount = known.replayCount;
+        parentChars = known.replayChars;
+      } else if (this.leaf?.id === parentId) {
+        parentCount = this.leaf.replayCount;
+        parentChars = this.leaf.replayChars;
+      } else {
+        const { rows } = await this.run(`SELECT replay_count, replay_chars FROM chat_session_messages WHERE id = $1 AND session_id = $2`, [parentId, this.session.id]);
+        parentCount = rows.length > 0 ? Number(rows[0].replay_count) : 0;
+        parentChars = rows.length > 0 ? Number(rows[0].replay_chars) : 0;
+      }
+    }
+    const out: ChatMessageEntity[] = [];
+    const now = new Date();
+    let parent = parentId;
+    for (const item of items) {
+      const status = item.status ?? 'complete';
+      parentCount += isReplayable(status) ? 1 : 0;
+      parentChars += isReplayable(status) ? charsOf(item.message) : 0;
+      out.push({
+        id: item.id ?? newMessageId(),
+        sessionId: this.session.id,
+        sequence: this.session.nextSequence++,
+        parentId: parent,
+        replayCount: parentCount,
+        replayChars: parentChars,
+        role: item.message.role,
+        status,
+        kind: item.kind ?? 'message',
+        producedByCallId: item.producedByCallId ?? null,
+        messageJson: item.message,
+        errorJson: item.error ?? null,
+        clientRequestId: item.clientRequestId ?? null,
+        createdAt: now,
+        updatedAt: now,
+      });
+      parent = out[out.length - 1].id;
+    }
+    this.pending.push({
+      table: 'chat_session_messages',
+      columns: MESSAGE_COLUMNS_INSERT,
+      rows: out.map((m) => ({
+        id: m.id,
+        session_id: m.sessionId,
+        sequence: m.sequence,
+        parent_id: m.parentId,
+        replay_count: m.replayCount,
+        replay_chars: m.replayChars,
+        role: m.role,
+        status: m.status,
+        kind: m.kind,
+        produced_by_call_id: m.producedByCallId,
+        message_json: m.messageJson,
+        error_json: m.errorJson,
+        client_request_id: m.clientRequestId,
+        created_at: m.createdAt,
+        updated_at: m.updatedAt,
+      })),
+    });
+    for (const m of out) this.known.set(m.id, m);
+    this.session.messageCount += out.length;
+    this.dirty = true;
+    return out;
+  }
+
+  /** Updates a message; `updated_at` is the returned time (the same the caller shows). */
+  async updateMessage(id: string, patch: MessagePatch): Promise<Date> {
+    const now = new Date();
+    const sets: string[] = ['updated_at = $3'];
+    const params: unknown[] = [id, this.session.id, now];
+    const add = (column: string, value: unknown, cast = '') => {
+      params.push(value);
+      sets.push(`${column} = $${params.length}${cast}`);
+    };
+    if (patch.message !== undefined) add('message_json', JSON.stringify(patch.message), '::jsonb');
+    if (patch.status !== undefined) add('status', patch.status);
+    if (patch.producedByCallId !== undefined) add('produced_by_call_id', patch.producedByCallId);
+    if (patch.error !== undefined) add('error_json', patch.error === null ? null : JSON.stringify(patch.error), '::jsonb');
+    if (patch.replayCount !== undefined) add('replay_count', patch.replayCount);
+    if (patch.replayChars !== undefined) add('replay_chars', patch.replayChars);
+    await this.run(`UPDATE chat_session_messages SET ${sets.join(', ')} WHERE id = $1 AND session_id = $2`, params);
+    this.known.delete(id);
+    if (this.leaf?.id === id) {
+      this.leaf = {
+        ...this.leaf,
+        status: patch.status ?? this.leaf.status,
+        replayCount: patch.replayCount ?? this.leaf.replayCount,
+        replayChars: patch.replayChars ?? this.leaf.replayChars,
+      };
+    }
+    return now;
+  }
+
+  setActiveLeaf(leaf: LeafInfo | null): void {
+    this.session.activeLeafId = leaf?.id ?? null;
+    this.leaf = leaf;
+    this.dirty = true;
+  }
+
+  /** Marks the session row changed (title, prompt, lineage fields set directly on `session`). */
+  touch(): void {
+    this.dirty = true;
+  }
+
+  /** Creates another session in this transaction (a compaction's continuation); flushed with this one. */
+  async createSession(row: ChatSessionEntity): Promise<ChatTx> {
+    if (this.pending.length > 0) await this.withPending('SELECT 1', []);
+    await insertSessionRow(this.m, row);
+    const child = new ChatTx(this.m, row, null);
+    this.children.push(child);
+    return child;
+  }
+
+  /** Points every row of a lineage at its new tip. */
+  async setLineageTip(rootId: string, tipId: string): Promise<void> {
+    await this.run(`UPDATE chat_sessions SET lineage_tip_id = $2 WHERE lineage_root_id = $1 AND tenant_id = $3`, [rootId, tipId, this.session.tenantId]);
+    this.session.lineageTipId = tipId;
+  }
+
+  /**
+   * Guarded mode: sends the inserts and the session counters as one statement that applies only if the
+   * session is where the snapshot saw it. False when it was not (nothing was written).
+   */
+  async flushGuarded(dataSource: DataSource, asyncCommit: boolean): Promise<boolean> {
+    const s = this.session;
+    const params: unknown[] = [];
+    const update = shiftParams(
+      `UPDATE chat_sessions SET next_sequence = $1, message_count = message_count + $2, provider_call_count = provider_call_count + $3,
+         last_model = $4, last_provider = $5, last_cost_micros_usd = $6, last_request_id = $7, active_leaf_id = $8, updated_at = now()
+       WHERE id = $9 AND tenant_id = $10 AND next_sequence = $11 AND active_leaf_id IS NOT DISTINCT FROM $12::text AND NOT pre_compression_snapshot
+       RETURNING updated_at`,
+      [
+        s.nextSequence,
+        s.messageCount - this.baseCounts.messages,
+        s.providerCallCount - this.baseCounts.calls,
+        s.lastModel,
+        s.lastProvider,
+        s.lastCostMicrosUsd,
+        s.lastRequestId,
+        s.activeLeafId,
+        s.id,
+        s.tenantId,
+        this.expected.nextSequence,
+        this.expected.activeLeafId,
+      ],
+      params,
+    );
+    const inserts = this.pending.map((b, i) => `w${i} AS (${renderInsert(b, params, 'g')})`);
+    this.pending = [];
+    const commit = asyncCommit ? `, set_config('synchronous_commit', 'off', true) AS async_commit` : '';
+    const rows = (await dataSource.query(`WITH g AS (${update}), ${inserts.join(', ')} SELECT updated_at${commit} FROM g`, params)) as Record<string, unknown>[];
+    if (rows.length === 0) return false;
+    s.updatedAt = new Date(rows[0].updated_at as string | Date);
+    this.dirty = false;
+    return true;
+  }
+
+  /** Sends the pending inserts and the session row update (one statement). */
+  async flush(): Promise<void> {
+    for (const child of this.children) await child.flush();
+    if (!this.dirty) {
+      if (this.pending.length > 0) await this.withPending('SELECT 1', []);
+      return;
+    }
+    const s = this.session;
+    const { rows } = await this.withPending(
+      `UPDATE chat_sessions SET title = $2, system_prompt = $3, user_name = $4, active_leaf_id = $5, next_sequence = $6, message_count = $7,
+         provider_call_count = $8, last_model = $9, last_provider = $10, last_cost_micros_usd = $11, last_request_id = $12,
+         continuation_session_id = $13, pre_compression_snapshot = $14, updated_at = now()
+       WHERE id = $1 RETURNING updated_at`,
+      [
+        s.id,
+        s.title,
+        s.systemPrompt,
+        s.userName,
+        s.activeLeafId,
+        s.nextSequence,
+        s.messageCount,
+        s.providerCallCount,
+        s.lastModel,
+        s.lastProvider,
+        s.lastCostMicrosUsd,
+        s.lastRequestId,
+        s.continuationSessionId,
+        s.preCompressionSnapshot,
+      ],
+    );
+    if (rows[0]?.updated_at) s.updatedAt = new Date(rows[0].updated_at as string | Date);
+    this.dirty = false;
+  }
+}
+
+/** Inserts a session row (a new conversation, or a compaction's continuation). */
+export async function insertSessionRow(m: EntityManager, row: ChatSessionEntity): Promise<void> {
+  await m.query(
+    `INSERT INTO chat_sessions (id, tenant_id, title, system_prompt, user_name, active_leaf_id, next_sequence, message_count, provider_call_count,
+       parent_session_id, lineage_root_id, lineage_tip_id, compression_segment_count, continuation_session_id, pre_compression_snapshot, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16)`,
+    [
+      row.id,
+      row.tenantId,
+      row.title,
+      row.systemPrompt,
+      row.userName,
+      row.activeLeafId,
+      row.nextSequence,
+      row.messageCount,
+      row.providerCallCount,
+      row.parentSessionId,
+      row.lineageRootId,
+      row.lineageTipId,
+      row.compressionSegmentCount,
+      row.continuationSessionId,
+      row.preCompressionSnapshot,
+      row.createdAt,
+    ],
+  );
+}
