@@ -23,11 +23,21 @@ describe('runProcess', () => {
 
   it('kills the whole process group on timeout', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'hecate-pr-'));
-    const marker = join(dir, 'late');
-    const r = await runProcess(spec(`(sleep 2; touch ${marker}) & sleep 30`, { timeoutMs: 200 }));
+    const pidFile = join(dir, 'child.pid');
+    const r = await runProcess(spec(`sleep 30 & echo $! > ${pidFile}; sleep 30`, { timeoutMs: 500 }));
     expect(r.timedOut).toBe(true);
-    await new Promise((res) => setTimeout(res, 2500));
-    expect(existsSync(marker)).toBe(false);
+    // The background child belongs to the same group: it must be gone too (signal 0 probes existence).
+    const childPid = Number(readFileSync(pidFile, 'utf8').trim());
+    const alive = () => {
+      try {
+        process.kill(childPid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    for (let i = 0; i < 250 && alive(); i++) await new Promise((res) => setTimeout(res, 20));
+    expect(alive()).toBe(false);
   });
 
   it('stops a command whose output exceeds the cap and marks it truncated', async () => {
