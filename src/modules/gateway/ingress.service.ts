@@ -127,17 +127,19 @@ export class IngressService {
     open.finish({ usage, error: clientAborted ? undefined : error, clientAborted });
   }
 
-  /** Same protocol: forward frames as they are; read usage from the few frames that carry it. */
+  /**
+   * Same protocol: forward frames as they are, synchronously in each upstream 'data' event; read usage from
+   * the few frames that carry it; drop the usage-only chunk the gateway asked for when the client did not.
+   */
   private async passthrough(open: OpenStream, prepared: PreparedRequest, res: ServerResponse, usage: NormalizedUsage, signal: ClientAbort): Promise<UpstreamError | undefined> {
     const openai = prepared.protocol === 'openai';
     const dropUsageChunk = openai && !prepared.clientWantsUsage;
     const framer = new SseFramer();
-    const iterator = open.upstream.iterator;
-    let chunk: Buffer | undefined = open.upstream.first;
+    const reader = open.upstream.reader;
     let ended = false;
     let upstreamErrorFrame = false;
     const keep: Buffer[] = [];
-    while (chunk) {
+    const relay = (chunk: Buffer): boolean => {
       for (const frame of framer.push(chunk)) {
         if (openai) {
           if (frame.indexOf(USAGE_OBJECT) !== -1) {
@@ -157,22 +159,22 @@ export class IngressService {
         else if (startsWith(frame, EV_ERROR)) upstreamErrorFrame = true;
         keep.push(frame);
       }
-      if (keep.length > 0) {
-        const ok = res.write(keep.length === 1 ? keep[0] : Buffer.concat(keep));
-        keep.length = 0;
-        if (!ok) await waitDrain(res);
-      }
-      if (signal.aborted) return undefined;
-      let next: IteratorResult<Buffer>;
-      try {
-        next = await iterator.next();
-      } catch (err) {
-        const e = transportError(open.selected.provider, err, signal);
-        if (e.kind !== 'aborted') res.write(errorFrame(prepared.protocol, e));
-        return e;
-      }
-      chunk = next.done ? undefined : next.value;
+      if (keep.length === 0 || signal.aborted) return true;
+      const ok = res.write(keep.length === 1 ? keep[0] : Buffer.concat(keep));
+      keep.length = 0;
+      // A slow client pauses the upstream (backpressure), never buffers without bound.
+      if (!ok) void waitDrain(res).then(() => reader.resume());
+      return ok;
+    };
+    relay(open.upstream.first);
+    try {
+      await reader.pump(relay);
+    } catch (err) {
+      const e = transportError(open.selected.provider, err, signal);
+      if (e.kind !== 'aborted' && !signal.aborted) res.write(errorFrame(prepared.protocol, e));
+      return e;
     }
+    if (signal.aborted) return undefined;
     const rest = framer.flush();
     if (rest) res.write(rest);
     if (upstreamErrorFrame) return new UpstreamStreamError(`${open.selected.provider.id} reported an error mid-stream`);

@@ -46,13 +46,11 @@ export async function* decodeUpstreamStream(open: OpenStream, signal?: CancelSig
       }
       out.length = 0;
     }
-    let next: IteratorResult<Buffer>;
     try {
-      next = await open.upstream.iterator.next();
+      chunk = await open.upstream.reader.next();
     } catch (err) {
       throw transportError(open.selected.provider, err, signal);
     }
-    chunk = next.done ? undefined : next.value;
   }
   if (!ended) throw new UpstreamError('network', `${open.selected.provider.id} closed the stream before it was complete`, { retryable: true });
 }

@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { LlmClient } from '@modules/providers/llm-client';
 import type { RuntimeProvider } from '@modules/providers/runtime-provider';
+import { ChunkReader } from './chunk-reader';
 import type { CancelSignal } from './client-abort';
 import { transportError, UpstreamError } from '@modules/providers/upstream-error';
 import { Json, WireProtocol } from './protocol/normalized';
@@ -147,7 +148,7 @@ export async function callComplete(target: AttemptTarget): Promise<UpstreamBody>
 
 export interface UpstreamStream {
   first: Buffer;
-  iterator: AsyncIterator<Buffer>;
+  reader: ChunkReader;
   body: Dispatcher.ResponseData['body'];
 }
 
@@ -155,14 +156,14 @@ export interface UpstreamStream {
 export async function callStream(target: AttemptTarget): Promise<UpstreamStream> {
   const { provider, signal } = target;
   const res = await send(target);
-  const iterator = res.body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-  let first: IteratorResult<Buffer>;
+  const reader = new ChunkReader(res.body);
+  let first: Buffer | undefined;
   try {
-    first = await iterator.next();
+    first = await reader.next();
   } catch (err) {
     res.body.destroy();
     throw transportError(provider, err, signal);
   }
-  if (first.done) throw new UpstreamError('protocol', `${provider.id} ended the stream without data`, { retryable: true });
-  return { first: first.value, iterator, body: res.body };
+  if (!first) throw new UpstreamError('protocol', `${provider.id} ended the stream without data`, { retryable: true });
+  return { first, reader, body: res.body };
 }
