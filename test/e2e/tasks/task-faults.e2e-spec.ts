@@ -58,7 +58,7 @@ describe('task runtime under faults (scaled)', () => {
 
   it('kill -9 of the worker mid-step: another worker reclaims the run within 2 × lease; the completed step is not re-run, the ambiguous one is reported failed; no gap, no duplicate', async () => {
     const doomed = await procs.start('worker', env);
-    const { taskId, runId } = await runningOn(doomed, 'sleep 8');
+    const { taskId, runId } = await runningOn(doomed, 'sleep 30'); // long enough to still be running however slowly the survivor boots
     const survivor = await procs.start('worker', env);
     const killedAt = Date.now();
     await doomed.stop('SIGKILL');
