@@ -151,7 +151,7 @@ export class GatewayRouterService {
 
   async stream(request: GatewayRequest, ctx: GatewayCallContext): Promise<GatewayStream> {
     const prepared = prepareRequest(request.protocol, request.body, {});
-    const open = await this.dispatchStream({ ...prepared, stream: true, clientWantsUsage: true }, this.identity(ctx), ctx.signal);
+    const open = await this.dispatchStream({ ...prepared, stream: true }, this.identity(ctx), ctx.signal);
     const acc = new StreamAccumulator();
     let resolve!: (r: GatewayResult) => void;
     let reject!: (e: unknown) => void;

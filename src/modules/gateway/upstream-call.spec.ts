@@ -29,6 +29,25 @@ describe('upstreamBody', () => {
     expect(JSON.parse(upstreamBody(req, provider('openai'), 'b'))).toEqual({ model: 'b', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }], logit_bias: { 1: 2 } });
   });
 
+  it('asks an OpenAI upstream for usage on every stream, whatever the caller says it wants back (the router API)', () => {
+    const messages = [{ role: 'user', content: 'hi' }];
+    // GatewayRouterService.stream(): the caller's body without stream_options, its consumer reading the usage deltas.
+    const req = { ...prepareRequest('openai', { model: 'b', stream: true, messages }, {}), stream: true, clientWantsUsage: true };
+    expect(JSON.parse(upstreamBody(req, provider('openai'), 'b'))).toEqual({ model: 'b', stream: true, stream_options: { include_usage: true }, messages });
+    const asked = prepareRequest('openai', { model: 'b', stream: true, stream_options: { include_usage: true }, messages }, {});
+    expect(upstreamBody(asked, provider('openai'), 'b')).toBe(JSON.stringify(asked.body));
+  });
+
+  it('makes the body\'s `stream` flag match the call (stream() without the flag, complete() with it)', () => {
+    const messages = [{ role: 'user', content: 'hi' }];
+    const streamed = { ...prepareRequest('anthropic', { model: 'b', max_tokens: 5, messages }, {}), stream: true };
+    expect(JSON.parse(upstreamBody(streamed, provider('anthropic'), 'b'))).toEqual({ model: 'b', max_tokens: 5, stream: true, messages });
+    const openaiStreamed = { ...prepareRequest('openai', { model: 'b', messages }, {}), stream: true };
+    expect(JSON.parse(upstreamBody(openaiStreamed, provider('openai'), 'b'))).toEqual({ model: 'b', stream: true, stream_options: { include_usage: true }, messages });
+    const completed = { ...prepareRequest('openai', { model: 'b', stream: true, stream_options: { include_usage: true }, messages }, {}), stream: false };
+    expect(JSON.parse(upstreamBody(completed, provider('openai'), 'b'))).toEqual({ model: 'b', stream: false, messages });
+  });
+
   it('translates across protocols', () => {
     const req = prepareRequest('anthropic', { model: 'a', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }, { 'anthropic-beta': 'x' });
     expect(JSON.parse(upstreamBody(req, provider('openai'), 'b'))).toEqual({ model: 'b', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] });

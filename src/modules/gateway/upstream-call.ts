@@ -4,7 +4,7 @@ import type { RuntimeProvider } from '@modules/providers/runtime-provider';
 import { ChunkReader } from './chunk-reader';
 import type { CancelSignal } from './client-abort';
 import { transportError, UpstreamError } from '@modules/providers/upstream-error';
-import { Json, WireProtocol } from './protocol/normalized';
+import { isObject, Json, WireProtocol } from './protocol/normalized';
 import { anthropicToOpenaiRequest, openaiToAnthropicRequest } from './protocol/request-translation';
 
 /** A validated inbound request: the body as the client sent it plus the few fields routing needs. */
@@ -22,16 +22,27 @@ export interface PreparedRequest {
   forwardHeaders: Record<string, string> | undefined;
 }
 
-/** Builds the upstream body: passthrough (model set, `provider` removed) or translated. */
+/**
+ * Builds the upstream body: passthrough (model set, `provider` removed, `stream` made to match the call) or
+ * translated. OpenAI-protocol streams always ask for usage (the ledger needs it): decided from the body
+ * itself, not from `clientWantsUsage`, which only says whether the client gets the usage chunk back.
+ */
 export function upstreamBody(req: PreparedRequest, provider: RuntimeProvider, model: string): string {
   const body = req.body;
   if (req.protocol === provider.protocol) {
-    const needsUsageOption = req.protocol === 'openai' && req.stream && !req.clientWantsUsage;
-    if (body.model === model && body.provider === undefined && !needsUsageOption) return JSON.stringify(body);
+    const so = body.stream_options;
+    const needsUsageOption = req.protocol === 'openai' && req.stream && !(isObject(so) && so.include_usage === true);
+    const streamMismatch = (body.stream === true) !== req.stream;
+    if (body.model === model && body.provider === undefined && !needsUsageOption && !streamMismatch) return JSON.stringify(body);
     const copy: Json = { ...body, model };
     delete copy.provider;
-    // Usage is needed for the ledger; the extra usage chunk is removed again if the client did not ask for it.
-    if (needsUsageOption) copy.stream_options = { ...(typeof body.stream_options === 'object' && body.stream_options ? body.stream_options : {}), include_usage: true };
+    if (streamMismatch) {
+      // The in-process router API decides streaming by the method called, not by the body's flag.
+      copy.stream = req.stream;
+      if (!req.stream) delete copy.stream_options;
+    }
+    // The extra usage chunk is removed again on the way out when the client did not ask for it.
+    if (needsUsageOption) copy.stream_options = { ...(isObject(so) ? so : {}), include_usage: true };
     return JSON.stringify(copy);
   }
   if (req.protocol === 'openai') return JSON.stringify(openaiToAnthropicRequest(body, model, req.stream));

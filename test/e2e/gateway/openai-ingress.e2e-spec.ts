@@ -88,6 +88,27 @@ describe('OpenAI-compatible ingress with the official openai client', () => {
     expect(upstream.requests.find((r) => r.method === 'POST')!.body?.stream_options).toEqual({ include_usage: true });
   });
 
+  it('records usage and cost for a stream made through the router API (a chat-session completion), still without a usage chunk the client did not ask for', async () => {
+    const session = await post<{ data: { id: string } }>(server.url, '/hecate/v1/chat/sessions', {});
+    expect(session.status).toBe(201);
+    upstream.script({ content: 'one two three', chunks: 3, usage: { input: 11, output: 7 } });
+    const res = await fetch(`${server.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', stream: true, session_id: session.body.data.id, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    const body = await res.text();
+    expect(body.trim().endsWith('data: [DONE]')).toBe(true);
+    expect(body).not.toContain('"usage"');
+    expect(upstream.requests.find((r) => r.method === 'POST')!.body?.stream_options).toEqual({ include_usage: true });
+    const requestId = res.headers.get('x-request-id')!;
+    const events = await waitFor(async () => {
+      const r = await api<{ data: Array<Record<string, unknown>> }>(server.url, `/hecate/v1/usage/events?request_id=${requestId}`);
+      return r.body.data.length > 0 ? r.body.data : undefined;
+    }, { what: 'ledger row' });
+    expect(events[0]).toMatchObject({ input_tokens: 11, output_tokens: 7, cost_micros_usd: Math.ceil((11 * 150_000 + 7 * 600_000) / 1e6) });
+  });
+
   it('round-trips parallel tool calls', async () => {
     upstream.script({ toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }, { name: 'get_time', arguments: { tz: 'CET' } }] });
     const tools: OpenAI.ChatCompletionTool[] = [
