@@ -1,5 +1,6 @@
 import { BadGatewayRequestError } from './gateway.errors';
 import { isObject, Json, WireProtocol } from './protocol/normalized';
+import { hasHecateMessageFields } from './protocol/request-translation';
 import type { PreparedRequest } from './upstream-call';
 
 const OPENAI_ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
@@ -25,12 +26,15 @@ export function prepareRequest(protocol: WireProtocol, body: unknown, headers: H
   if (!isObject(body)) throw new BadGatewayRequestError('request body must be a JSON object');
   const messages = body.messages;
   if (!Array.isArray(messages) || messages.length === 0) throw new BadGatewayRequestError('messages must be a non-empty array', 'messages');
-  const roles = protocol === 'openai' ? OPENAI_ROLES : ANTHROPIC_ROLES;
+  const openai = protocol === 'openai';
+  const roles = openai ? OPENAI_ROLES : ANTHROPIC_ROLES;
+  let hecateFields = false;
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i];
     if (!isObject(m) || typeof m.role !== 'string' || !roles.has(m.role)) {
       throw new BadGatewayRequestError(`messages[${i}].role must be one of ${[...roles].join(', ')}`, `messages[${i}].role`);
     }
+    if (openai && !hecateFields) hecateFields = hasHecateMessageFields(m);
   }
   if (body.model !== undefined && (typeof body.model !== 'string' || body.model === '')) throw new BadGatewayRequestError('model must be a non-empty string', 'model');
   if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') throw new BadGatewayRequestError('stream must be a boolean', 'stream');
@@ -59,6 +63,7 @@ export function prepareRequest(protocol: WireProtocol, body: unknown, headers: H
     needsTools: Array.isArray(body.tools) && body.tools.length > 0,
     needsImages: hasImage(messages, protocol),
     clientWantsUsage: isObject(so) && so.include_usage === true,
+    hecateMessageFields: hecateFields,
     forwardHeaders: forward,
   };
 }

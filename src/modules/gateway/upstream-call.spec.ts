@@ -48,6 +48,25 @@ describe('upstreamBody', () => {
     expect(JSON.parse(upstreamBody(completed, provider('openai'), 'b'))).toEqual({ model: 'b', stream: false, messages });
   });
 
+  it('removes Hecate message fields before an OpenAI upstream, keeping unknown top-level fields', () => {
+    const messages = [
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'ok', content_blocks: [{ type: 'text', text: 'ok' }] },
+      { role: 'tool', tool_call_id: 'c1', content: 'boom', tool_error: true },
+    ];
+    const req = prepareRequest('openai', { model: 'b', messages, logit_bias: { 1: 2 }, top_k_custom: 7 }, {});
+    expect(req.hecateMessageFields).toBe(true);
+    expect(JSON.parse(upstreamBody(req, provider('openai'), 'b'))).toEqual({
+      model: 'b',
+      messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'ok' }, { role: 'tool', tool_call_id: 'c1', content: 'boom' }],
+      logit_bias: { 1: 2 },
+      top_k_custom: 7,
+    });
+    const plain = prepareRequest('openai', { model: 'b', messages: [messages[0]], top_k_custom: 7 }, {});
+    expect(plain.hecateMessageFields).toBe(false);
+    expect(upstreamBody(plain, provider('openai'), 'b')).toBe(JSON.stringify(plain.body));
+  });
+
   it('translates across protocols', () => {
     const req = prepareRequest('anthropic', { model: 'a', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }, { 'anthropic-beta': 'x' });
     expect(JSON.parse(upstreamBody(req, provider('openai'), 'b'))).toEqual({ model: 'b', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] });

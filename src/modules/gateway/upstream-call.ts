@@ -5,7 +5,7 @@ import { ChunkReader } from './chunk-reader';
 import type { CancelSignal } from './client-abort';
 import { transportError, UpstreamError } from '@modules/providers/upstream-error';
 import { isObject, Json, WireProtocol } from './protocol/normalized';
-import { anthropicToOpenaiRequest, openaiToAnthropicRequest } from './protocol/request-translation';
+import { anthropicToOpenaiRequest, openaiToAnthropicRequest, withoutHecateMessageFields } from './protocol/request-translation';
 
 /** A validated inbound request: the body as the client sent it plus the few fields routing needs. */
 export interface PreparedRequest {
@@ -18,6 +18,8 @@ export interface PreparedRequest {
   needsImages: boolean;
   /** OpenAI inbound: did the client ask for `stream_options.include_usage`? */
   clientWantsUsage: boolean;
+  /** OpenAI inbound: does some message carry Hecate's `content_blocks` / `tool_error` (removed for OpenAI upstreams)? */
+  hecateMessageFields: boolean;
   /** Headers to forward (anthropic-version / anthropic-beta from Anthropic clients). */
   forwardHeaders: Record<string, string> | undefined;
 }
@@ -33,9 +35,12 @@ export function upstreamBody(req: PreparedRequest, provider: RuntimeProvider, mo
     const so = body.stream_options;
     const needsUsageOption = req.protocol === 'openai' && req.stream && !(isObject(so) && so.include_usage === true);
     const streamMismatch = (body.stream === true) !== req.stream;
-    if (body.model === model && body.provider === undefined && !needsUsageOption && !streamMismatch) return JSON.stringify(body);
+    const strip = req.protocol === 'openai' && req.hecateMessageFields;
+    if (body.model === model && body.provider === undefined && !needsUsageOption && !streamMismatch && !strip) return JSON.stringify(body);
     const copy: Json = { ...body, model };
     delete copy.provider;
+    // Unknown top-level fields pass through; only Hecate's message extensions are removed.
+    if (strip) copy.messages = withoutHecateMessageFields(body.messages as unknown[]);
     if (streamMismatch) {
       // The in-process router API decides streaming by the method called, not by the body's flag.
       copy.stream = req.stream;

@@ -177,6 +177,30 @@ describe('OpenAI-compatible ingress with the official openai client', () => {
     expect(sent.top_k_custom).toBe(7);
   });
 
+  it("removes Hecate's message fields (content_blocks, tool_error) before an OpenAI upstream, keeping unknown top-level fields", async () => {
+    const call = { id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{}' } };
+    const res = await post<{ choices: Array<{ message: { content: string } }> }>(server.url, '/v1/chat/completions', {
+      model: 'gpt-4o-mini',
+      top_k_custom: 7,
+      messages: [
+        { role: 'user', content: 'look it up' },
+        { role: 'assistant', content: null, tool_calls: [call], content_blocks: [{ type: 'thinking', thinking: 'hmm', signature: 'c2ln' }, { type: 'tool_use', id: 'call_1', name: 'lookup', input: {} }] },
+        { role: 'tool', tool_call_id: 'call_1', content: 'The tool call was not executed: stopped.', tool_error: true },
+        { role: 'user', content: 'and now?' },
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.choices[0].message.content).toBe('echo: and now?');
+    const sent = upstream.requests.find((r) => r.method === 'POST')!.body!;
+    expect(sent.top_k_custom).toBe(7);
+    expect(sent.messages).toEqual([
+      { role: 'user', content: 'look it up' },
+      { role: 'assistant', content: null, tool_calls: [call] },
+      { role: 'tool', tool_call_id: 'call_1', content: 'The tool call was not executed: stopped.' },
+      { role: 'user', content: 'and now?' },
+    ]);
+  });
+
   it('pins a provider with the extra `provider` field and strips it before the upstream', async () => {
     const { response } = await client.chat.completions
       // @ts-expect-error: Hecate's extra request field

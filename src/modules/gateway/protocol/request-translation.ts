@@ -128,6 +128,27 @@ export function openaiToAnthropicRequest(body: Json, model: string, stream: bool
   return out;
 }
 
+/** Does this message carry Hecate's own fields (seed 000: `content_blocks`, `tool_error`)? Two property reads. */
+export const hasHecateMessageFields = (m: Json): boolean => m.content_blocks !== undefined || m.tool_error !== undefined;
+
+/**
+ * The messages with Hecate's own fields removed, for OpenAI-protocol upstreams (OpenAI rejects unknown
+ * message fields). Other fields, known or not, are kept; messages without Hecate fields are not copied.
+ * An assistant message given only as `content_blocks` keeps their text as its content. A tool message's
+ * `tool_error` has no OpenAI equivalent: its content (the error text) is what the model sees.
+ */
+export function withoutHecateMessageFields(messages: unknown[]): unknown[] {
+  return messages.map((m) => {
+    if (!isObject(m) || !hasHecateMessageFields(m)) return m;
+    const { content_blocks: blocks, tool_error: _toolError, ...rest } = m;
+    if ((rest.content === undefined || rest.content === null) && !Array.isArray(rest.tool_calls) && Array.isArray(blocks)) {
+      const text = blocks.map((b) => (isObject(b) && b.type === 'text' && typeof b.text === 'string' ? b.text : '')).join('');
+      if (text !== '') rest.content = text;
+    }
+    return rest;
+  });
+}
+
 const numberOr = (v: unknown, fallback: number): number => (typeof v === 'number' && v > 0 ? Math.floor(v) : fallback);
 
 function anthropicBlocksToOpenaiContent(blocks: Json[]): unknown {

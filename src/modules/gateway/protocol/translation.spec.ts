@@ -1,5 +1,5 @@
 import { GatewayDelta, Json } from './normalized';
-import { anthropicToOpenaiRequest, openaiToAnthropicRequest } from './request-translation';
+import { anthropicToOpenaiRequest, openaiToAnthropicRequest, withoutHecateMessageFields } from './request-translation';
 import { normalizeAnthropicResponse, normalizeOpenaiResponse, renderAnthropicMessage, renderOpenaiCompletion } from './response-translation';
 import { parseFrame, SseFramer } from './sse';
 import { AnthropicEventDecoder, AnthropicEventEncoder, OpenaiChunkDecoder, OpenaiChunkEncoder } from './stream-codecs';
@@ -51,6 +51,26 @@ describe('request translation', () => {
     const blocks = [{ type: 'thinking', thinking: 'hmm', signature: 'sig' }, { type: 'tool_use', id: 't1', name: 'f', input: {} }];
     const out = openaiToAnthropicRequest({ messages: [{ role: 'user', content: 'go' }, { role: 'assistant', content: '', content_blocks: blocks }] }, 'c', false);
     expect((out.messages as Json[])[1]).toEqual({ role: 'assistant', content: blocks });
+  });
+
+  it('OpenAI → OpenAI: Hecate message fields are removed, other message fields kept, untouched messages not copied', () => {
+    const user = { role: 'user', content: 'go', name: 'ann' };
+    const call = { id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } };
+    const messages = [
+      user,
+      { role: 'assistant', content: null, tool_calls: [call], content_blocks: [{ type: 'thinking', thinking: 'hmm', signature: 's' }, { type: 'tool_use', id: 'c1', name: 'f', input: {} }], refusal: null },
+      { role: 'tool', tool_call_id: 'c1', content: 'The tool call was not executed: stopped.', tool_error: true },
+      { role: 'assistant', content_blocks: [{ type: 'thinking', thinking: 'x', signature: 's' }, { type: 'text', text: 'done' }] },
+    ];
+    const out = withoutHecateMessageFields(messages);
+    expect(out).toEqual([
+      { role: 'user', content: 'go', name: 'ann' },
+      { role: 'assistant', content: null, tool_calls: [call], refusal: null },
+      { role: 'tool', tool_call_id: 'c1', content: 'The tool call was not executed: stopped.' },
+      { role: 'assistant', content: 'done' },
+    ]);
+    expect(out[0]).toBe(user);
+    expect(messages[2]).toHaveProperty('tool_error', true);
   });
 
   it('Anthropic → OpenAI: system, tool_use, tool_result, images, tool_choice', () => {
