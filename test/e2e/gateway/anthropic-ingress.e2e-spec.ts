@@ -158,6 +158,32 @@ describe('Anthropic-compatible ingress (/v1/messages) and cross-protocol transla
       expect(sent[2]).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'ok' }] });
     });
 
+    it('carries a failed tool result across protocols: tool_error → is_error, is_error → error text', async () => {
+      const call = { id: 'call_1', type: 'function' as const, function: { name: 'f', arguments: '{}' } };
+      await openai.chat.completions.create({
+        model: 'claude-sonnet-4-5',
+        messages: [
+          { role: 'user', content: 'call f' },
+          { role: 'assistant', content: null, tool_calls: [call] },
+          { role: 'tool', tool_call_id: 'call_1', content: 'The tool call was not executed: stopped.', tool_error: true } as OpenAI.ChatCompletionToolMessageParam,
+        ],
+      });
+      const toAnthropic = anth.requests[anth.requests.length - 1].body!.messages as Array<{ role: string; content: unknown }>;
+      expect(toAnthropic[2]).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_1', content: 'The tool call was not executed: stopped.', is_error: true }] });
+
+      await anthropic.messages.create({
+        model: 'gpt-4o-mini',
+        max_tokens: 32,
+        messages: [
+          { role: 'user', content: 'call f' },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'f', input: {} }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', is_error: true, content: 'permission denied' }] },
+        ],
+      });
+      const toOpenai = oai.requests[oai.requests.length - 1].body!.messages as Array<Record<string, unknown>>;
+      expect(toOpenai[2]).toEqual({ role: 'tool', tool_call_id: 'toolu_1', content: 'Error: permission denied' });
+    });
+
     it('lists models in the Anthropic shape for the Anthropic SDK', async () => {
       const page = await anthropic.models.list();
       expect(page.data.map((m) => m.id)).toEqual(expect.arrayContaining(['gpt-4o-mini', 'claude-sonnet-4-5']));

@@ -70,7 +70,7 @@ function mapToolChoice(choice: unknown, parallel: unknown): Json | undefined {
 /**
  * OpenAI Chat Completions request → Anthropic Messages request: system/developer messages → `system`;
  * tool calls → tool_use blocks; tool messages → tool_result blocks; image_url parts → image blocks;
- * tools/tool_choice/stop/max tokens mapped. An assistant message that carries `content_blocks` (what this
+ * `tool_error: true` → `is_error: true`; tools/tool_choice/stop/max tokens mapped. An assistant message that carries `content_blocks` (what this
  * gateway returns for Anthropic upstreams) is replayed verbatim, so thinking blocks and their signatures
  * survive a multi-turn tool loop.
  */
@@ -98,7 +98,10 @@ export function openaiToAnthropicRequest(body: Json, model: string, stream: bool
       pushMessage(messages, 'assistant', blocks);
     } else if (role === 'tool' || role === 'function') {
       const content = typeof m.content === 'string' ? m.content : Array.isArray(m.content) ? openaiPartsToBlocks(m.content) : textOf(m.content);
-      pushMessage(messages, 'user', [{ type: 'tool_result', tool_use_id: String(m.tool_call_id ?? m.name ?? ''), content }]);
+      const result: Block = { type: 'tool_result', tool_use_id: String(m.tool_call_id ?? m.name ?? ''), content };
+      // Hecate's `tool_error` (seed 000, a failed or never-run tool call) is Anthropic's `is_error`.
+      if (m.tool_error === true) result.is_error = true;
+      pushMessage(messages, 'user', [result]);
     }
   }
   const out: Json = { model, messages, max_tokens: numberOr(body.max_completion_tokens, numberOr(body.max_tokens, DEFAULT_MAX_TOKENS)) };
@@ -181,7 +184,8 @@ function toolResultContent(content: unknown): string {
 
 /**
  * Anthropic Messages request → OpenAI Chat Completions request: `system` → a system message; tool_use →
- * tool_calls; tool_result → tool messages (placed before the rest of that user turn); images → image_url
+ * tool_calls; tool_result → tool messages (placed before the rest of that user turn; `is_error` → content
+ * prefixed with "Error: "); images → image_url
  * parts; thinking blocks are dropped (OpenAI-protocol upstreams cannot take them back).
  */
 export function anthropicToOpenaiRequest(body: Json, model: string, stream: boolean, opts: { maxTokensField?: 'max_tokens' | 'max_completion_tokens' } = {}): Json {
@@ -204,7 +208,9 @@ export function anthropicToOpenaiRequest(body: Json, model: string, stream: bool
       for (const b of blocks) {
         if (b.type === 'tool_result') {
           const content = toolResultContent(b.content);
-          messages.push({ role: 'tool', tool_call_id: String(b.tool_use_id ?? ''), content: b.is_error ? `Error: ${content}` : content });
+          // OpenAI tool messages have no error flag (and OpenAI rejects Hecate's `tool_error`): a failed result
+          // keeps its error text as the content, prefixed with "Error: " so the model still sees that it failed.
+          messages.push({ role: 'tool', tool_call_id: String(b.tool_use_id ?? ''), content: b.is_error === true ? `Error: ${content}` : content });
         }
       }
       const rest = blocks.filter((b) => b.type !== 'tool_result');

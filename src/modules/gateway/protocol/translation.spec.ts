@@ -53,6 +53,47 @@ describe('request translation', () => {
     expect((out.messages as Json[])[1]).toEqual({ role: 'assistant', content: blocks });
   });
 
+  it('OpenAI → Anthropic: a tool message with tool_error becomes a tool_result with is_error', () => {
+    const out = openaiToAnthropicRequest(
+      {
+        messages: [
+          { role: 'user', content: 'go' },
+          { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }, { id: 'c2', type: 'function', function: { name: 'g', arguments: '{}' } }] },
+          { role: 'tool', tool_call_id: 'c1', content: 'The tool call was not executed: stopped.', tool_error: true },
+          { role: 'tool', tool_call_id: 'c2', content: 'fine', tool_error: false },
+        ],
+      },
+      'c',
+      false,
+    );
+    expect((out.messages as Json[])[2]).toEqual({
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: 'c1', content: 'The tool call was not executed: stopped.', is_error: true },
+        { type: 'tool_result', tool_use_id: 'c2', content: 'fine' },
+      ],
+    });
+  });
+
+  it('Anthropic → OpenAI: a tool_result with is_error keeps its error text in the tool message (no flag field)', () => {
+    const out = anthropicToOpenaiRequest(
+      {
+        max_tokens: 10,
+        messages: [
+          { role: 'user', content: 'go' },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 'tu1', name: 'f', input: {} }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu1', is_error: true, content: [{ type: 'text', text: 'permission denied' }] }, { type: 'text', text: 'try again' }] },
+        ],
+      },
+      'gpt-x',
+      false,
+    );
+    expect((out.messages as Json[]).slice(2)).toEqual([
+      { role: 'tool', tool_call_id: 'tu1', content: 'Error: permission denied' },
+      { role: 'user', content: 'try again' },
+    ]);
+  });
+
   it('OpenAI → OpenAI: Hecate message fields are removed, other message fields kept, untouched messages not copied', () => {
     const user = { role: 'user', content: 'go', name: 'ann' };
     const call = { id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } };
