@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { parse, protocol } from '@electric-sql/pglite';
 import type { PGlite, Results } from '@electric-sql/pglite';
 
 /** Result in node-postgres' shape, which TypeORM's postgres driver reads (`rows`, `rowCount`, `command`). */
@@ -12,6 +13,12 @@ interface PgShapedResult {
 type Release = (err?: unknown) => void;
 type ConnectCallback = (err: Error | null, client: PGliteClient | null, release: Release) => void;
 type QueryCallback = (err: Error | null, result: PgShapedResult | null) => void;
+/** node-postgres' query config; `name` makes it a named prepared statement. */
+interface QueryConfig {
+  text: string;
+  values?: unknown[];
+  name?: string;
+}
 
 /** FIFO mutex: PGlite has one connection, so a checked-out client owns it until released. */
 class Mutex {
@@ -49,14 +56,68 @@ async function runQuery(db: PGlite, sql: string, params?: unknown[]): Promise<Pg
   return toPgShape(sql, last);
 }
 
+const concat = (parts: Uint8Array[]): Uint8Array => {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let offset = 0;
+  for (const p of parts) {
+    out.set(p, offset);
+    offset += p.length;
+  }
+  return out;
+};
+
+/**
+ * Named prepared statements on PGlite's one connection (node-postgres' `{ name, text, values }` query). PGlite's
+ * own `query` parses and plans every call, in six protocol exchanges with the WASM backend; a prepared statement
+ * is parsed once, then each call is one exchange: bind, describe, execute, sync. Parameters are serialised as
+ * PGlite's `query` does (by the types the backend inferred at parse time) and rows parsed by its parsers.
+ */
+class PreparedStatements {
+  private readonly known = new Map<string, { text: string; paramTypes: number[] }>();
+
+  constructor(private readonly db: PGlite) {}
+
+  run(name: string, text: string, values: unknown[]): Promise<Results> {
+    return this.db.runExclusive(async () => {
+      let statement = this.known.get(name);
+      if (statement && statement.text !== text) throw new Error(`prepared statement ${name} was used for a different statement`);
+      if (!statement) {
+        const { serialize } = protocol;
+        const described = await this.db.execProtocol(concat([serialize.parse({ name, text }), serialize.describe({ type: 'S', name }), serialize.sync()]));
+        statement = { text, paramTypes: parse.parseDescribeStatementResults(described.messages) };
+        this.known.set(name, statement);
+      }
+      const types = statement.paramTypes;
+      const serialized = values.map((v, i) => {
+        if (v === null || v === undefined) return null;
+        const serializer = this.db.serializers[types[i]];
+        return serializer ? serializer(v) : String(v);
+      });
+      const { serialize } = protocol;
+      const result = await this.db.execProtocol(
+        concat([serialize.bind({ statement: name, values: serialized }), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync()]),
+      );
+      return parse.parseResults(result.messages, this.db.parsers)[0] ?? { rows: [], fields: [], affectedRows: 0 };
+    });
+  }
+}
+
 class PGliteClient extends EventEmitter {
-  constructor(private readonly db: PGlite) {
+  constructor(
+    private readonly db: PGlite,
+    private readonly prepared: PreparedStatements,
+  ) {
     super();
   }
-  query(sql: string, paramsOrCb?: unknown[] | QueryCallback, cb?: QueryCallback): Promise<PgShapedResult> {
-    const params = Array.isArray(paramsOrCb) ? paramsOrCb : undefined;
+  query(sqlOrConfig: string | QueryConfig, paramsOrCb?: unknown[] | QueryCallback, cb?: QueryCallback): Promise<PgShapedResult> {
     const callback = typeof paramsOrCb === 'function' ? paramsOrCb : cb;
-    const promise = runQuery(this.db, sql, params);
+    let promise: Promise<PgShapedResult>;
+    if (typeof sqlOrConfig === 'string') {
+      promise = runQuery(this.db, sqlOrConfig, Array.isArray(paramsOrCb) ? paramsOrCb : undefined);
+    } else {
+      const { name, text, values = [] } = sqlOrConfig;
+      promise = name ? this.prepared.run(name, text, values).then((r) => toPgShape(text, r)) : runQuery(this.db, text, values);
+    }
     if (callback) promise.then((r) => callback(null, r), (e: Error) => callback(e, null));
     return promise;
   }
@@ -69,11 +130,12 @@ class PGliteClient extends EventEmitter {
  */
 export function pgliteTypeormDriver(db: PGlite): { Pool: new () => EventEmitter } {
   const mutex = new Mutex();
+  const prepared = new PreparedStatements(db);
   class Pool extends EventEmitter {
     connect(callback: ConnectCallback): void {
       mutex.acquire().then(
         (unlock) => {
-          const client = new PGliteClient(db);
+          const client = new PGliteClient(db, prepared);
           callback(null, client, () => unlock());
         },
         (err: Error) => callback(err, null, () => undefined),
@@ -83,7 +145,7 @@ export function pgliteTypeormDriver(db: PGlite): { Pool: new () => EventEmitter 
       const run = async () => {
         const unlock = await mutex.acquire();
         try {
-          return await new PGliteClient(db).query(sql, Array.isArray(paramsOrCb) ? paramsOrCb : undefined);
+          return await new PGliteClient(db, prepared).query(sql, Array.isArray(paramsOrCb) ? paramsOrCb : undefined);
         } finally {
           unlock();
         }

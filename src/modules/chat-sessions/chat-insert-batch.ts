@@ -20,12 +20,16 @@ export const CALL_COLUMNS_INSERT = [
   'cost_micros_usd', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'created_at',
 ] as const;
 
+/** INSERT … SELECT of `table`'s rows from the JSON array in `placeholder` (`guard`: a CTE that must have a row). */
+export function insertFromJsonSql(table: InsertBatch['table'], columns: readonly string[], placeholder: string, guard?: string): string {
+  const from = `jsonb_populate_recordset(NULL::${table}, ${placeholder}::jsonb) r${guard ? `, ${guard}` : ''}`;
+  return `INSERT INTO ${table} (${columns.join(', ')}) SELECT ${columns.map((c) => `r.${c}`).join(', ')} FROM ${from}`;
+}
+
 /** Appends the batch's one parameter to `params` and answers its SQL (`guard`: a CTE that must have a row). */
 export function renderInsert(b: InsertBatch, params: unknown[], guard?: string): string {
   params.push(JSON.stringify(b.rows));
-  const cols = b.columns.join(', ');
-  const from = `jsonb_populate_recordset(NULL::${b.table}, $${params.length}::jsonb) r${guard ? `, ${guard}` : ''}`;
-  return `INSERT INTO ${b.table} (${cols}) SELECT ${b.columns.map((c) => `r.${c}`).join(', ')} FROM ${from}`;
+  return insertFromJsonSql(b.table, b.columns, `$${params.length}`, guard);
 }
 
 /** Shifts `$n` placeholders of a statement written on its own by the parameters already collected. */

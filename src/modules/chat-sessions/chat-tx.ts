@@ -1,8 +1,9 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { PreparedStatement, queryPrepared } from '@core/database/prepared-statement';
 import { charsOf, ChatMessageJson, isReplayable, MessageKind, MessageStatus, newMessageId } from './chat-message';
 import type { ChatMessageEntity } from './chat-message.entity';
 import type { ChatSessionEntity } from './chat-session.entity';
-import { CALL_COLUMNS_INSERT, InsertBatch, MESSAGE_COLUMNS_INSERT, renderInsert, shiftParams } from './chat-insert-batch';
+import { CALL_COLUMNS_INSERT, InsertBatch, insertFromJsonSql, MESSAGE_COLUMNS_INSERT, renderInsert, shiftParams } from './chat-insert-batch';
 import { generationFromRow, linkFromRow, MESSAGE_COLUMNS, messageFromRow, TreeLink } from './chat-rows';
 import { generationsSql, PATH_SQL } from './chat-session.repository';
 
@@ -56,6 +57,25 @@ export interface LeafInfo {
   replayChars: number;
   status: MessageStatus;
 }
+
+/**
+ * The guarded write (a write without the session lock): the session UPDATE matches only if the session is
+ * where the snapshot saw it (next sequence, active leaf, not a compaction snapshot); the provider calls ($13)
+ * and messages ($14) ride on it as JSON arrays, so nothing is inserted unless it matched. One fixed text per
+ * commit mode, run as a prepared statement: parsing and planning this CTE cost more than running it.
+ */
+const guardedWrite = (asyncCommit: boolean) =>
+  new PreparedStatement(
+    `WITH g AS (
+       UPDATE chat_sessions SET next_sequence = $1, message_count = message_count + $2, provider_call_count = provider_call_count + $3,
+         last_model = $4, last_provider = $5, last_cost_micros_usd = $6, last_request_id = $7, active_leaf_id = $8, updated_at = now()
+       WHERE id = $9 AND tenant_id = $10 AND next_sequence = $11 AND active_leaf_id IS NOT DISTINCT FROM $12::text AND NOT pre_compression_snapshot
+       RETURNING updated_at),
+     w0 AS (${insertFromJsonSql('chat_session_provider_calls', CALL_COLUMNS_INSERT, '$13', 'g')}),
+     w1 AS (${insertFromJsonSql('chat_session_messages', MESSAGE_COLUMNS_INSERT, '$14', 'g')})
+     SELECT updated_at${asyncCommit ? `, set_config('synchronous_commit', 'off', true) AS async_commit` : ''} FROM g`,
+  );
+const GUARDED_WRITE = { async: guardedWrite(true), sync: guardedWrite(false) };
 
 /** A write without the session lock needed a read: it has to run locked instead. */
 export class NeedsLockError extends Error {}
@@ -344,32 +364,25 @@ export class ChatTx {
    */
   async flushGuarded(dataSource: DataSource, asyncCommit: boolean): Promise<boolean> {
     const s = this.session;
-    const params: unknown[] = [];
-    const update = shiftParams(
-      `UPDATE chat_sessions SET next_sequence = $1, message_count = message_count + $2, provider_call_count = provider_call_count + $3,
-         last_model = $4, last_provider = $5, last_cost_micros_usd = $6, last_request_id = $7, active_leaf_id = $8, updated_at = now()
-       WHERE id = $9 AND tenant_id = $10 AND next_sequence = $11 AND active_leaf_id IS NOT DISTINCT FROM $12::text AND NOT pre_compression_snapshot
-       RETURNING updated_at`,
-      [
-        s.nextSequence,
-        s.messageCount - this.baseCounts.messages,
-        s.providerCallCount - this.baseCounts.calls,
-        s.lastModel,
-        s.lastProvider,
-        s.lastCostMicrosUsd,
-        s.lastRequestId,
-        s.activeLeafId,
-        s.id,
-        s.tenantId,
-        this.expected.nextSequence,
-        this.expected.activeLeafId,
-      ],
-      params,
-    );
-    const inserts = this.pending.map((b, i) => `w${i} AS (${renderInsert(b, params, 'g')})`);
+    const rowsOf = (table: InsertBatch['table']) => this.pending.filter((b) => b.table === table).flatMap((b) => b.rows);
+    const params = [
+      s.nextSequence,
+      s.messageCount - this.baseCounts.messages,
+      s.providerCallCount - this.baseCounts.calls,
+      s.lastModel,
+      s.lastProvider,
+      s.lastCostMicrosUsd,
+      s.lastRequestId,
+      s.activeLeafId,
+      s.id,
+      s.tenantId,
+      this.expected.nextSequence,
+      this.expected.activeLeafId,
+      JSON.stringify(rowsOf('chat_session_provider_calls')),
+      JSON.stringify(rowsOf('chat_session_messages')),
+    ];
     this.pending = [];
-    const commit = asyncCommit ? `, set_config('synchronous_commit', 'off', true) AS async_commit` : '';
-    const rows = (await dataSource.query(`WITH g AS (${update}), ${inserts.join(', ')} SELECT updated_at${commit} FROM g`, params)) as Record<string, unknown>[];
+    const rows = await queryPrepared(dataSource, asyncCommit ? GUARDED_WRITE.async : GUARDED_WRITE.sync, params);
     if (rows.length === 0) return false;
     s.updatedAt = new Date(rows[0].updated_at as string | Date);
     this.dirty = false;

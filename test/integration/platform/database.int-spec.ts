@@ -1,10 +1,11 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DataSource } from 'typeorm';
+import { DataSource, QueryFailedError } from 'typeorm';
 import { MIGRATIONS } from '@migrations';
 import { createDataSource } from '@core/database/data-source.factory';
 import { migrateEmbedded, migrateWithLock, pendingMigrations } from '@core/database/migrator';
+import { PreparedStatement, queryPrepared } from '@core/database/prepared-statement';
 import { createScratchDatabase, ScratchDatabase, sql } from '../../support/infra';
 
 // TypeORM applies migrations in timestamp order (the digits ending each name).
@@ -122,5 +123,59 @@ describe('migrations and transactions on PGlite', () => {
   it('parses bigint as a number and jsonb as objects', async () => {
     const [row] = (await ds.query(`SELECT 9007199254740::bigint AS n, '{"a":[1,2]}'::jsonb AS j`)) as { n: unknown; j: unknown }[];
     expect(row).toEqual({ n: 9007199254740, j: { a: [1, 2] } });
+  });
+});
+
+describe.each(['postgres', 'pglite'] as const)('prepared statements on %s', (backend) => {
+  let db: ScratchDatabase | undefined;
+  let ds: DataSource;
+  const table = `prepared_probe`;
+  const insert = new PreparedStatement(
+    `INSERT INTO ${table} (id, n, j, at, note) SELECT $1, $2, $3::jsonb, $4, $5 RETURNING id, n, j, at, note`,
+  );
+  beforeAll(async () => {
+    if (backend === 'postgres') db = await createScratchDatabase();
+    ds = await open(db?.url);
+    await ds.query(`CREATE TABLE ${table} (id text PRIMARY KEY, n bigint NOT NULL, j jsonb NOT NULL, at timestamptz NOT NULL, note text)`);
+  }, 60_000);
+  afterAll(async () => {
+    await ds.destroy();
+    await db?.drop();
+  });
+
+  it('binds each call its own values and answers rows parsed like any query (bigint, jsonb, timestamptz, null)', async () => {
+    const at = new Date('2026-11-24T10:00:00.123Z');
+    for (let i = 0; i < 8; i++) {
+      const rows = await queryPrepared(ds, insert, [`p${i}`, 9007199254740 + i, JSON.stringify({ i, s: "it's" }), at, i % 2 ? null : 'x']);
+      expect(rows).toEqual([{ id: `p${i}`, n: 9007199254740 + i, j: { i, s: "it's" }, at, note: i % 2 ? null : 'x' }]);
+    }
+    const stored = (await ds.query(`SELECT count(*)::int AS c FROM ${table} WHERE id LIKE 'p%'`)) as { c: number }[];
+    expect(stored[0].c).toBe(8);
+  });
+
+  it('fails like a query (QueryFailedError with the database error) and the statement keeps working', async () => {
+    const args = (id: string) => [id, 1, '{}', new Date(), null];
+    await queryPrepared(ds, insert, args('dup'));
+    const err = await queryPrepared(ds, insert, args('dup')).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(QueryFailedError);
+    expect((err as QueryFailedError & { code?: string }).driverError).toMatchObject({ code: '23505' });
+    expect(await queryPrepared(ds, insert, args('after-dup'))).toHaveLength(1);
+  });
+
+  it('answers no rows when nothing matched and interleaves with transactions on the same pool', async () => {
+    const update = new PreparedStatement(`UPDATE ${table} SET n = n + 1 WHERE id = $1 RETURNING n`);
+    expect(await queryPrepared(ds, update, ['missing'])).toEqual([]);
+    await queryPrepared(ds, insert, ['tx', 1, '{}', new Date(), null]);
+    // Either order is fine; neither update may be lost or run inside the other's transaction.
+    const [, outside] = await Promise.all([
+      ds.transaction(async (m) => {
+        await m.query(`UPDATE ${table} SET n = n + 10 WHERE id = 'tx'`);
+        await new Promise((r) => setTimeout(r, 20));
+      }),
+      queryPrepared(ds, update, ['tx']),
+    ]);
+    expect(outside).toEqual([{ n: expect.any(Number) }]);
+    const [final] = (await ds.query(`SELECT n FROM ${table} WHERE id = 'tx'`)) as { n: number }[];
+    expect(final.n).toBe(12);
   });
 });
