@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { randomUUID } from 'node:crypto';
+import { randomHex } from './random-hex';
 
 export type PrincipalKind = 'operator' | 'api_key' | 'local_operator' | 'system';
 
@@ -35,6 +35,6 @@ export const RequestContext = {
     return storage.getStore()?.requestId;
   },
   newRequestId(): string {
-    return `req_${randomUUID().replace(/-/g, '')}`;
+    return `req_${randomHex(16)}`;
   },
 };

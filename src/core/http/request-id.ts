@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { trace } from '@opentelemetry/api';
+import { randomHex } from '@core/context/random-hex';
 import { RequestContext, RequestContextStore } from '@core/context/request-context';
 
 const VALID_INCOMING = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -21,7 +21,7 @@ export function currentTraceId(traceparent: string | string[] | undefined): stri
   if (spanContext && spanContext.traceId !== '00000000000000000000000000000000') return spanContext.traceId;
   const tp = Array.isArray(traceparent) ? traceparent[0] : traceparent;
   const match = tp ? /^[0-9a-f]{2}-([0-9a-f]{32})-/.exec(tp) : null;
-  return match ? match[1] : randomBytes(16).toString('hex');
+  return match ? match[1] : randomHex(16);
 }
 
 export function requestIds(request: FastifyRequest): { requestId: string; traceId: string | undefined } {

@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { randomHex } from '@core/context/random-hex';
 import { execSql } from './sql-result';
 
 export interface EventRow {
@@ -35,7 +35,7 @@ export interface FeedFilter {
 
 const COLUMNS = 'id, tenant_id, run_id, task_id, session_id, sequence, type, data, occurred_at, feed_cursor';
 
-export const newEventId = (): string => `evt_${randomBytes(12).toString('hex')}`;
+export const newEventId = (): string => `evt_${randomHex(12)}`;
 
 /** Storage of run events, per-run sequence heads and the public-feed cursor head. */
 @Injectable()

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomHex } from '@core/context/random-hex';
 
 /** Resource ids: `<prefix>_` + 24 hex (the reference system's shape). */
-export const newId = (prefix: 'task' | 'run' | 'step' | 'artifact' | 'retention'): string => `${prefix}_${randomBytes(12).toString('hex')}`;
+export const newId = (prefix: 'task' | 'run' | 'step' | 'artifact' | 'retention'): string => `${prefix}_${randomHex(12)}`;
