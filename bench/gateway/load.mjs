@@ -59,8 +59,11 @@ export async function closedLoop({ origin, path, headers, body, concurrency = 1,
 /**
  * Streams: `total` SSE requests, at most `concurrency` open at once. Measures time to first body chunk (TTFT),
  * total duration, and the largest gap between two chunks of one stream; checks each stream ended properly.
+ * `staggerMs`: worker i opens its first stream after i × staggerMs / concurrency, so requests arrive spread
+ * out (steady state) instead of `concurrency` connects in the same millisecond; workers stay staggered since
+ * every stream lasts about as long.
  */
-export async function streams({ origin, path, headers, body, concurrency, total, endMarker }) {
+export async function streams({ origin, path, headers, body, concurrency, total, endMarker, staggerMs = 0 }) {
   const p = pool(origin, concurrency);
   const payload = JSON.stringify(body);
   const opts = { method: 'POST', path, headers: { 'content-type': 'application/json', ...headers }, body: payload };
@@ -94,7 +97,8 @@ export async function streams({ origin, path, headers, body, concurrency, total,
     if (!tail.includes(endMarker)) incomplete++;
   };
   await Promise.all(
-    Array.from({ length: concurrency }, async () => {
+    Array.from({ length: concurrency }, async (_, i) => {
+      if (staggerMs > 0) await sleep((i * staggerMs) / concurrency);
       while (started < total) {
         started++;
         await one().catch(() => errors++);
