@@ -255,7 +255,7 @@ export class GatewayRouterService {
         selected: c,
         upstreamProtocol: c.provider.protocol,
         upstream: out.value,
-        finish: ({ usage, error, clientAborted }) => {
+        finish: ({ usage, error }) => {
           if (finished) return 0;
           finished = true;
           const costMicros = this.cost(c, usage);
@@ -267,7 +267,6 @@ export class GatewayRouterService {
             attemptEnd?.({ ok: true, usage, costMicros });
             rec.finish({ ok: true, selected: c, usage, costMicros });
           }
-          void clientAborted;
           return costMicros;
         },
       };

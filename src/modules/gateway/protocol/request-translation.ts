@@ -72,7 +72,7 @@ function mapToolChoice(choice: unknown, parallel: unknown): Json | undefined {
  * tool calls → tool_use blocks; tool messages → tool_result blocks; image_url parts → image blocks;
  * `tool_error: true` → `is_error: true`; tools/tool_choice/stop/max tokens mapped. An assistant message that carries `content_blocks` (what this
  * gateway returns for Anthropic upstreams) is replayed verbatim, so thinking blocks and their signatures
- * survive a multi-turn tool loop.
+ * survive a multi-turn tool loop; unsigned thinking (another provider's reasoning) is left out.
  */
 export function openaiToAnthropicRequest(body: Json, model: string, stream: boolean): Json {
   const system: string[] = [];
@@ -86,8 +86,11 @@ export function openaiToAnthropicRequest(body: Json, model: string, stream: bool
     } else if (role === 'user') {
       pushMessage(messages, 'user', openaiPartsToBlocks(m.content));
     } else if (role === 'assistant') {
-      if (Array.isArray(m.content_blocks) && m.content_blocks.length > 0) {
-        pushMessage(messages, 'assistant', m.content_blocks.filter(isObject));
+      // Thinking without a signature came from another provider's reasoning (OpenAI-protocol upstreams):
+      // Anthropic rejects a thinking block it cannot verify, so only signed thinking goes back.
+      const replayable = Array.isArray(m.content_blocks) ? m.content_blocks.filter((b) => isObject(b) && !(b.type === 'thinking' && !b.signature)) : [];
+      if (replayable.length > 0) {
+        pushMessage(messages, 'assistant', replayable as Json[]);
         continue;
       }
       const blocks = openaiPartsToBlocks(m.content);

@@ -53,6 +53,24 @@ describe('request translation', () => {
     expect((out.messages as Json[])[1]).toEqual({ role: 'assistant', content: blocks });
   });
 
+  it('OpenAI → Anthropic leaves out unsigned thinking (reasoning from another provider) and keeps the rest', () => {
+    const unsigned = [{ type: 'thinking', thinking: 'from deepseek', signature: '' }, { type: 'text', text: 'answer' }];
+    const out = openaiToAnthropicRequest({ messages: [{ role: 'user', content: 'go' }, { role: 'assistant', content: 'answer', content_blocks: unsigned }] }, 'c', false);
+    expect((out.messages as Json[])[1]).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'answer' }] });
+    // Only unsigned thinking: the message falls back to its content and tool calls.
+    const onlyThinking = openaiToAnthropicRequest(
+      {
+        messages: [
+          { role: 'user', content: 'go' },
+          { role: 'assistant', content: 'ok', content_blocks: [{ type: 'thinking', thinking: 'x' }], tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] },
+        ],
+      },
+      'c',
+      false,
+    );
+    expect((onlyThinking.messages as Json[])[1]).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'ok' }, { type: 'tool_use', id: 'c1', name: 'f', input: { a: 1 } }] });
+  });
+
   it('OpenAI → Anthropic: a tool message with tool_error becomes a tool_result with is_error', () => {
     const out = openaiToAnthropicRequest(
       {
