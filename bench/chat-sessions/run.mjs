@@ -11,17 +11,14 @@
  * Scenarios: added latency of recording at concurrency 1 (plain vs session, p50/p99); recorded exchanges per
  * second with 50 sessions written concurrently vs 1 hot session (50 writers); GET of a 10,000-message session.
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import pg from 'pg';
 import { Pool } from 'undici';
-import { closedLoop, sleep, stats } from '../gateway/load.mjs';
+import { closedLoop, sleep, stats } from '../lib/load.mjs';
+import { DIST, ROOT, start, startHecate, stopChildren } from '../lib/processes.mjs';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const DIST = process.env.HECATE_DIST ?? 'dist';
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
 const WITH_SCALED = !argv.includes('--no-scaled');
@@ -33,60 +30,13 @@ const DATABASE = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.
 const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
 
-const children = [];
 const fmt = (n, d = 2) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
 const log = (s) => process.stdout.write(`${s}\n`);
 
-function start(label, args, env = {}, waitLine = true) {
-  const proc = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(proc);
-  let out = '';
-  proc.stdout.on('data', (d) => (out += d));
-  proc.stderr.on('data', (d) => (out += d));
-  proc.label = label;
-  proc.output = () => out;
-  if (!waitLine) return Promise.resolve(proc);
-  return new Promise((res, rej) => {
-    const onData = () => {
-      if (!out.includes('\n')) return;
-      proc.stdout.off('data', onData);
-      try {
-        res(Object.assign(proc, { info: JSON.parse(out.split('\n')[0]) }));
-      } catch {
-        rej(new Error(`${label}: unexpected first line: ${out.split('\n')[0]}`));
-      }
-    };
-    proc.stdout.on('data', onData);
-    proc.once('exit', (code) => rej(new Error(`${label} exited (${code}):\n${out}`)));
-  });
-}
-
-async function freePort() {
-  const { createServer } = await import('node:net');
-  return new Promise((res) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => res(port));
-    });
-  });
-}
-
 async function startServer(label, role, env) {
-  const port = await freePort();
-  const proc = await start(label, [join(DIST, 'src', role === 'all' ? 'main.js' : 'main.api.js')], { PORT: String(port), LOG_LEVEL: 'warn', GATEWAY_AUTH_TOKEN: TOKEN, ...env }, false);
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 600; i++) {
-    if (proc.exitCode !== null) throw new Error(`${label} exited:\n${proc.output()}`);
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) break;
-    } catch {
-      // not yet
-    }
-    await sleep(100);
-  }
-  if (!(await fetch(`${url}/v1/models`, { headers: AUTH })).ok) throw new Error(`${label}: /v1/models failed`);
-  return Object.assign(proc, { url });
+  const proc = await startHecate(label, role === 'all' ? 'main.js' : 'main.api.js', { GATEWAY_AUTH_TOKEN: TOKEN, ...env });
+  if (!(await fetch(`${proc.url}/v1/models`, { headers: AUTH })).ok) throw new Error(`${label}: /v1/models failed`);
+  return proc;
 }
 
 async function newSession(url) {
@@ -235,7 +185,7 @@ async function main() {
   log(`wrote bench/results/chat-sessions-${stamp}.{md,json}`);
   }
   if (db) {
-    for (const c of children) c.kill('SIGTERM');
+    stopChildren();
     await sleep(1500);
     const admin = new pg.Client({ connectionString: DATABASE });
     await admin.connect();
@@ -292,6 +242,4 @@ main()
     process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
     process.exitCode = 1;
   })
-  .finally(() => {
-    for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
-  });
+  .finally(stopChildren);

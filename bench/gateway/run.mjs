@@ -11,16 +11,13 @@
  *   node bench/gateway/run.mjs --only latency,ttft       # some scenarios; results not written
  *   HECATE_DIST=.dist-x node bench/gateway/run.mjs
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import pg from 'pg';
-import { closedLoop, rssMb, sleep, streams } from './load.mjs';
+import { closedLoop, rssMb, sleep, streams } from '../lib/load.mjs';
+import { DIST, ROOT, start, startHecate, stopChildren } from '../lib/processes.mjs';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const DIST = process.env.HECATE_DIST ?? 'dist';
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
 const opt = (name, fallback) => {
@@ -38,60 +35,11 @@ const PROVIDER_KEY = 'sk-bench-upstream-key-0000';
 const DATABASE = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-const children = [];
-function start(label, args, env = {}, { waitLine = true } = {}) {
-  const proc = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(proc);
-  let out = '';
-  proc.stdout.on('data', (d) => (out += d));
-  proc.stderr.on('data', (d) => (out += d));
-  proc.label = label;
-  proc.output = () => out;
-  if (!waitLine) return Promise.resolve(proc);
-  return new Promise((res, rej) => {
-    const onData = () => {
-      const line = out.split('\n')[0];
-      if (out.includes('\n')) {
-        proc.stdout.off('data', onData);
-        try {
-          res(Object.assign(proc, { info: JSON.parse(line) }));
-        } catch {
-          rej(new Error(`${label}: unexpected first line: ${line}`));
-        }
-      }
-    };
-    proc.stdout.on('data', onData);
-    proc.once('exit', (code) => rej(new Error(`${label} exited (${code}):\n${out}`)));
-  });
-}
-
-async function freePort() {
-  const { createServer } = await import('node:net');
-  return new Promise((res) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => res(port));
-    });
-  });
-}
-
 async function startGateway(label, role, env) {
-  const port = await freePort();
-  const proc = await start(label, [join(DIST, 'src', role === 'all' ? 'main.js' : 'main.api.js')], { PORT: String(port), LOG_LEVEL: 'warn', GATEWAY_AUTH_TOKEN: TOKEN, ...env }, { waitLine: false });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 600; i++) {
-    if (proc.exitCode !== null) throw new Error(`${label} exited:\n${proc.output()}`);
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) break;
-    } catch {
-      // not yet
-    }
-    await sleep(100);
-  }
-  const models = await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${TOKEN}` } });
+  const proc = await startHecate(label, role === 'all' ? 'main.js' : 'main.api.js', { GATEWAY_AUTH_TOKEN: TOKEN, ...env });
+  const models = await fetch(`${proc.url}/v1/models`, { headers: { authorization: `Bearer ${TOKEN}` } });
   if (!models.ok) throw new Error(`${label}: /v1/models ${models.status}`);
-  return Object.assign(proc, { url });
+  return proc;
 }
 
 const fmt = (n, d = 2) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
@@ -264,7 +212,7 @@ async function main() {
   }
 
   if (db) {
-    for (const c of children) c.kill('SIGTERM');
+    stopChildren();
     await sleep(1500);
     const admin = new pg.Client({ connectionString: DATABASE });
     await admin.connect();
@@ -348,6 +296,4 @@ main()
     process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
     process.exitCode = 1;
   })
-  .finally(() => {
-    for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
-  });
+  .finally(stopChildren);

@@ -15,15 +15,14 @@
  *   HECATE_DIST=.dist-x node bench/tasks/run.mjs
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { request, Agent } from 'node:http';
 import { cpus, tmpdir, totalmem } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import pg from 'pg';
+import { rssMb, sleep } from '../lib/load.mjs';
+import { cpuMs, DIST, ROOT, startHecate } from '../lib/processes.mjs';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const DIST = process.env.HECATE_DIST ?? 'dist';
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
 const TOKEN = 'bench-tasks-operator-token-0123456789';
@@ -38,58 +37,15 @@ const ONLY = (() => {
 })();
 const wanted = (part) => !ONLY || ONLY.has(part);
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const pct = (xs, p) => {
   if (xs.length === 0) return NaN;
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 };
-/** CPU time (user + system) a process has used, in ms. */
-const cpuMs = (pid) => {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
-};
-const rssMb = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
 
 // ---------------------------------------------------------------- processes
-const children = new Set();
-process.on('exit', () => {
-  for (const c of children) c.kill('SIGKILL');
-});
-
-async function freePort() {
-  const { createServer } = await import('node:net');
-  return new Promise((res) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => res(port));
-    });
-  });
-}
-
-async function startRole(role, env) {
-  const port = await freePort();
-  const entry = { api: 'main.api.js', worker: 'main.worker.js' }[role];
-  const portEnv = role === 'worker' ? { WORKER_HEALTH_PORT: String(port) } : { PORT: String(port) };
-  const proc = spawn(process.execPath, [join(DIST, 'src', entry)], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env, ...portEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(proc);
-  let out = '';
-  proc.stdout.on('data', (d) => (out += d));
-  proc.stderr.on('data', (d) => (out += d));
-  proc.once('exit', () => children.delete(proc));
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 1200; i++) {
-    if (proc.exitCode !== null) throw new Error(`${role} exited:\n${out}`);
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) return Object.assign(proc, { url, output: () => out });
-    } catch {
-      // not up yet
-    }
-    await sleep(50);
-  }
-  throw new Error(`${role} did not become healthy:\n${out}`);
-}
+const startRole = (role, env) =>
+  role === 'worker' ? startHecate('worker', 'main.worker.js', env, { portVar: 'WORKER_HEALTH_PORT' }) : startHecate('api', 'main.api.js', env);
 
 async function deployment(extra = {}) {
   const name = `hecate_bench_tasks_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
