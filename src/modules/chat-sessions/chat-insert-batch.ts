@@ -26,6 +26,48 @@ export function insertFromJsonSql(table: InsertBatch['table'], columns: readonly
   return `INSERT INTO ${table} (${columns.join(', ')}) SELECT ${columns.map((c) => `r.${c}`).join(', ')} FROM ${from}`;
 }
 
+/** Types of the non-text insert columns: a parameter in a VALUES row or a select list would otherwise be text. */
+const COLUMN_TYPES: Readonly<Record<string, string>> = {
+  sequence: 'integer',
+  replay_count: 'integer',
+  replay_chars: 'bigint',
+  message_json: 'jsonb',
+  error_json: 'jsonb',
+  created_at: 'timestamptz',
+  updated_at: 'timestamptz',
+  cost_micros_usd: 'bigint',
+  prompt_tokens: 'integer',
+  completion_tokens: 'integer',
+  total_tokens: 'integer',
+};
+
+/**
+ * INSERT … SELECT of `count` rows given as parameters, one per value, from `$first` on (`guard`: a CTE that
+ * must have a row). For prepared statements of a fixed row count: once planned, binding values directly is
+ * cheaper than decoding a JSON array (Postgres 0.27 → 0.24 ms, PGlite 0.48 → 0.41 ms for a recorded exchange).
+ */
+export function insertFromValuesSql(table: InsertBatch['table'], columns: readonly string[], count: number, first: number, guard: string): string {
+  const rows = Array.from({ length: count }, (_, r) => {
+    const values = columns.map((c, i) => {
+      const type = COLUMN_TYPES[c];
+      // The first row types the VALUES list; later rows follow it.
+      return `$${first + r * columns.length + i}${r === 0 && type ? `::${type}` : ''}`;
+    });
+    return `(${values.join(', ')})`;
+  });
+  return `INSERT INTO ${table} (${columns.join(', ')}) SELECT v.* FROM (VALUES ${rows.join(', ')}) v, ${guard}`;
+}
+
+/** The parameters of `rows` for insertFromValuesSql, in its order (JSON columns as JSON text). */
+export function valuesParams(columns: readonly string[], rows: Array<Record<string, unknown>>, params: unknown[]): void {
+  for (const row of rows) {
+    for (const c of columns) {
+      const v = row[c];
+      params.push(COLUMN_TYPES[c] === 'jsonb' && v !== null && v !== undefined ? JSON.stringify(v) : v);
+    }
+  }
+}
+
 /** Appends the batch's one parameter to `params` and answers its SQL (`guard`: a CTE that must have a row). */
 export function renderInsert(b: InsertBatch, params: unknown[], guard?: string): string {
   params.push(JSON.stringify(b.rows));

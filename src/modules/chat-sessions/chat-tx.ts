@@ -3,7 +3,7 @@ import { PreparedStatement, queryPrepared } from '@core/database/prepared-statem
 import { charsOf, ChatMessageJson, isReplayable, MessageKind, MessageStatus, newMessageId } from './chat-message';
 import type { ChatMessageEntity } from './chat-message.entity';
 import type { ChatSessionEntity } from './chat-session.entity';
-import { CALL_COLUMNS_INSERT, InsertBatch, insertFromJsonSql, MESSAGE_COLUMNS_INSERT, renderInsert, shiftParams } from './chat-insert-batch';
+import { CALL_COLUMNS_INSERT, InsertBatch, insertFromJsonSql, insertFromValuesSql, MESSAGE_COLUMNS_INSERT, renderInsert, shiftParams, valuesParams } from './chat-insert-batch';
 import { generationFromRow, linkFromRow, MESSAGE_COLUMNS, messageFromRow, TreeLink } from './chat-rows';
 import { generationsSql, PATH_SQL } from './chat-session.repository';
 
@@ -60,22 +60,44 @@ export interface LeafInfo {
 
 /**
  * The guarded write (a write without the session lock): the session UPDATE matches only if the session is
- * where the snapshot saw it (next sequence, active leaf, not a compaction snapshot); the provider calls ($13)
- * and messages ($14) ride on it as JSON arrays, so nothing is inserted unless it matched. One fixed text per
- * commit mode, run as a prepared statement: parsing and planning this CTE cost more than running it.
+ * where the snapshot saw it (next sequence, active leaf, not a compaction snapshot); the provider calls and
+ * messages ride on it, so nothing is inserted unless it matched. Run as prepared statements (parsing and
+ * planning this CTE cost more than running it), so their texts are fixed: one per row count for a single
+ * exchange (one call, up to MAX_VALUES_MESSAGES messages: values bound directly), else one with a JSON
+ * array per table (a batch of exchanges, a long tool loop). Each text is prepared on each connection.
  */
-const guardedWrite = (asyncCommit: boolean) =>
-  new PreparedStatement(
-    `WITH g AS (
-       UPDATE chat_sessions SET next_sequence = $1, message_count = message_count + $2, provider_call_count = provider_call_count + $3,
+const GUARDED_UPDATE = `UPDATE chat_sessions SET next_sequence = $1, message_count = message_count + $2, provider_call_count = provider_call_count + $3,
          last_model = $4, last_provider = $5, last_cost_micros_usd = $6, last_request_id = $7, active_leaf_id = $8, updated_at = now()
        WHERE id = $9 AND tenant_id = $10 AND next_sequence = $11 AND active_leaf_id IS NOT DISTINCT FROM $12::text AND NOT pre_compression_snapshot
-       RETURNING updated_at),
-     w0 AS (${insertFromJsonSql('chat_session_provider_calls', CALL_COLUMNS_INSERT, '$13', 'g')}),
-     w1 AS (${insertFromJsonSql('chat_session_messages', MESSAGE_COLUMNS_INSERT, '$14', 'g')})
-     SELECT updated_at${asyncCommit ? `, set_config('synchronous_commit', 'off', true) AS async_commit` : ''} FROM g`,
-  );
-const GUARDED_WRITE = { async: guardedWrite(true), sync: guardedWrite(false) };
+       RETURNING updated_at`;
+const GUARDED_PARAMS = 12;
+const MAX_VALUES_MESSAGES = 4;
+const guardedStatements = new Map<string, PreparedStatement>();
+
+const fitsValues = (calls: number, messages: number) => calls === 1 && messages >= 1 && messages <= MAX_VALUES_MESSAGES;
+
+/** The statement for `messages` rows bound as values (with one call), or with JSON arrays ('json'). */
+function guardedStatement(asyncCommit: boolean, messages: number | 'json'): PreparedStatement {
+  const key = `${asyncCommit}:${messages}`;
+  let statement = guardedStatements.get(key);
+  if (!statement) {
+    const first = GUARDED_PARAMS + 1;
+    const inserts =
+      messages === 'json'
+        ? [
+            insertFromJsonSql('chat_session_provider_calls', CALL_COLUMNS_INSERT, `$${first}`, 'g'),
+            insertFromJsonSql('chat_session_messages', MESSAGE_COLUMNS_INSERT, `$${first + 1}`, 'g'),
+          ]
+        : [
+            insertFromValuesSql('chat_session_provider_calls', CALL_COLUMNS_INSERT, 1, first, 'g'),
+            insertFromValuesSql('chat_session_messages', MESSAGE_COLUMNS_INSERT, messages, first + CALL_COLUMNS_INSERT.length, 'g'),
+          ];
+    const commit = asyncCommit ? `, set_config('synchronous_commit', 'off', true) AS async_commit` : '';
+    statement = new PreparedStatement(`WITH g AS (${GUARDED_UPDATE}), w0 AS (${inserts[0]}), w1 AS (${inserts[1]}) SELECT updated_at${commit} FROM g`);
+    guardedStatements.set(key, statement);
+  }
+  return statement;
+}
 
 /** A write without the session lock needed a read: it has to run locked instead. */
 export class NeedsLockError extends Error {}
@@ -365,7 +387,10 @@ export class ChatTx {
   async flushGuarded(dataSource: DataSource, asyncCommit: boolean): Promise<boolean> {
     const s = this.session;
     const rowsOf = (table: InsertBatch['table']) => this.pending.filter((b) => b.table === table).flatMap((b) => b.rows);
-    const params = [
+    const calls = rowsOf('chat_session_provider_calls');
+    const messages = rowsOf('chat_session_messages');
+    this.pending = [];
+    const params: unknown[] = [
       s.nextSequence,
       s.messageCount - this.baseCounts.messages,
       s.providerCallCount - this.baseCounts.calls,
@@ -378,11 +403,13 @@ export class ChatTx {
       s.tenantId,
       this.expected.nextSequence,
       this.expected.activeLeafId,
-      JSON.stringify(rowsOf('chat_session_provider_calls')),
-      JSON.stringify(rowsOf('chat_session_messages')),
     ];
-    this.pending = [];
-    const rows = await queryPrepared(dataSource, asyncCommit ? GUARDED_WRITE.async : GUARDED_WRITE.sync, params);
+    const values = fitsValues(calls.length, messages.length);
+    if (values) {
+      valuesParams(CALL_COLUMNS_INSERT, calls, params);
+      valuesParams(MESSAGE_COLUMNS_INSERT, messages, params);
+    } else params.push(JSON.stringify(calls), JSON.stringify(messages));
+    const rows = await queryPrepared(dataSource, guardedStatement(asyncCommit, values ? messages.length : 'json'), params);
     if (rows.length === 0) return false;
     s.updatedAt = new Date(rows[0].updated_at as string | Date);
     this.dirty = false;

@@ -133,6 +133,40 @@ describe.each(['postgres', 'pglite'] as const)('chat session store (%s)', (backe
       await expect(h.recorder.prepare(tenant, s.id, [{ role: 'user', content: 'x' }])).rejects.toMatchObject({ status: 404 });
     });
 
+    it('stores an exchange alike whether its rows are bound one value each (up to 4 messages) or sent as one JSON array (more)', async () => {
+      for (const k of [1, 3, 4, 6]) {
+        const s = await h.sessions.create(tenant, {});
+        const sent = Array.from({ length: k }, (_, i) =>
+          i % 2 ? { role: 'tool', tool_call_id: `c${i}`, content: `it's "${i}" \\ ü`, tool_error: true } : { role: 'user', content: [{ type: 'text', text: `q${i}` }], name: 'ann' },
+        );
+        const before = Date.now();
+        const prepared = await h.recorder.prepare(tenant, s.id, sent);
+        await h.recorder.record(prepared, { status: 'failed', reply: textReply(''), call: call('m', { costMicrosUsd: 9_007_199_254 }), error: { type: 'upstream_error', message: 'boom' } });
+        const rows = await h.rows<Record<string, unknown>>(
+          `SELECT sequence, role, status, message_json, error_json, replay_count, replay_chars, created_at, updated_at, produced_by_call_id, client_request_id
+             FROM chat_session_messages WHERE session_id = $1 ORDER BY sequence`,
+          [s.id],
+        );
+        const reply = { role: 'assistant', content: '', content_blocks: [{ type: 'text', text: '' }] };
+        const chars = sent.map((m) => JSON.stringify(m).length).reduce((acc: number[], n) => [...acc, (acc[acc.length - 1] ?? 0) + n], []);
+        expect(rows.map(({ created_at: _c, updated_at: _u, produced_by_call_id: _p, ...r }) => r)).toEqual([
+          ...sent.map((m, i) => ({ sequence: i, role: m.role, status: 'complete', message_json: m, error_json: null, replay_count: i + 1, replay_chars: chars[i], client_request_id: null })),
+          { sequence: k, role: 'assistant', status: 'failed', message_json: reply, error_json: { type: 'upstream_error', message: 'boom' }, replay_count: k, replay_chars: chars[k - 1], client_request_id: null },
+        ]);
+        for (const r of rows) {
+          expect(r.created_at).toEqual(r.updated_at);
+          expect((r.created_at as Date).getTime()).toBeGreaterThanOrEqual(before - 1);
+          expect((r.created_at as Date).getTime()).toBeLessThanOrEqual(Date.now());
+        }
+        const [callRow] = await h.rows<Record<string, unknown>>('SELECT id, status, cost_micros_usd, total_tokens FROM chat_session_provider_calls WHERE session_id = $1', [s.id]);
+        expect(callRow).toMatchObject({ status: 'failed', cost_micros_usd: 9_007_199_254, total_tokens: 13 });
+        expect(rows.map((r) => r.produced_by_call_id)).toEqual([...sent.map(() => null), callRow.id]);
+        expect(await h.rows('SELECT message_count, provider_call_count, next_sequence FROM chat_sessions WHERE id = $1', [s.id])).toEqual([
+          { message_count: k + 1, provider_call_count: 1, next_sequence: k + 1 },
+        ]);
+      }
+    });
+
     it('assigns sequences 0..N-1 without gaps or duplicates under 50 concurrent writers on one session', async () => {
       const s = await h.sessions.create(tenant, {});
       await record(s.id, [{ role: 'user', content: 'root' }]);
