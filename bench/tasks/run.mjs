@@ -21,7 +21,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { rssMb, sleep } from '../lib/load.mjs';
-import { cpuMs, DIST, ROOT, startHecate } from '../lib/processes.mjs';
+import { cpuMs, ROOT, startHecate } from '../lib/processes.mjs';
 
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
