@@ -119,6 +119,12 @@ export function describePlatformHttp(getTarget: () => Target): void {
     expect(wrong.status).toBe(401);
     const wrongKey = await fetch(`${getTarget().url}/hecate/v1/system/stats`, { headers: auth('hk_AAAAAAAAAAAA_' + 'a'.repeat(43)) });
     expect(wrongKey.status).toBe(401);
+    // The operator token, once accepted, is remembered; near misses of it still fail.
+    expect((await fetch(`${getTarget().url}/hecate/v1/system/stats`, { headers: auth(OPERATOR_TOKEN) })).status).toBe(200);
+    for (const nearMiss of [`${OPERATOR_TOKEN}x`, OPERATOR_TOKEN.slice(0, -1), OPERATOR_TOKEN.toUpperCase()]) {
+      expect((await fetch(`${getTarget().url}/hecate/v1/system/stats`, { headers: auth(nearMiss) })).status).toBe(401);
+    }
+    expect((await fetch(`${getTarget().url}/hecate/v1/system/stats`, { headers: auth(OPERATOR_TOKEN) })).status).toBe(200);
   });
 
   it('issues API keys shown once, enforces scopes, accepts Bearer and x-api-key, and rejects revoked keys', async () => {
