@@ -6,7 +6,7 @@ import { AppConfig } from '@core/config/app-config';
 import { RequestContext } from '@core/context/request-context';
 import { PinoNestLogger, rootLogger } from '@core/logging/logger';
 import { MetricsService } from '@core/metrics/metrics.service';
-import { AllExceptionsFilter, sendError } from './all-exceptions.filter';
+import { AllExceptionsFilter } from './all-exceptions.filter';
 import { currentTraceId, incomingRequestId } from './request-id';
 import { createValidationPipe } from './validation.pipe';
 
@@ -39,9 +39,8 @@ export async function createHttpApp(rootModule: unknown, config: AppConfig): Pro
     metrics.httpDuration.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
     done();
   });
-  // Errors raised by Fastify itself (body too large, malformed JSON, bad content type) use the same envelope.
-  fastify.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => sendError(error, request, reply));
-
+  // Errors raised by Fastify itself (body too large, malformed JSON, bad content type) reach the same filter:
+  // Nest installs its own Fastify error handler at init, which hands them to the exception filters.
   app.useGlobalFilters(new AllExceptionsFilter());
   app.useGlobalPipes(createValidationPipe());
   return app;
