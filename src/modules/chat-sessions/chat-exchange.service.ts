@@ -1,13 +1,13 @@
-import type { ServerResponse } from 'node:http';
 import { Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '@core/context/request-context';
 import { DomainError, InvalidRequestError } from '@core/http/domain-error';
 import { rootLogger } from '@core/logging/logger';
-import { formatUsd, GatewayCallContext, GatewayResult, GatewayRouteInfo, GatewayRouterService } from '@modules/gateway/gateway-router.service';
+import { GatewayCallContext, GatewayResult, GatewayRouteInfo, GatewayRouterService } from '@modules/gateway/gateway-router.service';
 import { isObject, Json } from '@modules/gateway/protocol/normalized';
 import { normalizeAnthropicResponse, renderOpenaiCompletion } from '@modules/gateway/protocol/response-translation';
 import { OpenaiChunkEncoder } from '@modules/gateway/protocol/stream-codecs';
+import { routeHeaders, waitDrain } from '@modules/gateway/response-headers';
 import { ChatExchangeRecorderService, ExchangeResult, PreparedExchange } from './chat-exchange-recorder.service';
 import type { GeneratedReply } from './chat-message';
 
@@ -37,30 +37,10 @@ function callOf(info: GatewayRouteInfo, requestedModel: string | undefined, r?: 
   };
 }
 
-function routeHeaders(info: GatewayRouteInfo, sessionId: string, requestedModel: string | undefined, costMicros?: number): Record<string, string> {
-  return {
-    'x-runtime-provider': info.provider,
-    'x-runtime-provider-kind': info.provider_kind,
-    'x-runtime-model': info.model,
-    'x-runtime-route-reason': info.route_reason,
-    'x-runtime-attempts': String(info.attempts),
-    'x-runtime-retries': String(Math.max(0, info.attempts - 1)),
-    ...(requestedModel ? { 'x-runtime-requested-model': requestedModel } : {}),
-    ...(costMicros !== undefined ? { 'x-runtime-cost-usd': formatUsd(costMicros) } : {}),
-    'x-session-id': sessionId,
-  };
-}
-
-const drain = (res: ServerResponse) =>
-  new Promise<void>((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.once('drain', done);
-    res.once('close', done);
-  });
+const sessionHeaders = (info: GatewayRouteInfo, sessionId: string, requestedModel: string | undefined, costMicros?: number): Record<string, string> => ({
+  ...routeHeaders(info, requestedModel, costMicros),
+  'x-session-id': sessionId,
+});
 
 /**
  * `POST /v1/chat/completions` with a session (seed 000 RecordChatExchange): the session's system prompt is
@@ -111,7 +91,7 @@ export class ChatExchangeService {
     }
     await this.recorder.record(exchange, { status: 'complete', reply: replyOf(result), call: callOf(result, requestedModel, result) });
     const out = result.protocol === 'openai' && result.raw ? result.raw : renderOpenaiCompletion(normalizeAnthropicResponse(result.raw ?? {}), result.model);
-    await reply.headers(routeHeaders(result, exchange.sessionId, requestedModel, result.cost_micros_usd)).header('content-type', 'application/json').send(JSON.stringify(out));
+    await reply.headers(sessionHeaders(result, exchange.sessionId, requestedModel, result.cost_micros_usd)).header('content-type', 'application/json').send(JSON.stringify(out));
   }
 
   private async stream(exchange: PreparedExchange, body: Json, requestedModel: string | undefined, ctx: GatewayCallContext, reply: FastifyReply, signal: AbortSignal): Promise<void> {
@@ -126,7 +106,7 @@ export class ChatExchangeService {
     const res = reply.raw;
     res.writeHead(200, {
       ...(reply.getHeaders() as Record<string, string>),
-      ...routeHeaders(s, exchange.sessionId, requestedModel),
+      ...sessionHeaders(s, exchange.sessionId, requestedModel),
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
       'x-accel-buffering': 'no',
@@ -137,7 +117,7 @@ export class ChatExchangeService {
     try {
       for await (const d of s.deltas) {
         const out = encoder.encode(d);
-        if (out && !signal.aborted && !res.write(out)) await drain(res);
+        if (out && !signal.aborted && !res.write(out)) await waitDrain(res);
       }
     } catch (err) {
       if (!signal.aborted) failure = err;

@@ -5,8 +5,9 @@ import type { Principal } from '@core/context/request-context';
 import { rootLogger } from '@core/logging/logger';
 import { transportError, UpstreamError } from '@modules/providers/upstream-error';
 import { ClientAbort } from './client-abort';
-import { CompletedCall, formatUsd, GatewayRouteInfo, GatewayRouterService, OpenStream } from './gateway-router.service';
+import { CompletedCall, GatewayRouterService, OpenStream } from './gateway-router.service';
 import { prepareRequest } from './ingress-validation';
+import { routeHeaders, waitDrain } from './response-headers';
 import { anthropicUsage, isObject, Json, mergeUsage, NormalizedUsage, openaiUsage, WireProtocol } from './protocol/normalized';
 import { normalizeAnthropicResponse, normalizeOpenaiResponse, renderAnthropicMessage, renderOpenaiCompletion } from './protocol/response-translation';
 import { parseFrame, SseFramer, startsWith } from './protocol/sse';
@@ -21,32 +22,6 @@ const EV_START = Buffer.from('event: message_start');
 const EV_DELTA = Buffer.from('event: message_delta');
 const EV_STOP = Buffer.from('event: message_stop');
 const EV_ERROR = Buffer.from('event: error');
-
-function routeHeaders(info: GatewayRouteInfo, requestedModel: string | undefined, costMicros?: number): Record<string, string> {
-  const h: Record<string, string> = {
-    'x-runtime-provider': info.provider,
-    'x-runtime-provider-kind': info.provider_kind,
-    'x-runtime-model': info.model,
-    'x-runtime-route-reason': info.route_reason,
-    'x-runtime-attempts': String(info.attempts),
-    'x-runtime-retries': String(Math.max(0, info.attempts - 1)),
-  };
-  if (requestedModel) h['x-runtime-requested-model'] = requestedModel;
-  if (costMicros !== undefined) h['x-runtime-cost-usd'] = formatUsd(costMicros);
-  return h;
-}
-
-function waitDrain(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.once('drain', done);
-    res.once('close', done);
-  });
-}
 
 function errorFrame(protocol: WireProtocol, e: UpstreamError): string {
   const message = e.kind === 'timeout' ? 'the upstream provider went idle mid-stream' : 'the upstream stream broke before it was complete';

@@ -1,0 +1,30 @@
+import type { ServerResponse } from 'node:http';
+import { formatUsd, GatewayRouteInfo } from './gateway-router.service';
+
+/** The X-Runtime-* headers of a /v1 response (seed 003): where the request went and what it cost. */
+export function routeHeaders(info: GatewayRouteInfo, requestedModel: string | undefined, costMicros?: number): Record<string, string> {
+  const h: Record<string, string> = {
+    'x-runtime-provider': info.provider,
+    'x-runtime-provider-kind': info.provider_kind,
+    'x-runtime-model': info.model,
+    'x-runtime-route-reason': info.route_reason,
+    'x-runtime-attempts': String(info.attempts),
+    'x-runtime-retries': String(Math.max(0, info.attempts - 1)),
+  };
+  if (requestedModel) h['x-runtime-requested-model'] = requestedModel;
+  if (costMicros !== undefined) h['x-runtime-cost-usd'] = formatUsd(costMicros);
+  return h;
+}
+
+/** Resolves when a response that refused a write can take more, or is gone. */
+export function waitDrain(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.once('drain', done);
+    res.once('close', done);
+  });
+}
