@@ -22,7 +22,10 @@ const moduleNameMapper = {
   '^@sdk/(.*)$': '<rootDir>/libs/sdk/src/$1',
   '^@migrations$': '<rootDir>/migrations/index.ts',
 };
-const base = { rootDir: __dirname, transform, moduleNameMapper, testEnvironment: 'node' };
+// @nestjs/common and @nestjs/core 12 ship ESM only: compile them to CommonJS like our sources, so tests import
+// the real packages (services a test constructs by hand keep their real decorators).
+const transformIgnorePatterns = ['/node_modules/(?!@nestjs/(common|core)/)'];
+const base = { rootDir: __dirname, transform, transformIgnorePatterns, moduleNameMapper, testEnvironment: 'node' };
 
 module.exports = {
   projects: [

@@ -1,5 +1,3 @@
-// @nestjs/common 12 is ESM-only (Jest on Node 20 cannot require it); the decorator only needs to exist here.
-jest.mock('@nestjs/common', () => ({ Injectable: () => () => undefined }));
 import type { AppConfig } from '@core/config/app-config';
 import { ProviderHealthService } from './provider-health.service';
 

@@ -1,4 +1,3 @@
-jest.mock('@nestjs/common', () => jest.requireActual('./nest-common.stub'));
 import type { GeneratedReply } from '@modules/chat-sessions/chat-message';
 import { call, openStore, StoreHarness, textReply } from './store-harness';
 

@@ -1,4 +1,3 @@
-jest.mock('@nestjs/common', () => jest.requireActual('./nest-common.stub'));
 import { toChatMessageResponse, toProviderCallResponse } from '@modules/chat-sessions/chat-session-view.dto';
 import type { BegunTurn, ReplayedTurn } from '@modules/chat-sessions/chat-turn-ledger.service';
 import { call, openStore, StoreHarness, textReply } from './store-harness';

@@ -1,7 +1,3 @@
-// @nestjs/* 12 are ESM-only (Jest on Node 20 cannot require them); the service is constructed by hand.
-jest.mock('@nestjs/common', () => ({ Injectable: () => () => undefined, Inject: () => () => undefined, Optional: () => () => undefined }));
-jest.mock('@nestjs/core', () => ({ HttpAdapterHost: class {}, Reflector: class {} }));
-
 import type { AppConfig } from '@core/config/app-config';
 import { RedisConnections } from '@core/redis/redis-connections';
 import { RateLimiterService } from '@modules/gateway/rate-limiter.service';

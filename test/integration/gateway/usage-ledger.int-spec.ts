@@ -1,6 +1,3 @@
-// @nestjs/common 12 is ESM-only (Jest on Node 20 cannot require it); these classes are constructed by hand.
-jest.mock('@nestjs/common', () => ({ Injectable: () => () => undefined }));
-
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,4 +1,3 @@
-jest.mock('@nestjs/common', () => jest.requireActual('../chat-sessions/nest-common.stub'));
 import { randomUUID } from 'node:crypto';
 import { openRuntime, RuntimeHarness } from './runtime-harness';
 
