@@ -79,6 +79,8 @@ class PreparedStatements {
 
   run(name: string, text: string, values: unknown[]): Promise<Results> {
     return this.db.runExclusive(async () => {
+      // execProtocol skips PGlite's own closed check: fail like its query() does, not with a TypeError.
+      if (this.db.closed) throw new Error('PGlite is closed');
       let statement = this.known.get(name);
       if (statement && statement.text !== text) throw new Error(`prepared statement ${name} was used for a different statement`);
       if (!statement) {
@@ -156,7 +158,14 @@ export function pgliteTypeormDriver(db: PGlite): { Pool: new () => EventEmitter 
       return promise;
     }
     end(callback?: (err: Error | null) => void): Promise<void> {
-      const done = db.close();
+      // Close after the statement that holds the connection (if any); later ones then see a closed database.
+      const done = mutex.acquire().then(async (unlock) => {
+        try {
+          if (!db.closed) await db.close();
+        } finally {
+          unlock();
+        }
+      });
       if (callback) done.then(() => callback(null), (e: Error) => callback(e));
       return done;
     }

@@ -179,3 +179,15 @@ describe.each(['postgres', 'pglite'] as const)('prepared statements on %s', (bac
     expect(final.n).toBe(12);
   });
 });
+
+describe('PGlite shutdown with statements in flight', () => {
+  it('lets statements already waiting for the connection finish before the database closes', async () => {
+    const ds = await open(undefined);
+    await ds.query(`CREATE TABLE closing_probe (id text PRIMARY KEY)`);
+    const insert = new PreparedStatement(`INSERT INTO closing_probe (id) VALUES ($1) RETURNING id`);
+    const inFlight = [1, 2, 3].map((i) => queryPrepared(ds, insert, [`c${i}`]));
+    const closing = ds.destroy();
+    expect(await Promise.all(inFlight)).toEqual([[{ id: 'c1' }], [{ id: 'c2' }], [{ id: 'c3' }]]);
+    await closing;
+  }, 60_000);
+});
