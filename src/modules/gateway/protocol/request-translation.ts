@@ -147,7 +147,8 @@ export function withoutHecateMessageFields(messages: unknown[]): unknown[] {
   return messages.map((m) => {
     if (!isObject(m) || !hasHecateMessageFields(m)) return m;
     const { content_blocks: blocks, tool_error: _toolError, ...rest } = m;
-    if ((rest.content === undefined || rest.content === null) && !Array.isArray(rest.tool_calls) && Array.isArray(blocks)) {
+    // The text of the blocks stands in for a missing content (with or without tool calls beside it).
+    if ((rest.content === undefined || rest.content === null) && Array.isArray(blocks)) {
       const text = blocks.map((b) => (isObject(b) && b.type === 'text' && typeof b.text === 'string' ? b.text : '')).join('');
       if (text !== '') rest.content = text;
     }

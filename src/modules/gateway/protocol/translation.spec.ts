@@ -120,6 +120,7 @@ describe('request translation', () => {
       { role: 'assistant', content: null, tool_calls: [call], content_blocks: [{ type: 'thinking', thinking: 'hmm', signature: 's' }, { type: 'tool_use', id: 'c1', name: 'f', input: {} }], refusal: null },
       { role: 'tool', tool_call_id: 'c1', content: 'The tool call was not executed: stopped.', tool_error: true },
       { role: 'assistant', content_blocks: [{ type: 'thinking', thinking: 'x', signature: 's' }, { type: 'text', text: 'done' }] },
+      { role: 'assistant', content: null, tool_calls: [call], content_blocks: [{ type: 'text', text: 'checking' }, { type: 'tool_use', id: 'c1', name: 'f', input: {} }] },
     ];
     const out = withoutHecateMessageFields(messages);
     expect(out).toEqual([
@@ -127,6 +128,7 @@ describe('request translation', () => {
       { role: 'assistant', content: null, tool_calls: [call], refusal: null },
       { role: 'tool', tool_call_id: 'c1', content: 'The tool call was not executed: stopped.' },
       { role: 'assistant', content: 'done' },
+      { role: 'assistant', content: 'checking', tool_calls: [call] },
     ]);
     expect(out[0]).toBe(user);
     expect(messages[2]).toHaveProperty('tool_error', true);
