@@ -6,7 +6,8 @@ import { ChatSessionRepository } from './chat-session.repository';
 import { ChatSnapshotCacheService, SessionSnapshot } from './chat-snapshot-cache.service';
 import { ChatBranchBusyError, ChatSessionNotFoundError, ChatSessionSupersededError } from './chat-sessions.errors';
 import { ChatTranscriptRepository } from './chat-transcript.repository';
-import type { ChatTx, NewProviderCall } from './chat-tx';
+import type { ChatTx } from './chat-tx';
+import type { NewProviderCall } from './chat-write-types';
 
 /** A `/v1/chat/completions` exchange about to be recorded into a session. */
 export interface PreparedExchange {

@@ -8,7 +8,7 @@ import type { ChatSessionEntity } from './chat-session.entity';
 import { ChatBranchBusyError } from './chat-sessions.errors';
 import { ChatSnapshotCacheService } from './chat-snapshot-cache.service';
 import { ChatTranscriptRepository } from './chat-transcript.repository';
-import type { NewProviderCall } from './chat-tx';
+import type { NewProviderCall } from './chat-write-types';
 
 /** A compaction that holds the session-wide lock (leaf `*`) while its summary is generated. */
 export interface ClaimedCompaction {

@@ -4,7 +4,8 @@ import type { ChatMessageEntity } from './chat-message.entity';
 import type { ChatSessionEntity } from './chat-session.entity';
 import { MESSAGE_COLUMNS, messageFromRow, SESSION_COLUMNS, sessionFromRow } from './chat-rows';
 import { ChatSessionNotFoundError, ChatSessionSupersededError } from './chat-sessions.errors';
-import { ChatTx, insertSessionRow, NeedsLockError } from './chat-tx';
+import { insertSessionRow } from './chat-session-writes';
+import { ChatTx, NeedsLockError } from './chat-tx';
 
 const LOCK_SQL = `SELECT ${SESSION_COLUMNS} FROM chat_sessions WHERE id = $1 AND tenant_id = $2 FOR UPDATE`;
 // The same, and the commit does not wait for the WAL flush (set_config(…, true) is transaction-local).

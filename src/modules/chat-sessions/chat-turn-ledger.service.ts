@@ -23,7 +23,8 @@ import {
   ChatNotContinuableError,
 } from './chat-sessions.errors';
 import { ChatTranscriptRepository } from './chat-transcript.repository';
-import type { ChatTx, NewProviderCall } from './chat-tx';
+import type { ChatTx } from './chat-tx';
+import type { NewProviderCall } from './chat-write-types';
 
 export type TurnKind = 'send' | 'regenerate' | 'edit' | 'continue';
 

@@ -1,103 +1,12 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { PreparedStatement, queryPrepared } from '@core/database/prepared-statement';
-import { charsOf, ChatMessageJson, isReplayable, MessageKind, MessageStatus, newMessageId } from './chat-message';
+import { charsOf, isReplayable, newMessageId } from './chat-message';
 import type { ChatMessageEntity } from './chat-message.entity';
 import type { ChatSessionEntity } from './chat-session.entity';
-import { CALL_COLUMNS_INSERT, InsertBatch, insertFromJsonSql, insertFromValuesSql, MESSAGE_COLUMNS_INSERT, renderInsert, shiftParams, valuesParams } from './chat-insert-batch';
+import { CALL_COLUMNS_INSERT, InsertBatch, MESSAGE_COLUMNS_INSERT, renderInsert, shiftParams } from './chat-insert-batch';
 import { generationFromRow, linkFromRow, MESSAGE_COLUMNS, messageFromRow, TreeLink } from './chat-rows';
 import { generationsSql, PATH_SQL } from './chat-session.repository';
-
-export interface NewMessage {
-  id?: string;
-  message: ChatMessageJson;
-  status?: MessageStatus;
-  kind?: MessageKind;
-  producedByCallId?: string | null;
-  clientRequestId?: string | null;
-  error?: Record<string, unknown> | null;
-}
-
-export interface NewProviderCall {
-  id: string;
-  requestId: string;
-  provider: string;
-  providerKind: string;
-  model: string;
-  requestedModel: string | null;
-  routeReason: string | null;
-  status: string;
-  costMicrosUsd: number;
-  promptTokens: number;
-  completionTokens: number;
-  createdAt?: Date;
-}
-
-export interface NewGeneration {
-  id: string;
-  leafKey: string;
-  messageId: string | null;
-  kind: string;
-  previousStatus: string | null;
-  owner: string;
-}
-
-export interface MessagePatch {
-  message?: ChatMessageJson;
-  status?: MessageStatus;
-  producedByCallId?: string | null;
-  error?: Record<string, unknown> | null;
-  replayCount?: number;
-  replayChars?: number;
-}
-
-/** The active leaf as read with the locked session row. */
-export interface LeafInfo {
-  id: string;
-  replayCount: number;
-  replayChars: number;
-  status: MessageStatus;
-}
-
-/**
- * The guarded write (a write without the session lock): the session UPDATE matches only if the session is
- * where the snapshot saw it (next sequence, active leaf, not a compaction snapshot); the provider calls and
- * messages ride on it, so nothing is inserted unless it matched. Run as prepared statements (parsing and
- * planning this CTE cost more than running it), so their texts are fixed: one per row count for a single
- * exchange (one call, up to MAX_VALUES_MESSAGES messages: values bound directly), else one with a JSON
- * array per table (a batch of exchanges, a long tool loop). Each text is prepared on each connection.
- */
-const GUARDED_UPDATE = `UPDATE chat_sessions SET next_sequence = $1, message_count = message_count + $2, provider_call_count = provider_call_count + $3,
-         last_model = $4, last_provider = $5, last_cost_micros_usd = $6, last_request_id = $7, active_leaf_id = $8, updated_at = now()
-       WHERE id = $9 AND tenant_id = $10 AND next_sequence = $11 AND active_leaf_id IS NOT DISTINCT FROM $12::text AND NOT pre_compression_snapshot
-       RETURNING updated_at`;
-const GUARDED_PARAMS = 12;
-const MAX_VALUES_MESSAGES = 4;
-const guardedStatements = new Map<string, PreparedStatement>();
-
-const fitsValues = (calls: number, messages: number) => calls === 1 && messages >= 1 && messages <= MAX_VALUES_MESSAGES;
-
-/** The statement for `messages` rows bound as values (with one call), or with JSON arrays ('json'). */
-function guardedStatement(asyncCommit: boolean, messages: number | 'json'): PreparedStatement {
-  const key = `${asyncCommit}:${messages}`;
-  let statement = guardedStatements.get(key);
-  if (!statement) {
-    const first = GUARDED_PARAMS + 1;
-    const inserts =
-      messages === 'json'
-        ? [
-            insertFromJsonSql('chat_session_provider_calls', CALL_COLUMNS_INSERT, `$${first}`, 'g'),
-            insertFromJsonSql('chat_session_messages', MESSAGE_COLUMNS_INSERT, `$${first + 1}`, 'g'),
-          ]
-        : [
-            insertFromValuesSql('chat_session_provider_calls', CALL_COLUMNS_INSERT, 1, first, 'g'),
-            insertFromValuesSql('chat_session_messages', MESSAGE_COLUMNS_INSERT, messages, first + CALL_COLUMNS_INSERT.length, 'g'),
-          ];
-    const commit = asyncCommit ? `, set_config('synchronous_commit', 'off', true) AS async_commit` : '';
-    statement = new PreparedStatement(`WITH g AS (${GUARDED_UPDATE}), w0 AS (${inserts[0]}), w1 AS (${inserts[1]}) SELECT updated_at${commit} FROM g`);
-    guardedStatements.set(key, statement);
-  }
-  return statement;
-}
+import { insertSessionRow, runGuardedWrite } from './chat-session-writes';
+import type { LeafInfo, MessagePatch, NewGeneration, NewMessage, NewProviderCall } from './chat-write-types';
 
 /** A write without the session lock needed a read: it has to run locked instead. */
 export class NeedsLockError extends Error {}
@@ -390,7 +299,7 @@ export class ChatTx {
     const calls = rowsOf('chat_session_provider_calls');
     const messages = rowsOf('chat_session_messages');
     this.pending = [];
-    const params: unknown[] = [
+    const sessionParams: unknown[] = [
       s.nextSequence,
       s.messageCount - this.baseCounts.messages,
       s.providerCallCount - this.baseCounts.calls,
@@ -404,12 +313,7 @@ export class ChatTx {
       this.expected.nextSequence,
       this.expected.activeLeafId,
     ];
-    const values = fitsValues(calls.length, messages.length);
-    if (values) {
-      valuesParams(CALL_COLUMNS_INSERT, calls, params);
-      valuesParams(MESSAGE_COLUMNS_INSERT, messages, params);
-    } else params.push(JSON.stringify(calls), JSON.stringify(messages));
-    const rows = await queryPrepared(dataSource, guardedStatement(asyncCommit, values ? messages.length : 'json'), params);
+    const rows = await runGuardedWrite(dataSource, asyncCommit, sessionParams, calls, messages);
     if (rows.length === 0) return false;
     s.updatedAt = new Date(rows[0].updated_at as string | Date);
     this.dirty = false;
@@ -449,31 +353,4 @@ export class ChatTx {
     if (rows[0]?.updated_at) s.updatedAt = new Date(rows[0].updated_at as string | Date);
     this.dirty = false;
   }
-}
-
-/** Inserts a session row (a new conversation, or a compaction's continuation). */
-export async function insertSessionRow(m: EntityManager, row: ChatSessionEntity): Promise<void> {
-  await m.query(
-    `INSERT INTO chat_sessions (id, tenant_id, title, system_prompt, user_name, active_leaf_id, next_sequence, message_count, provider_call_count,
-       parent_session_id, lineage_root_id, lineage_tip_id, compression_segment_count, continuation_session_id, pre_compression_snapshot, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16)`,
-    [
-      row.id,
-      row.tenantId,
-      row.title,
-      row.systemPrompt,
-      row.userName,
-      row.activeLeafId,
-      row.nextSequence,
-      row.messageCount,
-      row.providerCallCount,
-      row.parentSessionId,
-      row.lineageRootId,
-      row.lineageTipId,
-      row.compressionSegmentCount,
-      row.continuationSessionId,
-      row.preCompressionSnapshot,
-      row.createdAt,
-    ],
-  );
 }
