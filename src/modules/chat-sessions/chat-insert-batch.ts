@@ -20,9 +20,9 @@ export const CALL_COLUMNS_INSERT = [
   'cost_micros_usd', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'created_at',
 ] as const;
 
-/** INSERT … SELECT of `table`'s rows from the JSON array in `placeholder` (`guard`: a CTE that must have a row). */
-export function insertFromJsonSql(table: InsertBatch['table'], columns: readonly string[], placeholder: string, guard?: string): string {
-  const from = `jsonb_populate_recordset(NULL::${table}, ${placeholder}::jsonb) r${guard ? `, ${guard}` : ''}`;
+/** INSERT … SELECT of `table`'s rows from the JSON array bound to `param` (e.g. `$13`; `guard`: a CTE that must have a row). */
+export function insertFromJsonSql(table: InsertBatch['table'], columns: readonly string[], param: string, guard?: string): string {
+  const from = `jsonb_populate_recordset(NULL::${table}, ${param}::jsonb) r${guard ? `, ${guard}` : ''}`;
   return `INSERT INTO ${table} (${columns.join(', ')}) SELECT ${columns.map((c) => `r.${c}`).join(', ')} FROM ${from}`;
 }
 
