@@ -3,7 +3,7 @@ import { GatewayResult, GatewayRouterService } from '@modules/gateway/gateway-ro
 import type { GatewayDelta } from '@modules/gateway/protocol/normalized';
 import type { DeltaFrame } from './chat-delta-frames';
 import type { ChatMessageJson, GeneratedReply } from './chat-message';
-import type { NewProviderCall } from './chat-tx';
+import type { NewProviderCall } from './chat-write-types';
 
 export interface GenerationRequest {
   tenantId: string;
@@ -74,8 +74,6 @@ export class ChatGenerationService {
       body: {
         messages: req.messages,
         stream,
-        // Usage comes in the last chunk only when asked for.
-        ...(stream ? { stream_options: { include_usage: true } } : {}),
         ...(req.model ? { model: req.model } : {}),
         ...(req.provider ? { provider: req.provider } : {}),
       },
