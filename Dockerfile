@@ -55,4 +55,6 @@ USER 10001:10001
 EXPOSE 8765 8766
 
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "dist/src/main.api.js"]
+# --max-semi-space-size=32: a young generation sized for the api's allocation rate (fewer scavenges; README,
+# "Performance").
+CMD ["node", "--max-semi-space-size=32", "dist/src/main.api.js"]

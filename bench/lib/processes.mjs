@@ -75,13 +75,18 @@ export async function waitHealthy(proc, url, timeoutMs = 60_000) {
   throw new Error(`${proc.label} did not become healthy:\n${proc.output()}`);
 }
 
+/** How the api roles are launched everywhere (package.json start scripts, Dockerfile, Helm chart, compose). */
+export const API_NODE_FLAGS = ['--max-semi-space-size=32'];
+const SERVES_HTTP = new Set(['main.js', 'main.api.js']);
+
 /**
  * A Hecate process from the build: `entry` is main.js (embedded: api + worker), main.api.js or main.worker.js.
  * `portVar` names the variable its HTTP port goes in (PORT; WORKER_HEALTH_PORT for a worker).
  */
 export async function startHecate(label, entry, env, { portVar = 'PORT' } = {}) {
   const port = await freePort();
-  const proc = await start(label, [join(DIST, 'src', entry)], { LOG_LEVEL: 'warn', ...env, [portVar]: String(port) }, { waitLine: false });
+  const flags = SERVES_HTTP.has(entry) ? API_NODE_FLAGS : [];
+  const proc = await start(label, [...flags, join(DIST, 'src', entry)], { LOG_LEVEL: 'warn', ...env, [portVar]: String(port) }, { waitLine: false });
   const url = `http://127.0.0.1:${port}`;
   await waitHealthy(proc, url);
   return Object.assign(proc, { url });

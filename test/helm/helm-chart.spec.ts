@@ -226,7 +226,7 @@ describe('helm chart: templates', () => {
 
   it('api Deployment probes /healthz (liveness) and /readyz (readiness) on its http port', () => {
     const container = dig(findDocument('api-deployment.yaml', 'Deployment'), 'spec', 'template', 'spec', 'containers', 0);
-    expect(dig(container, 'args')).toEqual(['node', 'dist/src/main.api.js']);
+    expect(dig(container, 'args')).toEqual(['node', '--max-semi-space-size=32', 'dist/src/main.api.js']);
     expect(dig(container, 'livenessProbe', 'httpGet')).toEqual({ path: '/healthz', port: 'http' });
     expect(dig(container, 'readinessProbe', 'httpGet')).toEqual({ path: '/readyz', port: 'http' });
   });
@@ -343,7 +343,7 @@ describe('Dockerfile', () => {
   it('runs as uid 10001 with bubblewrap and git installed and the api as default command', () => {
     expect(dockerfile).toMatch(/^USER 10001/m);
     expect(dockerfile).toMatch(/apt-get install[^\n]*\bbubblewrap\b[^\n]*\bgit\b/);
-    expect(dockerfile).toMatch(/^CMD \["node", "dist\/src\/main\.api\.js"\]$/m);
+    expect(dockerfile).toMatch(/^CMD \["node", "--max-semi-space-size=32", "dist\/src\/main\.api\.js"\]$/m);
     expect(dockerfile).toMatch(/HOST=0\.0\.0\.0/);
   });
 });
