@@ -56,5 +56,5 @@ EXPOSE 8765 8766
 
 ENTRYPOINT ["/usr/bin/tini", "--"]
 # --max-semi-space-size=32: a young generation sized for the api's allocation rate (fewer scavenges; README,
-# "Performance").
+# "Benchmarks").
 CMD ["node", "--max-semi-space-size=32", "dist/src/main.api.js"]
