@@ -3,7 +3,6 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppConfig } from '@core/config/app-config';
-import { RequestContext } from '@core/context/request-context';
 import { PinoNestLogger, rootLogger } from '@core/logging/logger';
 import { MetricsService } from '@core/metrics/metrics.service';
 import { AllExceptionsFilter } from './all-exceptions.filter';
@@ -27,12 +26,13 @@ export async function createHttpApp(rootModule: unknown, config: AppConfig): Pro
   const fastify = app.getHttpAdapter().getInstance();
   const metrics = app.get(MetricsService);
 
-  // Request context for the whole request chain (hooks, guards, handlers): `done` runs inside the store.
+  // The request's context lives on the request (`request.hecate`); controllers hand its origin on explicitly
+  // (@Origin()), so no AsyncLocalStorage — and none of its promise hooks — is on the request path.
   fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const store = { requestId: String(request.id), traceId: currentTraceId(request.headers.traceparent) };
     request.hecate = store;
     void reply.header('x-request-id', store.requestId).header('x-trace-id', store.traceId);
-    RequestContext.run(store, done);
+    done();
   });
   fastify.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const route = request.routeOptions?.url ?? 'unmatched';

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { trace } from '@opentelemetry/api';
 import { randomHex } from '@core/context/random-hex';
-import { RequestContext, RequestContextStore } from '@core/context/request-context';
+import { newRequestId, RequestContextStore } from '@core/context/request-context';
 
 const VALID_INCOMING = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -13,7 +13,7 @@ declare module 'fastify' {
 
 export function incomingRequestId(header: string | string[] | undefined): string {
   const value = Array.isArray(header) ? header[0] : header;
-  return value && VALID_INCOMING.test(value) ? value : RequestContext.newRequestId();
+  return value && VALID_INCOMING.test(value) ? value : newRequestId();
 }
 
 export function currentTraceId(traceparent: string | string[] | undefined): string {

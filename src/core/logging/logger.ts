@@ -1,6 +1,5 @@
 import pino, { Logger } from 'pino';
 import { LoggerService } from '@nestjs/common';
-import { RequestContext } from '@core/context/request-context';
 
 /** Paths whose values never reach a log line (DESIGN §4.8). */
 export const REDACT_PATHS = [
@@ -53,10 +52,6 @@ export function createRootLogger(level: string, name: string): Logger {
         const scrubbed = args.map((a) => (typeof a === 'string' ? scrubSecrets(a) : a)) as typeof args;
         method.apply(this, scrubbed);
       },
-    },
-    mixin() {
-      const ctx = RequestContext.current();
-      return ctx ? { request_id: ctx.requestId, trace_id: ctx.traceId } : {};
     },
   });
   return root;

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { JobName, JobPayloads, jobsOfQueue, QueueName } from '@contracts/jobs';
-import { RequestContext } from '@core/context/request-context';
 import { JOB_HANDLER_METADATA } from './job-handler.decorator';
 import type { JobContext } from './run-queue.port';
 
@@ -57,6 +56,6 @@ export class JobDispatcher {
   readonly dispatch = async <N extends JobName>(name: N, payload: JobPayloads[N], ctx: JobContext): Promise<void> => {
     const handler = this.handlers.get(name);
     if (!handler) throw new Error(`no handler for job "${name}"`);
-    await RequestContext.run({ requestId: `job_${ctx.jobId}` }, () => handler(payload, ctx));
+    await handler(payload, ctx);
   };
 }

@@ -1,3 +1,4 @@
+import type { RequestOrigin } from '@core/context/request-context';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { rootLogger } from '@core/logging/logger';
@@ -37,7 +38,7 @@ export class ChatCompactionService {
     private readonly capabilities: ModelCapabilitiesService,
   ) {}
 
-  async compact(tenantId: string, sessionId: string, opts: { model?: string; provider?: string; keepLastMessages?: number }): Promise<ChatSessionEntity> {
+  async compact(tenantId: string, sessionId: string, opts: { model?: string; provider?: string; keepLastMessages?: number; origin?: RequestOrigin }): Promise<ChatSessionEntity> {
     const claim = await this.lineage.claim(tenantId, sessionId, { keepLastMessages: opts.keepLastMessages, owner: this.inflight.owner });
     try {
       const summary = await this.summarize(claim, opts);
@@ -49,13 +50,14 @@ export class ChatCompactionService {
   }
 
   /** The summary model: the request's, else GATEWAY_CHAT_COMPACTION_MODEL, else the session's last model. */
-  private async summarize(claim: ClaimedCompaction, opts: { model?: string; provider?: string }) {
+  private async summarize(claim: ClaimedCompaction, opts: { model?: string; provider?: string; origin?: RequestOrigin }) {
     const { compaction } = this.config.chat;
     const model = opts.model ?? compaction.model ?? claim.lastModel ?? undefined;
     const provider = opts.model ? opts.provider : opts.provider ?? compaction.provider;
     const { reply, call } = await this.generation.complete({
       tenantId: claim.tenantId,
       endpoint: '/hecate/v1/chat/sessions/compact',
+      origin: opts.origin,
       model,
       provider,
       messages: [
@@ -71,7 +73,7 @@ export class ChatCompactionService {
    * model's context window, compact and answer the continuation's id. Anything that prevents it (no
    * known window, busy session, nothing to compact, summary failure) leaves the session as it is.
    */
-  async compactIfNeeded(tenantId: string, sessionId: string, opts: { model?: string; provider?: string }): Promise<string> {
+  async compactIfNeeded(tenantId: string, sessionId: string, opts: { model?: string; provider?: string }, origin?: RequestOrigin): Promise<string> {
     const { compaction } = this.config.chat;
     if (!compaction.autoEnabled) return sessionId;
     const session = await this.sessions.find({ tenantId, id: sessionId });
@@ -84,7 +86,7 @@ export class ChatCompactionService {
     if (estimated + Math.ceil(session.systemPrompt.length / 4) <= compaction.ratio * window) return sessionId;
     try {
       const summaryModel = compaction.model ? { model: compaction.model, provider: compaction.provider } : { model, provider: opts.provider };
-      const continuation = await this.compact(tenantId, sessionId, summaryModel);
+      const continuation = await this.compact(tenantId, sessionId, { ...summaryModel, origin });
       rootLogger().info({ sessionId, continuation: continuation.id, estimated, window }, 'chat session compacted before a generation');
       return continuation.id;
     } catch (err) {

@@ -1,3 +1,4 @@
+import type { RequestOrigin } from '@core/context/request-context';
 import { Injectable } from '@nestjs/common';
 import { GatewayResult, GatewayRouterService } from '@modules/gateway/gateway-router.service';
 import type { GatewayDelta } from '@modules/gateway/protocol/normalized';
@@ -12,6 +13,8 @@ export interface GenerationRequest {
   provider?: string;
   /** For the usage ledger (e.g. `/hecate/v1/chat/sessions/messages`). */
   endpoint: string;
+  /** The HTTP request the generation serves: its ids go on the usage row and the trace. */
+  origin?: RequestOrigin;
 }
 
 export type CallRecord = Omit<NewProviderCall, 'id' | 'status'>;
@@ -81,7 +84,7 @@ export class ChatGenerationService {
   }
 
   async stream(req: GenerationRequest, signal: AbortSignal): Promise<GenerationStream> {
-    const s = await this.router.stream(this.body(req, true), { tenantId: req.tenantId, signal, endpoint: req.endpoint });
+    const s = await this.router.stream(this.body(req, true), { tenantId: req.tenantId, signal, endpoint: req.endpoint, ...req.origin });
     async function* frames(): AsyncGenerator<DeltaFrame> {
       for await (const d of s.deltas) {
         const f = frameOf(d);
@@ -97,7 +100,7 @@ export class ChatGenerationService {
   }
 
   async complete(req: GenerationRequest, signal?: AbortSignal): Promise<{ reply: GeneratedReply; call: CallRecord }> {
-    const r = await this.router.complete(this.body(req, false), { tenantId: req.tenantId, signal, endpoint: req.endpoint });
+    const r = await this.router.complete(this.body(req, false), { tenantId: req.tenantId, signal, endpoint: req.endpoint, ...req.origin });
     return { reply: replyOf(r), call: callOf(r, req.model) };
   }
 }

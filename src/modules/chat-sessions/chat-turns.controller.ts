@@ -2,7 +2,8 @@ import { Body, Controller, HttpCode, Param, Post, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { CurrentPrincipal } from '@core/auth/current-principal.decorator';
 import { AppConfig } from '@core/config/app-config';
-import type { Principal } from '@core/context/request-context';
+import type { Principal, RequestOrigin } from '@core/context/request-context';
+import { Origin } from '@core/http/origin.decorator';
 import { ChatCompactionService } from './chat-compaction.service';
 import { CompactChatSessionDto, ContinueChatMessageDto, EditChatMessageDto, RegenerateChatMessageDto, SendChatMessageDto } from './chat-session.dto';
 import { ChatSessionsService } from './chat-sessions.service';
@@ -29,29 +30,29 @@ export class ChatTurnsController {
   }
 
   @Post('messages')
-  send(@CurrentPrincipal() caller: Principal, @Param('id') id: string, @Body() dto: SendChatMessageDto, @Res() reply: FastifyReply) {
-    return this.respond(reply, dto.stream, this.turns.send(caller.tenantId, id, dto, this.sink(reply, dto.stream)));
+  send(@CurrentPrincipal() caller: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string, @Body() dto: SendChatMessageDto, @Res() reply: FastifyReply) {
+    return this.respond(reply, dto.stream, this.turns.send(caller.tenantId, id, dto, this.sink(reply, dto.stream), origin));
   }
 
   @Post('messages/:messageId/regenerate')
-  regenerate(@CurrentPrincipal() caller: Principal, @Param('id') id: string, @Param('messageId') messageId: string, @Body() dto: RegenerateChatMessageDto, @Res() reply: FastifyReply) {
-    return this.respond(reply, dto.stream, this.turns.regenerate(caller.tenantId, id, messageId, dto, this.sink(reply, dto.stream)));
+  regenerate(@CurrentPrincipal() caller: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string, @Param('messageId') messageId: string, @Body() dto: RegenerateChatMessageDto, @Res() reply: FastifyReply) {
+    return this.respond(reply, dto.stream, this.turns.regenerate(caller.tenantId, id, messageId, dto, this.sink(reply, dto.stream), origin));
   }
 
   @Post('messages/:messageId/edit')
-  edit(@CurrentPrincipal() caller: Principal, @Param('id') id: string, @Param('messageId') messageId: string, @Body() dto: EditChatMessageDto, @Res() reply: FastifyReply) {
-    return this.respond(reply, dto.stream, this.turns.edit(caller.tenantId, id, messageId, dto, this.sink(reply, dto.stream)));
+  edit(@CurrentPrincipal() caller: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string, @Param('messageId') messageId: string, @Body() dto: EditChatMessageDto, @Res() reply: FastifyReply) {
+    return this.respond(reply, dto.stream, this.turns.edit(caller.tenantId, id, messageId, dto, this.sink(reply, dto.stream), origin));
   }
 
   @Post('messages/:messageId/continue')
-  continue(@CurrentPrincipal() caller: Principal, @Param('id') id: string, @Param('messageId') messageId: string, @Body() dto: ContinueChatMessageDto, @Res() reply: FastifyReply) {
-    return this.respond(reply, dto.stream, this.turns.continue(caller.tenantId, id, messageId, dto, this.sink(reply, dto.stream)));
+  continue(@CurrentPrincipal() caller: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string, @Param('messageId') messageId: string, @Body() dto: ContinueChatMessageDto, @Res() reply: FastifyReply) {
+    return this.respond(reply, dto.stream, this.turns.continue(caller.tenantId, id, messageId, dto, this.sink(reply, dto.stream), origin));
   }
 
   @Post('compact')
   @HttpCode(200)
-  async compact(@CurrentPrincipal() caller: Principal, @Param('id') id: string, @Body() dto: CompactChatSessionDto) {
-    const continuation = await this.compaction.compact(caller.tenantId, id, { model: dto.model, provider: dto.provider, keepLastMessages: dto.keep_last_messages });
+  async compact(@CurrentPrincipal() caller: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string, @Body() dto: CompactChatSessionDto) {
+    const continuation = await this.compaction.compact(caller.tenantId, id, { model: dto.model, provider: dto.provider, keepLastMessages: dto.keep_last_messages, origin });
     return { object: 'chat_session', data: await this.sessions.get(caller.tenantId, continuation.id) };
   }
 }

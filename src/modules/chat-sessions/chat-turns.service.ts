@@ -1,3 +1,4 @@
+import type { RequestOrigin } from '@core/context/request-context';
 import { Inject, Injectable } from '@nestjs/common';
 import { DomainError } from '@core/http/domain-error';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
@@ -16,6 +17,8 @@ import { BegunTurn, ChatTurnLedgerService, FinishedTurn, ReplayedTurn, TurnOutco
 import type { TurnSink } from './chat-turn-sse';
 
 type Options = { model?: string; provider?: string };
+/** The request's ids travel with the turn to the usage row and trace of its generation. */
+type Caller = { origin?: RequestOrigin };
 /** How long an idempotent retry waits for the original generation to finish. */
 const REPLAY_WAIT_MS = 10 * 60_000;
 export type SinkFactory = (() => TurnSink) | undefined;
@@ -51,8 +54,8 @@ export class ChatTurnsService {
     @Inject(LiveStreamBuffer) private readonly buffer: LiveStreamBuffer,
   ) {}
 
-  async send(tenantId: string, sessionId: string, dto: SendChatMessageDto, sink: SinkFactory) {
-    const target = await this.compaction.compactIfNeeded(tenantId, sessionId, dto);
+  async send(tenantId: string, sessionId: string, dto: SendChatMessageDto, sink: SinkFactory, origin?: RequestOrigin) {
+    const target = await this.compaction.compactIfNeeded(tenantId, sessionId, dto, origin);
     const begun = await this.ledger.beginSend(tenantId, target, {
       content: dto.content,
       parentId: target === sessionId ? dto.parent_id : undefined,
@@ -60,14 +63,14 @@ export class ChatTurnsService {
       owner: this.inflight.owner,
     });
     if ('replayed' in begun) return this.replayed(begun, sink);
-    return this.run(begun, dto, sink, target === sessionId ? undefined : sessionId);
+    return this.run(begun, { ...dto, origin }, sink, target === sessionId ? undefined : sessionId);
   }
 
-  async regenerate(tenantId: string, sessionId: string, messageId: string, dto: RegenerateChatMessageDto, sink: SinkFactory) {
-    return this.run(await this.ledger.beginRegenerate(tenantId, sessionId, { messageId, owner: this.inflight.owner }), dto, sink);
+  async regenerate(tenantId: string, sessionId: string, messageId: string, dto: RegenerateChatMessageDto, sink: SinkFactory, origin?: RequestOrigin) {
+    return this.run(await this.ledger.beginRegenerate(tenantId, sessionId, { messageId, owner: this.inflight.owner }), { ...dto, origin }, sink);
   }
 
-  async edit(tenantId: string, sessionId: string, messageId: string, dto: EditChatMessageDto, sink: SinkFactory) {
+  async edit(tenantId: string, sessionId: string, messageId: string, dto: EditChatMessageDto, sink: SinkFactory, origin?: RequestOrigin) {
     const begun = await this.ledger.beginEdit(tenantId, sessionId, { messageId, content: dto.content, regenerate: dto.regenerate ?? true, owner: this.inflight.owner });
     if ('edited' in begun) {
       const data = { session_id: sessionId, user_message: toChatMessageResponse(begun.edited), assistant_message: null };
@@ -75,14 +78,14 @@ export class ChatTurnsService {
       s?.done(data);
       return data;
     }
-    return this.run(begun, dto, sink);
+    return this.run(begun, { ...dto, origin }, sink);
   }
 
-  async continue(tenantId: string, sessionId: string, messageId: string, dto: ContinueChatMessageDto, sink: SinkFactory) {
-    return this.run(await this.ledger.beginContinue(tenantId, sessionId, { messageId, owner: this.inflight.owner }), dto, sink);
+  async continue(tenantId: string, sessionId: string, messageId: string, dto: ContinueChatMessageDto, sink: SinkFactory, origin?: RequestOrigin) {
+    return this.run(await this.ledger.beginContinue(tenantId, sessionId, { messageId, owner: this.inflight.owner }), { ...dto, origin }, sink);
   }
 
-  private async run(turn: BegunTurn, opts: Options, sinkFactory: SinkFactory, compactedFrom?: string) {
+  private async run(turn: BegunTurn, opts: Options & Caller, sinkFactory: SinkFactory, compactedFrom?: string) {
     const controller = await this.inflight.track(turn.generationId, turn.sessionId);
     const sink = sinkFactory?.();
     sink?.created({
@@ -118,13 +121,13 @@ export class ChatTurnsService {
   }
 
   /** Streams the reply; never throws (a failure is an outcome). */
-  private async generate(turn: BegunTurn, opts: Options, controller: AbortController, sink: TurnSink | undefined): Promise<TurnOutcome> {
+  private async generate(turn: BegunTurn, opts: Options & Caller, controller: AbortController, sink: TurnSink | undefined): Promise<TurnOutcome> {
     const acc = new FrameAccumulator();
     let index = 0;
     let stream: GenerationStream | undefined;
     try {
       stream = await this.generation.stream(
-        { tenantId: turn.tenantId, messages: turn.replay, model: opts.model ?? turn.lastModel ?? undefined, provider: opts.provider, endpoint: `/hecate/v1/chat/sessions/${turn.kind}` },
+        { tenantId: turn.tenantId, messages: turn.replay, model: opts.model ?? turn.lastModel ?? undefined, provider: opts.provider, endpoint: `/hecate/v1/chat/sessions/${turn.kind}`, origin: opts.origin },
         controller.signal,
       );
       for await (const frame of stream.frames) {

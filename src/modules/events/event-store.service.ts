@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { EventEnvelope } from '@contracts/events';
-import { RequestContext } from '@core/context/request-context';
+import type { RequestOrigin } from '@core/context/request-context';
 import { EventPublisher } from './event-publisher.service';
 import { EventStoreRepository, FeedFilter } from './event-store.repository';
 import { runChannel, RunBatchMessage, toEnvelope } from './event-envelope';
@@ -43,15 +43,16 @@ export class EventStore {
 
   /**
    * Runs `fn` in a transaction; events emitted through `tx.emit` are published after the commit (and
-   * discarded with a rollback). The usual way to write state and its events together.
+   * discarded with a rollback). The usual way to write state and its events together. `origin` (the HTTP
+   * request's or the job's ids) is recorded on every event of the transaction.
    */
-  async transaction<T>(fn: (tx: EventTx) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: EventTx) => Promise<T>, origin?: RequestOrigin | null): Promise<T> {
     const appended: AppendedEvent[] = [];
     const result = await this.repo.transaction((manager) =>
       fn({
         manager,
         emit: async (input) => {
-          const a = await this.append(manager, input);
+          const a = await this.append(manager, input, origin);
           appended.push(a);
           return a.envelope;
         },
@@ -61,8 +62,7 @@ export class EventStore {
     return result;
   }
 
-  async append(manager: EntityManager, input: AppendEventInput): Promise<AppendedEvent> {
-    const ctx = RequestContext.current();
+  async append(manager: EntityManager, input: AppendEventInput, origin?: RequestOrigin | null): Promise<AppendedEvent> {
     const row = await this.repo.append(manager, {
       tenantId: input.tenantId,
       runId: input.runId,
@@ -70,8 +70,8 @@ export class EventStore {
       sessionId: input.sessionId ?? null,
       type: input.type,
       data: input.data ?? {},
-      requestId: ctx?.requestId ?? null,
-      traceId: ctx?.traceId ?? null,
+      requestId: origin?.requestId ?? null,
+      traceId: origin?.traceId ?? null,
     });
     return { tenantId: input.tenantId, envelope: toEnvelope(row) };
   }

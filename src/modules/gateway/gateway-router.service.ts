@@ -22,7 +22,7 @@
  */
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
-import { RequestContext } from '@core/context/request-context';
+import { newRequestId } from '@core/context/request-context';
 import { PricingService } from '@modules/providers/pricing.service';
 import { ProviderHealthService } from '@modules/providers/provider-health.service';
 import { transportError, UpstreamError } from '@modules/providers/upstream-error';
@@ -201,12 +201,11 @@ export class GatewayRouterService {
   // ---- engine (used by the /v1 ingress) ------------------------------------------------------------------
 
   identity(ctx: Partial<GatewayCallContext> & { tenantId: string }) {
-    const store = RequestContext.current();
     return {
       tenantId: ctx.tenantId,
       apiKeyId: ctx.apiKeyId,
-      requestId: ctx.requestId ?? store?.requestId ?? RequestContext.newRequestId(),
-      traceId: ctx.traceId ?? store?.traceId ?? '',
+      requestId: ctx.requestId ?? newRequestId(),
+      traceId: ctx.traceId ?? '',
       endpoint: ctx.endpoint ?? 'router',
     };
   }

@@ -1,3 +1,4 @@
+import type { RequestOrigin } from '@core/context/request-context';
 import { Injectable } from '@nestjs/common';
 import { stat } from 'node:fs/promises';
 import { EventStore } from '@modules/events/event-store.service';
@@ -22,15 +23,15 @@ export class PatchesService {
     private readonly events: EventStore,
   ) {}
 
-  apply(tenantId: string, taskId: string, runId: string, artifactId: string) {
-    return this.transition(tenantId, taskId, runId, artifactId, 'apply');
+  apply(tenantId: string, taskId: string, runId: string, artifactId: string, origin?: RequestOrigin) {
+    return this.transition(tenantId, taskId, runId, artifactId, 'apply', origin);
   }
 
-  revert(tenantId: string, taskId: string, runId: string, artifactId: string) {
-    return this.transition(tenantId, taskId, runId, artifactId, 'revert');
+  revert(tenantId: string, taskId: string, runId: string, artifactId: string, origin?: RequestOrigin) {
+    return this.transition(tenantId, taskId, runId, artifactId, 'revert', origin);
   }
 
-  private async transition(tenantId: string, taskId: string, runId: string, artifactId: string, action: 'apply' | 'revert') {
+  private async transition(tenantId: string, taskId: string, runId: string, artifactId: string, action: 'apply' | 'revert', origin?: RequestOrigin) {
     const run = await this.queries.requireRun(tenantId, taskId, runId);
     const updated = await this.events.transaction(async (tx) => {
       const artifact = await this.artifacts.lock(tx.manager, tenantId, runId, artifactId);
@@ -68,7 +69,7 @@ export class PatchesService {
         data: { artifact_id: artifact.id, path: meta.path, operation: meta.operation, before_existed: meta.before_existed, artifact_status: status },
       });
       return { ...artifact, status } as TaskArtifactEntity;
-    });
+    }, origin);
     return toPatchResponse(updated);
   }
 }

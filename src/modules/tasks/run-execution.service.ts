@@ -1,3 +1,4 @@
+import { jobOrigin, RequestOrigin } from '@core/context/request-context';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
@@ -65,10 +66,11 @@ export class RunExecutionService implements OnApplicationShutdown {
   async execute(payload: JobPayloads['run.execute'], job: JobContext): Promise<void> {
     this.listenForCancels();
     const token = randomUUID();
-    const claim = await this.claim(payload, token, job.signal);
+    const origin = jobOrigin(job.jobId);
+    const claim = await this.claim(payload, token, job.signal, origin);
     if (!claim) return;
     const { run } = claim;
-    const writer = this.deps.writer({ tenantId: run.tenantId, taskId: run.taskId, runId: run.id, token });
+    const writer = this.deps.writer({ tenantId: run.tenantId, taskId: run.taskId, runId: run.id, token, origin });
     const controller = new AbortController();
     const onJobAbort = () => {
       // Shutdown past the grace period: stop writing and let the lease expire into a reclaim.
@@ -109,7 +111,7 @@ export class RunExecutionService implements OnApplicationShutdown {
    * Takes the lease. A run whose lease is still held (a redelivered job while the owner lives, or a
    * paused owner) is waited on until the lease expires, then claimed; a live owner keeps it.
    */
-  private async claim(payload: JobPayloads['run.execute'], token: string, signal: AbortSignal): Promise<ClaimResult | null> {
+  private async claim(payload: JobPayloads['run.execute'], token: string, signal: AbortSignal, origin: RequestOrigin): Promise<ClaimResult | null> {
     for (let attempt = 0; attempt < 3 && !signal.aborted; attempt += 1) {
       const result = await retryTransient(() =>
         this.deps.events.transaction(async (tx) => {
@@ -153,7 +155,7 @@ export class RunExecutionService implements OnApplicationShutdown {
             },
           });
           return r;
-        }),
+        }, origin),
       );
       if ('previousStatus' in result) return result;
       if (result.reason !== 'lease_held') return null;

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { EventBus } from '@core/bus/event-bus.port';
-import { RequestContext } from '@core/context/request-context';
+import type { RequestOrigin } from '@core/context/request-context';
 import { rootLogger } from '@core/logging/logger';
 import { ApprovalsService } from '@modules/approvals/approvals.service';
 import { toApprovalResponse } from '@modules/approvals/task-approval.dto';
@@ -29,6 +29,8 @@ export interface AttemptOptions {
   reason?: string;
   /** Carried in the checkpoint for the executor (requires resumeFrom). */
   input?: Record<string, unknown>;
+  /** The request (or job) that asked for the attempt: recorded on the run and its events. */
+  origin?: RequestOrigin;
 }
 
 const isUniqueViolation = (err: unknown): boolean =>
@@ -52,19 +54,19 @@ export class RunLifecycleService {
     @Inject(EventBus) private readonly bus: EventBus,
   ) {}
 
-  async start(tenantId: string, taskId: string) {
-    return toRunResponse(await this.createAttempt(tenantId, taskId, { trigger: 'start' }));
+  async start(tenantId: string, taskId: string, origin?: RequestOrigin) {
+    return toRunResponse(await this.createAttempt(tenantId, taskId, { trigger: 'start', origin }));
   }
 
-  async retry(tenantId: string, taskId: string, runId: string, reason: string) {
+  async retry(tenantId: string, taskId: string, runId: string, reason: string, origin?: RequestOrigin) {
     await this.terminalSource(tenantId, taskId, runId);
-    return toRunResponse(await this.createAttempt(tenantId, taskId, { trigger: 'retry', reason }));
+    return toRunResponse(await this.createAttempt(tenantId, taskId, { trigger: 'retry', reason, origin }));
   }
 
   /** New run reusing the source run's workspace, with checkpoint context (seed 003 "Resume semantics"). */
-  async resume(tenantId: string, taskId: string, runId: string, reason: string) {
+  async resume(tenantId: string, taskId: string, runId: string, reason: string, origin?: RequestOrigin) {
     const source = await this.terminalSource(tenantId, taskId, runId);
-    return toRunResponse(await this.createAttempt(tenantId, taskId, { trigger: 'resume', resumeFrom: source, reason }));
+    return toRunResponse(await this.createAttempt(tenantId, taskId, { trigger: 'resume', resumeFrom: source, reason, origin }));
   }
 
   /** The terminal source run of a new attempt (404 unknown, 409 still active). */
@@ -103,7 +105,7 @@ export class RunLifecycleService {
         ...(options.input ? { input: options.input } : {}),
       };
     }
-    const ctx = RequestContext.current();
+    const origin = options.origin ?? null;
     let run: TaskRunEntity;
     try {
       run = await this.events.transaction(async (tx) => {
@@ -136,8 +138,8 @@ export class RunLifecycleService {
           leaseOwner: null,
           leaseToken: null,
           leaseExpiresAt: null,
-          requestId: ctx?.requestId ?? null,
-          traceId: ctx?.traceId ?? null,
+          requestId: origin?.requestId ?? null,
+          traceId: origin?.traceId ?? null,
           queuedAt: gate ? null : now,
           enqueuedAt: null,
           startedAt: null,
@@ -176,7 +178,7 @@ export class RunLifecycleService {
           await emit('run.queued', { trigger, resume: trigger === 'resume' });
         }
         return row;
-      });
+      }, origin);
     } catch (err) {
       if (isUniqueViolation(err)) {
         const active = await this.runs.active(undefined, tenantId, taskId);
@@ -192,7 +194,7 @@ export class RunLifecycleService {
    * Cancel: commits `cancelled` (with pending approvals and running steps closed) before anything else,
    * then rings the worker that runs it. A terminal run answers 409.
    */
-  async cancel(tenantId: string, taskId: string, runId: string, reason: string) {
+  async cancel(tenantId: string, taskId: string, runId: string, reason: string, origin?: RequestOrigin) {
     const run = await this.events.transaction(async (tx) => {
       const current = await this.lockRun(tx.manager, tenantId, taskId, runId);
       assertTransition(runId, current.status, 'cancelled');
@@ -206,7 +208,7 @@ export class RunLifecycleService {
       await this.tasks.setStatus(tx.manager, { tenantId, id: taskId, status: 'cancelled', lastError: reason || 'cancelled', finished: true });
       await tx.emit({ tenantId, runId, taskId, type: 'run.cancelled', data: { reason: reason || 'cancelled by operator', prior_status: current.status } });
       return (await this.runs.findById(tenantId, runId, tx.manager))!;
-    });
+    }, origin);
     this.bus.publish(cancelChannel(runId), { runId }).catch((err: unknown) =>
       rootLogger().warn({ run_id: runId, err: String(err) }, 'cancel signal not published; the worker notices at its next heartbeat'),
     );
@@ -230,7 +232,7 @@ export class RunLifecycleService {
   }
 
   /** Approve requeues the same run; reject cancels it; a no-longer-pending approval is 409. */
-  async resolveApproval(tenantId: string, taskId: string, approvalId: string, decision: 'approve' | 'reject', note: string, by: string) {
+  async resolveApproval(tenantId: string, taskId: string, approvalId: string, decision: 'approve' | 'reject', note: string, by: string, origin?: RequestOrigin) {
     const task = await this.tasks.find(tenantId, taskId);
     if (!task) throw new TaskNotFoundError(taskId);
     const { approval, run } = await this.events.transaction(async (tx) => {
@@ -257,7 +259,7 @@ export class RunLifecycleService {
         await tx.emit({ ...base, type: 'run.cancelled', data: { reason: 'approval rejected', approval_id: resolved.id, prior_status: current.status } });
       }
       return { approval: resolved, run: (await this.runs.findById(tenantId, current.id, tx.manager))! };
-    });
+    }, origin);
     if (decision === 'approve' && run.status === 'queued') await this.enqueuer.enqueue(run, task.priority);
     return toApprovalResponse(approval);
   }

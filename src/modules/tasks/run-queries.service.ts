@@ -1,3 +1,4 @@
+import type { RequestOrigin } from '@core/context/request-context';
 import { Injectable } from '@nestjs/common';
 import type { EventEnvelope } from '@contracts/events';
 import { ApprovalsService } from '@modules/approvals/approvals.service';
@@ -99,7 +100,7 @@ export class RunQueriesService {
   }
 
   /** `POST …/events`: a caller-posted `external.event` on the run's stream. */
-  async appendExternal(tenantId: string, taskId: string, runId: string, dto: AppendRunEventDto): Promise<EventEnvelope> {
+  async appendExternal(tenantId: string, taskId: string, runId: string, dto: AppendRunEventDto, origin?: RequestOrigin): Promise<EventEnvelope> {
     await this.requireRun(tenantId, taskId, runId);
     return this.events.transaction((tx) =>
       tx.emit({
@@ -109,6 +110,7 @@ export class RunQueriesService {
         type: 'external.event',
         data: { step_id: dto.step_id, status: dto.status, note: dto.note, data: dto.data ?? {} },
       }),
+      origin,
     );
   }
 }

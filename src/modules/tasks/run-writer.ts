@@ -1,3 +1,4 @@
+import type { RequestOrigin } from '@core/context/request-context';
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { EventEnvelope } from '@contracts/events';
@@ -27,6 +28,8 @@ export interface RunRef {
   taskId: string;
   runId: string;
   token: string;
+  /** The job executing the run: recorded on the events it writes. */
+  origin?: RequestOrigin;
 }
 
 export interface NewArtifact {
@@ -115,7 +118,7 @@ export class RunWriter {
       this.deps.events.transaction(async (tx) => {
         if (!(await this.deps.runs.guard(tx.manager, this.ref.runId, this.ref.token))) throw new LeaseLostError(this.ref.runId);
         return fn(tx);
-      }),
+      }, this.ref.origin),
     );
   }
 

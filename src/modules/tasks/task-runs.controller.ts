@@ -1,7 +1,8 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { CurrentPrincipal } from '@core/auth/current-principal.decorator';
-import type { Principal } from '@core/context/request-context';
+import type { Principal, RequestOrigin } from '@core/context/request-context';
+import { Origin } from '@core/http/origin.decorator';
 import { parseCursor } from '@modules/events/event-cursor';
 import { PatchesService } from './patches.service';
 import { RunLifecycleService } from './run-lifecycle.service';
@@ -31,20 +32,20 @@ export class TaskRunsController {
 
   @Post(':runId/retry')
   @HttpCode(200)
-  async retry(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('runId') runId: string, @Body() dto: RunReasonDto) {
-    return { object: 'task_run', data: await this.lifecycle.retry(p.tenantId, id, runId, dto.reason ?? '') };
+  async retry(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string, @Param('runId') runId: string, @Body() dto: RunReasonDto) {
+    return { object: 'task_run', data: await this.lifecycle.retry(p.tenantId, id, runId, dto.reason ?? '', origin) };
   }
 
   @Post(':runId/resume')
   @HttpCode(200)
-  async resume(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('runId') runId: string, @Body() dto: RunReasonDto) {
-    return { object: 'task_run', data: await this.lifecycle.resume(p.tenantId, id, runId, dto.reason ?? '') };
+  async resume(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string, @Param('runId') runId: string, @Body() dto: RunReasonDto) {
+    return { object: 'task_run', data: await this.lifecycle.resume(p.tenantId, id, runId, dto.reason ?? '', origin) };
   }
 
   @Post(':runId/cancel')
   @HttpCode(200)
-  async cancel(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('runId') runId: string, @Body() dto: RunReasonDto) {
-    return { object: 'task_run', data: await this.lifecycle.cancel(p.tenantId, id, runId, dto.reason ?? '') };
+  async cancel(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string, @Param('runId') runId: string, @Body() dto: RunReasonDto) {
+    return { object: 'task_run', data: await this.lifecycle.cancel(p.tenantId, id, runId, dto.reason ?? '', origin) };
   }
 
   @Get(':runId/steps')
@@ -79,14 +80,14 @@ export class TaskRunsController {
 
   @Post(':runId/patches/:artifactId/apply')
   @HttpCode(200)
-  async apply(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('runId') runId: string, @Param('artifactId') artifactId: string) {
-    return { object: 'task_patch', data: await this.patches.apply(p.tenantId, id, runId, artifactId) };
+  async apply(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string, @Param('runId') runId: string, @Param('artifactId') artifactId: string) {
+    return { object: 'task_patch', data: await this.patches.apply(p.tenantId, id, runId, artifactId, origin) };
   }
 
   @Post(':runId/patches/:artifactId/revert')
   @HttpCode(200)
-  async revert(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('runId') runId: string, @Param('artifactId') artifactId: string) {
-    return { object: 'task_patch', data: await this.patches.revert(p.tenantId, id, runId, artifactId) };
+  async revert(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string, @Param('runId') runId: string, @Param('artifactId') artifactId: string) {
+    return { object: 'task_patch', data: await this.patches.revert(p.tenantId, id, runId, artifactId, origin) };
   }
 
   @Get(':runId/events')
@@ -97,8 +98,8 @@ export class TaskRunsController {
 
   @Post(':runId/events')
   @HttpCode(200)
-  async appendEvent(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('runId') runId: string, @Body() dto: AppendRunEventDto) {
-    return { object: 'task_run_event', data: await this.queries.appendExternal(p.tenantId, id, runId, dto) };
+  async appendEvent(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string, @Param('runId') runId: string, @Body() dto: AppendRunEventDto) {
+    return { object: 'task_run_event', data: await this.queries.appendExternal(p.tenantId, id, runId, dto, origin) };
   }
 
   /** `after_sequence` wins over `Last-Event-ID` (the reference's rule for the run stream). */

@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { CurrentPrincipal } from '@core/auth/current-principal.decorator';
-import type { Principal } from '@core/context/request-context';
+import type { Principal, RequestOrigin } from '@core/context/request-context';
+import { Origin } from '@core/http/origin.decorator';
 import { ResolveApprovalDto } from '@modules/approvals/task-approval.dto';
 import { RunLifecycleService } from './run-lifecycle.service';
 import { RunQueriesService } from './run-queries.service';
@@ -42,8 +43,8 @@ export class TasksController {
 
   @Post(':id/start')
   @HttpCode(200)
-  async start(@CurrentPrincipal() p: Principal, @Param('id') id: string) {
-    return { object: 'task_run', data: await this.lifecycle.start(p.tenantId, id) };
+  async start(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string) {
+    return { object: 'task_run', data: await this.lifecycle.start(p.tenantId, id, origin) };
   }
 
   @Get(':id/artifacts')
@@ -63,7 +64,7 @@ export class TasksController {
 
   @Post(':id/approvals/:approvalId/resolve')
   @HttpCode(200)
-  async resolve(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('approvalId') approvalId: string, @Body() dto: ResolveApprovalDto) {
-    return { object: 'task_approval', data: await this.lifecycle.resolveApproval(p.tenantId, id, approvalId, dto.decision, dto.note ?? '', by(p)) };
+  async resolve(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string, @Param('approvalId') approvalId: string, @Body() dto: ResolveApprovalDto) {
+    return { object: 'task_approval', data: await this.lifecycle.resolveApproval(p.tenantId, id, approvalId, dto.decision, dto.note ?? '', by(p), origin) };
   }
 }

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client as PgClient } from 'pg';
 import type { ScratchDatabase } from '../../support/infra';
 import { waitFor } from '../../support/infra';
 import { startServer } from '../../support/server-process';
@@ -174,6 +175,29 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     expect(await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/patches/${id}`)).toMatchObject({ status: 'reverted' });
     expect((await c.call('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/patches/${id}/revert`)).status).toBe(409);
     expect((await c.events(taskId, runId)).map((e) => e.type)).toContain('tool.file.reverted');
+  });
+
+  it('records the request that started a run on the run and its events; the events its worker writes carry the job', async () => {
+    const task = await c.createTask({ execution_kind: 'file', file_path: 'origin.txt', file_content: 'o\n' });
+    const requestId = `origin-${mode}-${Date.now()}`;
+    const started = await c.call('POST', `/hecate/v1/tasks/${task.id}/start`, undefined, { 'x-request-id': requestId });
+    expect(started.status).toBe(200);
+    expect(started.body.data.request_id).toBe(requestId);
+    const runId = started.body.data.id as string;
+    expect(await c.waitStatus(task.id as string, runId, ['completed', 'failed'])).toMatchObject({ status: 'completed', request_id: requestId });
+    if (!db) return; // event rows' request ids are not part of the API; the scaled database shows them
+    const pg = new PgClient({ connectionString: db.url });
+    await pg.connect();
+    try {
+      const { rows } = await pg.query<{ type: string; request_id: string | null }>('SELECT type, request_id FROM task_run_events WHERE run_id = $1 ORDER BY sequence', [runId]);
+      const of = (type: string) => rows.find((r) => r.type === type)?.request_id;
+      expect(of('run.created')).toBe(requestId);
+      expect(of('run.queued')).toBe(requestId);
+      expect(of('run.started')).toMatch(/^job_./);
+      expect(of('run.finished')).toBe(of('run.started'));
+    } finally {
+      await pg.end();
+    }
   });
 
   it('runs a git command in a copied repository with a git_summary artifact', async () => {
