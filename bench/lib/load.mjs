@@ -65,7 +65,8 @@ export async function closedLoop({ origin, path, headers, body, concurrency = 1,
  * out (steady state) instead of `concurrency` connects in the same millisecond; workers stay staggered since
  * every stream lasts about as long.
  * `warmup`: that many streams run first on the same connections and are not counted (steady state: every
- * connection — the client's and, behind a proxy, the proxy's own to the upstream — already open and reused).
+ * connection — the client's and, behind a proxy, the proxy's own to the upstream — already open and reused);
+ * their timings are not counted, their failures are (`errors` covers every stream).
  */
 export async function streams({ origin, path, headers, body, concurrency, total, endMarker, staggerMs = 0, warmup = 0 }) {
   const p = pool(origin, concurrency);
@@ -82,7 +83,7 @@ export async function streams({ origin, path, headers, body, concurrency, total,
     const res = await p.request(opts);
     if (res.statusCode !== 200) {
       await res.body.text();
-      if (counted) errors++;
+      errors++;
       return;
     }
     let first = true;
@@ -114,7 +115,7 @@ export async function streams({ origin, path, headers, body, concurrency, total,
       if (staggerMs > 0) await sleep((i * staggerMs) / concurrency);
       while (started < warmup + total) {
         const counted = started++ >= warmup;
-        await one(counted).catch(() => counted && errors++);
+        await one(counted).catch(() => errors++);
       }
     }),
   );
