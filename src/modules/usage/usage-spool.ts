@@ -6,14 +6,38 @@ import { toCsv, UsageRepository } from './usage.repository';
 
 const CURRENT = 'current.csv';
 const IMPORTING = '.importing';
+/**
+ * Rows per COPY. A COPY runs on the event loop (PGlite is WASM on the main thread): a spool file goes in
+ * slices with a yield between them, so a request waits for one slice (a few ms), not the whole file.
+ */
+export const COPY_SLICE_ROWS = 500;
+
+/** Splits CSV text into slices of at most `rows` records; a record ends at a newline outside quotes. */
+export function csvSlices(csv: string, rows: number): string[] {
+  const slices: string[] = [];
+  let start = 0;
+  let records = 0;
+  let quoted = false;
+  for (let i = 0; i < csv.length; i++) {
+    const c = csv.charCodeAt(i);
+    if (c === 34) quoted = !quoted; // '"' (an escaped "" toggles twice)
+    else if (c === 10 && !quoted && ++records === rows) {
+      slices.push(csv.slice(start, i));
+      start = i + 1;
+      records = 0;
+    }
+  }
+  if (start < csv.length) slices.push(csv.slice(start));
+  return slices;
+}
 
 /**
  * Embedded mode's ledger spool. PGlite runs on the api process's event loop, so writing ledger rows into it
  * every second means frequent stalls of the request path. Instead each flush appends CSV to a file (the write
- * itself happens on libuv's thread pool) and the spool is imported with one COPY when it is large, when
- * traffic pauses, before a read, and at shutdown — rare, larger stalls that almost no request meets.
+ * itself happens on libuv's thread pool) and the spool is imported when it is large, when traffic pauses,
+ * before a read, and at shutdown, in COPYs of COPY_SLICE_ROWS with a yield between them.
  * A crash loses at most what was not yet appended (one flush interval); leftovers are imported at boot, and a
- * file whose import may have committed just before a crash is re-imported skipping existing ids.
+ * file whose import may have (partly) committed before a crash or an error is re-imported skipping existing ids.
  */
 export class UsageSpool {
   private rows = 0;
@@ -66,7 +90,10 @@ export class UsageSpool {
       const text = await readFile(target, 'utf8');
       // An append cut short by a crash leaves a partial last line: drop it.
       const csv = text.slice(0, text.lastIndexOf('\n') + 1).trimEnd();
-      if (csv.length > 0 && !(await this.repo.copyCsv(csv, { skipExisting: retry }))) throw new Error('PGlite COPY is not available');
+      for (const slice of csvSlices(csv, COPY_SLICE_ROWS)) {
+        if (!(await this.repo.copyCsv(slice, { skipExisting: retry }))) throw new Error('PGlite COPY is not available');
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
       await unlink(target);
     }
     this.lastImportAt = Date.now();

@@ -9,6 +9,7 @@ import { migrateEmbedded, migrateWithLock } from '@core/database/migrator';
 import { UsageEventEntity } from '@modules/usage/usage-event.entity';
 import { UsageLedgerService, UsageRecord } from '@modules/usage/usage-ledger.service';
 import { UsageRepository } from '@modules/usage/usage.repository';
+import { COPY_SLICE_ROWS } from '@modules/usage/usage-spool';
 import { createScratchDatabase, ScratchDatabase } from '../../support/infra';
 
 const row = (i: number, over: Partial<UsageRecord> = {}): UsageRecord => ({
@@ -106,6 +107,21 @@ describe.each([
   });
 
   if (mode === 'embedded') {
+    it('imports a large spool in several COPYs with every row intact, quoted newlines included', async () => {
+      const n = COPY_SLICE_ROWS * 2 + 37;
+      const config = configFor(dataDir);
+      config.gateway.usage.bufferMax = n; // one flush, one spool file of three slices
+      const big = new UsageLedgerService(config, new UsageRepository(ds), new SystemInfoRegistry());
+      await big.onModuleInit();
+      for (let i = 0; i < n; i++) big.record(row(i, i === COPY_SLICE_ROWS ? { model: 'odd "model"\nname,with comma' } : {}));
+      await big.flush();
+      big.onModuleDestroy();
+      expect(await count()).toBe(n);
+      const [odd] = await big.events({ tenantId: null, requestId: `req_${COPY_SLICE_ROWS}` }, 1);
+      expect(odd).toMatchObject({ model: 'odd "model"\nname,with comma', input_tokens: 10 });
+      expect(readdirSync(join(dataDir, 'usage-spool'))).toEqual([]);
+    });
+
     it('imports spool files left by a crash at boot (partial last line dropped, a maybe-imported file not duplicated)', async () => {
       for (let i = 0; i < 30; i++) ledger.record(row(i));
       await ledger.flush();
