@@ -66,7 +66,7 @@ export async function closedLoop({ origin, path, headers, body, concurrency = 1,
  * every stream lasts about as long.
  * `warmup`: that many streams run first on the same connections and are not counted (steady state: every
  * connection — the client's and, behind a proxy, the proxy's own to the upstream — already open and reused);
- * their timings are not counted, their failures are (`errors` covers every stream).
+ * their timings are not counted; a warm-up stream that fails or ends without `endMarker` counts in `errors`.
  */
 export async function streams({ origin, path, headers, body, concurrency, total, endMarker, staggerMs = 0, warmup = 0 }) {
   const p = pool(origin, concurrency);
@@ -106,9 +106,13 @@ export async function streams({ origin, path, headers, body, concurrency, total,
       res.body.once('end', resolve);
       res.body.once('error', reject);
     });
-    if (!counted) return;
+    const complete = Buffer.concat([prev, tail]).toString('utf8').includes(endMarker);
+    if (!counted) {
+      if (!complete) errors++;
+      return;
+    }
     durations.push(last - t0);
-    if (!Buffer.concat([prev, tail]).toString('utf8').includes(endMarker)) incomplete++;
+    if (!complete) incomplete++;
   };
   await Promise.all(
     Array.from({ length: concurrency }, async (_, i) => {

@@ -75,7 +75,7 @@ export const toUsageEventResponse = (r: UsageEventEntity) => ({
 /**
  * Usage ledger, written off the request path: `record()` only appends to a bounded in-memory buffer; a timer
  * flushes it every GATEWAY_USAGE_FLUSH_INTERVAL — scaled mode with one multi-row INSERT per 1000 rows, embedded
- * mode into a CSV spool that is imported into PGlite in large COPYs (UsageSpool) — and shutdown flushes what is
+ * mode into a CSV spool that is imported into PGlite in batches of COPYs (UsageSpool) — and shutdown flushes what is
  * left. A crash loses at most one flush interval; when the database is down the buffer keeps at most
  * GATEWAY_USAGE_BUFFER_MAX rows and drops the oldest (counted in system stats).
  */

@@ -1,4 +1,4 @@
-import { csvSlices } from './usage-spool';
+import { completeRecords, csvSlices } from './usage-spool';
 
 describe('csvSlices', () => {
   it('cuts at record ends only, never at a newline inside a quoted field', () => {
@@ -13,5 +13,16 @@ describe('csvSlices', () => {
     expect(csvSlices('', 500)).toEqual([]);
     expect(csvSlices('1\n2', 2)).toEqual(['1\n2']);
     expect(csvSlices('1\n2\n3\n4', 2)).toEqual(['1\n2', '3\n4']);
+  });
+});
+
+describe('completeRecords', () => {
+  it('keeps whole records and drops a tail a crash cut short, even inside a quoted newline', () => {
+    expect(completeRecords('1,"a"\n2,"b"\n')).toBe('1,"a"\n2,"b"');
+    expect(completeRecords('1,"a"\n2,"b')).toBe('1,"a"');
+    expect(completeRecords('1,"a"\n2,"two\nli')).toBe('1,"a"');
+    expect(completeRecords('1,"two\nlines"\n')).toBe('1,"two\nlines"');
+    expect(completeRecords('')).toBe('');
+    expect(completeRecords('1,"a')).toBe('');
   });
 });

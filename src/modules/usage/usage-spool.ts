@@ -12,6 +12,22 @@ const IMPORTING = '.importing';
  */
 export const COPY_SLICE_ROWS = 500;
 
+/**
+ * The complete records of a spool file, without the final newline: every append ends with a newline, so
+ * whatever follows the last newline outside quotes is a record a crash cut short (even one cut inside a quoted
+ * field that holds a newline).
+ */
+export function completeRecords(text: string): string {
+  let end = 0;
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34) quoted = !quoted;
+    else if (c === 10 && !quoted) end = i;
+  }
+  return text.slice(0, end);
+}
+
 /** Splits CSV text into slices of at most `rows` records; a record ends at a newline outside quotes. */
 export function csvSlices(csv: string, rows: number): string[] {
   const slices: string[] = [];
@@ -88,8 +104,8 @@ export class UsageSpool {
         await rename(path, target);
       }
       const text = await readFile(target, 'utf8');
-      // An append cut short by a crash leaves a partial last line: drop it.
-      const csv = text.slice(0, text.lastIndexOf('\n') + 1).trimEnd();
+      // An append cut short by a crash leaves a partial last record: drop it.
+      const csv = completeRecords(text);
       for (const slice of csvSlices(csv, COPY_SLICE_ROWS)) {
         if (!(await this.repo.copyCsv(slice, { skipExisting: retry }))) throw new Error('PGlite COPY is not available');
         await new Promise<void>((resolve) => setImmediate(resolve));

@@ -111,14 +111,22 @@ describe.each([
       const n = COPY_SLICE_ROWS * 2 + 37;
       const config = configFor(dataDir);
       config.gateway.usage.bufferMax = n; // one flush, one spool file of three slices
-      const big = new UsageLedgerService(config, new UsageRepository(ds), new SystemInfoRegistry());
+      const repo = new UsageRepository(ds);
+      const big = new UsageLedgerService(config, repo, new SystemInfoRegistry());
       await big.onModuleInit();
-      for (let i = 0; i < n; i++) big.record(row(i, i === COPY_SLICE_ROWS ? { model: 'odd "model"\nname,with comma' } : {}));
+      // Count the COPYs (each still runs against PGlite).
+      let copies = 0;
+      const copyCsv = repo.copyCsv.bind(repo);
+      repo.copyCsv = (...args) => ((copies += 1), copyCsv(...args));
+      // The odd row is the first slice's last record: a cut at its inner newline would break the COPY.
+      const odd = COPY_SLICE_ROWS - 1;
+      for (let i = 0; i < n; i++) big.record(row(i, i === odd ? { model: 'odd "model"\nname,with comma' } : {}));
       await big.flush();
       big.onModuleDestroy();
+      expect(copies).toBe(3);
       expect(await count()).toBe(n);
-      const [odd] = await big.events({ tenantId: null, requestId: `req_${COPY_SLICE_ROWS}` }, 1);
-      expect(odd).toMatchObject({ model: 'odd "model"\nname,with comma', input_tokens: 10 });
+      const [oddRow] = await big.events({ tenantId: null, requestId: `req_${odd}` }, 1);
+      expect(oddRow).toMatchObject({ model: 'odd "model"\nname,with comma', input_tokens: 10 });
       expect(readdirSync(join(dataDir, 'usage-spool'))).toEqual([]);
     });
 
