@@ -21,7 +21,7 @@ export function sendError(exception: unknown, request: FastifyRequest, reply: Fa
   if (internal) {
     const err = exception instanceof Error ? exception : new Error(String(exception));
     rootLogger().error(
-      { request_id: requestId, err: { message: scrubSecrets(err.message), stack: scrubSecrets(err.stack ?? '') }, url: request.url },
+      { request_id: requestId, trace_id: traceId, err: { message: scrubSecrets(err.message), stack: scrubSecrets(err.stack ?? '') }, url: request.url },
       'unhandled error',
     );
   }

@@ -27,7 +27,7 @@ export async function createHttpApp(rootModule: unknown, config: AppConfig): Pro
   const metrics = app.get(MetricsService);
 
   // The request's context lives on the request (`request.hecate`); controllers hand its origin on explicitly
-  // (@Origin()), so no AsyncLocalStorage — and none of its promise hooks — is on the request path.
+  // (@Origin()), so none of our code puts an AsyncLocalStorage — and its promise hooks — on the request path.
   fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const store = { requestId: String(request.id), traceId: currentTraceId(request.headers.traceparent) };
     request.hecate = store;

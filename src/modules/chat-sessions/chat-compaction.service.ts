@@ -38,7 +38,7 @@ export class ChatCompactionService {
     private readonly capabilities: ModelCapabilitiesService,
   ) {}
 
-  async compact(tenantId: string, sessionId: string, opts: { model?: string; provider?: string; keepLastMessages?: number; origin?: RequestOrigin }): Promise<ChatSessionEntity> {
+  async compact(tenantId: string, sessionId: string, opts: { model?: string; provider?: string; keepLastMessages?: number; origin: RequestOrigin | null }): Promise<ChatSessionEntity> {
     const claim = await this.lineage.claim(tenantId, sessionId, { keepLastMessages: opts.keepLastMessages, owner: this.inflight.owner });
     try {
       const summary = await this.summarize(claim, opts);
@@ -50,7 +50,7 @@ export class ChatCompactionService {
   }
 
   /** The summary model: the request's, else GATEWAY_CHAT_COMPACTION_MODEL, else the session's last model. */
-  private async summarize(claim: ClaimedCompaction, opts: { model?: string; provider?: string; origin?: RequestOrigin }) {
+  private async summarize(claim: ClaimedCompaction, opts: { model?: string; provider?: string; origin: RequestOrigin | null }) {
     const { compaction } = this.config.chat;
     const model = opts.model ?? compaction.model ?? claim.lastModel ?? undefined;
     const provider = opts.model ? opts.provider : opts.provider ?? compaction.provider;
@@ -73,7 +73,7 @@ export class ChatCompactionService {
    * model's context window, compact and answer the continuation's id. Anything that prevents it (no
    * known window, busy session, nothing to compact, summary failure) leaves the session as it is.
    */
-  async compactIfNeeded(tenantId: string, sessionId: string, opts: { model?: string; provider?: string }, origin?: RequestOrigin): Promise<string> {
+  async compactIfNeeded(tenantId: string, sessionId: string, opts: { model?: string; provider?: string }, origin: RequestOrigin | null): Promise<string> {
     const { compaction } = this.config.chat;
     if (!compaction.autoEnabled) return sessionId;
     const session = await this.sessions.find({ tenantId, id: sessionId });
@@ -87,10 +87,10 @@ export class ChatCompactionService {
     try {
       const summaryModel = compaction.model ? { model: compaction.model, provider: compaction.provider } : { model, provider: opts.provider };
       const continuation = await this.compact(tenantId, sessionId, { ...summaryModel, origin });
-      rootLogger().info({ sessionId, continuation: continuation.id, estimated, window }, 'chat session compacted before a generation');
+      rootLogger().info({ request_id: origin?.requestId, sessionId, continuation: continuation.id, estimated, window }, 'chat session compacted before a generation');
       return continuation.id;
     } catch (err) {
-      rootLogger().warn({ sessionId, err: String(err) }, 'automatic chat compaction skipped');
+      rootLogger().warn({ request_id: origin?.requestId, sessionId, err: String(err) }, 'automatic chat compaction skipped');
       return sessionId;
     }
   }

@@ -139,7 +139,7 @@ export class ChatExchangeService {
     // Recorded before the stream ends, so the client's next request sees this exchange persisted.
     const status = signal.aborted ? 'incomplete' : 'complete';
     await this.recorder.record(exchange, { status, reply: replyOf(result), call: callOf(result, requestedModel, result) }).catch((err) => {
-      rootLogger().error({ err: String(err), sessionId: exchange.sessionId }, 'chat exchange could not be recorded');
+      rootLogger().error({ request_id: ctx.requestId, err: String(err), sessionId: exchange.sessionId }, 'chat exchange could not be recorded');
     });
     if (!signal.aborted && !res.writableEnded) res.end(encoder.end());
   }
@@ -158,6 +158,6 @@ export class ChatExchangeService {
       : { requestId: ctx.requestId ?? '', provider: '', providerKind: '', model: requestedModel ?? '', requestedModel: requestedModel ?? null, routeReason: null, costMicrosUsd: 0, promptTokens: 0, completionTokens: 0 };
     await this.recorder
       .record(exchange, { status: 'failed', reply: { text: '', content_blocks: [], tool_calls: [] }, call, error })
-      .catch((e) => rootLogger().warn({ err: String(e), sessionId: exchange.sessionId }, 'failed chat exchange could not be recorded'));
+      .catch((e) => rootLogger().warn({ request_id: ctx.requestId, err: String(e), sessionId: exchange.sessionId }, 'failed chat exchange could not be recorded'));
   }
 }

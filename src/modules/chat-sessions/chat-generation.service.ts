@@ -14,7 +14,7 @@ export interface GenerationRequest {
   /** For the usage ledger (e.g. `/hecate/v1/chat/sessions/messages`). */
   endpoint: string;
   /** The HTTP request the generation serves: its ids go on the usage row and the trace. */
-  origin?: RequestOrigin;
+  origin: RequestOrigin | null;
 }
 
 export type CallRecord = Omit<NewProviderCall, 'id' | 'status'>;

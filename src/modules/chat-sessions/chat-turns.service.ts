@@ -18,7 +18,7 @@ import type { TurnSink } from './chat-turn-sse';
 
 type Options = { model?: string; provider?: string };
 /** The request's ids travel with the turn to the usage row and trace of its generation. */
-type Caller = { origin?: RequestOrigin };
+type Caller = { origin: RequestOrigin | null };
 /** How long an idempotent retry waits for the original generation to finish. */
 const REPLAY_WAIT_MS = 10 * 60_000;
 export type SinkFactory = (() => TurnSink) | undefined;
@@ -54,7 +54,7 @@ export class ChatTurnsService {
     @Inject(LiveStreamBuffer) private readonly buffer: LiveStreamBuffer,
   ) {}
 
-  async send(tenantId: string, sessionId: string, dto: SendChatMessageDto, sink: SinkFactory, origin?: RequestOrigin) {
+  async send(tenantId: string, sessionId: string, dto: SendChatMessageDto, sink: SinkFactory, origin: RequestOrigin | null) {
     const target = await this.compaction.compactIfNeeded(tenantId, sessionId, dto, origin);
     const begun = await this.ledger.beginSend(tenantId, target, {
       content: dto.content,
@@ -66,11 +66,11 @@ export class ChatTurnsService {
     return this.run(begun, { ...dto, origin }, sink, target === sessionId ? undefined : sessionId);
   }
 
-  async regenerate(tenantId: string, sessionId: string, messageId: string, dto: RegenerateChatMessageDto, sink: SinkFactory, origin?: RequestOrigin) {
+  async regenerate(tenantId: string, sessionId: string, messageId: string, dto: RegenerateChatMessageDto, sink: SinkFactory, origin: RequestOrigin | null) {
     return this.run(await this.ledger.beginRegenerate(tenantId, sessionId, { messageId, owner: this.inflight.owner }), { ...dto, origin }, sink);
   }
 
-  async edit(tenantId: string, sessionId: string, messageId: string, dto: EditChatMessageDto, sink: SinkFactory, origin?: RequestOrigin) {
+  async edit(tenantId: string, sessionId: string, messageId: string, dto: EditChatMessageDto, sink: SinkFactory, origin: RequestOrigin | null) {
     const begun = await this.ledger.beginEdit(tenantId, sessionId, { messageId, content: dto.content, regenerate: dto.regenerate ?? true, owner: this.inflight.owner });
     if ('edited' in begun) {
       const data = { session_id: sessionId, user_message: toChatMessageResponse(begun.edited), assistant_message: null };
@@ -81,7 +81,7 @@ export class ChatTurnsService {
     return this.run(begun, { ...dto, origin }, sink);
   }
 
-  async continue(tenantId: string, sessionId: string, messageId: string, dto: ContinueChatMessageDto, sink: SinkFactory, origin?: RequestOrigin) {
+  async continue(tenantId: string, sessionId: string, messageId: string, dto: ContinueChatMessageDto, sink: SinkFactory, origin: RequestOrigin | null) {
     return this.run(await this.ledger.beginContinue(tenantId, sessionId, { messageId, owner: this.inflight.owner }), { ...dto, origin }, sink);
   }
 
@@ -103,7 +103,7 @@ export class ChatTurnsService {
       finished = await this.ledger.finish(turn, outcome, this.inflight.owner);
     } catch (err) {
       if (!sink) throw err;
-      rootLogger().error({ err: String(err), sessionId: turn.sessionId }, 'chat turn could not be finalised');
+      rootLogger().error({ request_id: opts.origin?.requestId, err: String(err), sessionId: turn.sessionId }, 'chat turn could not be finalised');
       sink.error({ error: envelopeOf(err), session_id: turn.sessionId, assistant_message_id: turn.assistant.id });
       return { session_id: turn.sessionId };
     } finally {
@@ -143,7 +143,7 @@ export class ChatTurnsService {
         const reason = controller.signal.reason as AbortReason;
         return { status: reason === 'stop' ? 'stopped' : 'incomplete', reply: partial?.reply ?? acc.reply(), call: partial?.call ?? null };
       }
-      rootLogger().warn({ err: String(err), sessionId: turn.sessionId }, 'chat generation failed');
+      rootLogger().warn({ request_id: opts.origin?.requestId, err: String(err), sessionId: turn.sessionId }, 'chat generation failed');
       const call = stream
         ? { requestId: '', provider: stream.provider, providerKind: '', model: stream.model, requestedModel: opts.model ?? null, routeReason: null, costMicrosUsd: 0, promptTokens: 0, completionTokens: 0 }
         : null;

@@ -44,9 +44,9 @@ export class EventStore {
   /**
    * Runs `fn` in a transaction; events emitted through `tx.emit` are published after the commit (and
    * discarded with a rollback). The usual way to write state and its events together. `origin` (the HTTP
-   * request's or the job's ids) is recorded on every event of the transaction.
+   * request's or the job's ids; null for the server's own timers) is recorded on every event of the transaction.
    */
-  async transaction<T>(fn: (tx: EventTx) => Promise<T>, origin?: RequestOrigin | null): Promise<T> {
+  async transaction<T>(fn: (tx: EventTx) => Promise<T>, origin: RequestOrigin | null): Promise<T> {
     const appended: AppendedEvent[] = [];
     const result = await this.repo.transaction((manager) =>
       fn({
@@ -62,7 +62,7 @@ export class EventStore {
     return result;
   }
 
-  async append(manager: EntityManager, input: AppendEventInput, origin?: RequestOrigin | null): Promise<AppendedEvent> {
+  async append(manager: EntityManager, input: AppendEventInput, origin: RequestOrigin | null): Promise<AppendedEvent> {
     const row = await this.repo.append(manager, {
       tenantId: input.tenantId,
       runId: input.runId,

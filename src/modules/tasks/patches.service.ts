@@ -23,15 +23,15 @@ export class PatchesService {
     private readonly events: EventStore,
   ) {}
 
-  apply(tenantId: string, taskId: string, runId: string, artifactId: string, origin?: RequestOrigin) {
+  apply(tenantId: string, taskId: string, runId: string, artifactId: string, origin: RequestOrigin | null) {
     return this.transition(tenantId, taskId, runId, artifactId, 'apply', origin);
   }
 
-  revert(tenantId: string, taskId: string, runId: string, artifactId: string, origin?: RequestOrigin) {
+  revert(tenantId: string, taskId: string, runId: string, artifactId: string, origin: RequestOrigin | null) {
     return this.transition(tenantId, taskId, runId, artifactId, 'revert', origin);
   }
 
-  private async transition(tenantId: string, taskId: string, runId: string, artifactId: string, action: 'apply' | 'revert', origin?: RequestOrigin) {
+  private async transition(tenantId: string, taskId: string, runId: string, artifactId: string, action: 'apply' | 'revert', origin: RequestOrigin | null) {
     const run = await this.queries.requireRun(tenantId, taskId, runId);
     const updated = await this.events.transaction(async (tx) => {
       const artifact = await this.artifacts.lock(tx.manager, tenantId, runId, artifactId);

@@ -87,16 +87,16 @@ export class RunExecutionService implements OnApplicationShutdown {
             controller.abort(new Error('lease lost or run cancelled'));
           }
         },
-        (err: unknown) => rootLogger().warn({ run_id: run.id, err: String(err) }, 'lease heartbeat failed; retrying'),
+        (err: unknown) => rootLogger().warn({ run_id: run.id, request_id: origin.requestId, err: String(err) }, 'lease heartbeat failed; retrying'),
       );
     }, Math.max(100, Math.floor(this.leaseMs / 2)));
     try {
       await this.runClaimed(claim, writer, controller.signal);
     } catch (err) {
       if (err instanceof LeaseLostError) {
-        rootLogger().warn({ run_id: run.id, err: err.message }, 'stopped: lease lost, run cancelled or worker stopping');
+        rootLogger().warn({ run_id: run.id, request_id: origin.requestId, err: err.message }, 'stopped: lease lost, run cancelled or worker stopping');
       } else {
-        rootLogger().error({ run_id: run.id, err: err instanceof Error ? err.stack : String(err) }, 'run execution failed');
+        rootLogger().error({ run_id: run.id, request_id: origin.requestId, err: err instanceof Error ? err.stack : String(err) }, 'run execution failed');
         await writer.finish({ status: 'failed', error: err instanceof Error ? err.message : String(err), errorKind: 'internal_error' }).catch(() => undefined);
       }
     } finally {

@@ -30,7 +30,7 @@ export interface AttemptOptions {
   /** Carried in the checkpoint for the executor (requires resumeFrom). */
   input?: Record<string, unknown>;
   /** The request (or job) that asked for the attempt: recorded on the run and its events. */
-  origin?: RequestOrigin;
+  origin: RequestOrigin | null;
 }
 
 const isUniqueViolation = (err: unknown): boolean =>
@@ -54,17 +54,17 @@ export class RunLifecycleService {
     @Inject(EventBus) private readonly bus: EventBus,
   ) {}
 
-  async start(tenantId: string, taskId: string, origin?: RequestOrigin) {
+  async start(tenantId: string, taskId: string, origin: RequestOrigin | null) {
     return toRunResponse(await this.createAttempt(tenantId, taskId, { trigger: 'start', origin }));
   }
 
-  async retry(tenantId: string, taskId: string, runId: string, reason: string, origin?: RequestOrigin) {
+  async retry(tenantId: string, taskId: string, runId: string, reason: string, origin: RequestOrigin | null) {
     await this.terminalSource(tenantId, taskId, runId);
     return toRunResponse(await this.createAttempt(tenantId, taskId, { trigger: 'retry', reason, origin }));
   }
 
   /** New run reusing the source run's workspace, with checkpoint context (seed 003 "Resume semantics"). */
-  async resume(tenantId: string, taskId: string, runId: string, reason: string, origin?: RequestOrigin) {
+  async resume(tenantId: string, taskId: string, runId: string, reason: string, origin: RequestOrigin | null) {
     const source = await this.terminalSource(tenantId, taskId, runId);
     return toRunResponse(await this.createAttempt(tenantId, taskId, { trigger: 'resume', resumeFrom: source, reason, origin }));
   }
@@ -105,7 +105,7 @@ export class RunLifecycleService {
         ...(options.input ? { input: options.input } : {}),
       };
     }
-    const origin = options.origin ?? null;
+    const { origin } = options;
     let run: TaskRunEntity;
     try {
       run = await this.events.transaction(async (tx) => {
@@ -194,7 +194,7 @@ export class RunLifecycleService {
    * Cancel: commits `cancelled` (with pending approvals and running steps closed) before anything else,
    * then rings the worker that runs it. A terminal run answers 409.
    */
-  async cancel(tenantId: string, taskId: string, runId: string, reason: string, origin?: RequestOrigin) {
+  async cancel(tenantId: string, taskId: string, runId: string, reason: string, origin: RequestOrigin | null) {
     const run = await this.events.transaction(async (tx) => {
       const current = await this.lockRun(tx.manager, tenantId, taskId, runId);
       assertTransition(runId, current.status, 'cancelled');
@@ -232,7 +232,7 @@ export class RunLifecycleService {
   }
 
   /** Approve requeues the same run; reject cancels it; a no-longer-pending approval is 409. */
-  async resolveApproval(tenantId: string, taskId: string, approvalId: string, decision: 'approve' | 'reject', note: string, by: string, origin?: RequestOrigin) {
+  async resolveApproval(tenantId: string, taskId: string, approvalId: string, decision: 'approve' | 'reject', note: string, by: string, origin: RequestOrigin | null) {
     const task = await this.tasks.find(tenantId, taskId);
     if (!task) throw new TaskNotFoundError(taskId);
     const { approval, run } = await this.events.transaction(async (tx) => {

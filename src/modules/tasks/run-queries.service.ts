@@ -100,7 +100,7 @@ export class RunQueriesService {
   }
 
   /** `POST …/events`: a caller-posted `external.event` on the run's stream. */
-  async appendExternal(tenantId: string, taskId: string, runId: string, dto: AppendRunEventDto, origin?: RequestOrigin): Promise<EventEnvelope> {
+  async appendExternal(tenantId: string, taskId: string, runId: string, dto: AppendRunEventDto, origin: RequestOrigin | null): Promise<EventEnvelope> {
     await this.requireRun(tenantId, taskId, runId);
     return this.events.transaction((tx) =>
       tx.emit({

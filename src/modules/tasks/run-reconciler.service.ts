@@ -99,7 +99,7 @@ export class RunReconcilerService implements OnApplicationBootstrap, OnApplicati
       }
       if (stale.length > 0) rootLogger().warn({ runs: stale.map((r) => r.id), reason }, 'requeued runs whose worker was lost');
       return stale;
-    });
+    }, null);
   }
 
   /** Enqueue is idempotent by job id; runs enqueued recently are left alone. */

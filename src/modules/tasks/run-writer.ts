@@ -29,7 +29,7 @@ export interface RunRef {
   runId: string;
   token: string;
   /** The job executing the run: recorded on the events it writes. */
-  origin?: RequestOrigin;
+  origin: RequestOrigin;
 }
 
 export interface NewArtifact {
@@ -357,4 +357,4 @@ export class RunWriterDeps {
 }
 
 export { isTransientDbError };
-export const logLeaseLost = (ref: RunRef): void => rootLogger().warn({ run_id: ref.runId }, 'lease lost; this worker stops writing for the run');
+export const logLeaseLost = (ref: RunRef): void => rootLogger().warn({ run_id: ref.runId, request_id: ref.origin.requestId }, 'lease lost; this worker stops writing for the run');

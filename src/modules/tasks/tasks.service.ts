@@ -119,7 +119,7 @@ export class TasksService {
       await this.events.deleteForTask(manager, tenantId, id, runIds);
       await this.approvals.deleteForTask(manager, tenantId, id);
       await this.tasks.delete(manager, tenantId, id);
-    });
+    }, null);
     await this.workspaces.removeTask(id);
   }
 }

@@ -28,7 +28,7 @@ describe.each(['postgres', 'pglite'] as const)('public feed cursor under concurr
           written.add(e.event_id);
           // Keep the transaction open so commits interleave out of append order.
           await sleep(Math.floor(Math.random() * (backend === 'postgres' ? 12 : 3)));
-        });
+        }, null);
       }
     };
 
@@ -73,7 +73,7 @@ describe.each(['postgres', 'pglite'] as const)('public feed cursor under concurr
       await tx.emit({ tenantId, runId: 'run_f1', taskId: 'task_x', type: 'run.queued' });
       await tx.emit({ tenantId, runId: 'run_f2', taskId: 'task_y', type: 'run.created' });
       await tx.emit({ tenantId: 'someone-else', runId: 'run_f3', taskId: 'task_x', type: 'run.created' });
-    });
+    }, null);
     await h.events.flushFeed();
     const byType = await h.events.listFeed({ tenantId, types: ['run.queued', 'run.created'], taskId: 'task_x' }, 0, 50);
     expect(byType.events.map((e) => [e.run_id, e.type])).toEqual([

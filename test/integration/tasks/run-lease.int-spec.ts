@@ -8,7 +8,7 @@ describe.each(['postgres', 'pglite'] as const)('run lease (%s)', (backend) => {
   afterAll(() => h?.close());
 
   const claim = (runId: string, tenantId: string, token: string, leaseMs = 30_000, maxConcurrent = 0) =>
-    h.events.transaction((tx) => h.runs.claim(tx.manager, { tenantId, runId, owner: `w-${token.slice(0, 4)}`, token, leaseMs, maxConcurrent }));
+    h.events.transaction((tx) => h.runs.claim(tx.manager, { tenantId, runId, owner: `w-${token.slice(0, 4)}`, token, leaseMs, maxConcurrent }), null);
 
   it('20 parallel claims of one run: exactly one winner', async () => {
     const run = await h.queuedRun();
