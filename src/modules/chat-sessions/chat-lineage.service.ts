@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { ConflictError } from '@core/http/domain-error';
-import { ChatMessageJson, MessageStatus, newSessionId } from './chat-message';
+import { ChatMessageJson, MessageStatus, newCallId, newSessionId } from './chat-message';
 import type { ChatMessageEntity } from './chat-message.entity';
 import type { ChatSessionEntity } from './chat-session.entity';
 import { ChatBranchBusyError } from './chat-sessions.errors';
@@ -124,7 +124,7 @@ export class ChatLineageService {
       const next = await tx.createSession(row);
       let callId: string | null = null;
       if (summary.call) {
-        callId = `call_${randomUUID().replace(/-/g, '')}`;
+        callId = newCallId();
         await next.insertCall({ ...summary.call, id: callId, status: 'completed' });
       }
       const summaryMessage: ChatMessageJson = { role: 'user', content: `${SUMMARY_PREFIX}${summary.text}` };

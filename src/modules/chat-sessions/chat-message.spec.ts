@@ -1,4 +1,4 @@
-import { assistantMessage, extendAssistantMessage, newClientMessages, openToolCalls, withSystemPrompt } from './chat-message';
+import { assistantMessage, extendAssistantMessage, newCallId, newClientMessages, openToolCalls, withSystemPrompt } from './chat-message';
 
 const u = (content: string) => ({ role: 'user', content });
 const a = (content: string) => ({ role: 'assistant', content });
@@ -52,5 +52,14 @@ describe('message helpers', () => {
     });
     expect(openToolCalls(cut, [])).toEqual(['t']);
     expect(openToolCalls(cut, [{ role: 'tool', tool_call_id: 't', content: '' }])).toEqual([]);
+  });
+});
+
+describe('newCallId', () => {
+  it('sorts in creation order, also within one millisecond, in the call_ + 32 hex format', () => {
+    const ids = Array.from({ length: 5000 }, () => newCallId());
+    expect(ids.every((id) => /^call_[0-9a-f]{32}$/.test(id))).toBe(true);
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(ids.length);
   });
 });

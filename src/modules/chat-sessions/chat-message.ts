@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 
 /**
  * The canonical message (seed 000): an OpenAI-shaped chat message plus Hecate's `content_blocks`
@@ -34,7 +34,25 @@ export const isReplayable = (status: MessageStatus): boolean => status !== 'fail
 const compactUuid = () => randomUUID().replace(/-/g, '');
 export const newSessionId = () => `chat_${compactUuid()}`;
 export const newMessageId = () => `msg_${compactUuid()}`;
-export const newCallId = () => `call_${compactUuid()}`;
+
+let lastCallMs = 0;
+let callSeq = 0;
+/**
+ * Provider call ids sort in creation order within a process: a session lists its calls by (created_at, id),
+ * and two calls recorded in the same millisecond would otherwise come back in random order. 32 hex digits:
+ * 12 of milliseconds, 4 of a per-millisecond counter, 16 random.
+ */
+export const newCallId = (): string => {
+  const now = Date.now();
+  if (now > lastCallMs) {
+    lastCallMs = now;
+    callSeq = 0;
+  } else if (++callSeq > 0xffff) {
+    lastCallMs += 1; // more than 65,536 in one millisecond (or the clock went back): borrow the next one
+    callSeq = 0;
+  }
+  return `call_${lastCallMs.toString(16).padStart(12, '0')}${callSeq.toString(16).padStart(4, '0')}${randomBytes(8).toString('hex')}`;
+};
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
