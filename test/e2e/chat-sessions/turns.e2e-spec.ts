@@ -114,6 +114,10 @@ describe('chat session turns (embedded)', () => {
     expect(turn.headers.get('x-request-id')).toBe(turnId);
     expect((await usageOf(turnId))[0]).toMatchObject({ request_id: turnId, provider: 'fake', endpoint: `/hecate/v1/chat/sessions/send` });
     expect((await call(base, 'GET', `/hecate/v1/traces?request_id=${turnId}`)).status).toBe(200);
+    const regenId = `regen-origin-${Date.now()}`;
+    const regen = await call(base, 'POST', `${S}/${id}/messages/${turn.body.data.assistant_message.id}/regenerate`, {}, { 'x-request-id': regenId });
+    expect(regen.status).toBe(200);
+    expect((await usageOf(regenId))[0]).toMatchObject({ request_id: regenId, endpoint: '/hecate/v1/chat/sessions/regenerate' });
     await call(base, 'POST', `${S}/${id}/messages`, { content: 'and again' });
     const compactId = `compact-origin-${Date.now()}`;
     const compacted = await call(base, 'POST', `${S}/${id}/compact`, { keep_last_messages: 1 }, { 'x-request-id': compactId });

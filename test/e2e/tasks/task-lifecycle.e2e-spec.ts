@@ -185,6 +185,15 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     expect(started.body.data.request_id).toBe(requestId);
     const runId = started.body.data.id as string;
     expect(await c.waitStatus(task.id as string, runId, ['completed', 'failed'])).toMatchObject({ status: 'completed', request_id: requestId });
+    // Retry and resume record their own request; an external event records the request that posted it.
+    const retried = await c.call('POST', `/hecate/v1/tasks/${task.id}/runs/${runId}/retry`, {}, { 'x-request-id': `${requestId}-retry` });
+    expect(retried.body.data).toMatchObject({ number: 2, request_id: `${requestId}-retry` });
+    await c.waitStatus(task.id as string, retried.body.data.id as string, ['completed', 'failed']);
+    const resumed = await c.call('POST', `/hecate/v1/tasks/${task.id}/runs/${runId}/resume`, { reason: 'again' }, { 'x-request-id': `${requestId}-resume` });
+    expect(resumed.body.data).toMatchObject({ number: 3, request_id: `${requestId}-resume` });
+    await c.waitStatus(task.id as string, resumed.body.data.id as string, ['completed', 'failed']);
+    const posted = await c.call('POST', `/hecate/v1/tasks/${task.id}/runs/${runId}/events`, { note: 'from outside' }, { 'x-request-id': `${requestId}-event` });
+    expect(posted.status).toBe(200);
     if (!db) return; // event rows' request ids are not part of the API; the scaled database shows them
     const pg = new PgClient({ connectionString: db.url });
     await pg.connect();
@@ -195,6 +204,7 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
       expect(of('run.queued')).toBe(requestId);
       expect(of('run.started')).toMatch(/^job_./);
       expect(of('run.finished')).toBe(of('run.started'));
+      expect(of('external.event')).toBe(`${requestId}-event`);
     } finally {
       await pg.end();
     }
