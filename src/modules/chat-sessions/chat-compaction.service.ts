@@ -1,6 +1,6 @@
-import type { RequestOrigin } from '@core/context/request-context';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
+import type { RequestOrigin } from '@core/context/request-context';
 import { rootLogger } from '@core/logging/logger';
 import { ModelCapabilitiesService } from '@modules/providers/model-capabilities.service';
 import { ChatGenerationService } from './chat-generation.service';

@@ -1,5 +1,5 @@
-import type { RequestOrigin } from '@core/context/request-context';
 import { Injectable } from '@nestjs/common';
+import type { RequestOrigin } from '@core/context/request-context';
 import { GatewayResult, GatewayRouterService } from '@modules/gateway/gateway-router.service';
 import type { GatewayDelta } from '@modules/gateway/protocol/normalized';
 import type { DeltaFrame } from './chat-delta-frames';

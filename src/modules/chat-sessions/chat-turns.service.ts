@@ -1,5 +1,5 @@
-import type { RequestOrigin } from '@core/context/request-context';
 import { Inject, Injectable } from '@nestjs/common';
+import type { RequestOrigin } from '@core/context/request-context';
 import { DomainError } from '@core/http/domain-error';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import { rootLogger } from '@core/logging/logger';
@@ -17,8 +17,6 @@ import { BegunTurn, ChatTurnLedgerService, FinishedTurn, ReplayedTurn, TurnOutco
 import type { TurnSink } from './chat-turn-sse';
 
 type Options = { model?: string; provider?: string };
-/** The request's ids travel with the turn to the usage row and trace of its generation. */
-type Caller = { origin: RequestOrigin | null };
 /** How long an idempotent retry waits for the original generation to finish. */
 const REPLAY_WAIT_MS = 10 * 60_000;
 export type SinkFactory = (() => TurnSink) | undefined;
@@ -63,11 +61,11 @@ export class ChatTurnsService {
       owner: this.inflight.owner,
     });
     if ('replayed' in begun) return this.replayed(begun, sink);
-    return this.run(begun, { ...dto, origin }, sink, target === sessionId ? undefined : sessionId);
+    return this.run(begun, dto, origin, sink, target === sessionId ? undefined : sessionId);
   }
 
   async regenerate(tenantId: string, sessionId: string, messageId: string, dto: RegenerateChatMessageDto, sink: SinkFactory, origin: RequestOrigin | null) {
-    return this.run(await this.ledger.beginRegenerate(tenantId, sessionId, { messageId, owner: this.inflight.owner }), { ...dto, origin }, sink);
+    return this.run(await this.ledger.beginRegenerate(tenantId, sessionId, { messageId, owner: this.inflight.owner }), dto, origin, sink);
   }
 
   async edit(tenantId: string, sessionId: string, messageId: string, dto: EditChatMessageDto, sink: SinkFactory, origin: RequestOrigin | null) {
@@ -78,14 +76,15 @@ export class ChatTurnsService {
       s?.done(data);
       return data;
     }
-    return this.run(begun, { ...dto, origin }, sink);
+    return this.run(begun, dto, origin, sink);
   }
 
   async continue(tenantId: string, sessionId: string, messageId: string, dto: ContinueChatMessageDto, sink: SinkFactory, origin: RequestOrigin | null) {
-    return this.run(await this.ledger.beginContinue(tenantId, sessionId, { messageId, owner: this.inflight.owner }), { ...dto, origin }, sink);
+    return this.run(await this.ledger.beginContinue(tenantId, sessionId, { messageId, owner: this.inflight.owner }), dto, origin, sink);
   }
 
-  private async run(turn: BegunTurn, opts: Options & Caller, sinkFactory: SinkFactory, compactedFrom?: string) {
+  /** `origin`: the request's ids, for the usage row and trace of the generation. */
+  private async run(turn: BegunTurn, opts: Options, origin: RequestOrigin | null, sinkFactory: SinkFactory, compactedFrom?: string) {
     const controller = await this.inflight.track(turn.generationId, turn.sessionId);
     const sink = sinkFactory?.();
     sink?.created({
@@ -96,14 +95,14 @@ export class ChatTurnsService {
       parent_id: turn.assistant.parentId,
       stream_id: turn.generationId,
     });
-    const outcome = await this.generate(turn, opts, controller, sink);
+    const outcome = await this.generate(turn, opts, origin, controller, sink);
     const reason = controller.signal.aborted ? (controller.signal.reason as AbortReason) : undefined;
     let finished: FinishedTurn;
     try {
       finished = await this.ledger.finish(turn, outcome, this.inflight.owner);
     } catch (err) {
       if (!sink) throw err;
-      rootLogger().error({ request_id: opts.origin?.requestId, err: String(err), sessionId: turn.sessionId }, 'chat turn could not be finalised');
+      rootLogger().error({ request_id: origin?.requestId, err: String(err), sessionId: turn.sessionId }, 'chat turn could not be finalised');
       sink.error({ error: envelopeOf(err), session_id: turn.sessionId, assistant_message_id: turn.assistant.id });
       return { session_id: turn.sessionId };
     } finally {
@@ -121,13 +120,13 @@ export class ChatTurnsService {
   }
 
   /** Streams the reply; never throws (a failure is an outcome). */
-  private async generate(turn: BegunTurn, opts: Options & Caller, controller: AbortController, sink: TurnSink | undefined): Promise<TurnOutcome> {
+  private async generate(turn: BegunTurn, opts: Options, origin: RequestOrigin | null, controller: AbortController, sink: TurnSink | undefined): Promise<TurnOutcome> {
     const acc = new FrameAccumulator();
     let index = 0;
     let stream: GenerationStream | undefined;
     try {
       stream = await this.generation.stream(
-        { tenantId: turn.tenantId, messages: turn.replay, model: opts.model ?? turn.lastModel ?? undefined, provider: opts.provider, endpoint: `/hecate/v1/chat/sessions/${turn.kind}`, origin: opts.origin },
+        { tenantId: turn.tenantId, messages: turn.replay, model: opts.model ?? turn.lastModel ?? undefined, provider: opts.provider, endpoint: `/hecate/v1/chat/sessions/${turn.kind}`, origin },
         controller.signal,
       );
       for await (const frame of stream.frames) {
@@ -143,7 +142,7 @@ export class ChatTurnsService {
         const reason = controller.signal.reason as AbortReason;
         return { status: reason === 'stop' ? 'stopped' : 'incomplete', reply: partial?.reply ?? acc.reply(), call: partial?.call ?? null };
       }
-      rootLogger().warn({ request_id: opts.origin?.requestId, err: String(err), sessionId: turn.sessionId }, 'chat generation failed');
+      rootLogger().warn({ request_id: origin?.requestId, err: String(err), sessionId: turn.sessionId }, 'chat generation failed');
       const call = stream
         ? { requestId: '', provider: stream.provider, providerKind: '', model: stream.model, requestedModel: opts.model ?? null, routeReason: null, costMicrosUsd: 0, promptTokens: 0, completionTokens: 0 }
         : null;

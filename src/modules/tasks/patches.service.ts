@@ -1,6 +1,6 @@
-import type { RequestOrigin } from '@core/context/request-context';
 import { Injectable } from '@nestjs/common';
 import { stat } from 'node:fs/promises';
+import type { RequestOrigin } from '@core/context/request-context';
 import { EventStore } from '@modules/events/event-store.service';
 import { readCurrent, writeCurrent } from './executors/file-ops';
 import { toPatchResponse } from './task-run.dto';

@@ -1,10 +1,10 @@
-import { jobOrigin, RequestOrigin } from '@core/context/request-context';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import type { JobPayloads } from '@contracts/jobs';
 import { EventBus, Unsubscribe } from '@core/bus/event-bus.port';
 import { AppConfig } from '@core/config/app-config';
+import { jobOrigin, RequestOrigin } from '@core/context/request-context';
 import { rootLogger } from '@core/logging/logger';
 import type { JobContext } from '@core/queue/run-queue.port';
 import { planHash } from '@modules/approvals/approvals.service';

@@ -1,6 +1,6 @@
-import type { RequestOrigin } from '@core/context/request-context';
 import { Injectable } from '@nestjs/common';
 import type { EventEnvelope } from '@contracts/events';
+import type { RequestOrigin } from '@core/context/request-context';
 import { ApprovalsService } from '@modules/approvals/approvals.service';
 import { toApprovalResponse } from '@modules/approvals/task-approval.dto';
 import { EventStore } from '@modules/events/event-store.service';

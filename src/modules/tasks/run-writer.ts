@@ -1,7 +1,7 @@
-import type { RequestOrigin } from '@core/context/request-context';
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { EventEnvelope } from '@contracts/events';
+import type { RequestOrigin } from '@core/context/request-context';
 import { rootLogger } from '@core/logging/logger';
 import { ApprovalsService } from '@modules/approvals/approvals.service';
 import type { ApprovalKind, ApprovalRecord } from '@modules/approvals/approvals.service';
