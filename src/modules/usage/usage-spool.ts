@@ -13,37 +13,29 @@ const IMPORTING = '.importing';
 export const COPY_SLICE_ROWS = 500;
 
 /**
- * The complete records of a spool file, without the final newline: every append ends with a newline, so
- * whatever follows the last newline outside quotes is a record a crash cut short (even one cut inside a quoted
- * field that holds a newline).
+ * A spool file's complete records in slices of at most `rows` records, in one pass. A record ends at a newline
+ * outside quotes; every append ends with one, so whatever follows the last such newline is a record a crash cut
+ * short — even one cut inside a quoted field that holds a newline — and is dropped.
  */
-export function completeRecords(text: string): string {
-  let end = 0;
+export function spoolSlices(text: string, rows: number): string[] {
+  const slices: string[] = [];
+  let start = 0;
+  let end = -1; // the last record end seen
+  let records = 0;
   let quoted = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c === 34) quoted = !quoted;
-    else if (c === 10 && !quoted) end = i;
-  }
-  return text.slice(0, end);
-}
-
-/** Splits CSV text into slices of at most `rows` records; a record ends at a newline outside quotes. */
-export function csvSlices(csv: string, rows: number): string[] {
-  const slices: string[] = [];
-  let start = 0;
-  let records = 0;
-  let quoted = false;
-  for (let i = 0; i < csv.length; i++) {
-    const c = csv.charCodeAt(i);
     if (c === 34) quoted = !quoted; // '"' (an escaped "" toggles twice)
-    else if (c === 10 && !quoted && ++records === rows) {
-      slices.push(csv.slice(start, i));
-      start = i + 1;
-      records = 0;
+    else if (c === 10 && !quoted) {
+      end = i;
+      if (++records === rows) {
+        slices.push(text.slice(start, i));
+        start = i + 1;
+        records = 0;
+      }
     }
   }
-  if (start < csv.length) slices.push(csv.slice(start));
+  if (records > 0) slices.push(text.slice(start, end));
   return slices;
 }
 
@@ -104,9 +96,7 @@ export class UsageSpool {
         await rename(path, target);
       }
       const text = await readFile(target, 'utf8');
-      // An append cut short by a crash leaves a partial last record: drop it.
-      const csv = completeRecords(text);
-      for (const slice of csvSlices(csv, COPY_SLICE_ROWS)) {
+      for (const slice of spoolSlices(text, COPY_SLICE_ROWS)) {
         if (!(await this.repo.copyCsv(slice, { skipExisting: retry }))) throw new Error('PGlite COPY is not available');
         await new Promise<void>((resolve) => setImmediate(resolve));
       }
