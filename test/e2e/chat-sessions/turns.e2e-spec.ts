@@ -1,5 +1,5 @@
 import { waitFor } from '../../support/infra';
-import { call, fakeUpstream, FakeUpstream, openSse, parseSse, providerEnv, ServerProcess, startChatServer } from './chat-harness';
+import { call, fakeUpstream, FakeUpstream, Loose, openSse, parseSse, providerEnv, ServerProcess, startChatServer } from './chat-harness';
 
 const S = '/hecate/v1/chat/sessions';
 type Msg = { id: string; role: string; content: unknown; status: string; parent_id: string | null; [k: string]: unknown };
@@ -123,6 +123,60 @@ describe('chat session turns (embedded)', () => {
     const compacted = await call(base, 'POST', `${S}/${id}/compact`, { keep_last_messages: 1 }, { 'x-request-id': compactId });
     expect(compacted.status).toBe(200);
     expect((await usageOf(compactId))[0]).toMatchObject({ request_id: compactId, endpoint: '/hecate/v1/chat/sessions/compact' });
+  });
+
+  /** The usage rows recorded under a request id, once there are at least `n`. */
+  const usageRows = (requestId: string, n = 1) =>
+    waitFor(async () => {
+      const r = await call(base, 'GET', `/hecate/v1/usage/events?request_id=${requestId}`);
+      return r.body.data.length >= n ? (r.body.data as Loose[]) : undefined;
+    }, { what: `${n} usage row(s) of ${requestId}` });
+
+  it("records the request's id on the usage row of an edit's and a continue's generation", async () => {
+    const id = await newSession();
+    const first = (await call(base, 'POST', `${S}/${id}/messages`, { content: 'q1' })).body.data;
+    const editId = `edit-origin-${Date.now()}`;
+    const edit = await call(base, 'POST', `${S}/${id}/messages/${first.user_message.id}/edit`, { content: 'q1 edited' }, { 'x-request-id': editId });
+    expect(edit.status).toBe(200);
+    expect(edit.body.data.assistant_message).toMatchObject({ content: 'echo: q1 edited', status: 'complete' });
+    expect(await usageRows(editId)).toEqual([expect.objectContaining({ request_id: editId, provider: 'fake', endpoint: '/hecate/v1/chat/sessions/edit' })]);
+
+    // A stopped reply is what continue extends.
+    upstream.script({ content: 'alpha beta gamma', chunks: 3, chunkIntervalMs: 10, hangAfterChunks: 1 });
+    const sse = await openSse(base, `${S}/${id}/messages`, { content: 'go on', stream: true });
+    const created = await sse.until((e) => e.event === 'message.created');
+    await sse.until((e) => e.event === 'delta' && e.data.index === 1);
+    expect((await call(base, 'POST', `${S}/${id}/stop`, {})).status).toBe(200);
+    await sse.until((e) => e.event === 'done');
+    upstream.script({ content: 'gamma.' });
+    const continueId = `continue-origin-${Date.now()}`;
+    const cont = await call(base, 'POST', `${S}/${id}/messages/${created.data.assistant_message_id}/continue`, {}, { 'x-request-id': continueId });
+    expect(cont.status).toBe(200);
+    expect(cont.body.data.assistant_message).toMatchObject({ id: created.data.assistant_message_id, status: 'complete' });
+    expect(await usageRows(continueId)).toEqual([expect.objectContaining({ request_id: continueId, provider: 'fake', endpoint: '/hecate/v1/chat/sessions/continue' })]);
+  });
+
+  it("records the id of the request whose turn triggered an automatic compaction on the compaction's usage row", async () => {
+    const cap = await call(base, 'PUT', '/hecate/v1/model-capabilities/overrides', { provider: 'fake', model: 'small-ctx', tool_calling: 'none', max_context_tokens: 300 });
+    expect(cap.status).toBe(200);
+    const id = await newSession();
+    let sessionId = id;
+    let trigger: string | undefined;
+    for (let i = 0; i < 20 && !trigger; i++) {
+      const requestId = `auto-compact-origin-${i}-${Date.now()}`;
+      const res = await call(base, 'POST', `${S}/${sessionId}/messages`, { content: `message number ${i} with some padding words`, model: 'small-ctx' }, { 'x-request-id': requestId });
+      expect(res.status).toBe(200);
+      if (res.body.data.compacted_from_session_id) trigger = requestId;
+      sessionId = res.body.data.session_id;
+    }
+    expect(trigger).toBeDefined();
+    expect(sessionId).not.toBe(id);
+    // One request, two generations: the summary before the turn and the turn itself.
+    const rows = await usageRows(trigger!, 2);
+    expect(rows.map((r) => [r.request_id, r.endpoint]).sort()).toEqual([
+      [trigger, '/hecate/v1/chat/sessions/compact'],
+      [trigger, '/hecate/v1/chat/sessions/send'],
+    ]);
   });
 
   it('keeps a failed reply with its error out of replay', async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client as PgClient } from 'pg';
 import type { ScratchDatabase } from '../../support/infra';
-import { waitFor } from '../../support/infra';
+import { sql, waitFor } from '../../support/infra';
 import { startServer } from '../../support/server-process';
 import { Client, embeddedTasksEnv, expectGapFree, Json, Processes, scaledEnv, pidAlive } from './tasks-harness';
 
@@ -208,6 +208,85 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     } finally {
       await pg.end();
     }
+  });
+
+  /** [type, request_id] of a run's event rows in sequence order (scaled only: request ids are not part of the API). */
+  const eventOrigins = async (runId: string) =>
+    (await sql<{ type: string; request_id: string | null }>(db!.url, 'SELECT type, request_id FROM task_run_events WHERE run_id = $1 ORDER BY sequence', [runId])).map(
+      (r) => [r.type, r.request_id] as const,
+    );
+
+  it('records the request that cancels a run on the events the cancel writes', async () => {
+    const requestId = `cancel-${mode}-${Date.now()}`;
+    const task = await c.createTask({ execution_kind: 'shell', shell_command: 'true' });
+    const started = await c.call('POST', `/hecate/v1/tasks/${task.id}/start`, undefined, { 'x-request-id': requestId });
+    expect(started.body.data).toMatchObject({ status: 'awaiting_approval', request_id: requestId });
+    const runId = started.body.data.id as string;
+    const cancelled = await c.call('POST', `/hecate/v1/tasks/${task.id}/runs/${runId}/cancel`, { reason: 'origin check' }, { 'x-request-id': `${requestId}-cancel` });
+    expect(cancelled.status).toBe(200);
+    // The run keeps the request that created it; the cancel is recorded on its events.
+    expect(cancelled.body.data).toMatchObject({ status: 'cancelled', request_id: requestId });
+    expect((await c.events(task.id as string, runId)).map((e) => e.type)).toEqual(['run.created', 'run.awaiting_approval', 'approval.requested', 'approval.resolved', 'run.cancelled']);
+    if (!db) return;
+    expect(await eventOrigins(runId)).toEqual([
+      ['run.created', requestId],
+      ['run.awaiting_approval', requestId],
+      ['approval.requested', requestId],
+      ['approval.resolved', `${requestId}-cancel`],
+      ['run.cancelled', `${requestId}-cancel`],
+    ]);
+  });
+
+  it('records the request that resolves an approval on the events the resolution writes (approve and reject)', async () => {
+    const requestId = `resolve-${mode}-${Date.now()}`;
+    const approved = await c.startTask({ execution_kind: 'shell', shell_command: 'true' });
+    const [gate] = (await c.ok('GET', `/hecate/v1/tasks/${approved.taskId}/approvals`)) as unknown as Json[];
+    const approve = await c.call('POST', `/hecate/v1/tasks/${approved.taskId}/approvals/${gate.id}/resolve`, { decision: 'approve' }, { 'x-request-id': `${requestId}-approve` });
+    expect(approve.status).toBe(200);
+    expect(approve.body.data.status).toBe('approved');
+    await c.waitStatus(approved.taskId, approved.runId, ['completed', 'failed']);
+
+    const rejected = await c.startTask({ execution_kind: 'shell', shell_command: 'true' });
+    const [gate2] = (await c.ok('GET', `/hecate/v1/tasks/${rejected.taskId}/approvals`)) as unknown as Json[];
+    const reject = await c.call('POST', `/hecate/v1/tasks/${rejected.taskId}/approvals/${gate2.id}/resolve`, { decision: 'reject' }, { 'x-request-id': `${requestId}-reject` });
+    expect(reject.status).toBe(200);
+    expect(reject.body.data.status).toBe('rejected');
+    if (!db) return;
+    const of = (rows: (readonly [string, string | null])[], type: string) => rows.filter(([t]) => t === type).map(([, id]) => id);
+    const onApproved = await eventOrigins(approved.runId);
+    expect(of(onApproved, 'approval.resolved')).toEqual([`${requestId}-approve`]);
+    expect(of(onApproved, 'run.queued')).toEqual([`${requestId}-approve`]);
+    expect(of(onApproved, 'run.started')).toEqual([expect.stringMatching(/^job_./)]);
+    const onRejected = await eventOrigins(rejected.runId);
+    expect(of(onRejected, 'approval.resolved')).toEqual([`${requestId}-reject`]);
+    expect(of(onRejected, 'run.cancelled')).toEqual([`${requestId}-reject`]);
+  });
+
+  it('records the request that reverts or applies a patch on its tool.file event', async () => {
+    const requestId = `patch-${mode}-${Date.now()}`;
+    const { taskId, runId } = await c.startTask({ execution_kind: 'file', file_path: 'patched.txt', file_content: 'after\n' });
+    const run = await c.waitStatus(taskId, runId, ['completed', 'failed']);
+    expect(run.status).toBe('completed');
+    const target = join(run.workspace_path, 'patched.txt');
+    const [patch] = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/patches`)) as unknown as Json[];
+    const id = patch.artifact.id as string;
+    const reverted = await c.call('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/patches/${id}/revert`, undefined, { 'x-request-id': `${requestId}-revert` });
+    expect(reverted.status).toBe(200);
+    expect(reverted.body.data.status).toBe('reverted');
+    expect(existsSync(target)).toBe(false);
+    if (!db) return;
+    // No executor proposes a patch yet (the file executor records them applied): mark it proposed to reach apply.
+    await sql(db.url, "UPDATE task_artifacts SET status = 'proposed' WHERE id = $1", [id]);
+    const applied = await c.call('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/patches/${id}/apply`, undefined, { 'x-request-id': `${requestId}-apply` });
+    expect(applied.status).toBe(200);
+    expect(applied.body.data.status).toBe('applied');
+    expect(readFileSync(target, 'utf8')).toBe('after\n');
+    const rows = await eventOrigins(runId);
+    expect(rows.filter(([t]) => t.startsWith('tool.file.'))).toEqual([
+      ['tool.file.patch', expect.stringMatching(/^job_./)],
+      ['tool.file.reverted', `${requestId}-revert`],
+      ['tool.file.applied', `${requestId}-apply`],
+    ]);
   });
 
   it('runs a git command in a copied repository with a git_summary artifact', async () => {
