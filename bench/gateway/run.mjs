@@ -15,6 +15,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { measureCpuStalls } from '../lib/cpu-stalls.mjs';
 import { closedLoop, rssMb, sleep, stats, streams } from '../lib/load.mjs';
 import { DIST, ROOT, start, startHecate, stopChildren } from '../lib/processes.mjs';
 
@@ -49,6 +50,9 @@ async function main() {
   const started = new Date();
   const machine = { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memory_gb: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform };
   log(`machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memory_gb} GiB, node ${machine.node}; dist=${DIST}; quick=${QUICK}`);
+  // Before anything else starts: how often the cores pause under a busy loop (the floor of every tail below).
+  machine.cpu_stalls = await measureCpuStalls(QUICK ? 3 : 5);
+  log(`cpu stalls: ${stallLine(machine.cpu_stalls)}`);
 
   const fake = (label, extra) => start(label, ['test/support/fake-upstream/cli.js', '--port', '0', '--require-key', PROVIDER_KEY, ...extra]);
   const [u0, u20, usse, u0a] = await Promise.all([
@@ -237,12 +241,17 @@ async function main() {
   }
 }
 
+function stallLine(s) {
+  return `${fmt(s.pauses_over_1ms_per_core_s, 1)} pauses > 1 ms and ${fmt(s.pauses_over_3ms_per_core_s, 1)} > 3 ms per core-second, longest ${fmt(s.longest_ms, 1)} ms, ${fmt(s.paused_share * 100, 2)} % of the time paused`;
+}
+
 function report(r) {
   const find = (rows, label) => rows.find((x) => x.target === label);
   const lines = [];
   const m = r.machine;
   lines.push(`# Gateway benchmark — ${r.started_at.slice(0, 10)}`, '');
   lines.push(`Machine: ${m.cpu}, ${m.cores} cores, ${m.memory_gb} GiB RAM, Node ${m.node}, ${m.platform}. Everything (load generator, fake upstream, proxy, gateway, Postgres, Redis) shares these cores.`, '');
+  if (m.cpu_stalls) lines.push(`Core pauses, measured before the run (a busy loop on every core, before any of the processes below started): ${stallLine(m.cpu_stalls)}.`, '');
   lines.push(`Command: \`npm run bench gateway${r.quick ? ' -- --quick' : ''}\` (gateway: auth on, usage ledger on; embedded = PGlite + in-process adapters, scaled = Postgres + Redis).`, '');
   lines.push('| Scenario | Target | direct | pass-through | gateway embedded | gateway scaled | Result |', '|---|---|---|---|---|---|---|');
   const lat = r.scenarios.latency_c1;
