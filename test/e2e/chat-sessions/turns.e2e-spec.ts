@@ -101,36 +101,31 @@ describe('chat session turns (embedded)', () => {
     expect((await call(base, 'PUT', `${S}/${id}/active-leaf`, { message_id: 'msg_nope' })).status).toBe(404);
   });
 
-  it("records the request's id on the usage row and trace of a turn's generation and of a compaction", async () => {
-    const id = await newSession();
-    const usageOf = (requestId: string) =>
-      waitFor(async () => {
-        const r = await call(base, 'GET', `/hecate/v1/usage/events?request_id=${requestId}`);
-        return r.body.data.length > 0 ? r.body.data : undefined;
-      }, { what: `usage row of ${requestId}` });
-    const turnId = `turn-origin-${Date.now()}`;
-    const turn = await call(base, 'POST', `${S}/${id}/messages`, { content: 'remember me' }, { 'x-request-id': turnId });
-    expect(turn.status).toBe(200);
-    expect(turn.headers.get('x-request-id')).toBe(turnId);
-    expect((await usageOf(turnId))[0]).toMatchObject({ request_id: turnId, provider: 'fake', endpoint: `/hecate/v1/chat/sessions/send` });
-    expect((await call(base, 'GET', `/hecate/v1/traces?request_id=${turnId}`)).status).toBe(200);
-    const regenId = `regen-origin-${Date.now()}`;
-    const regen = await call(base, 'POST', `${S}/${id}/messages/${turn.body.data.assistant_message.id}/regenerate`, {}, { 'x-request-id': regenId });
-    expect(regen.status).toBe(200);
-    expect((await usageOf(regenId))[0]).toMatchObject({ request_id: regenId, endpoint: '/hecate/v1/chat/sessions/regenerate' });
-    await call(base, 'POST', `${S}/${id}/messages`, { content: 'and again' });
-    const compactId = `compact-origin-${Date.now()}`;
-    const compacted = await call(base, 'POST', `${S}/${id}/compact`, { keep_last_messages: 1 }, { 'x-request-id': compactId });
-    expect(compacted.status).toBe(200);
-    expect((await usageOf(compactId))[0]).toMatchObject({ request_id: compactId, endpoint: '/hecate/v1/chat/sessions/compact' });
-  });
-
   /** The usage rows recorded under a request id, once there are at least `n`. */
   const usageRows = (requestId: string, n = 1) =>
     waitFor(async () => {
       const r = await call(base, 'GET', `/hecate/v1/usage/events?request_id=${requestId}`);
       return r.body.data.length >= n ? (r.body.data as Loose[]) : undefined;
     }, { what: `${n} usage row(s) of ${requestId}` });
+
+  it("records the request's id on the usage row and trace of a turn's generation and of a compaction", async () => {
+    const id = await newSession();
+    const turnId = `turn-origin-${Date.now()}`;
+    const turn = await call(base, 'POST', `${S}/${id}/messages`, { content: 'remember me' }, { 'x-request-id': turnId });
+    expect(turn.status).toBe(200);
+    expect(turn.headers.get('x-request-id')).toBe(turnId);
+    expect((await usageRows(turnId))[0]).toMatchObject({ request_id: turnId, provider: 'fake', endpoint: `/hecate/v1/chat/sessions/send` });
+    expect((await call(base, 'GET', `/hecate/v1/traces?request_id=${turnId}`)).status).toBe(200);
+    const regenId = `regen-origin-${Date.now()}`;
+    const regen = await call(base, 'POST', `${S}/${id}/messages/${turn.body.data.assistant_message.id}/regenerate`, {}, { 'x-request-id': regenId });
+    expect(regen.status).toBe(200);
+    expect((await usageRows(regenId))[0]).toMatchObject({ request_id: regenId, endpoint: '/hecate/v1/chat/sessions/regenerate' });
+    await call(base, 'POST', `${S}/${id}/messages`, { content: 'and again' });
+    const compactId = `compact-origin-${Date.now()}`;
+    const compacted = await call(base, 'POST', `${S}/${id}/compact`, { keep_last_messages: 1 }, { 'x-request-id': compactId });
+    expect(compacted.status).toBe(200);
+    expect((await usageRows(compactId))[0]).toMatchObject({ request_id: compactId, endpoint: '/hecate/v1/chat/sessions/compact' });
+  });
 
   it("records the request's id on the usage row of an edit's and a continue's generation", async () => {
     const id = await newSession();

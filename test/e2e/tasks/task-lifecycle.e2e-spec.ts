@@ -2,7 +2,6 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client as PgClient } from 'pg';
 import type { ScratchDatabase } from '../../support/infra';
 import { sql, waitFor } from '../../support/infra';
 import { startServer } from '../../support/server-process';
@@ -177,6 +176,12 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     expect((await c.events(taskId, runId)).map((e) => e.type)).toContain('tool.file.reverted');
   });
 
+  /** [type, request_id] of a run's event rows in sequence order (scaled only: request ids are not part of the API). */
+  const eventOrigins = async (runId: string) =>
+    (await sql<{ type: string; request_id: string | null }>(db!.url, 'SELECT type, request_id FROM task_run_events WHERE run_id = $1 ORDER BY sequence', [runId])).map(
+      (r) => [r.type, r.request_id] as const,
+    );
+
   it('records the request that started a run on the run and its events; the events its worker writes carry the job', async () => {
     const task = await c.createTask({ execution_kind: 'file', file_path: 'origin.txt', file_content: 'o\n' });
     const requestId = `origin-${mode}-${Date.now()}`;
@@ -195,26 +200,14 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     const posted = await c.call('POST', `/hecate/v1/tasks/${task.id}/runs/${runId}/events`, { note: 'from outside' }, { 'x-request-id': `${requestId}-event` });
     expect(posted.status).toBe(200);
     if (!db) return; // event rows' request ids are not part of the API; the scaled database shows them
-    const pg = new PgClient({ connectionString: db.url });
-    await pg.connect();
-    try {
-      const { rows } = await pg.query<{ type: string; request_id: string | null }>('SELECT type, request_id FROM task_run_events WHERE run_id = $1 ORDER BY sequence', [runId]);
-      const of = (type: string) => rows.find((r) => r.type === type)?.request_id;
-      expect(of('run.created')).toBe(requestId);
-      expect(of('run.queued')).toBe(requestId);
-      expect(of('run.started')).toMatch(/^job_./);
-      expect(of('run.finished')).toBe(of('run.started'));
-      expect(of('external.event')).toBe(`${requestId}-event`);
-    } finally {
-      await pg.end();
-    }
+    const rows = await eventOrigins(runId);
+    const of = (type: string) => rows.find(([t]) => t === type)?.[1];
+    expect(of('run.created')).toBe(requestId);
+    expect(of('run.queued')).toBe(requestId);
+    expect(of('run.started')).toMatch(/^job_./);
+    expect(of('run.finished')).toBe(of('run.started'));
+    expect(of('external.event')).toBe(`${requestId}-event`);
   });
-
-  /** [type, request_id] of a run's event rows in sequence order (scaled only: request ids are not part of the API). */
-  const eventOrigins = async (runId: string) =>
-    (await sql<{ type: string; request_id: string | null }>(db!.url, 'SELECT type, request_id FROM task_run_events WHERE run_id = $1 ORDER BY sequence', [runId])).map(
-      (r) => [r.type, r.request_id] as const,
-    );
 
   it('records the request that cancels a run on the events the cancel writes', async () => {
     const requestId = `cancel-${mode}-${Date.now()}`;
