@@ -96,7 +96,7 @@ export class IngressService {
       else error = await this.translate(open, prepared, res, usage, request.hecate?.requestId ?? open.info.request_id, abort);
     } catch (err) {
       error = err instanceof UpstreamError ? err : transportError(open.selected.provider, err, abort);
-      rootLogger().warn({ request_id: open.info.request_id, provider: open.selected.provider, err: error.message }, 'stream relay failed');
+      rootLogger().warn({ request_id: open.info.request_id, provider: open.selected.provider.id, err: error.message }, 'stream relay failed');
     }
     const clientAborted = abort.aborted;
     if (clientAborted) open.upstream.body.destroy();
