@@ -10,9 +10,26 @@ import tseslint from 'typescript-eslint';
  * - a module never imports another module's repository or entity (only its exported services).
  * The cross-module rule is generated per module folder so "another" is exact.
  */
-const MODULES = ['system', 'providers', 'gateway', 'usage', 'chat-sessions', 'live-sessions', 'agent-chat', 'tasks', 'approvals', 'events', 'agent-adapters', 'mcp'];
+const MODULES = [
+  'system',
+  'providers',
+  'gateway',
+  'usage',
+  'chat-sessions',
+  'live-sessions',
+  'agent-chat',
+  'tasks',
+  'approvals',
+  'events',
+  'agent-adapters',
+  'mcp',
+];
 
-const forwardRefImport = { name: '@nestjs/common', importNames: ['forwardRef'], message: 'forwardRef hides a module cycle: fix the boundary instead (STYLE rule 14).' };
+const forwardRefImport = {
+  name: '@nestjs/common',
+  importNames: ['forwardRef'],
+  message: 'forwardRef hides a module cycle: fix the boundary instead (STYLE rule 14).',
+};
 
 const forwardRefBan = {
   selector: "CallExpression[callee.name='forwardRef']",
@@ -29,7 +46,10 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
       '@typescript-eslint/no-explicit-any': 'error',
       'no-restricted-syntax': ['error', forwardRefBan],
-      'no-restricted-imports': ['error', { paths: [forwardRefImport], patterns: [{ group: ['../../../*'], message: 'Use a path alias (@core, @modules, @contracts).' }] }],
+      'no-restricted-imports': [
+        'error',
+        { paths: [forwardRefImport], patterns: [{ group: ['../../../*'], message: 'Use a path alias (@core, @modules, @contracts).' }] },
+      ],
     },
   },
   {
@@ -37,7 +57,10 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { paths: [forwardRefImport], patterns: [{ group: ['@modules/*', '**/modules/**'], message: 'core/ and libs/ never import modules/ (STYLE rule 14).' }] },
+        {
+          paths: [forwardRefImport],
+          patterns: [{ group: ['@modules/*', '**/modules/**'], message: 'core/ and libs/ never import modules/ (STYLE rule 14).' }],
+        },
       ],
     },
   },

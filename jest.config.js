@@ -29,8 +29,30 @@ const base = { rootDir: __dirname, transform, transformIgnorePatterns, moduleNam
 
 module.exports = {
   projects: [
-    { ...base, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/libs/**/*.spec.ts', '<rootDir>/test/helm/**/*.spec.ts', '<rootDir>/test/lint/**/*.spec.ts', '<rootDir>/test/support/**/*.spec.ts'] },
-    { ...base, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.int-spec.ts'], setupFiles: ['<rootDir>/test/setup/env.ts'], setupFilesAfterEnv: ['<rootDir>/test/setup/timeouts.ts', '<rootDir>/test/setup/quiet-logs.ts'] },
-    { ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'], setupFiles: ['<rootDir>/test/setup/env.ts'], setupFilesAfterEnv: ['<rootDir>/test/setup/timeouts-e2e.ts'] },
+    {
+      ...base,
+      displayName: 'unit',
+      testMatch: [
+        '<rootDir>/src/**/*.spec.ts',
+        '<rootDir>/libs/**/*.spec.ts',
+        '<rootDir>/test/helm/**/*.spec.ts',
+        '<rootDir>/test/lint/**/*.spec.ts',
+        '<rootDir>/test/support/**/*.spec.ts',
+      ],
+    },
+    {
+      ...base,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.int-spec.ts'],
+      setupFiles: ['<rootDir>/test/setup/env.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/setup/timeouts.ts', '<rootDir>/test/setup/quiet-logs.ts'],
+    },
+    {
+      ...base,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
+      setupFiles: ['<rootDir>/test/setup/env.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/setup/timeouts-e2e.ts'],
+    },
   ],
 };

@@ -80,12 +80,8 @@ export class TaskRuntime1795346724457 implements MigrationInterface {
         UNIQUE (task_id, number)
       )`);
     // One active run per task, enforced by the database.
-    await q.query(
-      `CREATE UNIQUE INDEX task_runs_one_active_idx ON task_runs (task_id) WHERE status IN ('queued', 'awaiting_approval', 'running')`,
-    );
-    await q.query(
-      `CREATE INDEX task_runs_active_idx ON task_runs (status, queued_at) WHERE status IN ('queued', 'awaiting_approval', 'running')`,
-    );
+    await q.query(`CREATE UNIQUE INDEX task_runs_one_active_idx ON task_runs (task_id) WHERE status IN ('queued', 'awaiting_approval', 'running')`);
+    await q.query(`CREATE INDEX task_runs_active_idx ON task_runs (status, queued_at) WHERE status IN ('queued', 'awaiting_approval', 'running')`);
     await q.query(`CREATE INDEX task_runs_finished_idx ON task_runs (finished_at) WHERE finished_at IS NOT NULL`);
 
     await q.query(`

@@ -25,7 +25,27 @@ import { TasksController } from '@modules/tasks/tasks.controller';
 /** The HTTP role: every controller is mounted here and nowhere else (STYLE rule 1). */
 @Module({})
 export class ApiModule {
-  static controllers = [TasksController, TaskRunsController, EventsController, RetentionController, HealthController, SystemController, ApiKeysController, QueueProbesController, ChatSessionsController, ChatTurnsController, ChatCompletionsController, MessagesController, ModelsController, ProvidersController, ProviderSettingsController, ModelCapabilitiesController, PricingController, UsageController, TracesController];
+  static controllers = [
+    TasksController,
+    TaskRunsController,
+    EventsController,
+    RetentionController,
+    HealthController,
+    SystemController,
+    ApiKeysController,
+    QueueProbesController,
+    ChatSessionsController,
+    ChatTurnsController,
+    ChatCompletionsController,
+    MessagesController,
+    ModelsController,
+    ProvidersController,
+    ProviderSettingsController,
+    ModelCapabilitiesController,
+    PricingController,
+    UsageController,
+    TracesController,
+  ];
 
   static forRoot(core: CoreResources): DynamicModule {
     return {

@@ -9,7 +9,13 @@ import { createRootLogger } from '@core/logging/logger';
 async function main(): Promise<void> {
   const config = processConfig();
   const log = createRootLogger(config.telemetry.logLevel, 'hecate-migrate');
-  const dataSource = await createDataSource({ url: config.database.url, dataDir: config.database.dataDir, poolSize: 2, entities: [], applicationName: 'hecate-migrate' });
+  const dataSource = await createDataSource({
+    url: config.database.url,
+    dataDir: config.database.dataDir,
+    poolSize: 2,
+    entities: [],
+    applicationName: 'hecate-migrate',
+  });
   await dataSource.initialize();
   try {
     const applied = config.mode === 'scaled' ? await migrateWithLock(dataSource) : await migrateEmbedded(dataSource);

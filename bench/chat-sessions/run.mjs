@@ -95,7 +95,13 @@ async function timedGets(url, path, count) {
 
 async function main() {
   const started = new Date();
-  const machine = { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memory_gb: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform };
+  const machine = {
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    memory_gb: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    platform: process.platform,
+  };
   log(`machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memory_gb} GiB, node ${machine.node}; dist=${DIST}; quick=${QUICK}`);
   const upstream = await start('upstream', ['test/support/fake-upstream/cli.js', '--port', '0', '--require-key', PROVIDER_KEY, '--models', 'bench-fast']);
   const proxy = await start('proxy', ['bench/gateway/passthrough-proxy.mjs', upstream.info.url]);
@@ -111,7 +117,15 @@ async function main() {
     const u = new URL(DATABASE);
     u.pathname = `/${name}`;
     db = { name, url: u.toString() };
-    servers.push(await startServer('scaled', 'api', { ...providerEnv, DATABASE_URL: db.url, REDIS_URL: REDIS, GATEWAY_REDIS_PREFIX: `chatbench${Date.now()}`, GATEWAY_MIGRATE_ON_BOOT: 'true' }));
+    servers.push(
+      await startServer('scaled', 'api', {
+        ...providerEnv,
+        DATABASE_URL: db.url,
+        REDIS_URL: REDIS,
+        GATEWAY_REDIS_PREFIX: `chatbench${Date.now()}`,
+        GATEWAY_MIGRATE_ON_BOOT: 'true',
+      }),
+    );
   }
   const results = { machine, started_at: started.toISOString(), quick: QUICK, scenarios: {} };
 
@@ -140,7 +154,15 @@ async function main() {
     const rows = [];
     const plainBodies = Array.from({ length: 50 }, () => chat());
     // The pass-through proxy forwards the caller's key as is: it gets the upstream key.
-    const passthrough = await closedLoop({ origin: `http://127.0.0.1:${proxy.info.port}`, path: '/v1/chat/completions', headers: { authorization: `Bearer ${PROVIDER_KEY}` }, body: chat(), concurrency: 50, durationMs, warmupMs });
+    const passthrough = await closedLoop({
+      origin: `http://127.0.0.1:${proxy.info.port}`,
+      path: '/v1/chat/completions',
+      headers: { authorization: `Bearer ${PROVIDER_KEY}` },
+      body: chat(),
+      concurrency: 50,
+      durationMs,
+      warmupMs,
+    });
     rows.push({ target: 'passthrough c=50', ...passthrough });
     log(`rate c=50 passthrough              ${fmt(passthrough.rps, 0)} req/s  p50 ${fmt(passthrough.p50)} ms  p99 ${fmt(passthrough.p99)} ms`);
     for (const s of servers) {
@@ -150,7 +172,9 @@ async function main() {
       const hotId = await newSession(s.url);
       const hot = await perWorkerLoop({ origin: s.url, bodies: Array.from({ length: 50 }, () => chat({ session_id: hotId })), durationMs, warmupMs });
       rows.push({ target: `${s.label} plain c=50`, ...plain }, { target: `${s.label} 50 sessions`, ...spread }, { target: `${s.label} 1 hot session`, ...hot });
-      log(`rate c=50 ${s.label.padEnd(9)} plain ${fmt(plain.rps, 0)} req/s | 50 sessions ${fmt(spread.rps, 0)} rec/s (p99 ${fmt(spread.p99)} ms) | 1 hot session ${fmt(hot.rps, 0)} rec/s (p99 ${fmt(hot.p99)} ms, ${fmt((hot.rps / spread.rps) * 100, 0)} %)  errors ${plain.errors + spread.errors + hot.errors}`);
+      log(
+        `rate c=50 ${s.label.padEnd(9)} plain ${fmt(plain.rps, 0)} req/s | 50 sessions ${fmt(spread.rps, 0)} rec/s (p99 ${fmt(spread.p99)} ms) | 1 hot session ${fmt(hot.rps, 0)} rec/s (p99 ${fmt(hot.p99)} ms, ${fmt((hot.rps / spread.rps) * 100, 0)} %)  errors ${plain.errors + spread.errors + hot.errors}`,
+      );
     }
     results.scenarios.recording_rate = rows;
   }
@@ -160,7 +184,14 @@ async function main() {
     const rows = [];
     for (const s of servers) {
       const id = await newSession(s.url);
-      const build = await closedLoop({ origin: s.url, path: '/v1/chat/completions', headers: AUTH, body: chat({ session_id: id }), concurrency: 16, count: 5000 });
+      const build = await closedLoop({
+        origin: s.url,
+        path: '/v1/chat/completions',
+        headers: AUTH,
+        body: chat({ session_id: id }),
+        concurrency: 16,
+        count: 5000,
+      });
       const path = `/hecate/v1/chat/sessions/${id}`;
       const count = QUICK ? 30 : 100;
       const active = await timedGets(s.url, path, count);
@@ -168,7 +199,9 @@ async function main() {
       const list = await timedGets(s.url, '/hecate/v1/chat/sessions', count);
       const info = await (await fetch(`${s.url}${path}`, { headers: AUTH })).json();
       rows.push({ target: s.label, messages: info.data.messages.length, build_rps: build.rps, active, tree, list });
-      log(`GET 10k ${s.label.padEnd(9)} messages ${info.data.messages.length}  active p50 ${fmt(active.p50)} ms p99 ${fmt(active.p99)} ms (${fmt(active.bytes / 2 ** 20)} MiB)  tree p50 ${fmt(tree.p50)} ms p99 ${fmt(tree.p99)} ms  list p50 ${fmt(list.p50)} ms`);
+      log(
+        `GET 10k ${s.label.padEnd(9)} messages ${info.data.messages.length}  active p50 ${fmt(active.p50)} ms p99 ${fmt(active.p99)} ms (${fmt(active.bytes / 2 ** 20)} MiB)  tree p50 ${fmt(tree.p50)} ms p99 ${fmt(tree.p99)} ms  list p50 ${fmt(list.p50)} ms`,
+      );
     }
     results.scenarios.get_10k = rows;
   }
@@ -180,9 +213,9 @@ async function main() {
   if (ONLY) {
     log('(partial run: --only; results not written)');
   } else {
-  writeFileSync(join(ROOT, `bench/results/chat-sessions-${stamp}.json`), `${JSON.stringify(results, null, 2)}\n`);
-  writeFileSync(join(ROOT, `bench/results/chat-sessions-${stamp}.md`), `${md}\n`);
-  log(`wrote bench/results/chat-sessions-${stamp}.{md,json}`);
+    writeFileSync(join(ROOT, `bench/results/chat-sessions-${stamp}.json`), `${JSON.stringify(results, null, 2)}\n`);
+    writeFileSync(join(ROOT, `bench/results/chat-sessions-${stamp}.md`), `${md}\n`);
+    log(`wrote bench/results/chat-sessions-${stamp}.{md,json}`);
   }
   if (db) {
     stopChildren();
@@ -199,8 +232,14 @@ function report(r) {
   const labels = WITH_SCALED ? ['embedded', 'scaled'] : ['embedded'];
   const m = r.machine;
   const lines = [`# Chat sessions benchmark — ${r.started_at.slice(0, 10)}`, ''];
-  lines.push(`Machine: ${m.cpu}, ${m.cores} cores, ${m.memory_gb} GiB RAM, Node ${m.node}, ${m.platform}. Load generator, fake upstream, proxy, server, Postgres and Redis share these cores.`, '');
-  lines.push(`Command: \`npm run bench chat-sessions${r.quick ? ' -- --quick' : ''}\` (auth on, usage ledger on; embedded = PGlite + in-process adapters, scaled = Postgres + Redis; upstream answers at once).`, '');
+  lines.push(
+    `Machine: ${m.cpu}, ${m.cores} cores, ${m.memory_gb} GiB RAM, Node ${m.node}, ${m.platform}. Load generator, fake upstream, proxy, server, Postgres and Redis share these cores.`,
+    '',
+  );
+  lines.push(
+    `Command: \`npm run bench chat-sessions${r.quick ? ' -- --quick' : ''}\` (auth on, usage ledger on; embedded = PGlite + in-process adapters, scaled = Postgres + Redis; upstream answers at once).`,
+    '',
+  );
   lines.push(`| Scenario | Target | pass-through | ${labels.join(' | ')} | Result |`, `|---|---|---|${labels.map(() => '---|').join('')}---|`);
   const lat = r.scenarios.latency_c1;
   if (lat) {
@@ -213,7 +252,9 @@ function report(r) {
         return { text: `${fmt(plain[k], 3)} → ${fmt(sess[k], 3)} ms (+${fmt(sess[k] - plain[k], 3)})`, added: sess[k] - plain[k] };
       });
       const ok = k === 'p50' ? (cells.every((c) => c.added <= 1) ? 'met' : 'missed') : 'report';
-      lines.push(`| recording added latency c=1 ${k} (plain → session_id) | ${k === 'p50' ? '≤ 1 ms' : '—'} | ${fmt(pt[k], 3)} ms (direct ${fmt(d[k], 3)}) | ${cells.map((c) => c.text).join(' | ')} | ${ok} |`);
+      lines.push(
+        `| recording added latency c=1 ${k} (plain → session_id) | ${k === 'p50' ? '≤ 1 ms' : '—'} | ${fmt(pt[k], 3)} ms (direct ${fmt(d[k], 3)}) | ${cells.map((c) => c.text).join(' | ')} | ${ok} |`,
+      );
     }
   }
   const rate = r.scenarios.recording_rate;
@@ -225,13 +266,31 @@ function report(r) {
       const hot = find(rate, `${l} 1 hot session`);
       return { spread, hot, plain, ratio: hot.rps / spread.rps };
     });
-    lines.push(`| recorded exchanges/s, 50 sessions × 1 writer (plain /v1 c=50 in brackets) | report | ${fmt(pt.rps, 0)} req/s | ${cells.map((c) => `${fmt(c.spread.rps, 0)} /s (plain ${fmt(c.plain.rps, 0)})`).join(' | ')} | report |`);
-    lines.push(`| recorded exchanges/s, 1 hot session × 50 writers | ≥ 50 % of 50 sessions | — | ${cells.map((c) => `${fmt(c.hot.rps, 0)} /s (${fmt(c.ratio * 100, 0)} %)`).join(' | ')} | ${cells.every((c) => c.ratio >= 0.5) ? 'met' : 'missed'} |`);
+    lines.push(
+      `| recorded exchanges/s, 50 sessions × 1 writer (plain /v1 c=50 in brackets) | report | ${fmt(pt.rps, 0)} req/s | ${cells.map((c) => `${fmt(c.spread.rps, 0)} /s (plain ${fmt(c.plain.rps, 0)})`).join(' | ')} | report |`,
+    );
+    lines.push(
+      `| recorded exchanges/s, 1 hot session × 50 writers | ≥ 50 % of 50 sessions | — | ${cells.map((c) => `${fmt(c.hot.rps, 0)} /s (${fmt(c.ratio * 100, 0)} %)`).join(' | ')} | ${cells.every((c) => c.ratio >= 0.5) ? 'met' : 'missed'} |`,
+    );
   }
   const get = r.scenarios.get_10k;
   if (get) {
-    lines.push(`| GET session with 10,000 messages (active path), p50 / p99 | report | — | ${labels.map((l) => { const x = find(get, l); return `${fmt(x.active.p50)} / ${fmt(x.active.p99)} ms (${x.messages} msgs, ${fmt(x.active.bytes / 2 ** 20)} MiB)`; }).join(' | ')} | report |`);
-    lines.push(`| GET ?view=tree of the same session, p50 / p99 | report | — | ${labels.map((l) => { const x = find(get, l); return `${fmt(x.tree.p50)} / ${fmt(x.tree.p99)} ms`; }).join(' | ')} | report |`);
+    lines.push(
+      `| GET session with 10,000 messages (active path), p50 / p99 | report | — | ${labels
+        .map((l) => {
+          const x = find(get, l);
+          return `${fmt(x.active.p50)} / ${fmt(x.active.p99)} ms (${x.messages} msgs, ${fmt(x.active.bytes / 2 ** 20)} MiB)`;
+        })
+        .join(' | ')} | report |`,
+    );
+    lines.push(
+      `| GET ?view=tree of the same session, p50 / p99 | report | — | ${labels
+        .map((l) => {
+          const x = find(get, l);
+          return `${fmt(x.tree.p50)} / ${fmt(x.tree.p99)} ms`;
+        })
+        .join(' | ')} | report |`,
+    );
   }
   lines.push('', 'Raw numbers are in the JSON file next to this one.');
   return lines.join('\n');

@@ -13,7 +13,12 @@ const forward = async (request, reply) => {
   const res = await pool.request({
     method: request.method,
     path: request.url,
-    headers: { 'content-type': 'application/json', authorization: request.headers.authorization ?? '', 'x-api-key': request.headers['x-api-key'] ?? '', 'anthropic-version': request.headers['anthropic-version'] ?? '' },
+    headers: {
+      'content-type': 'application/json',
+      authorization: request.headers.authorization ?? '',
+      'x-api-key': request.headers['x-api-key'] ?? '',
+      'anthropic-version': request.headers['anthropic-version'] ?? '',
+    },
     body: request.body,
   });
   reply.code(res.statusCode).header('content-type', res.headers['content-type']);

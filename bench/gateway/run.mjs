@@ -48,7 +48,13 @@ const log = (s) => process.stdout.write(`${s}\n`);
 
 async function main() {
   const started = new Date();
-  const machine = { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memory_gb: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform };
+  const machine = {
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    memory_gb: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    platform: process.platform,
+  };
   log(`machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memory_gb} GiB, node ${machine.node}; dist=${DIST}; quick=${QUICK}`);
   // Before anything else starts: how often the cores pause under a busy loop (the floor of every tail below).
   machine.cpu_stalls = await measureCpuStalls(QUICK ? 3 : 5);
@@ -89,7 +95,13 @@ async function main() {
     u.pathname = `/${name}`;
     db = { name, url: u.toString() };
     gateways.push(
-      await startGateway('gateway-scaled', 'api', { ...providerEnv, DATABASE_URL: db.url, REDIS_URL: REDIS, GATEWAY_REDIS_PREFIX: `bench${Date.now()}`, GATEWAY_MIGRATE_ON_BOOT: 'true' }),
+      await startGateway('gateway-scaled', 'api', {
+        ...providerEnv,
+        DATABASE_URL: db.url,
+        REDIS_URL: REDIS,
+        GATEWAY_REDIS_PREFIX: `bench${Date.now()}`,
+        GATEWAY_MIGRATE_ON_BOOT: 'true',
+      }),
     );
   }
 
@@ -105,7 +117,15 @@ async function main() {
     const rows = [];
     for (const t of [direct(u0), viaProxy(p0), ...gateways.map(gw)]) {
       // Steady state: every target gets the same warm-up (JIT, connection pools, caches) before measuring.
-      const r = await closedLoop({ origin: t.origin, path: '/v1/chat/completions', headers: t.headers, body: chat('bench-fast'), concurrency: 1, count, warmup: 3000 });
+      const r = await closedLoop({
+        origin: t.origin,
+        path: '/v1/chat/completions',
+        headers: t.headers,
+        body: chat('bench-fast'),
+        concurrency: 1,
+        count,
+        warmup: 3000,
+      });
       rows.push({ target: t.label, ...r });
       log(`latency c=1  ${t.label.padEnd(18)} p50 ${fmt(r.p50, 3)} ms  p99 ${fmt(r.p99, 3)} ms  errors ${r.errors}`);
     }
@@ -117,7 +137,15 @@ async function main() {
     const durationMs = QUICK ? 5000 : 15000;
     const rows = [];
     for (const t of [direct(u20), viaProxy(p20), ...gateways.map(gw)]) {
-      const r = await closedLoop({ origin: t.origin, path: '/v1/chat/completions', headers: t.headers, body: chat('bench-20ms'), concurrency: 200, durationMs, warmupMs: 2000 });
+      const r = await closedLoop({
+        origin: t.origin,
+        path: '/v1/chat/completions',
+        headers: t.headers,
+        body: chat('bench-20ms'),
+        concurrency: 200,
+        durationMs,
+        warmupMs: 2000,
+      });
       rows.push({ target: t.label, ...r });
       log(`throughput c=200 ${t.label.padEnd(18)} ${fmt(r.rps, 0)} req/s  p50 ${fmt(r.p50)} ms  p99 ${fmt(r.p99)} ms  errors ${r.errors}`);
     }
@@ -135,7 +163,17 @@ async function main() {
     const acc = new Map(targets.map((t) => [t.label, { samples: [], roundP99: [], completed: 0, errors: 0, incomplete: 0, maxGapMs: 0 }]));
     for (let round = 0; round < rounds; round++) {
       for (const t of targets) {
-        const r = await streams({ origin: t.origin, path: '/v1/chat/completions', headers: t.headers, body: chat('bench-sse', { stream: true }), concurrency: 32, total: perRound, endMarker: '[DONE]', staggerMs: 1300, warmup: 64 });
+        const r = await streams({
+          origin: t.origin,
+          path: '/v1/chat/completions',
+          headers: t.headers,
+          body: chat('bench-sse', { stream: true }),
+          concurrency: 32,
+          total: perRound,
+          endMarker: '[DONE]',
+          staggerMs: 1300,
+          warmup: 64,
+        });
         const a = acc.get(t.label);
         a.samples.push(...r.ttftSamples);
         a.roundP99.push(r.ttft.p99);
@@ -143,14 +181,19 @@ async function main() {
         a.errors += r.errors;
         a.incomplete += r.incomplete;
         a.maxGapMs = Math.max(a.maxGapMs, r.maxGapMs);
-        log(`stream ttft c=32 round ${round + 1}/${rounds} ${t.label.padEnd(18)} p50 ${fmt(r.ttft.p50, 3)} ms  p99 ${fmt(r.ttft.p99, 3)} ms  completed ${r.completed}/${perRound}`);
+        log(
+          `stream ttft c=32 round ${round + 1}/${rounds} ${t.label.padEnd(18)} p50 ${fmt(r.ttft.p50, 3)} ms  p99 ${fmt(r.ttft.p99, 3)} ms  completed ${r.completed}/${perRound}`,
+        );
       }
     }
     const rows = targets.map((t) => {
       const { samples, ...a } = acc.get(t.label);
       return { target: t.label, ttft: stats(samples), ...a };
     });
-    for (const r of rows) log(`stream ttft c=32 all rounds ${r.target.padEnd(18)} p50 ${fmt(r.ttft.p50, 3)} ms  p99 ${fmt(r.ttft.p99, 3)} ms  (rounds' p99: ${r.roundP99.map((x) => fmt(x, 2)).join(', ')})  completed ${r.completed}/${perRound * rounds}`);
+    for (const r of rows)
+      log(
+        `stream ttft c=32 all rounds ${r.target.padEnd(18)} p50 ${fmt(r.ttft.p50, 3)} ms  p99 ${fmt(r.ttft.p99, 3)} ms  (rounds' p99: ${r.roundP99.map((x) => fmt(x, 2)).join(', ')})  completed ${r.completed}/${perRound * rounds}`,
+      );
     results.scenarios.stream_ttft = rows;
   }
 
@@ -158,9 +201,19 @@ async function main() {
   if (wanted('streams')) {
     const rows = [];
     for (const t of [direct(usse), viaProxy(psse), ...gateways.map(gw)]) {
-      const r = await streams({ origin: t.origin, path: '/v1/chat/completions', headers: t.headers, body: chat('bench-sse', { stream: true }), concurrency: 512, total: 512, endMarker: '[DONE]' });
+      const r = await streams({
+        origin: t.origin,
+        path: '/v1/chat/completions',
+        headers: t.headers,
+        body: chat('bench-sse', { stream: true }),
+        concurrency: 512,
+        total: 512,
+        endMarker: '[DONE]',
+      });
       rows.push({ target: t.label, ...r });
-      log(`512 streams  ${t.label.padEnd(18)} completed ${r.completed}/512  errors ${r.errors}  duration p99 ${fmt(r.duration.p99, 0)} ms  max gap ${fmt(r.maxGapMs, 0)} ms`);
+      log(
+        `512 streams  ${t.label.padEnd(18)} completed ${r.completed}/512  errors ${r.errors}  duration p99 ${fmt(r.duration.p99, 0)} ms  max gap ${fmt(r.maxGapMs, 0)} ms`,
+      );
     }
     results.scenarios.streams_512 = rows;
   }
@@ -170,13 +223,22 @@ async function main() {
     const count = QUICK ? 1500 : 5000;
     const rows = [];
     const msg = (model) => ({ model, max_tokens: 64, messages: [{ role: 'user', content: 'hello from the benchmark' }] });
-    const d = await closedLoop({ origin: u0a.info.url, path: '/v1/messages', headers: { 'x-api-key': PROVIDER_KEY }, body: msg('bench-fast-a'), count, warmup: 500 });
+    const d = await closedLoop({
+      origin: u0a.info.url,
+      path: '/v1/messages',
+      headers: { 'x-api-key': PROVIDER_KEY },
+      body: msg('bench-fast-a'),
+      count,
+      warmup: 500,
+    });
     rows.push({ target: 'direct (anthropic upstream)', ...d });
     for (const g of gateways.map(gw)) {
       const native = await closedLoop({ origin: g.origin, path: '/v1/messages', headers: g.headers, body: msg('bench-fast-a'), count, warmup: 500 });
       const translated = await closedLoop({ origin: g.origin, path: '/v1/messages', headers: g.headers, body: msg('bench-fast'), count, warmup: 500 });
       rows.push({ target: `${g.label} native`, ...native }, { target: `${g.label} translated`, ...translated });
-      log(`messages ${g.label.padEnd(18)} native p50 ${fmt(native.p50, 3)} ms  translated p50 ${fmt(translated.p50, 3)} ms  (+${fmt(translated.p50 - native.p50, 3)} ms)`);
+      log(
+        `messages ${g.label.padEnd(18)} native p50 ${fmt(native.p50, 3)} ms  translated p50 ${fmt(translated.p50, 3)} ms  (+${fmt(translated.p50 - native.p50, 3)} ms)`,
+      );
     }
     results.scenarios.messages_translation = rows;
   }
@@ -194,11 +256,26 @@ async function main() {
         await sleep(10_000);
       }
     })();
-    const load = closedLoop({ origin: g.origin, path: '/v1/chat/completions', headers: g.headers, body: chat('bench-20ms'), concurrency: 4, durationMs: SOAK_MIN * 60_000 });
+    const load = closedLoop({
+      origin: g.origin,
+      path: '/v1/chat/completions',
+      headers: g.headers,
+      body: chat('bench-20ms'),
+      concurrency: 4,
+      durationMs: SOAK_MIN * 60_000,
+    });
     const streamLoad = (async () => {
       let n = 0;
       while (Date.now() < until) {
-        await streams({ origin: g.origin, path: '/v1/chat/completions', headers: g.headers, body: chat('bench-sse', { stream: true }), concurrency: 8, total: 8, endMarker: '[DONE]' });
+        await streams({
+          origin: g.origin,
+          path: '/v1/chat/completions',
+          headers: g.headers,
+          body: chat('bench-sse', { stream: true }),
+          concurrency: 8,
+          total: 8,
+          endMarker: '[DONE]',
+        });
         n += 8;
       }
       return n;
@@ -209,7 +286,16 @@ async function main() {
     samples.push({ t_s: SOAK_MIN * 60, rss_mb: rssMb(g.pid) });
     const at1 = samples.find((s) => s.t_s >= 60) ?? samples[samples.length - 1];
     const end = samples[samples.length - 1];
-    results.scenarios.soak = { target: g.label, minutes: SOAK_MIN, requests: r.n, streams: nStreams, rps: r.rps, rss_1min_mb: at1.rss_mb, rss_end_mb: end.rss_mb, samples };
+    results.scenarios.soak = {
+      target: g.label,
+      minutes: SOAK_MIN,
+      requests: r.n,
+      streams: nStreams,
+      rps: r.rps,
+      rss_1min_mb: at1.rss_mb,
+      rss_end_mb: end.rss_mb,
+      samples,
+    };
     log(`soak ${SOAK_MIN} min ${g.label}: ${r.n} requests + ${nStreams} streams; RSS 1 min ${fmt(at1.rss_mb, 1)} MB → end ${fmt(end.rss_mb, 1)} MB`);
   }
 
@@ -250,16 +336,29 @@ function report(r) {
   const lines = [];
   const m = r.machine;
   lines.push(`# Gateway benchmark — ${r.started_at.slice(0, 10)}`, '');
-  lines.push(`Machine: ${m.cpu}, ${m.cores} cores, ${m.memory_gb} GiB RAM, Node ${m.node}, ${m.platform}. Everything (load generator, fake upstream, proxy, gateway, Postgres, Redis) shares these cores.`, '');
-  if (m.cpu_stalls) lines.push(`Core pauses, measured before the run (a busy loop on every core, before any of the processes below started): ${stallLine(m.cpu_stalls)}.`, '');
-  lines.push(`Command: \`npm run bench gateway${r.quick ? ' -- --quick' : ''}\` (gateway: auth on, usage ledger on; embedded = PGlite + in-process adapters, scaled = Postgres + Redis).`, '');
+  lines.push(
+    `Machine: ${m.cpu}, ${m.cores} cores, ${m.memory_gb} GiB RAM, Node ${m.node}, ${m.platform}. Everything (load generator, fake upstream, proxy, gateway, Postgres, Redis) shares these cores.`,
+    '',
+  );
+  if (m.cpu_stalls)
+    lines.push(`Core pauses, measured before the run (a busy loop on every core, before any of the processes below started): ${stallLine(m.cpu_stalls)}.`, '');
+  lines.push(
+    `Command: \`npm run bench gateway${r.quick ? ' -- --quick' : ''}\` (gateway: auth on, usage ledger on; embedded = PGlite + in-process adapters, scaled = Postgres + Redis).`,
+    '',
+  );
   lines.push('| Scenario | Target | direct | pass-through | gateway embedded | gateway scaled | Result |', '|---|---|---|---|---|---|---|');
   const lat = r.scenarios.latency_c1;
   if (lat) {
     const d = find(lat, 'direct');
-    for (const [k, limit] of [['p50', 0.5], ['p99', 2]]) {
+    for (const [k, limit] of [
+      ['p50', 0.5],
+      ['p99', 2],
+    ]) {
       const cells = ['passthrough', 'gateway-embedded', 'gateway-scaled'].map((t) => find(lat, t));
-      const added = cells.slice(1).filter(Boolean).map((c) => c[k] - d[k]);
+      const added = cells
+        .slice(1)
+        .filter(Boolean)
+        .map((c) => c[k] - d[k]);
       lines.push(
         `| non-streaming c=1, added latency ${k} | ≤ ${limit} ms | ${fmt(d[k], 3)} ms | ${cells[0] ? `+${fmt(cells[0][k] - d[k], 3)}` : 'n/a'} ms | ${cells[1] ? `+${fmt(cells[1][k] - d[k], 3)}` : 'n/a'} ms | ${cells[2] ? `+${fmt(cells[2][k] - d[k], 3)}` : 'n/a'} ms | ${added.every((a) => a <= limit) ? 'met' : 'missed'} |`,
       );
@@ -282,8 +381,13 @@ function report(r) {
       const x = find(st, t);
       return x ? `+${fmt(x.ttft.p99 - d.ttft.p99, 3)} ms` : 'n/a';
     };
-    const ok = ['gateway-embedded', 'gateway-scaled'].map((t) => find(st, t)).filter(Boolean).every((x) => x.ttft.p99 - d.ttft.p99 <= 2 && x.completed === d.completed);
-    lines.push(`| streaming 64×20 ms, added TTFT p99 (c=32 steady state, ${d.ttft.n} streams per target in ${d.roundP99?.length ?? 1} interleaved rounds) | ≤ 2 ms | ${fmt(d.ttft.p99, 3)} ms | ${cell('passthrough')} | ${cell('gateway-embedded')} | ${cell('gateway-scaled')} | ${ok ? 'met' : 'missed'} |`);
+    const ok = ['gateway-embedded', 'gateway-scaled']
+      .map((t) => find(st, t))
+      .filter(Boolean)
+      .every((x) => x.ttft.p99 - d.ttft.p99 <= 2 && x.completed === d.completed);
+    lines.push(
+      `| streaming 64×20 ms, added TTFT p99 (c=32 steady state, ${d.ttft.n} streams per target in ${d.roundP99?.length ?? 1} interleaved rounds) | ≤ 2 ms | ${fmt(d.ttft.p99, 3)} ms | ${cell('passthrough')} | ${cell('gateway-embedded')} | ${cell('gateway-scaled')} | ${ok ? 'met' : 'missed'} |`,
+    );
   }
   const s512 = r.scenarios.streams_512;
   if (s512) {
@@ -292,18 +396,24 @@ function report(r) {
       return x ? `${x.completed}/512, max gap ${fmt(x.maxGapMs, 0)} ms` : 'n/a';
     };
     const ok = s512.filter((x) => x.target.startsWith('gateway')).every((x) => x.completed === 512 && x.errors === 0 && x.maxGapMs < 1000);
-    lines.push(`| 512 concurrent streams complete, no stall | all complete | ${cell('direct')} | ${cell('passthrough')} | ${cell('gateway-embedded')} | ${cell('gateway-scaled')} | ${ok ? 'met' : 'missed'} |`);
+    lines.push(
+      `| 512 concurrent streams complete, no stall | all complete | ${cell('direct')} | ${cell('passthrough')} | ${cell('gateway-embedded')} | ${cell('gateway-scaled')} | ${ok ? 'met' : 'missed'} |`,
+    );
   }
   const mt = r.scenarios.messages_translation;
   if (mt) {
     const cell = (g) => {
       const n = find(mt, `${g} native`);
       const t = find(mt, `${g} translated`);
-      return n && t ? { text: `native ${fmt(n.p50, 3)} / translated ${fmt(t.p50, 3)} ms (+${fmt(t.p50 - n.p50, 3)})`, d: t.p50 - n.p50 } : { text: 'n/a', d: 0 };
+      return n && t
+        ? { text: `native ${fmt(n.p50, 3)} / translated ${fmt(t.p50, 3)} ms (+${fmt(t.p50 - n.p50, 3)})`, d: t.p50 - n.p50 }
+        : { text: 'n/a', d: 0 };
     };
     const e = cell('gateway-embedded');
     const s = cell('gateway-scaled');
-    lines.push(`| /v1/messages translated to OpenAI vs native, p50 | ≤ +0.5 ms | ${fmt(find(mt, 'direct (anthropic upstream)').p50, 3)} ms | — | ${e.text} | ${s.text} | ${e.d <= 0.5 && s.d <= 0.5 ? 'met' : 'missed'} |`);
+    lines.push(
+      `| /v1/messages translated to OpenAI vs native, p50 | ≤ +0.5 ms | ${fmt(find(mt, 'direct (anthropic upstream)').p50, 3)} ms | — | ${e.text} | ${s.text} | ${e.d <= 0.5 && s.d <= 0.5 ? 'met' : 'missed'} |`,
+    );
   }
   const soak = r.scenarios.soak;
   if (soak) {

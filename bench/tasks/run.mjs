@@ -172,7 +172,9 @@ async function runsPerSecond(workers) {
   try {
     const api = await d.start('api');
     for (let i = 0; i < workers; i++) await d.start('worker');
-    const tasks = await pool(Array.from({ length: RUNS }), 16, () => call(api.url, 'POST', '/hecate/v1/tasks', { execution_kind: 'shell', shell_command: 'true' }));
+    const tasks = await pool(Array.from({ length: RUNS }), 16, () =>
+      call(api.url, 'POST', '/hecate/v1/tasks', { execution_kind: 'shell', shell_command: 'true' }),
+    );
     const t0 = performance.now();
     await pool(tasks, 16, (t) => call(api.url, 'POST', `/hecate/v1/tasks/${t.id}/start`));
     for (;;) {
@@ -203,7 +205,10 @@ async function eventLatency() {
     await feedStream.opened;
     const lines = QUICK ? 40 : 100;
     for (let i = 0; i < (QUICK ? 3 : 6); i++) {
-      const task = await call(api.url, 'POST', '/hecate/v1/tasks', { execution_kind: 'shell', shell_command: `for i in $(seq 1 ${lines}); do echo line-$i; sleep 0.03; done` });
+      const task = await call(api.url, 'POST', '/hecate/v1/tasks', {
+        execution_kind: 'shell',
+        shell_command: `for i in $(seq 1 ${lines}); do echo line-$i; sleep 0.03; done`,
+      });
       const run = await call(api.url, 'POST', `/hecate/v1/tasks/${task.id}/start`);
       let done;
       const finished = new Promise((r) => (done = r));
@@ -247,10 +252,15 @@ async function fanOut() {
       // Every 20th subscriber decodes frames for latency; the others only count them.
       subs.push(
         i % 20 === 0
-          ? sse(url, (f, at) => {
-              delivered += 1;
-              latencies.push(at - occurredAt(f));
-            }, from, agent)
+          ? sse(
+              url,
+              (f, at) => {
+                delivered += 1;
+                latencies.push(at - occurredAt(f));
+              },
+              from,
+              agent,
+            )
           : sseCount(url, (n) => (delivered += n), from, agent),
       );
     }
@@ -293,7 +303,11 @@ async function fanOut() {
 
 // ---------------------------------------------------------------- 4. kill -9 → resume
 async function reclaim() {
-  const d = await deployment({ GATEWAY_TASK_QUEUE_LEASE_SECONDS: String(LEASE_S), GATEWAY_TASK_RECONCILE_INTERVAL: '500ms', GATEWAY_QUEUE_LOCK_MS: String(LEASE_S * 1000) });
+  const d = await deployment({
+    GATEWAY_TASK_QUEUE_LEASE_SECONDS: String(LEASE_S),
+    GATEWAY_TASK_RECONCILE_INTERVAL: '500ms',
+    GATEWAY_QUEUE_LOCK_MS: String(LEASE_S * 1000),
+  });
   const samples = [];
   try {
     const api = await d.start('api');
@@ -327,7 +341,11 @@ async function reclaim() {
 }
 
 // ---------------------------------------------------------------- main
-const results = { date: new Date().toISOString(), machine: { cpus: cpus().length, memory_gb: Math.round(totalmem() / 2 ** 30), node: process.version }, quick: QUICK };
+const results = {
+  date: new Date().toISOString(),
+  machine: { cpus: cpus().length, memory_gb: Math.round(totalmem() / 2 ** 30), node: process.version },
+  quick: QUICK,
+};
 if (wanted('runs')) {
   console.log('baseline: bare sh -c true spawns/s …');
   results.spawn_floor_per_s = Math.round(await spawnFloor(QUICK ? 100 : 300));
@@ -359,13 +377,41 @@ const md = [
   '',
   '| Measure | Result | Target / baseline |',
   '|---|---|---|',
-  ...row('runs_1w', () => `| Runs/s, trivial shell task, 1 worker process | ${r.runs_1w.runs_per_s} (${r.runs_1w.completed}/${r.runs_1w.runs} in ${r.runs_1w.seconds} s) | bare \`sh -c true\` spawns: ${r.spawn_floor_per_s}/s (ratio ${(r.runs_1w.runs_per_s / r.spawn_floor_per_s).toFixed(3)}) |`),
-  ...row('runs_2w', () => `| Runs/s, 2 worker processes | ${r.runs_2w.runs_per_s} (${r.runs_2w.completed}/${r.runs_2w.runs} in ${r.runs_2w.seconds} s) | ×${(r.runs_2w.runs_per_s / r.runs_1w.runs_per_s).toFixed(2)} of 1 worker |`),
-  ...row('latency', () => `| Event latency worker commit → run-stream SSE (other process) p50 / p99 | ${r.latency.run_stream.p50_ms} / ${r.latency.run_stream.p99_ms} ms (${r.latency.run_stream.samples} events) | p99 ≤ 25 ms |`),
-  ...row('latency', () => `| Event latency worker commit → public-feed SSE p50 / p99 | ${r.latency.public_feed.p50_ms} / ${r.latency.public_feed.p99_ms} ms (${r.latency.public_feed.samples} events) | p99 ≤ 25 ms |`),
-  ...row('fanout', () => `| Fan-out: ${r.fanout.subscribers} subscribers on one api, ${r.fanout.offered_events_per_s} events/s offered | ${r.fanout.delivered_per_s} frames/s delivered (${r.fanout.delivered}); p50 / p99 ${r.fanout.p50_ms} / ${r.fanout.p99_ms} ms | p99 ≤ 100 ms |`),
-  ...row('fanout', () => `| Fan-out api RSS (before / connected / after); api CPU per delivered frame | ${r.fanout.api_rss_mb.before} / ${r.fanout.api_rss_mb.connected} / ${r.fanout.api_rss_mb.after} MB; ${r.fanout.api_cpu_us_per_frame} µs | paced SSE relay floor 31–38 µs/chunk (DESIGN §10) |`),
-  ...row('reclaim', () => `| kill -9 → run resumed on another worker (lease ${r.reclaim.lease_s} s) | ${r.reclaim.samples_ms.join(', ')} ms (max ${r.reclaim.max_ms}) | ≤ 2 × lease = ${r.reclaim.target_ms} ms |`),
+  ...row(
+    'runs_1w',
+    () =>
+      `| Runs/s, trivial shell task, 1 worker process | ${r.runs_1w.runs_per_s} (${r.runs_1w.completed}/${r.runs_1w.runs} in ${r.runs_1w.seconds} s) | bare \`sh -c true\` spawns: ${r.spawn_floor_per_s}/s (ratio ${(r.runs_1w.runs_per_s / r.spawn_floor_per_s).toFixed(3)}) |`,
+  ),
+  ...row(
+    'runs_2w',
+    () =>
+      `| Runs/s, 2 worker processes | ${r.runs_2w.runs_per_s} (${r.runs_2w.completed}/${r.runs_2w.runs} in ${r.runs_2w.seconds} s) | ×${(r.runs_2w.runs_per_s / r.runs_1w.runs_per_s).toFixed(2)} of 1 worker |`,
+  ),
+  ...row(
+    'latency',
+    () =>
+      `| Event latency worker commit → run-stream SSE (other process) p50 / p99 | ${r.latency.run_stream.p50_ms} / ${r.latency.run_stream.p99_ms} ms (${r.latency.run_stream.samples} events) | p99 ≤ 25 ms |`,
+  ),
+  ...row(
+    'latency',
+    () =>
+      `| Event latency worker commit → public-feed SSE p50 / p99 | ${r.latency.public_feed.p50_ms} / ${r.latency.public_feed.p99_ms} ms (${r.latency.public_feed.samples} events) | p99 ≤ 25 ms |`,
+  ),
+  ...row(
+    'fanout',
+    () =>
+      `| Fan-out: ${r.fanout.subscribers} subscribers on one api, ${r.fanout.offered_events_per_s} events/s offered | ${r.fanout.delivered_per_s} frames/s delivered (${r.fanout.delivered}); p50 / p99 ${r.fanout.p50_ms} / ${r.fanout.p99_ms} ms | p99 ≤ 100 ms |`,
+  ),
+  ...row(
+    'fanout',
+    () =>
+      `| Fan-out api RSS (before / connected / after); api CPU per delivered frame | ${r.fanout.api_rss_mb.before} / ${r.fanout.api_rss_mb.connected} / ${r.fanout.api_rss_mb.after} MB; ${r.fanout.api_cpu_us_per_frame} µs | paced SSE relay floor 31–38 µs/chunk (DESIGN §10) |`,
+  ),
+  ...row(
+    'reclaim',
+    () =>
+      `| kill -9 → run resumed on another worker (lease ${r.reclaim.lease_s} s) | ${r.reclaim.samples_ms.join(', ')} ms (max ${r.reclaim.max_ms}) | ≤ 2 × lease = ${r.reclaim.target_ms} ms |`,
+  ),
   '',
   `Load average during the run (other processes share the machine): ${r.load_average.join(' / ')}.`,
   '',

@@ -61,8 +61,7 @@ export class InfrastructureModule {
         {
           provide: EventBus,
           inject: [AppConfig],
-          useFactory: (config: AppConfig): EventBus =>
-            redis ? new RedisEventBus(redis, `${config.redis.prefix}:bus:`) : new InProcessEventBus(),
+          useFactory: (config: AppConfig): EventBus => (redis ? new RedisEventBus(redis, `${config.redis.prefix}:bus:`) : new InProcessEventBus()),
         },
         {
           provide: LiveStreamBuffer,

@@ -21,7 +21,10 @@ describe('module boundaries (STYLE rule 14)', () => {
   });
 
   it('refuses core importing modules', async () => {
-    const found = await problems('src/core/x.ts', "import { QueueProbeService } from '@modules/system/queue-probe.service';\nexport const a = QueueProbeService;\n");
+    const found = await problems(
+      'src/core/x.ts',
+      "import { QueueProbeService } from '@modules/system/queue-probe.service';\nexport const a = QueueProbeService;\n",
+    );
     expect(found).toEqual([expect.stringContaining('core/ and libs/ never import modules/')]);
   });
 
@@ -39,6 +42,11 @@ describe('module boundaries (STYLE rule 14)', () => {
       "import { QueueProbeRepository } from '@modules/system/queue-probe.repository';\n" +
       "import { QueueProbeService } from '@modules/system/queue-probe.service';\nexport const a = [QueueProbeRepository, QueueProbeService];\n";
     expect(await problems('src/modules/system/x.service.ts', code)).toEqual([]);
-    expect(await problems('src/modules/gateway/x.service.ts', "import { QueueProbeService } from '@modules/system/queue-probe.service';\nexport const a = QueueProbeService;\n")).toEqual([]);
+    expect(
+      await problems(
+        'src/modules/gateway/x.service.ts',
+        "import { QueueProbeService } from '@modules/system/queue-probe.service';\nexport const a = QueueProbeService;\n",
+      ),
+    ).toEqual([]);
   });
 });

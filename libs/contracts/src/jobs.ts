@@ -20,5 +20,4 @@ export const JOB_QUEUES: { readonly [K in JobName]: QueueName } = {
   'run.execute': 'runs',
 };
 
-export const jobsOfQueue = (queue: QueueName): JobName[] =>
-  (Object.keys(JOB_QUEUES) as JobName[]).filter((name) => JOB_QUEUES[name] === queue);
+export const jobsOfQueue = (queue: QueueName): JobName[] => (Object.keys(JOB_QUEUES) as JobName[]).filter((name) => JOB_QUEUES[name] === queue);

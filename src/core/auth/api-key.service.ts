@@ -32,7 +32,10 @@ export class ApiKeyService implements OnModuleInit {
   private readonly cache = new Map<string, CachedKey>();
   private readonly touched = new Map<string, number>();
 
-  constructor(private readonly keys: ApiKeyRepository, private readonly bus: EventBus) {}
+  constructor(
+    private readonly keys: ApiKeyRepository,
+    private readonly bus: EventBus,
+  ) {}
 
   async onModuleInit(): Promise<void> {
     await this.bus.subscribe(REVOKED_CHANNEL, (_channel, message) => {

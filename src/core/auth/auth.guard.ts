@@ -33,7 +33,11 @@ export class AuthGuard implements CanActivate {
    */
   private readonly provenOperator = new Set<string>();
 
-  constructor(private readonly reflector: Reflector, private readonly keys: ApiKeyService, config: AppConfig) {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly keys: ApiKeyService,
+    config: AppConfig,
+  ) {
     this.tokenDigest = config.auth.token ? digest(config.auth.token) : undefined;
   }
 

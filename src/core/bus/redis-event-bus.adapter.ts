@@ -14,7 +14,10 @@ export class RedisEventBus extends EventBus {
   private readonly reconnectListeners = new Set<() => void>();
   private connectedOnce = false;
 
-  constructor(private readonly redis: RedisConnections, private readonly prefix: string) {
+  constructor(
+    private readonly redis: RedisConnections,
+    private readonly prefix: string,
+  ) {
     super();
     this.subscriber = redis.createBlocking('bus-subscriber');
     this.subscriber.on('pmessage', (pattern: string, channel: string, raw: string) => this.deliver(pattern, channel, raw));

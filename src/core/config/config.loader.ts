@@ -8,7 +8,9 @@ import { ChatConfig, chatConfig, ChatEnv, checkChatEnv } from './groups/chat.env
 import { checkTasksEnv, TasksConfig, tasksConfig, TasksEnv } from './groups/tasks.env';
 
 /** Everything the process is configured with, in typed groups. Built once by `loadConfig`. */
-export type AppConfigValues = PlatformConfig & { version: string; startedAt: Date } & { gateway: GatewayConfig } & { chat: ChatConfig } & { tasks: TasksConfig };
+export type AppConfigValues = PlatformConfig & { version: string; startedAt: Date } & { gateway: GatewayConfig } & { chat: ChatConfig } & {
+  tasks: TasksConfig;
+};
 
 export type RawEnv = Record<string, string | undefined>;
 
@@ -40,5 +42,12 @@ export function loadConfig(env: RawEnv): AppConfigValues {
   const chat = validateGroup(ChatEnv, env, problems, checkChatEnv);
   const tasks = validateGroup(TasksEnv, env, problems, checkTasksEnv);
   if (problems.length > 0) throw new ConfigValidationError(problems);
-  return { ...platformConfig(platform), version: packageVersion, startedAt: new Date(), gateway: gatewayConfig(gateway), chat: chatConfig(chat), tasks: tasksConfig(tasks) };
+  return {
+    ...platformConfig(platform),
+    version: packageVersion,
+    startedAt: new Date(),
+    gateway: gatewayConfig(gateway),
+    chat: chatConfig(chat),
+    tasks: tasksConfig(tasks),
+  };
 }

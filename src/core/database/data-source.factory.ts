@@ -39,8 +39,7 @@ export async function createDataSource(settings: DataSourceSettings): Promise<Da
       connectTimeoutMS: 5000,
       // A Postgres restart or pg_terminate_backend must not crash the process: pg emits 'error' on idle
       // clients; the pool discards them and the next query opens a new connection.
-      poolErrorHandler: (err: unknown) =>
-        rootLogger().warn({ err: scrubSecrets(String(err)) }, 'postgres pool client error; it will be replaced'),
+      poolErrorHandler: (err: unknown) => rootLogger().warn({ err: scrubSecrets(String(err)) }, 'postgres pool client error; it will be replaced'),
       extra: { idleTimeoutMillis: 30_000, keepAlive: true },
     };
     return new DataSource(options);

@@ -11,9 +11,7 @@ export async function pendingMigrations(dataSource: DataSource): Promise<string[
     const stamp = (name: string) => Number(/(\d{13})$/.exec(name)?.[1] ?? 0);
     const all = dataSource.migrations.map((m) => m.name ?? m.constructor.name).sort((a, b) => stamp(a) - stamp(b));
     if (!hasTable) return all;
-    const rows: { name: string }[] = await runner.query(
-      `SELECT name FROM "${dataSource.options.migrationsTableName ?? 'migrations'}"`,
-    );
+    const rows: { name: string }[] = await runner.query(`SELECT name FROM "${dataSource.options.migrationsTableName ?? 'migrations'}"`);
     const applied = new Set(rows.map((r) => r.name));
     return all.filter((name) => !applied.has(name));
   } finally {

@@ -120,7 +120,11 @@ class PGliteClient extends EventEmitter {
       const { name, text, values = [] } = sqlOrConfig;
       promise = name ? this.prepared.run(name, text, values).then((r) => toPgShape(text, r)) : runQuery(this.db, text, values);
     }
-    if (callback) promise.then((r) => callback(null, r), (e: Error) => callback(e, null));
+    if (callback)
+      promise.then(
+        (r) => callback(null, r),
+        (e: Error) => callback(e, null),
+      );
     return promise;
   }
 }
@@ -154,7 +158,11 @@ export function pgliteTypeormDriver(db: PGlite): { Pool: new () => EventEmitter 
       };
       const callback = typeof paramsOrCb === 'function' ? paramsOrCb : cb;
       const promise = run();
-      if (callback) promise.then((r) => callback(null, r), (e: Error) => callback(e, null));
+      if (callback)
+        promise.then(
+          (r) => callback(null, r),
+          (e: Error) => callback(e, null),
+        );
       return promise;
     }
     end(callback?: (err: Error | null) => void): Promise<void> {
@@ -166,7 +174,11 @@ export function pgliteTypeormDriver(db: PGlite): { Pool: new () => EventEmitter 
           unlock();
         }
       });
-      if (callback) done.then(() => callback(null), (e: Error) => callback(e));
+      if (callback)
+        done.then(
+          () => callback(null),
+          (e: Error) => callback(e),
+        );
       return done;
     }
   }

@@ -6,7 +6,10 @@ import { HealthService } from './health.service';
 
 @Controller()
 export class HealthController {
-  constructor(private readonly health: HealthService, private readonly metrics: MetricsService) {}
+  constructor(
+    private readonly health: HealthService,
+    private readonly metrics: MetricsService,
+  ) {}
 
   @Public()
   @Get('healthz')

@@ -28,7 +28,11 @@ export class HealthService {
 
   /** Terminus checks: database, Redis (scaled mode) and the queue backend, each with a 2 s budget. */
   async readiness(): Promise<Readiness> {
-    const check = (key: string, fn: () => Promise<unknown>) => () => this.indicators.check(key).attempt(async () => void (await fn())).withTimeout(2000);
+    const check = (key: string, fn: () => Promise<unknown>) => () =>
+      this.indicators
+        .check(key)
+        .attempt(async () => void (await fn()))
+        .withTimeout(2000);
     const checks = [check('database', () => this.dataSource.query('SELECT 1')), check('queue', () => this.queue.ping().then(() => this.queue.counts()))];
     const redis = this.redis;
     if (redis) checks.push(check('redis', () => redis.command.ping()));

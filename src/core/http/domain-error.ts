@@ -49,7 +49,11 @@ export class NotFoundError extends DomainError {
 
 export class ConflictError extends DomainError {
   constructor(message: string, options?: DomainErrorOptions, type: string = ErrorType.Conflict) {
-    super(type, 409, message, { userMessage: 'The resource changed state; the request does not apply now.', operatorAction: 'Reload the resource and retry.', ...options });
+    super(type, 409, message, {
+      userMessage: 'The resource changed state; the request does not apply now.',
+      operatorAction: 'Reload the resource and retry.',
+      ...options,
+    });
   }
 }
 

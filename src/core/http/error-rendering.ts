@@ -25,9 +25,7 @@ export function toDomainError(error: unknown): { domain: DomainError; internal: 
     const status = error.getStatus();
     const response = error.getResponse();
     const message =
-      typeof response === 'object' && response !== null && 'message' in response
-        ? String((response as { message: unknown }).message)
-        : error.message;
+      typeof response === 'object' && response !== null && 'message' in response ? String((response as { message: unknown }).message) : error.message;
     return { domain: fromStatus(status, message), internal: false };
   }
   const fe = error as FastifyishError;
@@ -47,16 +45,24 @@ function fromStatus(status: number, message: string, code?: string): DomainError
   switch (status) {
     case 400:
     case 415:
-      return new DomainError(ErrorType.InvalidRequest, 400, code === 'FST_ERR_CTP_INVALID_JSON_BODY' || /JSON/.test(message) ? `malformed JSON body: ${message}` : message, {
-        userMessage: 'The request is invalid.',
-        operatorAction: 'Fix the request body or parameters and retry.',
-      });
+      return new DomainError(
+        ErrorType.InvalidRequest,
+        400,
+        code === 'FST_ERR_CTP_INVALID_JSON_BODY' || /JSON/.test(message) ? `malformed JSON body: ${message}` : message,
+        {
+          userMessage: 'The request is invalid.',
+          operatorAction: 'Fix the request body or parameters and retry.',
+        },
+      );
     case 401:
       return new DomainError(ErrorType.Unauthorized, 401, message, { userMessage: 'Authentication is required.', operatorAction: 'Send a valid credential.' });
     case 403:
       return new DomainError(ErrorType.Forbidden, 403, message, { userMessage: 'Not allowed.', operatorAction: 'Use a credential with the required scope.' });
     case 404:
-      return new DomainError(ErrorType.NotFound, 404, message, { userMessage: 'The requested resource does not exist.', operatorAction: 'Check the path and id.' });
+      return new DomainError(ErrorType.NotFound, 404, message, {
+        userMessage: 'The requested resource does not exist.',
+        operatorAction: 'Check the path and id.',
+      });
     case 409:
       return new DomainError(ErrorType.Conflict, 409, message, { userMessage: 'The resource changed state.', operatorAction: 'Reload and retry.' });
     case 413:
@@ -65,7 +71,10 @@ function fromStatus(status: number, message: string, code?: string): DomainError
         operatorAction: 'Send a smaller body (GATEWAY_BODY_LIMIT_BYTES sets the limit).',
       });
     case 429:
-      return new DomainError(ErrorType.RateLimitExceeded, 429, message, { userMessage: 'Too many requests.', operatorAction: 'Slow down and retry after the reset.' });
+      return new DomainError(ErrorType.RateLimitExceeded, 429, message, {
+        userMessage: 'Too many requests.',
+        operatorAction: 'Slow down and retry after the reset.',
+      });
     default:
       return new DomainError(status >= 500 ? ErrorType.GatewayError : ErrorType.InvalidRequest, status, message, {
         userMessage: 'The request failed.',

@@ -14,7 +14,10 @@ export class MemoryLiveStreamBuffer extends LiveStreamBuffer {
   private readonly wake = new EventEmitter();
   private readonly sweeper: NodeJS.Timeout;
 
-  constructor(private readonly ttlMs: number, private readonly maxChunks = 100_000) {
+  constructor(
+    private readonly ttlMs: number,
+    private readonly maxChunks = 100_000,
+  ) {
     super();
     this.wake.setMaxListeners(0);
     this.sweeper = setInterval(() => this.sweep(), Math.min(ttlMs, 30_000));

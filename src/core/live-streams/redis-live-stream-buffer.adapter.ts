@@ -101,9 +101,12 @@ export class RedisLiveStreamBuffer extends LiveStreamBuffer {
         result.then(resolve, reject);
       };
       const wake = () => {
-        void this.readNow(streamId, afterIndex, options.limit).then((r) => {
-          if (r.chunks.length > 0 || r.done || r.expired) finish(Promise.resolve(r));
-        }, (e: unknown) => finish(Promise.reject(e)));
+        void this.readNow(streamId, afterIndex, options.limit).then(
+          (r) => {
+            if (r.chunks.length > 0 || r.done || r.expired) finish(Promise.resolve(r));
+          },
+          (e: unknown) => finish(Promise.reject(e)),
+        );
       };
       const timer = setTimeout(() => finish(this.readNow(streamId, afterIndex, options.limit)), options.blockMs);
       set.add(wake);

@@ -30,11 +30,7 @@ const PROVIDER_KEY = /\b(sk-(?:ant-)?[A-Za-z0-9_-]{6,})/g;
 
 /** Removes credentials that slipped into free text (DSNs, bearer tokens, hk_/sk- keys). */
 export function scrubSecrets(text: string): string {
-  return text
-    .replace(DSN_PASSWORD, '$1***$3')
-    .replace(BEARER, '$1***')
-    .replace(HECATE_KEY, 'hk_***')
-    .replace(PROVIDER_KEY, 'sk-***');
+  return text.replace(DSN_PASSWORD, '$1***$3').replace(BEARER, '$1***').replace(HECATE_KEY, 'hk_***').replace(PROVIDER_KEY, 'sk-***');
 }
 
 let root: Logger | undefined;

@@ -102,9 +102,7 @@ export class BullmqRunQueue extends RunQueue {
         },
       );
       worker.on('error', (err) => rootLogger().warn({ queue: queueName, err: err.message }, 'worker error'));
-      worker.on('failed', (job, err) =>
-        rootLogger().error({ queue: queueName, job: job?.name, jobId: job?.id, err: err.message }, 'job failed'),
-      );
+      worker.on('failed', (job, err) => rootLogger().error({ queue: queueName, job: job?.name, jobId: job?.id, err: err.message }, 'job failed'));
       this.workers.push(worker);
     }
     await Promise.all(this.workers.map((w) => w.waitUntilReady()));
@@ -112,10 +110,7 @@ export class BullmqRunQueue extends RunQueue {
 
   async drain(graceMs: number): Promise<void> {
     const closing = Promise.all(this.workers.map((w) => w.close()));
-    const timedOut = await Promise.race([
-      closing.then(() => false),
-      new Promise<boolean>((resolve) => setTimeout(() => resolve(true), graceMs).unref()),
-    ]);
+    const timedOut = await Promise.race([closing.then(() => false), new Promise<boolean>((resolve) => setTimeout(() => resolve(true), graceMs).unref())]);
     if (timedOut) {
       rootLogger().warn({ inflight: this.inflight.size }, 'drain grace elapsed; aborting in-flight jobs');
       for (const c of this.inflight.values()) c.abort(new Error('worker shutting down'));
@@ -140,7 +135,13 @@ export class BullmqRunQueue extends RunQueue {
   }
 
   async workerCount(): Promise<number> {
-    const counts = await Promise.all(QUEUE_NAMES.map((n) => this.queue(n).getWorkersCount().catch(() => 0)));
+    const counts = await Promise.all(
+      QUEUE_NAMES.map((n) =>
+        this.queue(n)
+          .getWorkersCount()
+          .catch(() => 0),
+      ),
+    );
     return Math.max(0, ...counts);
   }
 

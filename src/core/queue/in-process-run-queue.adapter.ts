@@ -97,10 +97,7 @@ export class InProcessRunQueue extends RunQueue {
     this.draining = true;
     clearTimeout(this.timer);
     const all = Promise.all([...this.active.values()].map((a) => a.done));
-    const timedOut = await Promise.race([
-      all.then(() => false),
-      new Promise<boolean>((resolve) => setTimeout(() => resolve(true), graceMs).unref()),
-    ]);
+    const timedOut = await Promise.race([all.then(() => false), new Promise<boolean>((resolve) => setTimeout(() => resolve(true), graceMs).unref())]);
     if (timedOut) {
       for (const a of this.active.values()) a.controller.abort(new Error('process shutting down'));
       await Promise.race([all, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);

@@ -36,11 +36,7 @@ const TOOL_POLICY: Record<string, ApprovalPolicyName> = {
  * The gate a run of this kind needs before it starts, or null. A shell/git/file gate takes precedence;
  * `sandbox_network=true` alone gates as `network_egress`.
  */
-export function preExecutionGate(
-  active: readonly ApprovalPolicyName[],
-  executionKind: string,
-  sandboxNetwork: boolean,
-): PreExecutionGate | null {
+export function preExecutionGate(active: readonly ApprovalPolicyName[], executionKind: string, sandboxNetwork: boolean): PreExecutionGate | null {
   const policies: ApprovalPolicyName[] = [];
   const byKind = KIND_POLICY[executionKind];
   if (byKind && active.includes(byKind.policy)) policies.push(byKind.policy);

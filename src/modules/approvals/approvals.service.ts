@@ -35,9 +35,15 @@ export function planHash(details: unknown): string {
     Array.isArray(v)
       ? v.map(canonical)
       : v && typeof v === 'object'
-        ? Object.fromEntries(Object.keys(v as object).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])]))
+        ? Object.fromEntries(
+            Object.keys(v as object)
+              .sort()
+              .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
+          )
         : v;
-  return createHash('sha256').update(JSON.stringify(canonical(details))).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify(canonical(details)))
+    .digest('hex');
 }
 
 /**
@@ -46,7 +52,10 @@ export function planHash(details: unknown): string {
  */
 @Injectable()
 export class ApprovalsService {
-  constructor(private readonly approvals: TaskApprovalRepository, private readonly config: AppConfig) {}
+  constructor(
+    private readonly approvals: TaskApprovalRepository,
+    private readonly config: AppConfig,
+  ) {}
 
   get activePolicies(): readonly ApprovalPolicyName[] {
     return this.config.tasks.approvalPolicies;

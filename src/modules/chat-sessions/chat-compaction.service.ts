@@ -38,7 +38,11 @@ export class ChatCompactionService {
     private readonly capabilities: ModelCapabilitiesService,
   ) {}
 
-  async compact(tenantId: string, sessionId: string, opts: { model?: string; provider?: string; keepLastMessages?: number; origin: RequestOrigin | null }): Promise<ChatSessionEntity> {
+  async compact(
+    tenantId: string,
+    sessionId: string,
+    opts: { model?: string; provider?: string; keepLastMessages?: number; origin: RequestOrigin | null },
+  ): Promise<ChatSessionEntity> {
     const claim = await this.lineage.claim(tenantId, sessionId, { keepLastMessages: opts.keepLastMessages, owner: this.inflight.owner });
     try {
       const summary = await this.summarize(claim, opts);
@@ -53,7 +57,7 @@ export class ChatCompactionService {
   private async summarize(claim: ClaimedCompaction, opts: { model?: string; provider?: string; origin: RequestOrigin | null }) {
     const { compaction } = this.config.chat;
     const model = opts.model ?? compaction.model ?? claim.lastModel ?? undefined;
-    const provider = opts.model ? opts.provider : opts.provider ?? compaction.provider;
+    const provider = opts.model ? opts.provider : (opts.provider ?? compaction.provider);
     const { reply, call } = await this.generation.complete({
       tenantId: claim.tenantId,
       endpoint: '/hecate/v1/chat/sessions/compact',
@@ -87,7 +91,10 @@ export class ChatCompactionService {
     try {
       const summaryModel = compaction.model ? { model: compaction.model, provider: compaction.provider } : { model, provider: opts.provider };
       const continuation = await this.compact(tenantId, sessionId, { ...summaryModel, origin });
-      rootLogger().info({ request_id: origin?.requestId, sessionId, continuation: continuation.id, estimated, window }, 'chat session compacted before a generation');
+      rootLogger().info(
+        { request_id: origin?.requestId, sessionId, continuation: continuation.id, estimated, window },
+        'chat session compacted before a generation',
+      );
       return continuation.id;
     } catch (err) {
       rootLogger().warn({ request_id: origin?.requestId, sessionId, err: String(err) }, 'automatic chat compaction skipped');

@@ -55,7 +55,10 @@ export class FrameAccumulator {
       }
       this.blocks[c.blockIndex] = { ...this.blocks[c.blockIndex], input };
     }
-    const text = this.blocks.filter((b) => b.type === 'text').map((b) => String(b.text)).join('');
+    const text = this.blocks
+      .filter((b) => b.type === 'text')
+      .map((b) => String(b.text))
+      .join('');
     return { text, content_blocks: this.blocks.map((b) => ({ ...b })), tool_calls };
   }
 }

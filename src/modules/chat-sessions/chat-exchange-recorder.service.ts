@@ -159,4 +159,8 @@ export class ChatExchangeRecorderService {
   }
 }
 
-const withoutToolCalls = (r: GeneratedReply): GeneratedReply => ({ text: r.text, content_blocks: r.content_blocks.filter((b) => b.type !== 'tool_use'), tool_calls: [] });
+const withoutToolCalls = (r: GeneratedReply): GeneratedReply => ({
+  text: r.text,
+  content_blocks: r.content_blocks.filter((b) => b.type !== 'tool_use'),
+  tool_calls: [],
+});

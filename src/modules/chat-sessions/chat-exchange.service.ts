@@ -21,7 +21,11 @@ export function chatSessionIdOf(request: FastifyRequest): string | undefined {
   return typeof header === 'string' && header !== '' ? header : undefined;
 }
 
-const replyOf = (r: GatewayResult): GeneratedReply => ({ text: r.text, content_blocks: r.content_blocks as Array<Record<string, unknown>>, tool_calls: r.tool_calls });
+const replyOf = (r: GatewayResult): GeneratedReply => ({
+  text: r.text,
+  content_blocks: r.content_blocks as Array<Record<string, unknown>>,
+  tool_calls: r.tool_calls,
+});
 
 function callOf(info: GatewayRouteInfo, requestedModel: string | undefined, r?: GatewayResult): ExchangeResult['call'] {
   return {
@@ -81,7 +85,13 @@ export class ChatExchangeService {
     }
   }
 
-  private async complete(exchange: PreparedExchange, body: Json, requestedModel: string | undefined, ctx: GatewayCallContext, reply: FastifyReply): Promise<void> {
+  private async complete(
+    exchange: PreparedExchange,
+    body: Json,
+    requestedModel: string | undefined,
+    ctx: GatewayCallContext,
+    reply: FastifyReply,
+  ): Promise<void> {
     let result: GatewayResult;
     try {
       result = await this.router.complete({ protocol: 'openai', body }, ctx);
@@ -91,10 +101,20 @@ export class ChatExchangeService {
     }
     await this.recorder.record(exchange, { status: 'complete', reply: replyOf(result), call: callOf(result, requestedModel, result) });
     const out = result.protocol === 'openai' && result.raw ? result.raw : renderOpenaiCompletion(normalizeAnthropicResponse(result.raw ?? {}), result.model);
-    await reply.headers(sessionHeaders(result, exchange.sessionId, requestedModel, result.cost_micros_usd)).header('content-type', 'application/json').send(JSON.stringify(out));
+    await reply
+      .headers(sessionHeaders(result, exchange.sessionId, requestedModel, result.cost_micros_usd))
+      .header('content-type', 'application/json')
+      .send(JSON.stringify(out));
   }
 
-  private async stream(exchange: PreparedExchange, body: Json, requestedModel: string | undefined, ctx: GatewayCallContext, reply: FastifyReply, signal: AbortSignal): Promise<void> {
+  private async stream(
+    exchange: PreparedExchange,
+    body: Json,
+    requestedModel: string | undefined,
+    ctx: GatewayCallContext,
+    reply: FastifyReply,
+    signal: AbortSignal,
+  ): Promise<void> {
     let s;
     try {
       s = await this.router.stream({ protocol: 'openai', body }, ctx);
@@ -130,7 +150,9 @@ export class ChatExchangeService {
     }
     if (failure || !result) {
       if (!res.writableEnded) {
-        res.write(`data: ${JSON.stringify({ error: { message: 'the upstream stream broke before it was complete', type: 'upstream_error', code: 'upstream_error', param: null } })}\n\n`);
+        res.write(
+          `data: ${JSON.stringify({ error: { message: 'the upstream stream broke before it was complete', type: 'upstream_error', code: 'upstream_error', param: null } })}\n\n`,
+        );
         res.end();
       }
       await this.recordFailure(exchange, failure, requestedModel, ctx, s);
@@ -145,7 +167,13 @@ export class ChatExchangeService {
   }
 
   /** An upstream failure is recorded as a failed reply (excluded from replay); request errors are not. */
-  private async recordFailure(exchange: PreparedExchange, err: unknown, requestedModel: string | undefined, ctx: GatewayCallContext, info?: GatewayRouteInfo): Promise<void> {
+  private async recordFailure(
+    exchange: PreparedExchange,
+    err: unknown,
+    requestedModel: string | undefined,
+    ctx: GatewayCallContext,
+    info?: GatewayRouteInfo,
+  ): Promise<void> {
     if (ctx.signal?.aborted) return;
     const status = err instanceof DomainError ? err.status : 502;
     if (status < 500 && status !== 429) return;
@@ -155,9 +183,21 @@ export class ChatExchangeService {
         : { type: 'upstream_error', message: err instanceof Error ? err.message : String(err), status };
     const call = info
       ? callOf(info, requestedModel)
-      : { requestId: ctx.requestId ?? '', provider: '', providerKind: '', model: requestedModel ?? '', requestedModel: requestedModel ?? null, routeReason: null, costMicrosUsd: 0, promptTokens: 0, completionTokens: 0 };
+      : {
+          requestId: ctx.requestId ?? '',
+          provider: '',
+          providerKind: '',
+          model: requestedModel ?? '',
+          requestedModel: requestedModel ?? null,
+          routeReason: null,
+          costMicrosUsd: 0,
+          promptTokens: 0,
+          completionTokens: 0,
+        };
     await this.recorder
       .record(exchange, { status: 'failed', reply: { text: '', content_blocks: [], tool_calls: [] }, call, error })
-      .catch((e) => rootLogger().warn({ request_id: ctx.requestId, err: String(e), sessionId: exchange.sessionId }, 'failed chat exchange could not be recorded'));
+      .catch((e) =>
+        rootLogger().warn({ request_id: ctx.requestId, err: String(e), sessionId: exchange.sessionId }, 'failed chat exchange could not be recorded'),
+      );
   }
 }

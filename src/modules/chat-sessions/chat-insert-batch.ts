@@ -11,13 +11,38 @@ export interface InsertBatch {
 }
 
 export const MESSAGE_COLUMNS_INSERT = [
-  'id', 'session_id', 'sequence', 'parent_id', 'replay_count', 'replay_chars', 'role', 'status', 'kind',
-  'produced_by_call_id', 'message_json', 'error_json', 'client_request_id', 'created_at', 'updated_at',
+  'id',
+  'session_id',
+  'sequence',
+  'parent_id',
+  'replay_count',
+  'replay_chars',
+  'role',
+  'status',
+  'kind',
+  'produced_by_call_id',
+  'message_json',
+  'error_json',
+  'client_request_id',
+  'created_at',
+  'updated_at',
 ] as const;
 
 export const CALL_COLUMNS_INSERT = [
-  'id', 'session_id', 'request_id', 'provider', 'provider_kind', 'model', 'requested_model', 'route_reason', 'status',
-  'cost_micros_usd', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'created_at',
+  'id',
+  'session_id',
+  'request_id',
+  'provider',
+  'provider_kind',
+  'model',
+  'requested_model',
+  'route_reason',
+  'status',
+  'cost_micros_usd',
+  'prompt_tokens',
+  'completion_tokens',
+  'total_tokens',
+  'created_at',
 ] as const;
 
 /** INSERT … SELECT of `table`'s rows from the JSON array bound to `param` (e.g. `$13`; `guard`: a CTE that must have a row). */

@@ -35,7 +35,11 @@ describe('message helpers', () => {
 
   it('builds assistant messages (null content with only tool calls; cut arguments repaired) and extends them', () => {
     const cut = assistantMessage(
-      { text: '', content_blocks: [{ type: 'tool_use', id: 't', name: 'f', input: { _raw: '{"a' } }], tool_calls: [{ id: 't', type: 'function', function: { name: 'f', arguments: '{"a' } }] },
+      {
+        text: '',
+        content_blocks: [{ type: 'tool_use', id: 't', name: 'f', input: { _raw: '{"a' } }],
+        tool_calls: [{ id: 't', type: 'function', function: { name: 'f', arguments: '{"a' } }],
+      },
       { repairArguments: true },
     );
     expect(cut).toEqual({

@@ -77,9 +77,13 @@ export interface GeneratedReply {
 
 /** An assistant message from a generated reply; tool-call arguments that are not JSON (cut mid-stream) become `{}`. */
 export function assistantMessage(reply: GeneratedReply, opts: { repairArguments?: boolean } = {}): ChatMessageJson {
-  const calls = reply.tool_calls.map((c) => (opts.repairArguments && !isJson(c.function.arguments) ? { ...c, function: { ...c.function, arguments: '{}' } } : c));
+  const calls = reply.tool_calls.map((c) =>
+    opts.repairArguments && !isJson(c.function.arguments) ? { ...c, function: { ...c.function, arguments: '{}' } } : c,
+  );
   const message: ChatMessageJson = { role: 'assistant', content: reply.text === '' && calls.length > 0 ? null : reply.text };
-  const blocks = opts.repairArguments ? reply.content_blocks.map((b) => (b.type === 'tool_use' && isRecord(b.input) && '_raw' in b.input ? { ...b, input: {} } : b)) : reply.content_blocks;
+  const blocks = opts.repairArguments
+    ? reply.content_blocks.map((b) => (b.type === 'tool_use' && isRecord(b.input) && '_raw' in b.input ? { ...b, input: {} } : b))
+    : reply.content_blocks;
   if (blocks.length > 0) message.content_blocks = blocks;
   if (calls.length > 0) message.tool_calls = calls;
   return message;

@@ -28,7 +28,17 @@ export class ChatSessionRepository {
   }
 
   /** Newest first; without snapshots each lineage shows once (its tip). */
-  async list({ tenantId, includeSnapshots, limit, before }: { tenantId: string; includeSnapshots: boolean; limit: number; before?: { updatedAt: Date; id: string } }) {
+  async list({
+    tenantId,
+    includeSnapshots,
+    limit,
+    before,
+  }: {
+    tenantId: string;
+    includeSnapshots: boolean;
+    limit: number;
+    before?: { updatedAt: Date; id: string };
+  }) {
     const params: unknown[] = [tenantId, limit];
     let where = 'tenant_id = $1';
     if (!includeSnapshots) where += ' AND NOT pre_compression_snapshot';
@@ -36,7 +46,10 @@ export class ChatSessionRepository {
       params.push(before.updatedAt, before.id);
       where += " AND (date_trunc('milliseconds', updated_at), id) < ($3, $4)";
     }
-    const rows = await this.dataSource.query(`SELECT ${SESSION_COLUMNS} FROM chat_sessions WHERE ${where} ORDER BY date_trunc('milliseconds', updated_at) DESC, id DESC LIMIT $2`, params);
+    const rows = await this.dataSource.query(
+      `SELECT ${SESSION_COLUMNS} FROM chat_sessions WHERE ${where} ORDER BY date_trunc('milliseconds', updated_at) DESC, id DESC LIMIT $2`,
+      params,
+    );
     return (rows as Record<string, unknown>[]).map(sessionFromRow);
   }
 
@@ -84,7 +97,9 @@ export class ChatSessionRepository {
   }
 
   async calls(sessionId: string): Promise<ChatProviderCallEntity[]> {
-    const rows = await this.dataSource.query(`SELECT ${CALL_COLUMNS} FROM chat_session_provider_calls c WHERE session_id = $1 ORDER BY c.created_at, c.id`, [sessionId]);
+    const rows = await this.dataSource.query(`SELECT ${CALL_COLUMNS} FROM chat_session_provider_calls c WHERE session_id = $1 ORDER BY c.created_at, c.id`, [
+      sessionId,
+    ]);
     return (rows as Record<string, unknown>[]).map(callFromRow);
   }
 

@@ -10,7 +10,10 @@ export const ChatSessionErrorType = {
 
 export class ChatSessionNotFoundError extends NotFoundError {
   constructor(id: string) {
-    super(`chat session ${id} not found`, { userMessage: 'The chat session does not exist.', operatorAction: 'Check the session id; it may have been deleted.' });
+    super(`chat session ${id} not found`, {
+      userMessage: 'The chat session does not exist.',
+      operatorAction: 'Check the session id; it may have been deleted.',
+    });
   }
 }
 
@@ -61,7 +64,11 @@ export class ChatNotRunningError extends ConflictError {
 
 export class ChatNotContinuableError extends ConflictError {
   constructor(messageId: string, reason: string) {
-    super(`message ${messageId} cannot be continued: ${reason}`, { userMessage: 'This message cannot be continued.', operatorAction: 'Regenerate it instead.' }, ChatSessionErrorType.NotContinuable);
+    super(
+      `message ${messageId} cannot be continued: ${reason}`,
+      { userMessage: 'This message cannot be continued.', operatorAction: 'Regenerate it instead.' },
+      ChatSessionErrorType.NotContinuable,
+    );
   }
 }
 

@@ -22,7 +22,20 @@ import { ChatTurnsService } from './chat-turns.service';
 /** Chat sessions: the two-stream store, message trees, stop, compression lineage (issue 4). */
 @Module({
   imports: [DatabaseModule.forFeature([ChatSessionEntity, ChatMessageEntity, ChatProviderCallEntity, ChatGenerationEntity]), GatewayModule, ProvidersModule],
-  providers: [ChatSnapshotCacheService, ChatSessionRepository, ChatTranscriptRepository, ChatSessionsService, ChatExchangeRecorderService, ChatTurnLedgerService, ChatInflightService, ChatLineageService, ChatGenerationService, ChatCompactionService, ChatTurnsService, ChatExchangeService],
+  providers: [
+    ChatSnapshotCacheService,
+    ChatSessionRepository,
+    ChatTranscriptRepository,
+    ChatSessionsService,
+    ChatExchangeRecorderService,
+    ChatTurnLedgerService,
+    ChatInflightService,
+    ChatLineageService,
+    ChatGenerationService,
+    ChatCompactionService,
+    ChatTurnsService,
+    ChatExchangeService,
+  ],
   exports: [ChatSessionsService, ChatInflightService, ChatTurnsService, ChatCompactionService, ChatExchangeRecorderService, ChatExchangeService],
 })
 export class ChatSessionsModule {}

@@ -50,7 +50,12 @@ export class ChatTranscriptRepository {
    * 409 `chat_session.superseded` unless `allowSnapshot`; a missing row (or another tenant's) 404.
    */
   async withSession<T>(
-    { tenantId, sessionId, allowSnapshot = false, asyncCommit = false }: { tenantId: string; sessionId: string; allowSnapshot?: boolean; asyncCommit?: boolean },
+    {
+      tenantId,
+      sessionId,
+      allowSnapshot = false,
+      asyncCommit = false,
+    }: { tenantId: string; sessionId: string; allowSnapshot?: boolean; asyncCommit?: boolean },
     fn: (tx: ChatTx) => Promise<T>,
   ): Promise<T> {
     return this.dataSource.transaction(async (m) => {

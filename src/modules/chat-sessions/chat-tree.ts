@@ -14,4 +14,3 @@ export function latestLeaf(links: TreeLink[], fromId: string): string {
   for (let next = latestChild.get(id); next; next = latestChild.get(id)) id = next.id;
   return id;
 }
-

@@ -16,12 +16,7 @@ import {
 } from './chat-message';
 import type { ChatMessageEntity } from './chat-message.entity';
 import type { ChatProviderCallEntity } from './chat-provider-call.entity';
-import {
-  ChatBranchBusyError,
-  ChatIdempotencyMismatchError,
-  ChatMessageNotFoundError,
-  ChatNotContinuableError,
-} from './chat-sessions.errors';
+import { ChatBranchBusyError, ChatIdempotencyMismatchError, ChatMessageNotFoundError, ChatNotContinuableError } from './chat-sessions.errors';
 import { ChatTranscriptRepository } from './chat-transcript.repository';
 import type { ChatTx } from './chat-tx';
 import type { NewProviderCall } from './chat-write-types';
@@ -167,7 +162,14 @@ export class ChatTurnLedgerService {
       const path = await tx.path(target.id);
       await tx.updateMessage(target.id, { status: 'in_progress' });
       const generationId = `${target.id}~${Date.now().toString(36)}`;
-      await tx.insertGeneration({ id: generationId, leafKey: target.id, messageId: target.id, kind: 'continue', previousStatus: target.status, owner: input.owner });
+      await tx.insertGeneration({
+        id: generationId,
+        leafKey: target.id,
+        messageId: target.id,
+        kind: 'continue',
+        previousStatus: target.status,
+        owner: input.owner,
+      });
       tx.setActiveLeaf({ id: target.id, replayCount: target.replayCount, replayChars: target.replayChars, status: 'in_progress' });
       return {
         kind: 'continue',
@@ -199,12 +201,7 @@ export class ChatTurnLedgerService {
     });
   }
 
-  private async finalize(
-    tx: ChatTx,
-    current: ChatMessageEntity,
-    turn: Pick<BegunTurn, 'kind' | 'previous'>,
-    outcome: TurnOutcome,
-  ): Promise<FinishedTurn> {
+  private async finalize(tx: ChatTx, current: ChatMessageEntity, turn: Pick<BegunTurn, 'kind' | 'previous'>, outcome: TurnOutcome): Promise<FinishedTurn> {
     let call: ChatProviderCallEntity | null = null;
     if (outcome.call) {
       const id = newCallId();
@@ -234,9 +231,21 @@ export class ChatTurnLedgerService {
       producedByCallId: call?.id ?? current.producedByCallId,
       error: outcome.status === 'failed' ? (outcome.error ?? { type: 'gateway_error', message: 'generation failed' }) : null,
     });
-    const assistant: ChatMessageEntity = { ...current, messageJson: message, status, replayCount, replayChars, producedByCallId: call?.id ?? current.producedByCallId, updatedAt };
+    const assistant: ChatMessageEntity = {
+      ...current,
+      messageJson: message,
+      status,
+      replayCount,
+      replayChars,
+      producedByCallId: call?.id ?? current.producedByCallId,
+      updatedAt,
+    };
     if (outcome.status === 'failed') assistant.errorJson = outcome.error ?? null;
-    const toolResults = await this.closeOpenToolCalls(tx, assistant, outcome.status === 'stopped' ? 'the generation was stopped' : 'the generation ended before it ran');
+    const toolResults = await this.closeOpenToolCalls(
+      tx,
+      assistant,
+      outcome.status === 'stopped' ? 'the generation was stopped' : 'the generation ended before it ran',
+    );
     return { skipped: false, assistant, call, toolResults };
   }
 
@@ -314,7 +323,11 @@ function validContent(content: unknown): unknown {
     if (content.trim() === '') throw new InvalidRequestError('content must not be empty');
     return content;
   }
-  if (Array.isArray(content) && content.length > 0 && content.every((p) => typeof p === 'object' && p !== null && typeof (p as { type?: unknown }).type === 'string')) {
+  if (
+    Array.isArray(content) &&
+    content.length > 0 &&
+    content.every((p) => typeof p === 'object' && p !== null && typeof (p as { type?: unknown }).type === 'string')
+  ) {
     return content;
   }
   throw new InvalidRequestError('content must be a non-empty string or an array of content parts');

@@ -30,29 +30,61 @@ export class ChatTurnsController {
   }
 
   @Post('messages')
-  send(@CurrentPrincipal() caller: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string, @Body() dto: SendChatMessageDto, @Res() reply: FastifyReply) {
+  send(
+    @CurrentPrincipal() caller: Principal,
+    @Origin() origin: RequestOrigin,
+    @Param('id') id: string,
+    @Body() dto: SendChatMessageDto,
+    @Res() reply: FastifyReply,
+  ) {
     return this.respond(reply, dto.stream, this.turns.send(caller.tenantId, id, dto, this.sink(reply, dto.stream), origin));
   }
 
   @Post('messages/:messageId/regenerate')
-  regenerate(@CurrentPrincipal() caller: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string, @Param('messageId') messageId: string, @Body() dto: RegenerateChatMessageDto, @Res() reply: FastifyReply) {
+  regenerate(
+    @CurrentPrincipal() caller: Principal,
+    @Origin() origin: RequestOrigin,
+    @Param('id') id: string,
+    @Param('messageId') messageId: string,
+    @Body() dto: RegenerateChatMessageDto,
+    @Res() reply: FastifyReply,
+  ) {
     return this.respond(reply, dto.stream, this.turns.regenerate(caller.tenantId, id, messageId, dto, this.sink(reply, dto.stream), origin));
   }
 
   @Post('messages/:messageId/edit')
-  edit(@CurrentPrincipal() caller: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string, @Param('messageId') messageId: string, @Body() dto: EditChatMessageDto, @Res() reply: FastifyReply) {
+  edit(
+    @CurrentPrincipal() caller: Principal,
+    @Origin() origin: RequestOrigin,
+    @Param('id') id: string,
+    @Param('messageId') messageId: string,
+    @Body() dto: EditChatMessageDto,
+    @Res() reply: FastifyReply,
+  ) {
     return this.respond(reply, dto.stream, this.turns.edit(caller.tenantId, id, messageId, dto, this.sink(reply, dto.stream), origin));
   }
 
   @Post('messages/:messageId/continue')
-  continue(@CurrentPrincipal() caller: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string, @Param('messageId') messageId: string, @Body() dto: ContinueChatMessageDto, @Res() reply: FastifyReply) {
+  continue(
+    @CurrentPrincipal() caller: Principal,
+    @Origin() origin: RequestOrigin,
+    @Param('id') id: string,
+    @Param('messageId') messageId: string,
+    @Body() dto: ContinueChatMessageDto,
+    @Res() reply: FastifyReply,
+  ) {
     return this.respond(reply, dto.stream, this.turns.continue(caller.tenantId, id, messageId, dto, this.sink(reply, dto.stream), origin));
   }
 
   @Post('compact')
   @HttpCode(200)
   async compact(@CurrentPrincipal() caller: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string, @Body() dto: CompactChatSessionDto) {
-    const continuation = await this.compaction.compact(caller.tenantId, id, { model: dto.model, provider: dto.provider, keepLastMessages: dto.keep_last_messages, origin });
+    const continuation = await this.compaction.compact(caller.tenantId, id, {
+      model: dto.model,
+      provider: dto.provider,
+      keepLastMessages: dto.keep_last_messages,
+      origin,
+    });
     return { object: 'chat_session', data: await this.sessions.get(caller.tenantId, continuation.id) };
   }
 }

@@ -26,7 +26,13 @@ function envelopeOf(err: unknown): Record<string, unknown> {
   if (err instanceof DomainError) {
     return { type: err.type, message: err.message, user_message: err.userMessage, operator_action: err.operatorAction, status: err.status, ...err.details };
   }
-  return { type: 'upstream_error', message: err instanceof Error ? err.message : String(err), user_message: 'The provider failed to answer.', operator_action: '', status: 502 };
+  return {
+    type: 'upstream_error',
+    message: err instanceof Error ? err.message : String(err),
+    user_message: 'The provider failed to answer.',
+    operator_action: '',
+    status: 502,
+  };
 }
 
 function errorFromEnvelope(e: Record<string, unknown>): DomainError {
@@ -69,7 +75,12 @@ export class ChatTurnsService {
   }
 
   async edit(tenantId: string, sessionId: string, messageId: string, dto: EditChatMessageDto, sink: SinkFactory, origin: RequestOrigin | null) {
-    const begun = await this.ledger.beginEdit(tenantId, sessionId, { messageId, content: dto.content, regenerate: dto.regenerate ?? true, owner: this.inflight.owner });
+    const begun = await this.ledger.beginEdit(tenantId, sessionId, {
+      messageId,
+      content: dto.content,
+      regenerate: dto.regenerate ?? true,
+      owner: this.inflight.owner,
+    });
     if ('edited' in begun) {
       const data = { session_id: sessionId, user_message: toChatMessageResponse(begun.edited), assistant_message: null };
       const s = sink?.();
@@ -112,7 +123,12 @@ export class ChatTurnsService {
     const data = this.view(turn.sessionId, turn.userMessage, finished, compactedFrom);
     if (finished.assistant.status === 'failed') {
       sink?.error({ error: finished.assistant.errorJson, ...data });
-      if (!sink) throw withTurnIds(errorFromEnvelope(finished.assistant.errorJson ?? {}), { session_id: turn.sessionId, user_message_id: turn.userMessage?.id ?? null, assistant_message_id: turn.assistant.id });
+      if (!sink)
+        throw withTurnIds(errorFromEnvelope(finished.assistant.errorJson ?? {}), {
+          session_id: turn.sessionId,
+          user_message_id: turn.userMessage?.id ?? null,
+          assistant_message_id: turn.assistant.id,
+        });
       return data;
     }
     sink?.done(data);
@@ -120,13 +136,26 @@ export class ChatTurnsService {
   }
 
   /** Streams the reply; never throws (a failure is an outcome). */
-  private async generate(turn: BegunTurn, opts: Options, origin: RequestOrigin | null, controller: AbortController, sink: TurnSink | undefined): Promise<TurnOutcome> {
+  private async generate(
+    turn: BegunTurn,
+    opts: Options,
+    origin: RequestOrigin | null,
+    controller: AbortController,
+    sink: TurnSink | undefined,
+  ): Promise<TurnOutcome> {
     const acc = new FrameAccumulator();
     let index = 0;
     let stream: GenerationStream | undefined;
     try {
       stream = await this.generation.stream(
-        { tenantId: turn.tenantId, messages: turn.replay, model: opts.model ?? turn.lastModel ?? undefined, provider: opts.provider, endpoint: `/hecate/v1/chat/sessions/${turn.kind}`, origin },
+        {
+          tenantId: turn.tenantId,
+          messages: turn.replay,
+          model: opts.model ?? turn.lastModel ?? undefined,
+          provider: opts.provider,
+          endpoint: `/hecate/v1/chat/sessions/${turn.kind}`,
+          origin,
+        },
         controller.signal,
       );
       for await (const frame of stream.frames) {
@@ -144,7 +173,17 @@ export class ChatTurnsService {
       }
       rootLogger().warn({ request_id: origin?.requestId, err: String(err), sessionId: turn.sessionId }, 'chat generation failed');
       const call = stream
-        ? { requestId: '', provider: stream.provider, providerKind: '', model: stream.model, requestedModel: opts.model ?? null, routeReason: null, costMicrosUsd: 0, promptTokens: 0, completionTokens: 0 }
+        ? {
+            requestId: '',
+            provider: stream.provider,
+            providerKind: '',
+            model: stream.model,
+            requestedModel: opts.model ?? null,
+            routeReason: null,
+            costMicrosUsd: 0,
+            promptTokens: 0,
+            completionTokens: 0,
+          }
         : null;
       return { status: 'failed', reply: acc.reply(), call, error: envelopeOf(err) };
     } finally {
@@ -165,7 +204,13 @@ export class ChatTurnsService {
   /** A retry with the same client_request_id: the same ids, no second generation (waits for one in flight). */
   private async replayed(r: ReplayedTurn, sinkFactory: SinkFactory) {
     const sink = sinkFactory?.();
-    sink?.created({ session_id: r.sessionId, user_message_id: r.userMessage.id, assistant_message_id: r.assistant?.id ?? null, parent_id: r.userMessage.id, replayed: true });
+    sink?.created({
+      session_id: r.sessionId,
+      user_message_id: r.userMessage.id,
+      assistant_message_id: r.assistant?.id ?? null,
+      parent_id: r.userMessage.id,
+      replayed: true,
+    });
     let assistant = r.assistant;
     if (assistant && assistant.status === 'in_progress') {
       let after = 0;
@@ -185,7 +230,12 @@ export class ChatTurnsService {
     const data = this.view(r.sessionId, r.userMessage, assistant ? { skipped: false, assistant, call, toolResults: [] } : null);
     if (assistant?.status === 'failed') {
       sink?.error({ error: assistant.errorJson, ...data });
-      if (!sink) throw withTurnIds(errorFromEnvelope(assistant.errorJson ?? {}), { session_id: r.sessionId, user_message_id: r.userMessage.id, assistant_message_id: assistant.id });
+      if (!sink)
+        throw withTurnIds(errorFromEnvelope(assistant.errorJson ?? {}), {
+          session_id: r.sessionId,
+          user_message_id: r.userMessage.id,
+          assistant_message_id: assistant.id,
+        });
       return data;
     }
     sink?.done(data);
@@ -201,7 +251,9 @@ export class ChatTurnsService {
       assistant_message: finished ? toChatMessageResponse(finished.assistant) : null,
       tool_results: (finished?.toolResults ?? []).map((m) => toChatMessageResponse(m)),
       provider_call: call ? toProviderCallResponse(call) : null,
-      usage: call ? { prompt_tokens: call.promptTokens, completion_tokens: call.completionTokens, total_tokens: call.promptTokens + call.completionTokens } : null,
+      usage: call
+        ? { prompt_tokens: call.promptTokens, completion_tokens: call.completionTokens, total_tokens: call.promptTokens + call.completionTokens }
+        : null,
       cost_micros_usd: call?.costMicrosUsd ?? 0,
       cost_usd: formatUsd(call?.costMicrosUsd ?? 0),
     };

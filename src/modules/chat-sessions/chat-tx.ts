@@ -177,7 +177,10 @@ export class ChatTx {
         parentCount = this.leaf.replayCount;
         parentChars = this.leaf.replayChars;
       } else {
-        const { rows } = await this.run(`SELECT replay_count, replay_chars FROM chat_session_messages WHERE id = $1 AND session_id = $2`, [parentId, this.session.id]);
+        const { rows } = await this.run(`SELECT replay_count, replay_chars FROM chat_session_messages WHERE id = $1 AND session_id = $2`, [
+          parentId,
+          this.session.id,
+        ]);
         parentCount = rows.length > 0 ? Number(rows[0].replay_count) : 0;
         parentChars = rows.length > 0 ? Number(rows[0].replay_chars) : 0;
       }

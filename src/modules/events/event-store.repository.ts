@@ -134,7 +134,9 @@ export class EventStoreRepository {
          )
          UPDATE task_run_events e SET feed_cursor = $1 + pending.rn
            FROM pending WHERE e.id = pending.id
-         RETURNING ${COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')}`,
+         RETURNING ${COLUMNS.split(', ')
+           .map((c) => `e.${c}`)
+           .join(', ')}`,
         [base, limit],
       );
       if (rows.length === 0) return { from: base + 1, to: base, rows };
@@ -156,11 +158,10 @@ export class EventStoreRepository {
    * never touching the runs in `protectedRunIds` (active runs). Stream heads stay, so sequences never reuse.
    */
   async prune(q: { olderThan: Date; keepNewest: number; protectedRunIds: string[] }): Promise<number> {
-    const byAge = await execSql(
-      this.dataSource.manager,
-      `DELETE FROM task_run_events WHERE occurred_at < $1 AND NOT (run_id = ANY($2::text[]))`,
-      [q.olderThan, q.protectedRunIds],
-    );
+    const byAge = await execSql(this.dataSource.manager, `DELETE FROM task_run_events WHERE occurred_at < $1 AND NOT (run_id = ANY($2::text[]))`, [
+      q.olderThan,
+      q.protectedRunIds,
+    ]);
     const byCount = await execSql(
       this.dataSource.manager,
       `DELETE FROM task_run_events WHERE id IN (

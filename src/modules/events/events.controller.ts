@@ -10,7 +10,10 @@ import { EventStreams } from './event-streams.service';
 /** The public events feed (seed 003): one subscription across runs, by feed `cursor`. */
 @Controller('hecate/v1/events')
 export class EventsController {
-  constructor(private readonly store: EventStore, private readonly streams: EventStreams) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly streams: EventStreams,
+  ) {}
 
   @Get()
   async list(@CurrentPrincipal() caller: Principal, @Query() q: EventFeedQueryDto) {

@@ -19,7 +19,10 @@ export class FeedStamper implements OnApplicationBootstrap, OnApplicationShutdow
   private sweep: NodeJS.Timeout | undefined;
   private stopped = false;
 
-  constructor(private readonly store: EventStoreRepository, private readonly publisher: EventPublisher) {}
+  constructor(
+    private readonly store: EventStoreRepository,
+    private readonly publisher: EventPublisher,
+  ) {}
 
   onApplicationBootstrap(): void {
     this.sweep = setInterval(() => {

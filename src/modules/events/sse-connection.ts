@@ -18,8 +18,7 @@ export interface SseFrame {
 /** Process-wide SSE counters for /hecate/v1/system/stats. */
 export const sseCounters = { open: 0, opened: 0, slowConsumerDisconnects: 0, largestDisconnectBacklogBytes: 0 };
 
-export const renderFrame = (f: SseFrame): string =>
-  `${f.id !== undefined ? `id: ${f.id}\n` : ''}${f.event ? `event: ${f.event}\n` : ''}data: ${f.data}\n\n`;
+export const renderFrame = (f: SseFrame): string => `${f.id !== undefined ? `id: ${f.id}\n` : ''}${f.event ? `event: ${f.event}\n` : ''}data: ${f.data}\n\n`;
 
 /**
  * One Server-Sent Events response: hijacks the Fastify reply, writes frames, sends a heartbeat comment,
@@ -34,7 +33,10 @@ export class SseConnection {
   /** Why the stream ended: the client left, the server ended it, or it was too slow. */
   endReason: 'client_closed' | 'ended' | 'slow_consumer' | undefined;
 
-  constructor(reply: FastifyReply, private readonly options: SseOptions) {
+  constructor(
+    reply: FastifyReply,
+    private readonly options: SseOptions,
+  ) {
     reply.hijack();
     this.raw = reply.raw;
     const headers: Record<string, string | number | string[]> = {};

@@ -31,7 +31,18 @@ import { UsageLedgerService } from '@modules/usage/usage-ledger.service';
 import { CancelSignal, onAbort } from './client-abort';
 import { RouteImpossibleError, UpstreamFailedError } from './gateway.errors';
 import { prepareRequest } from './ingress-validation';
-import { anthropicUsage, ContentBlock, GatewayDelta, Json, NormalizedUsage, openaiUsage, StopReason, ToolCall, WireProtocol, ZERO_USAGE } from './protocol/normalized';
+import {
+  anthropicUsage,
+  ContentBlock,
+  GatewayDelta,
+  Json,
+  NormalizedUsage,
+  openaiUsage,
+  StopReason,
+  ToolCall,
+  WireProtocol,
+  ZERO_USAGE,
+} from './protocol/normalized';
 import { normalizeAnthropicResponse, normalizeOpenaiResponse } from './protocol/response-translation';
 import { decodeUpstreamStream, StreamAccumulator } from './stream-pipeline';
 import { AttemptHandle, RequestRecorder } from './request-recorder';
@@ -114,7 +125,11 @@ const sleep = (ms: number, signal?: CancelSignal) =>
     });
   });
 
-export const toUsageResponse = (u: NormalizedUsage) => ({ input_tokens: u.inputTokens, output_tokens: u.outputTokens, cached_input_tokens: u.cachedInputTokens });
+export const toUsageResponse = (u: NormalizedUsage) => ({
+  input_tokens: u.inputTokens,
+  output_tokens: u.outputTokens,
+  cached_input_tokens: u.cachedInputTokens,
+});
 export const formatUsd = (micros: number): string => (micros / 1e6).toFixed(6);
 
 @Injectable()
@@ -216,7 +231,14 @@ export class GatewayRouterService {
       const plan = await this.plan(req);
       rec.routed(plan);
       const out = await this.attemptLoop(plan, rec, signal, async (c, handle) => {
-        const body = await callComplete({ req, provider: c.provider, model: c.model, timeouts: this.config.gateway.timeouts, signal, onHeaders: handle.headers });
+        const body = await callComplete({
+          req,
+          provider: c.provider,
+          model: c.model,
+          timeouts: this.config.gateway.timeouts,
+          signal,
+          onHeaders: handle.headers,
+        });
         const raw = body.usage();
         const usage = (c.provider.protocol === 'openai' ? openaiUsage(raw) : fullAnthropicUsage(raw)) ?? { ...ZERO_USAGE };
         const costMicros = this.cost(c, usage);
@@ -243,7 +265,14 @@ export class GatewayRouterService {
       rec.routed(plan);
       let attemptEnd: AttemptHandle['end'] | undefined;
       const out = await this.attemptLoop(plan, rec, signal, async (c, handle) => {
-        const upstream = await callStream({ req, provider: c.provider, model: c.model, timeouts: this.config.gateway.timeouts, signal, onHeaders: handle.headers });
+        const upstream = await callStream({
+          req,
+          provider: c.provider,
+          model: c.model,
+          timeouts: this.config.gateway.timeouts,
+          signal,
+          onHeaders: handle.headers,
+        });
         attemptEnd = handle.end;
         return upstream;
       });
@@ -335,7 +364,12 @@ export class GatewayRouterService {
             this.health.release(c.provider.id);
             throw e;
           }
-          this.health.recordFailure(c.provider.id, { retryable: e.retryable, rateLimited: e.rateLimited, message: e.message, retryAfterMs: e.info.retryAfterMs });
+          this.health.recordFailure(c.provider.id, {
+            retryable: e.retryable,
+            rateLimited: e.rateLimited,
+            message: e.message,
+            retryAfterMs: e.info.retryAfterMs,
+          });
           last = e;
           lastCandidate = c;
           if (!e.retryable) {

@@ -36,9 +36,12 @@ export function prepareRequest(protocol: WireProtocol, body: unknown, headers: H
     }
     if (openai && !hecateFields) hecateFields = hasHecateMessageFields(m);
   }
-  if (body.model !== undefined && (typeof body.model !== 'string' || body.model === '')) throw new BadGatewayRequestError('model must be a non-empty string', 'model');
-  if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') throw new BadGatewayRequestError('stream must be a boolean', 'stream');
-  if (body.provider !== undefined && (typeof body.provider !== 'string' || body.provider === '')) throw new BadGatewayRequestError('provider must be a non-empty string', 'provider');
+  if (body.model !== undefined && (typeof body.model !== 'string' || body.model === ''))
+    throw new BadGatewayRequestError('model must be a non-empty string', 'model');
+  if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean')
+    throw new BadGatewayRequestError('stream must be a boolean', 'stream');
+  if (body.provider !== undefined && (typeof body.provider !== 'string' || body.provider === ''))
+    throw new BadGatewayRequestError('provider must be a non-empty string', 'provider');
   if (body.tools !== undefined && body.tools !== null && !Array.isArray(body.tools)) throw new BadGatewayRequestError('tools must be an array', 'tools');
   if (protocol === 'anthropic' && body.max_tokens !== undefined && (typeof body.max_tokens !== 'number' || body.max_tokens < 1)) {
     throw new BadGatewayRequestError('max_tokens must be a positive integer', 'max_tokens');

@@ -108,7 +108,13 @@ export class IngressService {
    * Same protocol: forward frames as they are, synchronously in each upstream 'data' event; read usage from
    * the few frames that carry it; drop the usage-only chunk the gateway asked for when the client did not.
    */
-  private async passthrough(open: OpenStream, prepared: PreparedRequest, res: ServerResponse, usage: NormalizedUsage, signal: ClientAbort): Promise<UpstreamError | undefined> {
+  private async passthrough(
+    open: OpenStream,
+    prepared: PreparedRequest,
+    res: ServerResponse,
+    usage: NormalizedUsage,
+    signal: ClientAbort,
+  ): Promise<UpstreamError | undefined> {
     const openai = prepared.protocol === 'openai';
     const dropUsageChunk = openai && !prepared.clientWantsUsage;
     const framer = new SseFramer();

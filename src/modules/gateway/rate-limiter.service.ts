@@ -79,7 +79,10 @@ export class RateLimiterService implements OnModuleInit {
       const cost = request.method === 'POST' && COMPLETION_PATHS.has(path) ? 1 : 0;
       this.take(this.keyOf(request), cost).then(
         (d) => {
-          void reply.header('x-ratelimit-limit', String(d.limit)).header('x-ratelimit-remaining', String(d.remaining)).header('x-ratelimit-reset', String(d.reset));
+          void reply
+            .header('x-ratelimit-limit', String(d.limit))
+            .header('x-ratelimit-remaining', String(d.remaining))
+            .header('x-ratelimit-reset', String(d.reset));
           done(d.allowed ? undefined : new RateLimitExceededError(d.retryAfterS));
         },
         () => done(),
@@ -99,11 +102,17 @@ export class RateLimiterService implements OnModuleInit {
     const ratePerMs = rpm / 60_000;
     if (this.redis && this.redis.command.status === 'ready') {
       try {
-        const [allowed, milli, now] = await (this.redis.command as unknown as RedisWithBucket).hecateTokenBucket(`${this.config.redis.prefix}:ratelimit:${key}`, burst, ratePerMs, cost);
+        const [allowed, milli, now] = await (this.redis.command as unknown as RedisWithBucket).hecateTokenBucket(
+          `${this.config.redis.prefix}:ratelimit:${key}`,
+          burst,
+          ratePerMs,
+          cost,
+        );
         this.redisDown = false;
         return this.decision(allowed === 1, milli / 1000, now);
       } catch (err) {
-        if (!this.redisDown) rootLogger().warn({ err: err instanceof Error ? err.message : String(err) }, 'rate limiter: Redis unavailable; limiting in-process meanwhile');
+        if (!this.redisDown)
+          rootLogger().warn({ err: err instanceof Error ? err.message : String(err) }, 'rate limiter: Redis unavailable; limiting in-process meanwhile');
         this.redisDown = true;
       }
     }

@@ -66,7 +66,12 @@ export class RequestRecorder {
     this.span = tracer.startSpan('chat');
     if (this.span.isRecording()) {
       this.span.updateName(`chat ${req.model ?? ''}`.trim());
-      this.span.setAttributes({ 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': req.model ?? '', 'hecate.request_id': id.requestId, 'hecate.endpoint': id.endpoint });
+      this.span.setAttributes({
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.request.model': req.model ?? '',
+        'hecate.request_id': id.requestId,
+        'hecate.endpoint': id.endpoint,
+      });
     }
   }
 
@@ -85,7 +90,13 @@ export class RequestRecorder {
     const span = tracer.startSpan('chat', undefined, trace.setSpan(context.active(), this.span));
     if (span.isRecording()) {
       span.updateName(`chat ${c.model}`);
-      span.setAttributes({ 'gen_ai.operation.name': 'chat', 'gen_ai.system': system(c), 'gen_ai.request.model': c.model, 'hecate.provider': c.provider.id, 'hecate.attempt': n });
+      span.setAttributes({
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.system': system(c),
+        'gen_ai.request.model': c.model,
+        'hecate.provider': c.provider.id,
+        'hecate.attempt': n,
+      });
     }
     let headersAt: number | undefined;
     return {
@@ -257,7 +268,11 @@ export class RequestRecorder {
             cost_micros_usd: outcome.costMicros,
           }
         : {}),
-      timings: { route_ms: round(this.routeMs), ...(this.firstByteMs !== undefined ? { first_byte_ms: round(this.firstByteMs) } : {}), total_ms: round(totalMs) },
+      timings: {
+        route_ms: round(this.routeMs),
+        ...(this.firstByteMs !== undefined ? { first_byte_ms: round(this.firstByteMs) } : {}),
+        total_ms: round(totalMs),
+      },
       spans,
     };
   }

@@ -27,7 +27,13 @@ const provider = (id: string, opts: Partial<{ defaultModel: string; apiKey: stri
 
 const discovered = (models: string[]): DiscoveryState => ({ ok: true, models, modelSet: new Set(models), fetchedAt: 0, expiresAt: Infinity });
 const failed: DiscoveryState = { ok: false, models: [], modelSet: new Set(), fetchedAt: 0, expiresAt: Infinity, errorKind: 'http', status: 404 };
-const caps = (tool_calling: EffectiveCapabilities['tool_calling'] = 'unknown'): EffectiveCapabilities => ({ tool_calling, streaming: true, max_context_tokens: null, image_input: 'unknown', source: 'provider' });
+const caps = (tool_calling: EffectiveCapabilities['tool_calling'] = 'unknown'): EffectiveCapabilities => ({
+  tool_calling,
+  streaming: true,
+  max_context_tokens: null,
+  image_input: 'unknown',
+  source: 'provider',
+});
 
 function ctx(over: Partial<PlannerContext> & { states: Record<string, DiscoveryState | undefined> }): PlannerContext {
   return {
@@ -41,7 +47,12 @@ function ctx(over: Partial<PlannerContext> & { states: Record<string, DiscoveryS
   };
 }
 
-const req = (r: { provider?: string; model?: string; tools?: boolean }) => ({ provider: r.provider, model: r.model, needsTools: r.tools ?? false, needsImages: false });
+const req = (r: { provider?: string; model?: string; tools?: boolean }) => ({
+  provider: r.provider,
+  model: r.model,
+  needsTools: r.tools ?? false,
+  needsImages: false,
+});
 
 describe('planRoute', () => {
   const a = provider('alpha');
@@ -101,7 +112,10 @@ describe('planRoute', () => {
   });
 
   it('skips a model whose tool calling is explicitly none when tools are requested', () => {
-    const plan = planRoute(ctx({ providers: [a, b], states, capabilities: (p) => caps(p === 'alpha' ? 'none' : 'unknown') }), req({ model: 'shared', tools: true }));
+    const plan = planRoute(
+      ctx({ providers: [a, b], states, capabilities: (p) => caps(p === 'alpha' ? 'none' : 'unknown') }),
+      req({ model: 'shared', tools: true }),
+    );
     expect(plan.candidates.map((c) => c.provider.id)).toEqual(['beta']);
   });
 

@@ -119,13 +119,20 @@ export function planRoute(ctx: PlannerContext, req: RouteRequest): RoutePlan {
 
   if (req.provider) {
     const p = ctx.providers.find((x) => x.id === req.provider);
-    if (!p) throw new UnknownProviderError(req.provider, ctx.providers.map((x) => x.id));
+    if (!p)
+      throw new UnknownProviderError(
+        req.provider,
+        ctx.providers.map((x) => x.id),
+      );
     const d = ctx.discovery(p);
     let model = req.model;
     const reason: RouteReason = model ? 'pinned_provider_model' : 'pinned_provider';
     if (!model) model = p.defaultModel ?? (d?.ok ? d.models[0] : undefined) ?? ctx.defaultModel;
     if (!model) {
-      throw new ModelNotConfiguredError(`provider ${p.id} has no default model and none was requested`, { provider: p.id, suggested_models: suggestModels(undefined, allKnownModels(ctx, p)) });
+      throw new ModelNotConfiguredError(`provider ${p.id} has no default model and none was requested`, {
+        provider: p.id,
+        suggested_models: suggestModels(undefined, allKnownModels(ctx, p)),
+      });
     }
     // A pinned provider whose discovery failed gets the benefit of the doubt: the upstream decides.
     if (d?.ok && !d.modelSet.has(model)) {
@@ -144,7 +151,11 @@ export function planRoute(ctx: PlannerContext, req: RouteRequest): RoutePlan {
   /** Every provider serving `model`, or model_not_configured with suggestions. */
   const servingPairs = (model: string, what: string): RouteCandidate[] => {
     const found = ctx.providers.filter((p) => serves(p, ctx.discovery(p), model)).map((p) => ({ provider: p, model }));
-    if (found.length === 0) throw new ModelNotConfiguredError(`${what} ${model} is not reported by any configured provider`, { model, suggested_models: suggestModels(model, allKnownModels(ctx)) });
+    if (found.length === 0)
+      throw new ModelNotConfiguredError(`${what} ${model} is not reported by any configured provider`, {
+        model,
+        suggested_models: suggestModels(model, allKnownModels(ctx)),
+      });
     return found;
   };
 
@@ -162,7 +173,9 @@ export function planRoute(ctx: PlannerContext, req: RouteRequest): RoutePlan {
       reason = 'global_default_model';
       pairs = servingPairs(ctx.defaultModel, 'GATEWAY_DEFAULT_MODEL');
     } else {
-      throw new ModelNotConfiguredError('no model requested and no default model is configured', { suggested_models: suggestModels(undefined, allKnownModels(ctx)) });
+      throw new ModelNotConfiguredError('no model requested and no default model is configured', {
+        suggested_models: suggestModels(undefined, allKnownModels(ctx)),
+      });
     }
   }
 

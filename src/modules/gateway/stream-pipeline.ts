@@ -131,7 +131,10 @@ export class StreamAccumulator {
       model: this.model,
       content_blocks: this.blocks,
       tool_calls: toolCalls,
-      text: this.blocks.filter((b) => b.type === 'text').map((b) => (b as { text: string }).text).join(''),
+      text: this.blocks
+        .filter((b) => b.type === 'text')
+        .map((b) => (b as { text: string }).text)
+        .join(''),
       stop_reason: this.stop,
       usage: this.usage,
     };

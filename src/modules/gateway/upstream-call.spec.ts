@@ -5,14 +5,33 @@ import { prepareRequest } from './ingress-validation';
 
 const provider = (protocol: 'openai' | 'anthropic') =>
   new RuntimeProvider(
-    { id: 'p', presetId: null, customName: null, kind: 'local', protocol, baseUrl: 'http://127.0.0.1:9/v1', defaultModel: undefined, apiKey: undefined, enabled: true, source: 'env', envConfigured: true, createdAt: new Date(), updatedAt: new Date() },
+    {
+      id: 'p',
+      presetId: null,
+      customName: null,
+      kind: 'local',
+      protocol,
+      baseUrl: 'http://127.0.0.1:9/v1',
+      defaultModel: undefined,
+      apiKey: undefined,
+      enabled: true,
+      source: 'env',
+      envConfigured: true,
+      createdAt: new Date(),
+      updatedAt: new Date(),
+    },
     { allowPrivate: true, selfPort: 1 },
     { connectMs: 1, firstByteMs: 1, idleMs: 1 },
   );
 
 describe('UpstreamBody', () => {
   it('cuts the usage out of the text without a full parse, even when the content mentions "usage"', () => {
-    const text = JSON.stringify({ id: 'x', choices: [{ message: { content: 'say "usage": {1} }' } }], usage: { prompt_tokens: 3, completion_tokens: 4, prompt_tokens_details: { cached_tokens: 1 } }, fp: 'x' });
+    const text = JSON.stringify({
+      id: 'x',
+      choices: [{ message: { content: 'say "usage": {1} }' } }],
+      usage: { prompt_tokens: 3, completion_tokens: 4, prompt_tokens_details: { cached_tokens: 1 } },
+      fp: 'x',
+    });
     expect(new UpstreamBody(text, provider('openai')).usage()).toEqual({ prompt_tokens: 3, completion_tokens: 4, prompt_tokens_details: { cached_tokens: 1 } });
   });
 
@@ -26,7 +45,13 @@ describe('UpstreamBody', () => {
 describe('upstreamBody', () => {
   it('passes an OpenAI body through, setting the model, dropping `provider` and asking for usage on streams', () => {
     const req = prepareRequest('openai', { model: 'a', provider: 'p', stream: true, messages: [{ role: 'user', content: 'hi' }], logit_bias: { 1: 2 } }, {});
-    expect(JSON.parse(upstreamBody(req, provider('openai'), 'b'))).toEqual({ model: 'b', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }], logit_bias: { 1: 2 } });
+    expect(JSON.parse(upstreamBody(req, provider('openai'), 'b'))).toEqual({
+      model: 'b',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'hi' }],
+      logit_bias: { 1: 2 },
+    });
   });
 
   it('asks an OpenAI upstream for usage on every stream, whatever the caller says it wants back (the router API)', () => {
@@ -38,12 +63,17 @@ describe('upstreamBody', () => {
     expect(upstreamBody(asked, provider('openai'), 'b')).toBe(JSON.stringify(asked.body));
   });
 
-  it('makes the body\'s `stream` flag match the call (stream() without the flag, complete() with it)', () => {
+  it("makes the body's `stream` flag match the call (stream() without the flag, complete() with it)", () => {
     const messages = [{ role: 'user', content: 'hi' }];
     const streamed = { ...prepareRequest('anthropic', { model: 'b', max_tokens: 5, messages }, {}), stream: true };
     expect(JSON.parse(upstreamBody(streamed, provider('anthropic'), 'b'))).toEqual({ model: 'b', max_tokens: 5, stream: true, messages });
     const openaiStreamed = { ...prepareRequest('openai', { model: 'b', messages }, {}), stream: true };
-    expect(JSON.parse(upstreamBody(openaiStreamed, provider('openai'), 'b'))).toEqual({ model: 'b', stream: true, stream_options: { include_usage: true }, messages });
+    expect(JSON.parse(upstreamBody(openaiStreamed, provider('openai'), 'b'))).toEqual({
+      model: 'b',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages,
+    });
     const completed = { ...prepareRequest('openai', { model: 'b', stream: true, stream_options: { include_usage: true }, messages }, {}), stream: false };
     expect(JSON.parse(upstreamBody(completed, provider('openai'), 'b'))).toEqual({ model: 'b', stream: false, messages });
   });
@@ -58,7 +88,11 @@ describe('upstreamBody', () => {
     expect(req.hecateMessageFields).toBe(true);
     expect(JSON.parse(upstreamBody(req, provider('openai'), 'b'))).toEqual({
       model: 'b',
-      messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'ok' }, { role: 'tool', tool_call_id: 'c1', content: 'boom' }],
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: 'ok' },
+        { role: 'tool', tool_call_id: 'c1', content: 'boom' },
+      ],
       logit_bias: { 1: 2 },
       top_k_custom: 7,
     });

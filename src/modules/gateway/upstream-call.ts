@@ -51,7 +51,9 @@ export function upstreamBody(req: PreparedRequest, provider: RuntimeProvider, mo
     return JSON.stringify(copy);
   }
   if (req.protocol === 'openai') return JSON.stringify(openaiToAnthropicRequest(body, model, req.stream));
-  return JSON.stringify(anthropicToOpenaiRequest(body, model, req.stream, { maxTokensField: provider.presetId === 'openai' ? 'max_completion_tokens' : 'max_tokens' }));
+  return JSON.stringify(
+    anthropicToOpenaiRequest(body, model, req.stream, { maxTokensField: provider.presetId === 'openai' ? 'max_completion_tokens' : 'max_tokens' }),
+  );
 }
 
 export interface UpstreamTimeouts {
@@ -106,7 +108,8 @@ export class UpstreamBody {
       } catch {
         throw new UpstreamError('protocol', `${this.provider.id} returned a body that is not JSON`, { retryable: true });
       }
-      if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UpstreamError('protocol', `${this.provider.id} returned an unexpected body`, { retryable: true });
+      if (typeof value !== 'object' || value === null || Array.isArray(value))
+        throw new UpstreamError('protocol', `${this.provider.id} returned an unexpected body`, { retryable: true });
       this.parsed = value as Json;
     }
     return this.parsed;

@@ -42,7 +42,10 @@ export class ModelCapabilitiesService implements OnModuleInit {
   private rows = new Map<string, { operator_override?: ModelCapabilityEntity; manual_probe?: ModelCapabilityEntity }>();
   private readonly cache = new Map<string, EffectiveCapabilities>();
 
-  constructor(private readonly repo: ModelSettingsRepository, @Inject(EventBus) private readonly bus: EventBus) {}
+  constructor(
+    private readonly repo: ModelSettingsRepository,
+    @Inject(EventBus) private readonly bus: EventBus,
+  ) {}
 
   async onModuleInit(): Promise<void> {
     await this.reload();

@@ -44,7 +44,10 @@ export class ModelDiscoveryService implements OnModuleInit {
   private readonly states = new Map<string, DiscoveryState>();
   private readonly inflight = new Map<string, Promise<DiscoveryState>>();
 
-  constructor(private readonly config: AppConfig, private readonly registry: ProviderRegistryService) {}
+  constructor(
+    private readonly config: AppConfig,
+    private readonly registry: ProviderRegistryService,
+  ) {}
 
   onModuleInit(): void {
     this.registry.onChange((ids) => {
@@ -86,7 +89,15 @@ export class ModelDiscoveryService implements OnModuleInit {
     const ttl = this.config.gateway.discoveryTtlMs;
     let state: DiscoveryState;
     if (provider.credentialState === 'missing') {
-      state = { ok: false, models: [], modelSet: EMPTY, fetchedAt: now, expiresAt: now + UNCONFIGURED_CLOUD_TTL_MS, errorKind: 'credential_missing', error: 'no API key configured' };
+      state = {
+        ok: false,
+        models: [],
+        modelSet: EMPTY,
+        fetchedAt: now,
+        expiresAt: now + UNCONFIGURED_CLOUD_TTL_MS,
+        errorKind: 'credential_missing',
+        error: 'no API key configured',
+      };
     } else {
       try {
         const body = await LlmClient.getJson(provider, provider.modelsPath, DISCOVERY_TIMEOUT_MS);

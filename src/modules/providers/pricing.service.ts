@@ -45,7 +45,10 @@ export class PricingService implements OnModuleInit {
   /** Effective prices by provider/model (the catalog is a regex scan): cleared whenever overrides reload. */
   private readonly cache = new Map<string, EffectivePrice>();
 
-  constructor(private readonly repo: ModelSettingsRepository, @Inject(EventBus) private readonly bus: EventBus) {}
+  constructor(
+    private readonly repo: ModelSettingsRepository,
+    @Inject(EventBus) private readonly bus: EventBus,
+  ) {}
 
   async onModuleInit(): Promise<void> {
     await this.reload();
@@ -85,7 +88,12 @@ export class PricingService implements OnModuleInit {
 
   listOverrides() {
     return [...this.overrides.values()].map((o) =>
-      toPriceRecord(o.provider, o.model, { input: Number(o.input), output: Number(o.output), cachedInput: Number(o.cachedInput), source: 'manual' }, o.updatedAt),
+      toPriceRecord(
+        o.provider,
+        o.model,
+        { input: Number(o.input), output: Number(o.output), cachedInput: Number(o.cachedInput), source: 'manual' },
+        o.updatedAt,
+      ),
     );
   }
 

@@ -130,7 +130,20 @@ export class ProviderHealthService {
   snapshot(id: string, now = Date.now()): HealthSnapshot {
     const h = this.byId.get(id);
     if (!h) {
-      return { status: 'unknown', circuit: 'closed', openReason: undefined, openUntil: undefined, consecutiveFailures: 0, penalty: 0, latencyMs: undefined, successes: 0, failures: 0, lastError: undefined, lastErrorAt: undefined, lastSuccessAt: undefined };
+      return {
+        status: 'unknown',
+        circuit: 'closed',
+        openReason: undefined,
+        openUntil: undefined,
+        consecutiveFailures: 0,
+        penalty: 0,
+        latencyMs: undefined,
+        successes: 0,
+        failures: 0,
+        lastError: undefined,
+        lastErrorAt: undefined,
+        lastSuccessAt: undefined,
+      };
     }
     let circuit = h.circuit;
     if (circuit === 'open' && now >= h.openUntil) circuit = 'half_open';

@@ -16,8 +16,7 @@ export interface ReadinessCheck {
 }
 
 const ACTION = {
-  credentials: (p: RuntimeProvider) =>
-    `Add or rotate credentials: set ${p.apiKeyEnv} or PUT /hecate/v1/settings/providers/${p.id}/api-key.`,
+  credentials: (p: RuntimeProvider) => `Add or rotate credentials: set ${p.apiKeyEnv} or PUT /hecate/v1/settings/providers/${p.id}/api-key.`,
   noModels: 'Start the provider and load at least one model, then refresh discovery (GET /hecate/v1/providers/status?refresh=1).',
   cooldown: 'Wait for cooldown or route elsewhere.',
   unhealthy: (p: RuntimeProvider) => `Start the provider or fix its base URL (${p.baseUrl}), then refresh discovery.`,
@@ -103,12 +102,25 @@ export class ProviderReadinessService {
 
   private credentialsCheck(p: RuntimeProvider, d: DiscoveryState | undefined): ReadinessCheck {
     if (p.credentialState === 'missing') {
-      return { name: 'credentials', status: 'blocked', reason: 'credential_missing', message: 'No API key is configured for this provider.', operator_action: ACTION.credentials(p) };
+      return {
+        name: 'credentials',
+        status: 'blocked',
+        reason: 'credential_missing',
+        message: 'No API key is configured for this provider.',
+        operator_action: ACTION.credentials(p),
+      };
     }
     if (d?.errorKind === 'http' && (d.status === 401 || d.status === 403)) {
-      return { name: 'credentials', status: 'blocked', reason: 'credential_rejected', message: `The provider rejected the credentials (HTTP ${d.status}).`, operator_action: ACTION.credentials(p) };
+      return {
+        name: 'credentials',
+        status: 'blocked',
+        reason: 'credential_rejected',
+        message: `The provider rejected the credentials (HTTP ${d.status}).`,
+        operator_action: ACTION.credentials(p),
+      };
     }
-    if (p.credentialState === 'not_required') return { name: 'credentials', status: 'ok', reason: 'not_required', message: 'No credentials are required for this provider.' };
+    if (p.credentialState === 'not_required')
+      return { name: 'credentials', status: 'ok', reason: 'not_required', message: 'No credentials are required for this provider.' };
     return { name: 'credentials', status: 'ok', reason: 'configured', message: 'An API key is configured.' };
   }
 
@@ -117,7 +129,13 @@ export class ProviderReadinessService {
     if (blocked) return { name: 'models', status: 'blocked', ...blocked };
     if (!d) return { name: 'models', status: 'unknown', reason: 'discovery_pending', message: 'Model discovery has not finished yet.' };
     if (d.errorKind === 'credential_missing') {
-      return { name: 'models', status: 'unknown', reason: 'credential_missing', message: 'Model discovery needs credentials.', operator_action: ACTION.credentials(p) };
+      return {
+        name: 'models',
+        status: 'unknown',
+        reason: 'credential_missing',
+        message: 'Model discovery needs credentials.',
+        operator_action: ACTION.credentials(p),
+      };
     }
     if (d.ok && d.models.length > 0) {
       return { name: 'models', status: 'ok', reason: 'models_discovered', message: `${d.models.length} model${d.models.length === 1 ? '' : 's'} discovered.` };
@@ -132,7 +150,13 @@ export class ProviderReadinessService {
         operator_action: ACTION.noModels,
       };
     }
-    return { name: 'models', status: 'blocked', reason: 'discovery_failed', message: `Model discovery failed: ${d.error ?? 'unknown error'}.`, operator_action: ACTION.noModels };
+    return {
+      name: 'models',
+      status: 'blocked',
+      reason: 'discovery_failed',
+      message: `Model discovery failed: ${d.error ?? 'unknown error'}.`,
+      operator_action: ACTION.noModels,
+    };
   }
 
   private healthCheck(p: RuntimeProvider, d: DiscoveryState | undefined, now: number): ReadinessCheck {
@@ -142,15 +166,39 @@ export class ProviderReadinessService {
     if (h.circuit === 'open') {
       const until = new Date(h.openUntil ?? now).toISOString();
       return h.openReason === 'rate_limited'
-        ? { name: 'health', status: 'blocked', reason: 'provider_rate_limited', message: `The provider answered 429; routing skips it until ${until}.`, operator_action: ACTION.cooldown }
-        : { name: 'health', status: 'blocked', reason: 'circuit_open', message: `${h.consecutiveFailures} consecutive failures opened the circuit until ${until}.`, operator_action: ACTION.cooldown };
+        ? {
+            name: 'health',
+            status: 'blocked',
+            reason: 'provider_rate_limited',
+            message: `The provider answered 429; routing skips it until ${until}.`,
+            operator_action: ACTION.cooldown,
+          }
+        : {
+            name: 'health',
+            status: 'blocked',
+            reason: 'circuit_open',
+            message: `${h.consecutiveFailures} consecutive failures opened the circuit until ${until}.`,
+            operator_action: ACTION.cooldown,
+          };
     }
-    if (h.circuit === 'half_open') return { name: 'health', status: 'warning', reason: 'half_open', message: 'Cooldown ended; the next request probes the provider.' };
+    if (h.circuit === 'half_open')
+      return { name: 'health', status: 'warning', reason: 'half_open', message: 'Cooldown ended; the next request probes the provider.' };
     if (d && !d.ok && (d.errorKind === 'network' || d.errorKind === 'timeout') && (h.lastSuccessAt ?? 0) < d.fetchedAt) {
-      return { name: 'health', status: 'blocked', reason: 'provider_unhealthy', message: `The provider did not answer: ${d.error ?? 'unreachable'}.`, operator_action: ACTION.unhealthy(p) };
+      return {
+        name: 'health',
+        status: 'blocked',
+        reason: 'provider_unhealthy',
+        message: `The provider did not answer: ${d.error ?? 'unreachable'}.`,
+        operator_action: ACTION.unhealthy(p),
+      };
     }
     if (h.status === 'degraded') {
-      return { name: 'health', status: 'warning', reason: 'provider_slow', message: `Average latency ${Math.round(h.latencyMs ?? 0)} ms is above the degraded threshold.` };
+      return {
+        name: 'health',
+        status: 'warning',
+        reason: 'provider_slow',
+        message: `Average latency ${Math.round(h.latencyMs ?? 0)} ms is above the degraded threshold.`,
+      };
     }
     if (h.status === 'unknown' && !d?.ok) return { name: 'health', status: 'unknown', reason: 'no_signal', message: 'No traffic or discovery result yet.' };
     return { name: 'health', status: 'ok', reason: 'healthy', message: 'Provider health checks are passing.' };

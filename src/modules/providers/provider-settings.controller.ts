@@ -5,7 +5,10 @@ import { ProviderSettingsService } from './provider-settings.service';
 
 @Controller('hecate/v1/settings/providers')
 export class ProviderSettingsController {
-  constructor(private readonly settings: ProviderSettingsService, private readonly local: LocalDiscoveryService) {}
+  constructor(
+    private readonly settings: ProviderSettingsService,
+    private readonly local: LocalDiscoveryService,
+  ) {}
 
   @Get()
   list() {

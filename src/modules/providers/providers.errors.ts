@@ -5,8 +5,7 @@ export class SecretKeyMissingError extends DomainError {
   constructor() {
     super(ErrorType.Conflict, 409, 'cannot store a provider API key: GATEWAY_SECRET_KEY is not set', {
       userMessage: 'Provider keys cannot be stored without an encryption key.',
-      operatorAction:
-        'Set GATEWAY_SECRET_KEY (the same value on every api process) and restart, or configure the key with PROVIDER_<NAME>_API_KEY.',
+      operatorAction: 'Set GATEWAY_SECRET_KEY (the same value on every api process) and restart, or configure the key with PROVIDER_<NAME>_API_KEY.',
     });
   }
 }
@@ -19,7 +18,10 @@ export class ProviderNotFoundError extends NotFoundError {
 
 export class ProviderExistsError extends ConflictError {
   constructor(message: string) {
-    super(message, { userMessage: 'A provider with that name or base URL already exists.', operatorAction: 'Pick another custom_name or edit the existing provider.' });
+    super(message, {
+      userMessage: 'A provider with that name or base URL already exists.',
+      operatorAction: 'Pick another custom_name or edit the existing provider.',
+    });
   }
 }
 

@@ -35,6 +35,11 @@ import { ProviderSettingsService } from './provider-settings.service';
     ProviderRegistryService,
     ProviderSettingsService,
     LocalDiscoveryService,
-    ModelDiscoveryService, ProviderHealthService, ProviderReadinessService, ModelCapabilitiesService, PricingService],
+    ModelDiscoveryService,
+    ProviderHealthService,
+    ProviderReadinessService,
+    ModelCapabilitiesService,
+    PricingService,
+  ],
 })
 export class ProvidersModule {}

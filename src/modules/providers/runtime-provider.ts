@@ -53,7 +53,11 @@ export class RuntimeProvider {
   readonly #headers: Record<string, string>;
   #endpoint: UpstreamEndpoint | undefined;
 
-  constructor(init: RuntimeProviderInit, private readonly policy: UrlPolicyContext, private readonly timeouts: EndpointTimeouts) {
+  constructor(
+    init: RuntimeProviderInit,
+    private readonly policy: UrlPolicyContext,
+    private readonly timeouts: EndpointTimeouts,
+  ) {
     this.id = init.id;
     this.presetId = init.presetId;
     this.customName = init.customName;

@@ -6,7 +6,10 @@ import { checkAddress, defaultPort, UrlBlockReason, UrlPolicyContext } from './o
 /** Thrown by the connector when the URL policy refuses the resolved address. */
 export class UrlPolicyError extends Error {
   readonly code = 'HECATE_URL_BLOCKED';
-  constructor(readonly reason: UrlBlockReason, message: string) {
+  constructor(
+    readonly reason: UrlBlockReason,
+    message: string,
+  ) {
     super(message);
     this.name = 'UrlPolicyError';
   }

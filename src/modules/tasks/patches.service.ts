@@ -39,7 +39,10 @@ export class PatchesService {
       const meta = artifact.metadata as unknown as PatchMetadata;
       const needed = action === 'apply' ? 'proposed' : 'applied';
       if (artifact.status !== needed) {
-        throw new PatchConflictError(`patch ${artifactId} is ${artifact.status}; ${action} needs a ${needed} patch`, { artifact_id: artifactId, artifact_status: artifact.status });
+        throw new PatchConflictError(`patch ${artifactId} is ${artifact.status}; ${action} needs a ${needed} patch`, {
+          artifact_id: artifactId,
+          artifact_status: artifact.status,
+        });
       }
       try {
         if (!(await stat(run.workspacePath)).isDirectory()) throw new Error('not a directory');

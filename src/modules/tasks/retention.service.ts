@@ -58,7 +58,11 @@ export class RetentionService implements OnApplicationBootstrap, OnApplicationSh
       const protectedRunIds = await this.runs.activeIds();
       const now = Date.now();
       const deletedEvents = await this.events.prune({ olderThan: new Date(now - runEvents.maxAgeMs), keepNewest: runEvents.maxCount, protectedRunIds });
-      const deletedArtifacts = await this.artifacts.prune({ olderThan: new Date(now - runArtifacts.maxAgeMs), keepNewest: runArtifacts.maxCount, protectedRunIds });
+      const deletedArtifacts = await this.artifacts.prune({
+        olderThan: new Date(now - runArtifacts.maxAgeMs),
+        keepNewest: runArtifacts.maxCount,
+        protectedRunIds,
+      });
       let removedWorkspaces = 0;
       for (const run of await this.runs.finishedWorkspaces(new Date(now - runArtifacts.maxAgeMs), 500)) {
         const task = await this.tasks.find(run.tenantId, run.taskId);

@@ -28,7 +28,8 @@ const TERMINAL_STEP = new Set(['completed', 'failed', 'cancelled']);
 export function buildActivity(run: Run, steps: Step[], artifacts: Artifact[], approvals: ApprovalResponse[]): ActivityItem[] {
   const items: ActivityItem[] = [];
   for (const s of steps) {
-    const type: ActivityItem['type'] = s.kind === 'model' ? 'thinking' : s.tool_name || ['shell', 'git', 'file', 'tool'].includes(s.kind) ? 'tool_call' : 'step';
+    const type: ActivityItem['type'] =
+      s.kind === 'model' ? 'thinking' : s.tool_name || ['shell', 'git', 'file', 'tool'].includes(s.kind) ? 'tool_call' : 'step';
     items.push({
       id: `step:${s.id}`,
       type,
@@ -44,7 +45,8 @@ export function buildActivity(run: Run, steps: Step[], artifacts: Artifact[], ap
     });
   }
   for (const a of artifacts) {
-    const type: ActivityItem['type'] = a.kind === 'patch' ? 'patch' : a.kind === 'git_summary' ? 'changed_files' : a.kind === 'summary' ? 'final_answer' : 'artifact';
+    const type: ActivityItem['type'] =
+      a.kind === 'patch' ? 'patch' : a.kind === 'git_summary' ? 'changed_files' : a.kind === 'summary' ? 'final_answer' : 'artifact';
     items.push({
       id: `artifact:${a.id}`,
       type,

@@ -12,7 +12,10 @@ const PRIORITY: Record<string, number> = { urgent: 1, high: 2, normal: 5, low: 1
  */
 @Injectable()
 export class RunEnqueuer {
-  constructor(@Inject(RunQueue) private readonly queue: RunQueue, private readonly runs: TaskRunRepository) {}
+  constructor(
+    @Inject(RunQueue) private readonly queue: RunQueue,
+    private readonly runs: TaskRunRepository,
+  ) {}
 
   /** Enqueues after commit; returns false (and logs) when the queue is unavailable. */
   async enqueue(run: Pick<TaskRunEntity, 'id' | 'tenantId'>, priority = ''): Promise<boolean> {

@@ -23,10 +23,14 @@ import { WorkspaceService } from './workspace/workspace.service';
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
     const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(t);
-      resolve();
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+      { once: true },
+    );
   });
 
 /** Worker side of a run (DESIGN §4.4): claim the lease, heartbeat, execute, record the result. */
@@ -79,17 +83,20 @@ export class RunExecutionService implements OnApplicationShutdown {
     };
     job.signal.addEventListener('abort', onJobAbort, { once: true });
     this.local.set(run.id, controller);
-    const heartbeat = setInterval(() => {
-      this.deps.runs.heartbeat(run.id, token, this.leaseMs).then(
-        (owned) => {
-          if (!owned && !controller.signal.aborted) {
-            writer.halt('lease lost');
-            controller.abort(new Error('lease lost or run cancelled'));
-          }
-        },
-        (err: unknown) => rootLogger().warn({ run_id: run.id, request_id: origin.requestId, err: String(err) }, 'lease heartbeat failed; retrying'),
-      );
-    }, Math.max(100, Math.floor(this.leaseMs / 2)));
+    const heartbeat = setInterval(
+      () => {
+        this.deps.runs.heartbeat(run.id, token, this.leaseMs).then(
+          (owned) => {
+            if (!owned && !controller.signal.aborted) {
+              writer.halt('lease lost');
+              controller.abort(new Error('lease lost or run cancelled'));
+            }
+          },
+          (err: unknown) => rootLogger().warn({ run_id: run.id, request_id: origin.requestId, err: String(err) }, 'lease heartbeat failed; retrying'),
+        );
+      },
+      Math.max(100, Math.floor(this.leaseMs / 2)),
+    );
     try {
       await this.runClaimed(claim, writer, controller.signal);
     } catch (err) {
@@ -150,7 +157,11 @@ export class RunExecutionService implements OnApplicationShutdown {
               worker: this.owner,
               lease_expires_at: r.run.leaseExpiresAt?.toISOString(),
               ...(checkpoint
-                ? { resume_from_run_id: checkpoint.source_run_id, resume_from_step_id: checkpoint.last_completed_step_id, resume_from_event_sequence: checkpoint.last_event_sequence }
+                ? {
+                    resume_from_run_id: checkpoint.source_run_id,
+                    resume_from_step_id: checkpoint.last_completed_step_id,
+                    resume_from_event_sequence: checkpoint.last_event_sequence,
+                  }
                 : {}),
             },
           });

@@ -173,7 +173,13 @@ export class RunLifecycleService {
             requestedBy: 'policy',
           });
           await emit('run.awaiting_approval', { approval_id: approval.id, kind: gate.kind });
-          await emit('approval.requested', { approval_id: approval.id, kind: gate.kind, status: 'pending', policy_reason: approval.reason, action_summary: approval.actionSummary });
+          await emit('approval.requested', {
+            approval_id: approval.id,
+            kind: gate.kind,
+            status: 'pending',
+            policy_reason: approval.reason,
+            action_summary: approval.actionSummary,
+          });
         } else {
           await emit('run.queued', { trigger, resume: trigger === 'resume' });
         }
@@ -202,26 +208,42 @@ export class RunLifecycleService {
         tenantId,
         runId,
         from: sourcesOf('cancelled'),
-        set: { status: 'cancelled', finishedAt: () => 'now()', lastError: reason || 'cancelled', errorKind: 'cancelled', leaseToken: null, leaseOwner: null, leaseExpiresAt: null },
+        set: {
+          status: 'cancelled',
+          finishedAt: () => 'now()',
+          lastError: reason || 'cancelled',
+          errorKind: 'cancelled',
+          leaseToken: null,
+          leaseOwner: null,
+          leaseExpiresAt: null,
+        },
       });
       await this.closeRunDependents(tx, current, 'run cancelled');
       await this.tasks.setStatus(tx.manager, { tenantId, id: taskId, status: 'cancelled', lastError: reason || 'cancelled', finished: true });
       await tx.emit({ tenantId, runId, taskId, type: 'run.cancelled', data: { reason: reason || 'cancelled by operator', prior_status: current.status } });
       return (await this.runs.findById(tenantId, runId, tx.manager))!;
     }, origin);
-    this.bus.publish(cancelChannel(runId), { runId }).catch((err: unknown) =>
-      rootLogger().warn({ run_id: runId, err: String(err) }, 'cancel signal not published; the worker notices at its next heartbeat'),
-    );
+    this.bus
+      .publish(cancelChannel(runId), { runId })
+      .catch((err: unknown) => rootLogger().warn({ run_id: runId, err: String(err) }, 'cancel signal not published; the worker notices at its next heartbeat'));
     return toRunResponse(run);
   }
 
   private async closeRunDependents(tx: EventTx, run: TaskRunEntity, note: string): Promise<void> {
     const base = { tenantId: run.tenantId, runId: run.id, taskId: run.taskId };
     for (const approval of await this.approvals.cancelPendingForRun(tx.manager, run.tenantId, run.id, note)) {
-      await tx.emit({ ...base, type: 'approval.resolved', data: { approval_id: approval.id, kind: approval.kind, status: 'cancelled', decision: null, by: 'system', comment: note } });
+      await tx.emit({
+        ...base,
+        type: 'approval.resolved',
+        data: { approval_id: approval.id, kind: approval.kind, status: 'cancelled', decision: null, by: 'system', comment: note },
+      });
     }
     for (const step of await this.steps.cancelRunning(tx.manager, run.tenantId, run.id)) {
-      await tx.emit({ ...base, type: 'tool.cancelled', data: { tool_call_id: step.id, tool_name: step.toolName, kind: step.kind, step_id: step.id, reason: 'run_cancelled' } });
+      await tx.emit({
+        ...base,
+        type: 'tool.cancelled',
+        data: { tool_call_id: step.id, tool_name: step.toolName, kind: step.kind, step_id: step.id, reason: 'run_cancelled' },
+      });
     }
   }
 
@@ -232,7 +254,15 @@ export class RunLifecycleService {
   }
 
   /** Approve requeues the same run; reject cancels it; a no-longer-pending approval is 409. */
-  async resolveApproval(tenantId: string, taskId: string, approvalId: string, decision: 'approve' | 'reject', note: string, by: string, origin: RequestOrigin | null) {
+  async resolveApproval(
+    tenantId: string,
+    taskId: string,
+    approvalId: string,
+    decision: 'approve' | 'reject',
+    note: string,
+    by: string,
+    origin: RequestOrigin | null,
+  ) {
     const task = await this.tasks.find(tenantId, taskId);
     if (!task) throw new TaskNotFoundError(taskId);
     const { approval, run } = await this.events.transaction(async (tx) => {
@@ -240,11 +270,20 @@ export class RunLifecycleService {
       const current = await this.lockRun(tx.manager, tenantId, taskId, pending.runId);
       const resolved = await this.approvals.resolve(tx.manager, { tenantId, taskId, id: approvalId, decision, note, resolvedBy: by });
       const base = { tenantId, runId: current.id, taskId };
-      await tx.emit({ ...base, type: 'approval.resolved', data: { approval_id: resolved.id, kind: resolved.kind, decision, status: resolved.status, by, comment: note, scope: 'once' } });
+      await tx.emit({
+        ...base,
+        type: 'approval.resolved',
+        data: { approval_id: resolved.id, kind: resolved.kind, decision, status: resolved.status, by, comment: note, scope: 'once' },
+      });
       if (resolved.kind === 'agent_loop_tool_call' && current.status !== 'awaiting_approval') return { approval: resolved, run: current };
       if (decision === 'approve') {
         assertTransition(current.id, current.status, 'queued');
-        await this.runs.transition(tx.manager, { tenantId, runId: current.id, from: ['awaiting_approval'], set: { status: 'queued', queuedAt: () => 'now()', enqueuedAt: null } });
+        await this.runs.transition(tx.manager, {
+          tenantId,
+          runId: current.id,
+          from: ['awaiting_approval'],
+          set: { status: 'queued', queuedAt: () => 'now()', enqueuedAt: null },
+        });
         await this.tasks.setStatus(tx.manager, { tenantId, id: taskId, status: 'queued' });
         await tx.emit({ ...base, type: 'run.queued', data: { trigger: 'approval', approval_id: resolved.id } });
       } else {

@@ -102,14 +102,15 @@ export class RunQueriesService {
   /** `POST …/events`: a caller-posted `external.event` on the run's stream. */
   async appendExternal(tenantId: string, taskId: string, runId: string, dto: AppendRunEventDto, origin: RequestOrigin | null): Promise<EventEnvelope> {
     await this.requireRun(tenantId, taskId, runId);
-    return this.events.transaction((tx) =>
-      tx.emit({
-        tenantId,
-        runId,
-        taskId,
-        type: 'external.event',
-        data: { step_id: dto.step_id, status: dto.status, note: dto.note, data: dto.data ?? {} },
-      }),
+    return this.events.transaction(
+      (tx) =>
+        tx.emit({
+          tenantId,
+          runId,
+          taskId,
+          type: 'external.event',
+          data: { step_id: dto.step_id, status: dto.status, note: dto.note, data: dto.data ?? {} },
+        }),
       origin,
     );
   }

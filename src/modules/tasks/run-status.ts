@@ -27,8 +27,7 @@ export const isActive = (s: string): boolean => (ACTIVE_RUN_STATUSES as readonly
 export const canTransition = (from: RunStatus, to: RunStatus): boolean => TRANSITIONS[from].includes(to);
 
 /** The statuses a run may be in to move to `to`. */
-export const sourcesOf = (to: RunStatus): RunStatus[] =>
-  (Object.keys(TRANSITIONS) as RunStatus[]).filter((from) => TRANSITIONS[from].includes(to));
+export const sourcesOf = (to: RunStatus): RunStatus[] => (Object.keys(TRANSITIONS) as RunStatus[]).filter((from) => TRANSITIONS[from].includes(to));
 
 /** Throws 409 conflict when `from → to` is not a transition of the machine. */
 export function assertTransition(runId: string, from: RunStatus, to: RunStatus): void {

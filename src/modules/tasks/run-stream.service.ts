@@ -81,7 +81,13 @@ export class RunStreamService {
           const rest = await source.read(position);
           if (rest.items.length > 0) return send(rest.items);
           const snapshot = await this.snapshots.get(tenantId, runId, position);
-          sse.write(renderFrame({ id: position, event: 'done', data: `{"object":"task_run_stream_event","data":{"sequence":${position},"terminal":true,${snapshot.json}}}` }));
+          sse.write(
+            renderFrame({
+              id: position,
+              event: 'done',
+              data: `{"object":"task_run_stream_event","data":{"sequence":${position},"terminal":true,${snapshot.json}}}`,
+            }),
+          );
           return false;
         },
       });

@@ -290,7 +290,13 @@ export class RunWriter {
    * Mid-run gate (agent_loop): opens an approval and moves running → awaiting_approval, giving up the
    * lease. Approving requeues the same run.
    */
-  async pauseForApproval(a: { kind: ApprovalKind; reason: string; actionSummary: string[]; details: Record<string, unknown>; stepId?: string | null }): Promise<ApprovalRecord> {
+  async pauseForApproval(a: {
+    kind: ApprovalKind;
+    reason: string;
+    actionSummary: string[];
+    details: Record<string, unknown>;
+    stepId?: string | null;
+  }): Promise<ApprovalRecord> {
     return this.tx(async (tx) => {
       const approval = await this.deps.approvals.create(tx.manager, {
         tenantId: this.ref.tenantId,
@@ -312,7 +318,13 @@ export class RunWriter {
       if (!ok) throw new LeaseLostError(this.ref.runId);
       await this.deps.tasks.setStatus(tx.manager, { tenantId: this.ref.tenantId, id: this.ref.taskId, status: 'awaiting_approval' });
       await this.emitIn(tx, 'run.awaiting_approval', { approval_id: approval.id, kind: a.kind });
-      await this.emitIn(tx, 'approval.requested', { approval_id: approval.id, kind: a.kind, status: 'pending', policy_reason: a.reason, step_id: a.stepId ?? undefined });
+      await this.emitIn(tx, 'approval.requested', {
+        approval_id: approval.id,
+        kind: a.kind,
+        status: 'pending',
+        policy_reason: a.reason,
+        step_id: a.stepId ?? undefined,
+      });
       return approval;
     });
   }
@@ -357,4 +369,5 @@ export class RunWriterDeps {
 }
 
 export { isTransientDbError };
-export const logLeaseLost = (ref: RunRef): void => rootLogger().warn({ run_id: ref.runId, request_id: ref.origin.requestId }, 'lease lost; this worker stops writing for the run');
+export const logLeaseLost = (ref: RunRef): void =>
+  rootLogger().warn({ run_id: ref.runId, request_id: ref.origin.requestId }, 'lease lost; this worker stops writing for the run');

@@ -5,8 +5,22 @@ import { TaskArtifactEntity } from './task-artifact.entity';
 
 /** Listing columns: everything but the content (streamed snapshots and lists stay small). */
 const SUMMARY_COLUMNS: FindOptionsSelect<TaskArtifactEntity> = {
-  id: true, tenantId: true, taskId: true, runId: true, stepId: true, kind: true, name: true, description: true, mimeType: true,
-  path: true, sizeBytes: true, sha256: true, truncated: true, status: true, createdAt: true, updatedAt: true,
+  id: true,
+  tenantId: true,
+  taskId: true,
+  runId: true,
+  stepId: true,
+  kind: true,
+  name: true,
+  description: true,
+  mimeType: true,
+  path: true,
+  sizeBytes: true,
+  sha256: true,
+  truncated: true,
+  status: true,
+  createdAt: true,
+  updatedAt: true,
 };
 
 @Injectable()

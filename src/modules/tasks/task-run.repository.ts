@@ -126,11 +126,10 @@ export class TaskRunRepository {
    * owns it. False means the lease was taken over or the run was cancelled.
    */
   async guard(manager: EntityManager, runId: string, token: string): Promise<boolean> {
-    const { affected } = await execSql(
-      manager,
-      `UPDATE task_runs SET updated_at = now() WHERE id = $1 AND lease_token = $2 AND status = 'running'`,
-      [runId, token],
-    );
+    const { affected } = await execSql(manager, `UPDATE task_runs SET updated_at = now() WHERE id = $1 AND lease_token = $2 AND status = 'running'`, [
+      runId,
+      token,
+    ]);
     return affected > 0;
   }
 

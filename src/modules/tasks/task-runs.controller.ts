@@ -32,19 +32,37 @@ export class TaskRunsController {
 
   @Post(':runId/retry')
   @HttpCode(200)
-  async retry(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string, @Param('runId') runId: string, @Body() dto: RunReasonDto) {
+  async retry(
+    @CurrentPrincipal() p: Principal,
+    @Origin() origin: RequestOrigin,
+    @Param('id') id: string,
+    @Param('runId') runId: string,
+    @Body() dto: RunReasonDto,
+  ) {
     return { object: 'task_run', data: await this.lifecycle.retry(p.tenantId, id, runId, dto.reason ?? '', origin) };
   }
 
   @Post(':runId/resume')
   @HttpCode(200)
-  async resume(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string, @Param('runId') runId: string, @Body() dto: RunReasonDto) {
+  async resume(
+    @CurrentPrincipal() p: Principal,
+    @Origin() origin: RequestOrigin,
+    @Param('id') id: string,
+    @Param('runId') runId: string,
+    @Body() dto: RunReasonDto,
+  ) {
     return { object: 'task_run', data: await this.lifecycle.resume(p.tenantId, id, runId, dto.reason ?? '', origin) };
   }
 
   @Post(':runId/cancel')
   @HttpCode(200)
-  async cancel(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string, @Param('runId') runId: string, @Body() dto: RunReasonDto) {
+  async cancel(
+    @CurrentPrincipal() p: Principal,
+    @Origin() origin: RequestOrigin,
+    @Param('id') id: string,
+    @Param('runId') runId: string,
+    @Body() dto: RunReasonDto,
+  ) {
     return { object: 'task_run', data: await this.lifecycle.cancel(p.tenantId, id, runId, dto.reason ?? '', origin) };
   }
 
@@ -80,13 +98,25 @@ export class TaskRunsController {
 
   @Post(':runId/patches/:artifactId/apply')
   @HttpCode(200)
-  async apply(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string, @Param('runId') runId: string, @Param('artifactId') artifactId: string) {
+  async apply(
+    @CurrentPrincipal() p: Principal,
+    @Origin() origin: RequestOrigin,
+    @Param('id') id: string,
+    @Param('runId') runId: string,
+    @Param('artifactId') artifactId: string,
+  ) {
     return { object: 'task_patch', data: await this.patches.apply(p.tenantId, id, runId, artifactId, origin) };
   }
 
   @Post(':runId/patches/:artifactId/revert')
   @HttpCode(200)
-  async revert(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string, @Param('runId') runId: string, @Param('artifactId') artifactId: string) {
+  async revert(
+    @CurrentPrincipal() p: Principal,
+    @Origin() origin: RequestOrigin,
+    @Param('id') id: string,
+    @Param('runId') runId: string,
+    @Param('artifactId') artifactId: string,
+  ) {
     return { object: 'task_patch', data: await this.patches.revert(p.tenantId, id, runId, artifactId, origin) };
   }
 
@@ -98,7 +128,13 @@ export class TaskRunsController {
 
   @Post(':runId/events')
   @HttpCode(200)
-  async appendEvent(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string, @Param('runId') runId: string, @Body() dto: AppendRunEventDto) {
+  async appendEvent(
+    @CurrentPrincipal() p: Principal,
+    @Origin() origin: RequestOrigin,
+    @Param('id') id: string,
+    @Param('runId') runId: string,
+    @Body() dto: AppendRunEventDto,
+  ) {
     return { object: 'task_run_event', data: await this.queries.appendExternal(p.tenantId, id, runId, dto, origin) };
   }
 

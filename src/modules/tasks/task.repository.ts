@@ -21,11 +21,7 @@ export class TaskRepository {
 
   /** Row-locks the task (serialises start/retry/resume/delete of one task). */
   lock(manager: EntityManager, tenantId: string, id: string): Promise<TaskEntity | null> {
-    return this.repo(manager)
-      .createQueryBuilder('t')
-      .setLock('pessimistic_write')
-      .where('t.tenant_id = :tenantId AND t.id = :id', { tenantId, id })
-      .getOne();
+    return this.repo(manager).createQueryBuilder('t').setLock('pessimistic_write').where('t.tenant_id = :tenantId AND t.id = :id', { tenantId, id }).getOne();
   }
 
   list(tenantId: string, q: { status?: string; limit: number }): Promise<TaskEntity[]> {

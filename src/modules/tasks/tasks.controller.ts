@@ -64,7 +64,13 @@ export class TasksController {
 
   @Post(':id/approvals/:approvalId/resolve')
   @HttpCode(200)
-  async resolve(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string, @Param('approvalId') approvalId: string, @Body() dto: ResolveApprovalDto) {
+  async resolve(
+    @CurrentPrincipal() p: Principal,
+    @Origin() origin: RequestOrigin,
+    @Param('id') id: string,
+    @Param('approvalId') approvalId: string,
+    @Body() dto: ResolveApprovalDto,
+  ) {
     return { object: 'task_approval', data: await this.lifecycle.resolveApproval(p.tenantId, id, approvalId, dto.decision, dto.note ?? '', by(p), origin) };
   }
 }

@@ -63,7 +63,18 @@ import { WorkspaceService } from './workspace/workspace.service';
     RunReconcilerService,
     RetentionService,
   ],
-  exports: [ExecutorRegistry, TasksService, RunLifecycleService, RunQueriesService, PatchesService, RunExecutionService, RunStreamService, RetentionService, SandboxService, WorkspaceService],
+  exports: [
+    ExecutorRegistry,
+    TasksService,
+    RunLifecycleService,
+    RunQueriesService,
+    PatchesService,
+    RunExecutionService,
+    RunStreamService,
+    RetentionService,
+    SandboxService,
+    WorkspaceService,
+  ],
 })
 export class TasksModule implements OnModuleInit {
   constructor(

@@ -20,8 +20,7 @@ const PROFILES: Record<string, Partial<CreateTaskDto>> = {
     workspace_mode: 'persistent',
     working_directory: '.',
     timeout_ms: 300_000,
-    system_prompt:
-      'You are a careful coding agent. Read files before editing them, prefer file_edit for targeted changes, and keep changes minimal.',
+    system_prompt: 'You are a careful coding agent. Read files before editing them, prefer file_edit for targeted changes, and keep changes minimal.',
   },
 };
 

@@ -1,6 +1,7 @@
 /** Connection-level failures (terminated backends, restarts) after which retrying the transaction is right. */
 const TRANSIENT_CODES = new Set(['57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT']);
-const TRANSIENT_TEXT = /terminating connection|Connection terminated|connection.*(closed|ended)|Client has encountered a connection error|timeout exceeded when trying to connect|ECONNRESET|ECONNREFUSED/i;
+const TRANSIENT_TEXT =
+  /terminating connection|Connection terminated|connection.*(closed|ended)|Client has encountered a connection error|timeout exceeded when trying to connect|ECONNRESET|ECONNREFUSED/i;
 
 export function isTransientDbError(err: unknown): boolean {
   const e = err as { code?: string; driverError?: { code?: string; message?: string }; message?: string };

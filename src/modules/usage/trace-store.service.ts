@@ -82,7 +82,10 @@ export class TraceStoreService implements OnModuleInit, OnModuleDestroy {
   private readonly origin = randomUUID();
   private unsubscribe: Unsubscribe | undefined;
 
-  constructor(private readonly config: AppConfig, @Inject(EventBus) private readonly bus: EventBus) {}
+  constructor(
+    private readonly config: AppConfig,
+    @Inject(EventBus) private readonly bus: EventBus,
+  ) {}
 
   async onModuleInit(): Promise<void> {
     if (this.config.mode !== 'scaled') return;

@@ -90,7 +90,11 @@ export class UsageLedgerService implements OnModuleInit, OnModuleDestroy, Before
   private written = 0;
   private lastFailureLogAt = 0;
 
-  constructor(private readonly config: AppConfig, private readonly repo: UsageRepository, private readonly info: SystemInfoRegistry) {}
+  constructor(
+    private readonly config: AppConfig,
+    private readonly repo: UsageRepository,
+    private readonly info: SystemInfoRegistry,
+  ) {}
 
   async onModuleInit(): Promise<void> {
     if (this.config.mode === 'embedded' && this.repo.isPglite()) {
@@ -99,7 +103,12 @@ export class UsageLedgerService implements OnModuleInit, OnModuleDestroy, Before
     }
     this.timer = setInterval(() => void this.enqueue(false), this.config.gateway.usage.flushIntervalMs);
     this.timer.unref();
-    this.info.addStats('usage_ledger', () => ({ buffered: this.buffer.length, spooled: this.spool?.pendingRows ?? 0, written: this.written, dropped: this.dropped }));
+    this.info.addStats('usage_ledger', () => ({
+      buffered: this.buffer.length,
+      spooled: this.spool?.pendingRows ?? 0,
+      written: this.written,
+      dropped: this.dropped,
+    }));
   }
 
   onModuleDestroy(): void {

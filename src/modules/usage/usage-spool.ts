@@ -25,7 +25,8 @@ export function spoolSlices(text: string, rows: number): string[] {
   let quoted = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c === 34) quoted = !quoted; // '"' (an escaped "" toggles twice)
+    if (c === 34)
+      quoted = !quoted; // '"' (an escaped "" toggles twice)
     else if (c === 10 && !quoted) {
       end = i;
       if (++records === rows) {

@@ -18,7 +18,11 @@ export interface Res<T = Loose> {
 
 /** JSON (or SSE text) from the Hecate API. */
 export async function call<T = Loose>(base: string, method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<Res<T>> {
-  const res = await fetch(`${base}${path}`, { method, headers: { ...(body === undefined ? auth : headers), ...extra }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...(body === undefined ? auth : headers), ...extra },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.text();
   let parsed: unknown = text;
   try {
@@ -38,7 +42,11 @@ export function providerEnv(name: string, upstream: { url: string }, protocol: '
 }
 
 export function startChatServer(env: Record<string, string>, role: 'all' | 'api' = 'all'): Promise<ServerProcess> {
-  return startServer(role, { ...(role === 'all' ? embeddedEnv() : {}), GATEWAY_AUTH_TOKEN: OPERATOR_TOKEN, GATEWAY_ALLOW_PRIVATE_PROVIDER_URLS: 'true', ...env }, { timeoutMs: 60_000 });
+  return startServer(
+    role,
+    { ...(role === 'all' ? embeddedEnv() : {}), GATEWAY_AUTH_TOKEN: OPERATOR_TOKEN, GATEWAY_ALLOW_PRIVATE_PROVIDER_URLS: 'true', ...env },
+    { timeoutMs: 60_000 },
+  );
 }
 
 export interface SseEvent {

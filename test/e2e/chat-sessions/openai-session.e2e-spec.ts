@@ -18,7 +18,11 @@ describe('/v1/chat/completions with a chat session (openai client)', () => {
 
   beforeAll(async () => {
     upstream = await fakeUpstream();
-    server = await startChatServer({ ...providerEnv('oai', upstream, 'openai'), ...providerEnv('anth', upstream, 'anthropic'), GATEWAY_PROVIDER_MAX_ATTEMPTS: '1' });
+    server = await startChatServer({
+      ...providerEnv('oai', upstream, 'openai'),
+      ...providerEnv('anth', upstream, 'anthropic'),
+      GATEWAY_PROVIDER_MAX_ATTEMPTS: '1',
+    });
     client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: OPERATOR_TOKEN, maxRetries: 0 });
   });
   afterEach(() => upstream.reset());
@@ -29,7 +33,8 @@ describe('/v1/chat/completions with a chat session (openai client)', () => {
 
   const newSession = async (body: Record<string, unknown> = {}) => (await call(server.url, 'POST', S, body)).body.data.id as string;
   const session = async (id: string) => (await call(server.url, 'GET', `${S}/${id}`)).body.data as Loose;
-  const complete = (body: Params & { session_id?: string; provider?: string }, headers?: Record<string, string>) => client.chat.completions.create(body as Params, { headers });
+  const complete = (body: Params & { session_id?: string; provider?: string }, headers?: Record<string, string>) =>
+    client.chat.completions.create(body as Params, { headers });
   const completions = () => upstream.requests.filter((r) => r.path === '/v1/chat/completions' || r.path === '/v1/messages');
 
   it('records a first turn and a multi-turn replay without duplicating anything', async () => {
@@ -56,13 +61,23 @@ describe('/v1/chat/completions with a chat session (openai client)', () => {
     expect(got.messages[0]).not.toHaveProperty('produced_by_call_id');
     expect(got.provider_calls[0]).toMatchObject({ provider: 'oai', model: 'gpt-4o-mini', total_tokens: expect.any(Number) });
     const list = (await call(server.url, 'GET', S)).body.data.find((r: Loose) => r.id === id);
-    expect(list).toMatchObject({ message_count: 4, provider_call_count: 2, last_model: 'gpt-4o-mini', last_provider: 'oai', last_request_id: got.provider_calls[1].request_id });
+    expect(list).toMatchObject({
+      message_count: 4,
+      provider_call_count: 2,
+      last_model: 'gpt-4o-mini',
+      last_provider: 'oai',
+      last_request_id: got.provider_calls[1].request_id,
+    });
     expect(list).not.toHaveProperty('messages');
   });
 
   it('records a tool loop without orphaned tool_call_id, and keeps content_blocks and tool_error across a provider switch', async () => {
     const id = await newSession();
-    upstream.script({ match: { protocol: 'anthropic' }, thinking: { text: 'I should look it up', signature: 'c2lnLTE=' }, toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' }, id: 'toolu_1' }] });
+    upstream.script({
+      match: { protocol: 'anthropic' },
+      thinking: { text: 'I should look it up', signature: 'c2lnLTE=' },
+      toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' }, id: 'toolu_1' }],
+    });
     const tools = [{ type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
     const history: ChatMessage[] = [{ role: 'user', content: 'Weather in Oslo?' }];
     const first = await complete({ model: 'claude-sonnet-4-5', messages: history, tools, session_id: id, provider: 'anth' });
@@ -89,7 +104,17 @@ describe('/v1/chat/completions with a chat session (openai client)', () => {
 
     // Replaying the stored transcript (as the UI does) through the Anthropic provider keeps the signed thinking.
     upstream.script({ match: { protocol: 'anthropic' }, content: 'ok' });
-    const replay = [...got.messages.map(({ role, content, content_blocks, tool_calls, tool_call_id, tool_error }: Loose) => ({ role, content, content_blocks, tool_calls, tool_call_id, tool_error })), { role: 'user', content: 'thanks' }];
+    const replay = [
+      ...got.messages.map(({ role, content, content_blocks, tool_calls, tool_call_id, tool_error }: Loose) => ({
+        role,
+        content,
+        content_blocks,
+        tool_calls,
+        tool_call_id,
+        tool_error,
+      })),
+      { role: 'user', content: 'thanks' },
+    ];
     await complete({ model: 'claude-sonnet-4-5', messages: replay, session_id: id, provider: 'anth' });
     const sent = completions().pop()!.body!.messages as Loose[];
     expect(sent[1].content[0]).toEqual({ type: 'thinking', thinking: 'I should look it up', signature: 'c2lnLTE=' });
@@ -99,7 +124,12 @@ describe('/v1/chat/completions with a chat session (openai client)', () => {
   it('records a streamed completion when it ends, and a stream cut by the client as incomplete', async () => {
     const id = await newSession();
     upstream.script({ content: 'streamed reply here', chunks: 3 });
-    const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'stream please' }], stream: true, session_id: id } as unknown as OpenAI.Chat.ChatCompletionCreateParamsStreaming);
+    const stream = await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'stream please' }],
+      stream: true,
+      session_id: id,
+    } as unknown as OpenAI.Chat.ChatCompletionCreateParamsStreaming);
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
     expect(text).toBe('streamed reply here');
@@ -113,24 +143,40 @@ describe('/v1/chat/completions with a chat session (openai client)', () => {
     const res = await fetch(`${server.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'gpt-4o-mini', stream: true, session_id: id, messages: [{ role: 'user', content: 'stream please' }, { role: 'assistant', content: text }, { role: 'user', content: 'more' }] }),
+      body: JSON.stringify({
+        model: 'gpt-4o-mini',
+        stream: true,
+        session_id: id,
+        messages: [
+          { role: 'user', content: 'stream please' },
+          { role: 'assistant', content: text },
+          { role: 'user', content: 'more' },
+        ],
+      }),
       signal: abort.signal,
     });
     const reader = res.body!.getReader();
     let seen = '';
     while (!seen.includes('two')) seen += new TextDecoder().decode((await reader.read()).value);
     abort.abort();
-    const cut = await waitFor(async () => {
-      const m = (await session(id)).messages;
-      return m.length === 4 ? m[3] : undefined;
-    }, { what: 'the cut exchange to be recorded' });
+    const cut = await waitFor(
+      async () => {
+        const m = (await session(id)).messages;
+        return m.length === 4 ? m[3] : undefined;
+      },
+      { what: 'the cut exchange to be recorded' },
+    );
     expect(cut).toMatchObject({ role: 'assistant', status: 'incomplete' });
     expect(cut.content).toMatch(/^one two/);
     expect((cut.content as string).length).toBeLessThan('one two three four five six'.length);
   });
 
   it('answers 404 for an unknown session and 409 superseded (OpenAI error shape) for a compacted one', async () => {
-    const missing = await call(server.url, 'POST', '/v1/chat/completions', { model: 'gpt-4o-mini', session_id: 'chat_missing', messages: [{ role: 'user', content: 'x' }] });
+    const missing = await call(server.url, 'POST', '/v1/chat/completions', {
+      model: 'gpt-4o-mini',
+      session_id: 'chat_missing',
+      messages: [{ role: 'user', content: 'x' }],
+    });
     expect(missing.status).toBe(404);
     expect(missing.body.error).toMatchObject({ type: 'not_found', code: 'not_found' });
 
@@ -144,7 +190,11 @@ describe('/v1/chat/completions with a chat session (openai client)', () => {
     const compacted = await call(server.url, 'POST', `${S}/${id}/compact`, { keep_last_messages: 2 });
     expect(compacted.status).toBe(200);
     const tip = compacted.body.data.id;
-    const stale = await call(server.url, 'POST', '/v1/chat/completions', { model: 'gpt-4o-mini', session_id: id, messages: [...history, { role: 'user', content: 'c' }] });
+    const stale = await call(server.url, 'POST', '/v1/chat/completions', {
+      model: 'gpt-4o-mini',
+      session_id: id,
+      messages: [...history, { role: 'user', content: 'c' }],
+    });
     expect(stale.status).toBe(409);
     expect(stale.body.error).toMatchObject({ type: 'chat_session.superseded', canonical_visible_session_id: tip });
     // The tip takes the conversation on; a client replaying its whole (pre-compaction) history adds only its new turn.

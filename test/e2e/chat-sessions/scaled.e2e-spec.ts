@@ -42,7 +42,13 @@ describe('chat sessions across two api processes (scaled)', () => {
 
   it('stop from the other api process persists the partial text and closes the open tool call', async () => {
     const id = await newSession();
-    upstream.script({ content: 'Let me check that', chunks: 3, toolCalls: [{ name: 'search', arguments: { q: 'hecate' }, id: 'call_live' }], chunkIntervalMs: 10, hangAfterChunks: 5 });
+    upstream.script({
+      content: 'Let me check that',
+      chunks: 3,
+      toolCalls: [{ name: 'search', arguments: { q: 'hecate' }, id: 'call_live' }],
+      chunkIntervalMs: 10,
+      hangAfterChunks: 5,
+    });
     const sse = await openSse(a.url, `${S}/${id}/messages`, { content: 'find hecate', stream: true });
     const created = await sse.until((e) => e.event === 'message.created');
     await sse.until((e) => e.event === 'delta' && e.data.index === 5);
@@ -52,7 +58,9 @@ describe('chat sessions across two api processes (scaled)', () => {
     expect(busy.body.error?.type).toBe('chat_session.branch_busy');
     const stop = await call(b.url, 'POST', `${S}/${id}/stop`, {});
     expect(stop.status).toBe(200);
-    expect(stop.body.data.stopped).toEqual([expect.objectContaining({ id: created.data.assistant_message_id, status: 'stopped', content: 'Let me check that' })]);
+    expect(stop.body.data.stopped).toEqual([
+      expect.objectContaining({ id: created.data.assistant_message_id, status: 'stopped', content: 'Let me check that' }),
+    ]);
     const done = await sse.until((e) => e.event === 'done');
     expect(done.data.assistant_message.status).toBe('stopped');
     await waitFor(() => upstream.requests.some((r) => r.aborted), { what: 'A to abort its upstream request' });
@@ -69,14 +77,23 @@ describe('chat sessions across two api processes (scaled)', () => {
     // The transcript replays on the other process.
     const next = await call(b.url, 'POST', `${S}/${id}/messages`, { content: 'go on' });
     expect(next.status).toBe(200);
-    expect(upstream.requests.filter((r) => r.path === '/v1/chat/completions').pop()!.body!.messages!.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'user']);
+    expect(
+      upstream.requests
+        .filter((r) => r.path === '/v1/chat/completions')
+        .pop()!
+        .body!.messages!.map((m) => m.role),
+    ).toEqual(['user', 'assistant', 'tool', 'user']);
   });
 
   it('keeps one gap-free sequence with 50 concurrent writers through both processes', async () => {
     const id = await newSession();
     const results = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
-        call(i % 2 ? a.url : b.url, 'POST', '/v1/chat/completions', { model: 'gpt-4o-mini', session_id: id, messages: [{ role: 'user', content: `writer ${i}` }] }),
+        call(i % 2 ? a.url : b.url, 'POST', '/v1/chat/completions', {
+          model: 'gpt-4o-mini',
+          session_id: id,
+          messages: [{ role: 'user', content: `writer ${i}` }],
+        }),
       ),
     );
     expect(results.map((r) => r.status)).toEqual(Array(50).fill(200));
@@ -94,7 +111,14 @@ describe('chat sessions across two api processes (scaled)', () => {
     const compacted = await call(b.url, 'POST', `${S}/${id}/compact`, { keep_last_messages: 2 });
     expect(compacted.status).toBe(200);
     const tip = compacted.body.data;
-    expect(tip).toMatchObject({ parent_session_id: id, lineage_root_id: id, lineage_tip_id: tip.id, compression_segment_count: 1, pre_compression_snapshot: false, title: 'lineage' });
+    expect(tip).toMatchObject({
+      parent_session_id: id,
+      lineage_root_id: id,
+      lineage_tip_id: tip.id,
+      compression_segment_count: 1,
+      pre_compression_snapshot: false,
+      title: 'lineage',
+    });
     expect(tip.messages.map((m: Loose) => m.content)).toEqual([expect.stringContaining('Summary of the earlier conversation'), 'three', 'echo: three']);
     const summaryCall = upstream.requests.filter((r) => r.path === '/v1/chat/completions').pop()!;
     expect(summaryCall.model).toBe('gpt-4o-mini');
@@ -102,7 +126,12 @@ describe('chat sessions across two api processes (scaled)', () => {
 
     const fromSnapshot = (await call(a.url, 'GET', `${S}/${id}/resolve`)).body.data;
     const fromTip = (await call(b.url, 'GET', `${S}/${tip.id}/resolve`)).body.data;
-    expect(fromSnapshot).toMatchObject({ requested_session_id: id, canonical_visible_session_id: tip.id, reason: 'continuation', lineage: { root_session_id: id, tip_session_id: tip.id, session_ids: [id, tip.id] } });
+    expect(fromSnapshot).toMatchObject({
+      requested_session_id: id,
+      canonical_visible_session_id: tip.id,
+      reason: 'continuation',
+      lineage: { root_session_id: id, tip_session_id: tip.id, session_ids: [id, tip.id] },
+    });
     expect(fromTip).toMatchObject({ requested_session_id: tip.id, canonical_visible_session_id: tip.id, reason: 'self' });
     const list = (await call(a.url, 'GET', S)).body.data.filter((r: Loose) => r.lineage_root_id === id);
     expect(list.map((r: Loose) => r.id)).toEqual([tip.id]);
@@ -136,7 +165,12 @@ describe('chat sessions across two api processes (scaled)', () => {
   });
 
   it('compacts automatically before a generation when the context would exceed the ratio of the window', async () => {
-    const cap = await call(a.url, 'PUT', '/hecate/v1/model-capabilities/overrides', { provider: 'fake', model: 'small-ctx', tool_calling: 'none', max_context_tokens: 300 });
+    const cap = await call(a.url, 'PUT', '/hecate/v1/model-capabilities/overrides', {
+      provider: 'fake',
+      model: 'small-ctx',
+      tool_calling: 'none',
+      max_context_tokens: 300,
+    });
     expect(cap.status).toBe(200);
     const id = await newSession();
     let sessionId = id;

@@ -70,7 +70,10 @@ describe('chat session turns (embedded)', () => {
     ]);
     expect(deltas.map((e) => e.data.content).join('')).toBe('one two three');
     const done = events[events.length - 1];
-    expect(done).toMatchObject({ event: 'done', data: { assistant_message: { id: events[0].data.assistant_message_id, content: 'one two three', status: 'complete' } } });
+    expect(done).toMatchObject({
+      event: 'done',
+      data: { assistant_message: { id: events[0].data.assistant_message_id, content: 'one two three', status: 'complete' } },
+    });
     expect(done.data.cost_usd).toMatch(/^\d+\.\d{6}$/);
   });
 
@@ -103,10 +106,13 @@ describe('chat session turns (embedded)', () => {
 
   /** The usage rows recorded under a request id, once there are at least `n`. */
   const usageRows = (requestId: string, n = 1) =>
-    waitFor(async () => {
-      const r = await call(base, 'GET', `/hecate/v1/usage/events?request_id=${requestId}`);
-      return r.body.data.length >= n ? (r.body.data as Loose[]) : undefined;
-    }, { what: `${n} usage row(s) of ${requestId}` });
+    waitFor(
+      async () => {
+        const r = await call(base, 'GET', `/hecate/v1/usage/events?request_id=${requestId}`);
+        return r.body.data.length >= n ? (r.body.data as Loose[]) : undefined;
+      },
+      { what: `${n} usage row(s) of ${requestId}` },
+    );
 
   it("records the request's id on the usage row and trace of a turn's generation and of a compaction", async () => {
     const id = await newSession();
@@ -148,18 +154,31 @@ describe('chat session turns (embedded)', () => {
     const cont = await call(base, 'POST', `${S}/${id}/messages/${created.data.assistant_message_id}/continue`, {}, { 'x-request-id': continueId });
     expect(cont.status).toBe(200);
     expect(cont.body.data.assistant_message).toMatchObject({ id: created.data.assistant_message_id, status: 'complete' });
-    expect(await usageRows(continueId)).toEqual([expect.objectContaining({ request_id: continueId, provider: 'fake', endpoint: '/hecate/v1/chat/sessions/continue' })]);
+    expect(await usageRows(continueId)).toEqual([
+      expect.objectContaining({ request_id: continueId, provider: 'fake', endpoint: '/hecate/v1/chat/sessions/continue' }),
+    ]);
   });
 
   it("records the id of the request whose turn triggered an automatic compaction on the compaction's usage row", async () => {
-    const cap = await call(base, 'PUT', '/hecate/v1/model-capabilities/overrides', { provider: 'fake', model: 'small-ctx', tool_calling: 'none', max_context_tokens: 300 });
+    const cap = await call(base, 'PUT', '/hecate/v1/model-capabilities/overrides', {
+      provider: 'fake',
+      model: 'small-ctx',
+      tool_calling: 'none',
+      max_context_tokens: 300,
+    });
     expect(cap.status).toBe(200);
     const id = await newSession();
     let sessionId = id;
     let trigger: string | undefined;
     for (let i = 0; i < 20 && !trigger; i++) {
       const requestId = `auto-compact-origin-${i}-${Date.now()}`;
-      const res = await call(base, 'POST', `${S}/${sessionId}/messages`, { content: `message number ${i} with some padding words`, model: 'small-ctx' }, { 'x-request-id': requestId });
+      const res = await call(
+        base,
+        'POST',
+        `${S}/${sessionId}/messages`,
+        { content: `message number ${i} with some padding words`, model: 'small-ctx' },
+        { 'x-request-id': requestId },
+      );
       expect(res.status).toBe(200);
       if (res.body.data.compacted_from_session_id) trigger = requestId;
       sessionId = res.body.data.session_id;
@@ -201,7 +220,9 @@ describe('chat session turns (embedded)', () => {
     expect(parseSse(again.text).pop()).toMatchObject({ event: 'done', data: { assistant_message: { id: a.body.data.assistant_message.id } } });
     expect(completions()).toHaveLength(1);
     expect(await tree(id)).toHaveLength(2);
-    expect((await call(base, 'POST', `${S}/${id}/messages`, { content: 'different', client_request_id: 'req-1' })).body.error.type).toBe('chat_session.idempotency_mismatch');
+    expect((await call(base, 'POST', `${S}/${id}/messages`, { content: 'different', client_request_id: 'req-1' })).body.error.type).toBe(
+      'chat_session.idempotency_mismatch',
+    );
   });
 
   it('answers 409 branch_busy on the same leaf while another leaf may generate; stop keeps the partial text', async () => {
@@ -237,7 +258,13 @@ describe('chat session turns (embedded)', () => {
 
   it('stop closes a tool call cut mid-stream with a synthetic tool_error result', async () => {
     const id = await newSession();
-    upstream.script({ content: 'Checking now', chunks: 2, toolCalls: [{ name: 'lookup', arguments: { q: 'weather in Oslo' }, id: 'call_cut' }], chunkIntervalMs: 10, hangAfterChunks: 4 });
+    upstream.script({
+      content: 'Checking now',
+      chunks: 2,
+      toolCalls: [{ name: 'lookup', arguments: { q: 'weather in Oslo' }, id: 'call_cut' }],
+      chunkIntervalMs: 10,
+      hangAfterChunks: 4,
+    });
     const sse = await openSse(base, `${S}/${id}/messages`, { content: 'weather?', stream: true });
     await sse.until((e) => e.event === 'delta' && e.data.index === 4);
     await call(base, 'POST', `${S}/${id}/stop`, {});

@@ -40,7 +40,9 @@ describe('Anthropic-compatible ingress (/v1/messages) and cross-protocol transla
 
   describe.each(upstreams)('with the official @anthropic-ai/sdk against $label', ({ model, up, protocol }) => {
     it('creates a message', async () => {
-      const { data: msg, response } = await anthropic.messages.create({ model, max_tokens: 64, system: 'be kind', messages: [{ role: 'user', content: 'hello there' }] }).withResponse();
+      const { data: msg, response } = await anthropic.messages
+        .create({ model, max_tokens: 64, system: 'be kind', messages: [{ role: 'user', content: 'hello there' }] })
+        .withResponse();
       expect(msg.type).toBe('message');
       expect(msg.role).toBe('assistant');
       expect(msg.content).toEqual([{ type: 'text', text: 'echo: hello there' }]);
@@ -70,7 +72,9 @@ describe('Anthropic-compatible ingress (/v1/messages) and cross-protocol transla
 
     it('round-trips tool use', async () => {
       up().script({ toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }] });
-      const tools: Anthropic.Tool[] = [{ name: 'get_weather', description: 'weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }];
+      const tools: Anthropic.Tool[] = [
+        { name: 'get_weather', description: 'weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } },
+      ];
       const first = await anthropic.messages.create({ model, max_tokens: 64, tools, messages: [{ role: 'user', content: 'weather in Oslo?' }] });
       expect(first.stop_reason).toBe('tool_use');
       const use = first.content.find((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use')!;
@@ -92,7 +96,12 @@ describe('Anthropic-compatible ingress (/v1/messages) and cross-protocol transla
         const msgs = sent.messages as Array<Record<string, unknown>>;
         expect(msgs[1]).toMatchObject({ role: 'assistant', tool_calls: [{ id: use.id, function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] });
         expect(msgs[2]).toEqual({ role: 'tool', tool_call_id: use.id, content: '21°C, clear' });
-        expect(sent.tools).toEqual([{ type: 'function', function: { name: 'get_weather', description: 'weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }]);
+        expect(sent.tools).toEqual([
+          {
+            type: 'function',
+            function: { name: 'get_weather', description: 'weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+          },
+        ]);
       } else {
         expect((sent.messages as Array<{ content: unknown }>)[2].content).toEqual([{ type: 'tool_result', tool_use_id: use.id, content: '21°C, clear' }]);
       }
@@ -100,7 +109,12 @@ describe('Anthropic-compatible ingress (/v1/messages) and cross-protocol transla
 
     it('streams tool use as a tool_use block with input_json_delta', async () => {
       up().script({ toolCalls: [{ name: 'lookup', arguments: { q: 'hecate' } }] });
-      const stream = anthropic.messages.stream({ model, max_tokens: 64, tools: [{ name: 'lookup', input_schema: { type: 'object' } }], messages: [{ role: 'user', content: 'find' }] });
+      const stream = anthropic.messages.stream({
+        model,
+        max_tokens: 64,
+        tools: [{ name: 'lookup', input_schema: { type: 'object' } }],
+        messages: [{ role: 'user', content: 'find' }],
+      });
       const final = await stream.finalMessage();
       expect(final.stop_reason).toBe('tool_use');
       expect(final.content.find((b) => b.type === 'tool_use')).toMatchObject({ name: 'lookup', input: { q: 'hecate' } });
@@ -118,16 +132,32 @@ describe('Anthropic-compatible ingress (/v1/messages) and cross-protocol transla
 
   describe('the openai client against the Anthropic-protocol upstream', () => {
     it('completes and streams through the translation', async () => {
-      const res = await openai.chat.completions.create({ model: 'claude-sonnet-4-5', messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: 'hi' }] });
+      const res = await openai.chat.completions.create({
+        model: 'claude-sonnet-4-5',
+        messages: [
+          { role: 'system', content: 'sys' },
+          { role: 'user', content: 'hi' },
+        ],
+      });
       expect(res.choices[0].message.content).toBe('echo: hi');
       expect(res.choices[0].finish_reason).toBe('stop');
       expect(res.usage?.prompt_tokens).toBeGreaterThan(0);
-      expect(anth.requests.find((r) => r.method === 'POST')!.body).toMatchObject({ model: 'claude-sonnet-4-5', system: 'sys', max_tokens: 4096, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] });
+      expect(anth.requests.find((r) => r.method === 'POST')!.body).toMatchObject({
+        model: 'claude-sonnet-4-5',
+        system: 'sys',
+        max_tokens: 4096,
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+      });
       expect(anth.requests.find((r) => r.method === 'POST')!.headers['x-api-key']).toBe(ANTHROPIC_KEY);
       expect(anth.requests.find((r) => r.method === 'POST')!.headers['anthropic-version']).toBe('2023-06-01');
 
       anth.script({ content: 'x y z', chunks: 3 });
-      const stream = await openai.chat.completions.create({ model: 'claude-sonnet-4-5', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'go' }] });
+      const stream = await openai.chat.completions.create({
+        model: 'claude-sonnet-4-5',
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: 'user', content: 'go' }],
+      });
       let text = '';
       let usage: OpenAI.CompletionUsage | null | undefined;
       for await (const chunk of stream) {
@@ -151,7 +181,11 @@ describe('Anthropic-compatible ingress (/v1/messages) and cross-protocol transla
       await openai.chat.completions.create({
         model: 'claude-sonnet-4-5',
         tools,
-        messages: [{ role: 'user', content: 'call f' }, message as OpenAI.ChatCompletionAssistantMessageParam, { role: 'tool', tool_call_id: call.id, content: 'ok' }],
+        messages: [
+          { role: 'user', content: 'call f' },
+          message as OpenAI.ChatCompletionAssistantMessageParam,
+          { role: 'tool', tool_call_id: call.id, content: 'ok' },
+        ],
       });
       const sent = anth.requests[anth.requests.length - 1].body!.messages as Array<{ role: string; content: unknown }>;
       expect(sent[1]).toEqual({ role: 'assistant', content: message.content_blocks });
@@ -165,11 +199,19 @@ describe('Anthropic-compatible ingress (/v1/messages) and cross-protocol transla
         messages: [
           { role: 'user', content: 'call f' },
           { role: 'assistant', content: null, tool_calls: [call] },
-          { role: 'tool', tool_call_id: 'call_1', content: 'The tool call was not executed: stopped.', tool_error: true } as OpenAI.ChatCompletionToolMessageParam,
+          {
+            role: 'tool',
+            tool_call_id: 'call_1',
+            content: 'The tool call was not executed: stopped.',
+            tool_error: true,
+          } as OpenAI.ChatCompletionToolMessageParam,
         ],
       });
       const toAnthropic = anth.requests[anth.requests.length - 1].body!.messages as Array<{ role: string; content: unknown }>;
-      expect(toAnthropic[2]).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_1', content: 'The tool call was not executed: stopped.', is_error: true }] });
+      expect(toAnthropic[2]).toEqual({
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: 'call_1', content: 'The tool call was not executed: stopped.', is_error: true }],
+      });
 
       await anthropic.messages.create({
         model: 'gpt-4o-mini',
@@ -191,9 +233,14 @@ describe('Anthropic-compatible ingress (/v1/messages) and cross-protocol transla
     });
 
     it('answers errors in the Anthropic error shape', async () => {
-      const err = (await anthropic.messages.create({ model: 'claude-nope', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e)) as InstanceType<typeof Anthropic.APIError>;
+      const err = (await anthropic.messages
+        .create({ model: 'claude-nope', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] })
+        .catch((e: unknown) => e)) as InstanceType<typeof Anthropic.APIError>;
       expect(err.status).toBe(422);
-      expect(err.error).toMatchObject({ type: 'error', error: { type: 'model_not_configured', suggested_models: expect.any(Array), request_id: expect.any(String) } });
+      expect(err.error).toMatchObject({
+        type: 'error',
+        error: { type: 'model_not_configured', suggested_models: expect.any(Array), request_id: expect.any(String) },
+      });
     });
   });
 });

@@ -8,7 +8,11 @@ export const jsonHeaders = { ...auth, 'content-type': 'application/json' };
 /** Every response body a test saw, so the leak check can grep them all. */
 export const seenBodies: string[] = [];
 
-export async function api<T = Record<string, unknown>>(base: string, path: string, init: RequestInit = {}): Promise<{ status: number; body: T; headers: Headers }> {
+export async function api<T = Record<string, unknown>>(
+  base: string,
+  path: string,
+  init: RequestInit = {},
+): Promise<{ status: number; body: T; headers: Headers }> {
   const headers = { ...(init.body === undefined ? auth : jsonHeaders), ...(init.headers as Record<string, string> | undefined) };
   const res = await fetch(`${base}${path}`, { ...init, headers });
   const text = await res.text();
@@ -22,7 +26,8 @@ export async function api<T = Record<string, unknown>>(base: string, path: strin
   return { status: res.status, body: body as T, headers: res.headers };
 }
 
-export const post = <T = Record<string, unknown>>(base: string, path: string, body: unknown) => api<T>(base, path, { method: 'POST', body: JSON.stringify(body) });
+export const post = <T = Record<string, unknown>>(base: string, path: string, body: unknown) =>
+  api<T>(base, path, { method: 'POST', body: JSON.stringify(body) });
 
 export async function fakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeUpstream> {
   return startFakeUpstream(opts);
@@ -34,7 +39,11 @@ export function startGateway(env: Record<string, string>, role: 'all' | 'api' = 
 }
 
 /** PROVIDER_<NAME>_* for a fake upstream. */
-export function providerEnv(name: string, upstream: { url: string }, extra: { key?: string; protocol?: 'openai' | 'anthropic'; kind?: 'local' | 'cloud'; defaultModel?: string } = {}): Record<string, string> {
+export function providerEnv(
+  name: string,
+  upstream: { url: string },
+  extra: { key?: string; protocol?: 'openai' | 'anthropic'; kind?: 'local' | 'cloud'; defaultModel?: string } = {},
+): Record<string, string> {
   const p = `PROVIDER_${name.toUpperCase()}`;
   const env: Record<string, string> = { [`${p}_BASE_URL`]: `${upstream.url}/v1` };
   if (extra.key) env[`${p}_API_KEY`] = extra.key;

@@ -102,20 +102,33 @@ describe('OpenAI-compatible ingress with the official openai client', () => {
     expect(body).not.toContain('"usage"');
     expect(upstream.requests.find((r) => r.method === 'POST')!.body?.stream_options).toEqual({ include_usage: true });
     const requestId = res.headers.get('x-request-id')!;
-    const events = await waitFor(async () => {
-      const r = await api<{ data: Array<Record<string, unknown>> }>(server.url, `/hecate/v1/usage/events?request_id=${requestId}`);
-      return r.body.data.length > 0 ? r.body.data : undefined;
-    }, { what: 'ledger row' });
+    const events = await waitFor(
+      async () => {
+        const r = await api<{ data: Array<Record<string, unknown>> }>(server.url, `/hecate/v1/usage/events?request_id=${requestId}`);
+        return r.body.data.length > 0 ? r.body.data : undefined;
+      },
+      { what: 'ledger row' },
+    );
     expect(events[0]).toMatchObject({ input_tokens: 11, output_tokens: 7, cost_micros_usd: Math.ceil((11 * 150_000 + 7 * 600_000) / 1e6) });
   });
 
   it('round-trips parallel tool calls', async () => {
-    upstream.script({ toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }, { name: 'get_time', arguments: { tz: 'CET' } }] });
+    upstream.script({
+      toolCalls: [
+        { name: 'get_weather', arguments: { city: 'Oslo' } },
+        { name: 'get_time', arguments: { tz: 'CET' } },
+      ],
+    });
     const tools: OpenAI.ChatCompletionTool[] = [
       { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
       { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: { tz: { type: 'string' } } } } },
     ];
-    const first = await client.chat.completions.create({ model: 'gpt-4o-mini', tools, tool_choice: 'auto', messages: [{ role: 'user', content: 'weather and time?' }] });
+    const first = await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      tools,
+      tool_choice: 'auto',
+      messages: [{ role: 'user', content: 'weather and time?' }],
+    });
     const calls = first.choices[0].message.tool_calls ?? [];
     expect(first.choices[0].finish_reason).toBe('tool_calls');
     expect(calls.map((c) => (c as { function: { name: string } }).function.name)).toEqual(['get_weather', 'get_time']);
@@ -132,7 +145,9 @@ describe('OpenAI-compatible ingress with the official openai client', () => {
     expect(second.choices[0].message.content).toBe('It is sunny at noon.');
     const sent = upstream.requests[upstream.requests.length - 1].body!;
     expect(sent.tool_choice).toBeUndefined();
-    expect((sent.messages as Array<{ role: string; tool_call_id?: string }>).filter((m) => m.role === 'tool').map((m) => m.tool_call_id)).toEqual(calls.map((c) => c.id));
+    expect((sent.messages as Array<{ role: string; tool_call_id?: string }>).filter((m) => m.role === 'tool').map((m) => m.tool_call_id)).toEqual(
+      calls.map((c) => c.id),
+    );
     expect(sent.tools).toHaveLength(2);
   });
 
@@ -162,7 +177,15 @@ describe('OpenAI-compatible ingress with the official openai client', () => {
     const image = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg==';
     const res = await client.chat.completions.create({
       model: 'gpt-4o',
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'describe' }, { type: 'image_url', image_url: { url: image, detail: 'low' } }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'describe' },
+            { type: 'image_url', image_url: { url: image, detail: 'low' } },
+          ],
+        },
+      ],
       response_format: { type: 'json_object' },
       // @ts-expect-error: an upstream-specific extension field must reach the upstream untouched
       top_k_custom: 7,
@@ -184,7 +207,15 @@ describe('OpenAI-compatible ingress with the official openai client', () => {
       top_k_custom: 7,
       messages: [
         { role: 'user', content: 'look it up' },
-        { role: 'assistant', content: null, tool_calls: [call], content_blocks: [{ type: 'thinking', thinking: 'hmm', signature: 'c2ln' }, { type: 'tool_use', id: 'call_1', name: 'lookup', input: {} }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [call],
+          content_blocks: [
+            { type: 'thinking', thinking: 'hmm', signature: 'c2ln' },
+            { type: 'tool_use', id: 'call_1', name: 'lookup', input: {} },
+          ],
+        },
         { role: 'tool', tool_call_id: 'call_1', content: 'The tool call was not executed: stopped.', tool_error: true },
         { role: 'user', content: 'and now?' },
       ],
@@ -242,8 +273,13 @@ describe('OpenAI-compatible ingress with the official openai client', () => {
   });
 
   it('maps upstream failures without leaking the upstream URL or key', async () => {
-    upstream.script({ status: 400, errorBody: { error: { message: `bad request for key ${PROVIDER_KEY} at ${upstream.url}`, type: 'invalid_request_error' } } });
-    const err = (await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    upstream.script({
+      status: 400,
+      errorBody: { error: { message: `bad request for key ${PROVIDER_KEY} at ${upstream.url}`, type: 'invalid_request_error' } },
+    });
+    const err = (await client.chat.completions
+      .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] })
+      .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
     expect(err.status).toBe(400);
     expect(JSON.stringify(err.error)).not.toContain(PROVIDER_KEY);
   });
@@ -267,11 +303,22 @@ describe('OpenAI-compatible ingress with the official openai client', () => {
   it('records one ledger row per upstream call and a trace per request', async () => {
     const { response } = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ledger' }] }).withResponse();
     const requestId = response.headers.get('x-request-id')!;
-    const events = await waitFor(async () => {
-      const r = await api<{ data: Array<Record<string, unknown>> }>(server.url, `/hecate/v1/usage/events?request_id=${requestId}`);
-      return r.body.data.length > 0 ? r.body.data : undefined;
-    }, { what: 'ledger row' });
-    expect(events[0]).toMatchObject({ request_id: requestId, provider: 'fakeai', model: 'gpt-4o-mini', status: 'ok', attempt: 1, tenant_id: 'default', route_reason: 'requested_model' });
+    const events = await waitFor(
+      async () => {
+        const r = await api<{ data: Array<Record<string, unknown>> }>(server.url, `/hecate/v1/usage/events?request_id=${requestId}`);
+        return r.body.data.length > 0 ? r.body.data : undefined;
+      },
+      { what: 'ledger row' },
+    );
+    expect(events[0]).toMatchObject({
+      request_id: requestId,
+      provider: 'fakeai',
+      model: 'gpt-4o-mini',
+      status: 'ok',
+      attempt: 1,
+      tenant_id: 'default',
+      route_reason: 'requested_model',
+    });
     expect(events[0].input_tokens).toBeGreaterThan(0);
     expect(events[0].cost_micros_usd).toBeGreaterThan(0);
     const summary = await api<{ data: Record<string, unknown> }>(server.url, '/hecate/v1/usage/summary');
@@ -284,7 +331,12 @@ describe('OpenAI-compatible ingress with the official openai client', () => {
       attempts: [{ provider: 'fakeai', attempt: 1, status: 'ok' }],
     });
     const attrs = trace.body.data.spans[0].attributes;
-    expect(attrs).toMatchObject({ 'gen_ai.operation.name': 'chat', 'gen_ai.system': 'fakeai', 'gen_ai.request.model': 'gpt-4o-mini', 'gen_ai.response.model': 'gpt-4o-mini' });
+    expect(attrs).toMatchObject({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.system': 'fakeai',
+      'gen_ai.request.model': 'gpt-4o-mini',
+      'gen_ai.response.model': 'gpt-4o-mini',
+    });
     expect(attrs['gen_ai.usage.input_tokens']).toBeGreaterThan(0);
   });
 

@@ -6,7 +6,15 @@ import { embeddedEnv, freePort, ServerProcess, startServer } from '../../support
 import { api, fakeUpstream, FakeUpstream, OPERATOR_TOKEN, post, providerEnv, seenBodies, startGateway } from './gateway-harness';
 
 type Check = { name: string; status: string; reason: string; message: string; operator_action?: string };
-type Status = { name: string; kind: string; routing_ready: boolean; routing_blocked_reason?: string; credential_state: string; models: string[]; readiness_checks: Check[] };
+type Status = {
+  name: string;
+  kind: string;
+  routing_ready: boolean;
+  routing_blocked_reason?: string;
+  credential_state: string;
+  models: string[];
+  readiness_checks: Check[];
+};
 
 const LIMITED_KEY = 'sk-e2e-limited-provider-key-0004';
 const STORED_KEY = 'sk-e2e-stored-provider-key-0005';
@@ -84,7 +92,11 @@ describe('providers: presets, readiness, settings, capabilities, pricing (embedd
     const s = await statusOf('openai');
     expect(s.routing_ready).toBe(false);
     expect(s.routing_blocked_reason).toBe('credential_missing');
-    expect(check(s, 'credentials')).toMatchObject({ status: 'blocked', reason: 'credential_missing', operator_action: expect.stringContaining('PROVIDER_OPENAI_API_KEY') });
+    expect(check(s, 'credentials')).toMatchObject({
+      status: 'blocked',
+      reason: 'credential_missing',
+      operator_action: expect.stringContaining('PROVIDER_OPENAI_API_KEY'),
+    });
     expect(check(s, 'routing')).toMatchObject({ status: 'blocked', reason: 'credential_missing' });
   });
 
@@ -139,7 +151,15 @@ describe('providers: presets, readiness, settings, capabilities, pricing (embedd
       api_key: STORED_KEY,
     });
     expect(created.status).toBe(201);
-    expect(created.body.data).toMatchObject({ id: 'ollama_gpu', preset_id: 'ollama', kind: 'local', protocol: 'openai', source: 'settings', credential_state: 'configured', api_key_configured: true });
+    expect(created.body.data).toMatchObject({
+      id: 'ollama_gpu',
+      preset_id: 'ollama',
+      kind: 'local',
+      protocol: 'openai',
+      source: 'settings',
+      credential_state: 'configured',
+      api_key_configured: true,
+    });
     expect(JSON.stringify(created.body)).not.toContain(STORED_KEY);
     const second = await post(server.url, '/hecate/v1/settings/providers', { preset_id: 'ollama', custom_name: 'ollama-cpu', base_url: `${good.url}/v1` });
     expect(second.status).toBe(201);
@@ -147,13 +167,23 @@ describe('providers: presets, readiness, settings, capabilities, pricing (embedd
     expect((await post(server.url, '/hecate/v1/settings/providers', { preset_id: 'nope' })).status).toBe(400);
 
     // The stored key reaches the upstream.
-    const chat = await post(server.url, '/v1/chat/completions', { provider: 'ollama_gpu', model: 'qwen2.5-coder', messages: [{ role: 'user', content: 'hi' }] });
+    const chat = await post(server.url, '/v1/chat/completions', {
+      provider: 'ollama_gpu',
+      model: 'qwen2.5-coder',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     expect(chat.status).toBe(200);
     expect(good.requests.find((r) => r.method === 'POST')?.apiKey).toBe(STORED_KEY);
 
-    const patched = await api<{ data: Record<string, unknown> }>(server.url, '/hecate/v1/settings/providers/ollama_gpu', { method: 'PATCH', body: JSON.stringify({ default_model: 'qwen2.5-coder' }) });
+    const patched = await api<{ data: Record<string, unknown> }>(server.url, '/hecate/v1/settings/providers/ollama_gpu', {
+      method: 'PATCH',
+      body: JSON.stringify({ default_model: 'qwen2.5-coder' }),
+    });
     expect(patched.body.data.default_model).toBe('qwen2.5-coder');
-    const cleared = await api<{ data: Record<string, unknown> }>(server.url, '/hecate/v1/settings/providers/ollama_gpu/api-key', { method: 'PUT', body: JSON.stringify({ api_key: null }) });
+    const cleared = await api<{ data: Record<string, unknown> }>(server.url, '/hecate/v1/settings/providers/ollama_gpu/api-key', {
+      method: 'PUT',
+      body: JSON.stringify({ api_key: null }),
+    });
     expect(cleared.body.data).toMatchObject({ credential_state: 'not_required', api_key_configured: false });
     const list = await api<{ data: Array<Record<string, unknown>> }>(server.url, '/hecate/v1/settings/providers');
     expect(list.body.data.map((p) => p.id)).toEqual(expect.arrayContaining(['good', 'ollama_gpu', 'ollama_cpu', 'openai']));
@@ -171,11 +201,19 @@ describe('providers: presets, readiness, settings, capabilities, pricing (embedd
 
   it('applies capability overrides over probes over the catalog', async () => {
     const caps = async () => {
-      const models = await api<{ data: Array<{ id: string; owned_by: string; metadata: { capabilities: Record<string, unknown> } }> }>(server.url, '/v1/models');
+      const models = await api<{ data: Array<{ id: string; owned_by: string; metadata: { capabilities: Record<string, unknown> } }> }>(
+        server.url,
+        '/v1/models',
+      );
       return models.body.data.find((m) => m.id === 'qwen2.5-coder' && m.owned_by === 'good')!.metadata.capabilities;
     };
     expect(await caps()).toMatchObject({ tool_calling: 'unknown', source: 'provider' });
-    const probe = await post<{ object: string; data: Record<string, unknown> }>(server.url, '/hecate/v1/model-capabilities/probes', { provider: 'good', model: 'qwen2.5-coder', tool_calling: 'basic', note: 'probe ok' });
+    const probe = await post<{ object: string; data: Record<string, unknown> }>(server.url, '/hecate/v1/model-capabilities/probes', {
+      provider: 'good',
+      model: 'qwen2.5-coder',
+      tool_calling: 'basic',
+      note: 'probe ok',
+    });
     expect(probe.status).toBe(200);
     expect(probe.body).toMatchObject({ object: 'model_capability', data: { source: 'manual_probe', tool_calling: 'basic' } });
     expect(await caps()).toMatchObject({ tool_calling: 'basic', source: 'manual_probe' });
@@ -184,13 +222,31 @@ describe('providers: presets, readiness, settings, capabilities, pricing (embedd
       body: JSON.stringify({ provider: 'good', model: 'qwen2.5-coder', tool_calling: 'none', streaming: true, max_context_tokens: 32768, note: 'no tools' }),
     });
     expect(override.status).toBe(200);
-    expect(override.body).toMatchObject({ object: 'model_capability', data: { provider: 'good', model: 'qwen2.5-coder', tool_calling: 'none', max_context_tokens: 32768, source: 'operator_override', note: 'no tools', updated_at: expect.any(String) } });
+    expect(override.body).toMatchObject({
+      object: 'model_capability',
+      data: {
+        provider: 'good',
+        model: 'qwen2.5-coder',
+        tool_calling: 'none',
+        max_context_tokens: 32768,
+        source: 'operator_override',
+        note: 'no tools',
+        updated_at: expect.any(String),
+      },
+    });
     expect(await caps()).toMatchObject({ tool_calling: 'none', max_context_tokens: 32768, source: 'operator_override' });
     // A tools request skips a model whose tool calling is `none`.
-    const withTools = await post(server.url, '/v1/chat/completions', { model: 'qwen2.5-coder', tools: [{ type: 'function', function: { name: 'f', parameters: {} } }], messages: [{ role: 'user', content: 'x' }] });
+    const withTools = await post(server.url, '/v1/chat/completions', {
+      model: 'qwen2.5-coder',
+      tools: [{ type: 'function', function: { name: 'f', parameters: {} } }],
+      messages: [{ role: 'user', content: 'x' }],
+    });
     expect(withTools.status).toBe(503);
     expect(withTools.body).toMatchObject({ error: { type: 'route_impossible', candidates: [{ provider: 'good', skip_reason: 'tool_calling_unsupported' }] } });
-    const invalid = await api(server.url, '/hecate/v1/model-capabilities/overrides', { method: 'PUT', body: JSON.stringify({ provider: 'good', model: 'x', tool_calling: 'unknown' }) });
+    const invalid = await api(server.url, '/hecate/v1/model-capabilities/overrides', {
+      method: 'PUT',
+      body: JSON.stringify({ provider: 'good', model: 'x', tool_calling: 'unknown' }),
+    });
     expect(invalid.status).toBe(400);
     const removed = await api(server.url, '/hecate/v1/model-capabilities/overrides?provider=good&model=qwen2.5-coder', { method: 'DELETE' });
     expect(removed.status).toBe(200);
@@ -205,11 +261,20 @@ describe('providers: presets, readiness, settings, capabilities, pricing (embedd
       body: JSON.stringify({ input_micros_usd_per_million_tokens: 2_000_000, output_micros_usd_per_million_tokens: 8_000_000 }),
     });
     expect(put.status).toBe(200);
-    expect(put.body).toMatchObject({ data: { provider: 'good', model: 'gpt-4o-mini', cached_input_micros_usd_per_million_tokens: 2_000_000, source: 'manual' } });
-    const paid = await post<{ usage: { prompt_tokens: number; completion_tokens: number } }>(server.url, '/v1/chat/completions', { provider: 'good', model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'price me' }] });
+    expect(put.body).toMatchObject({
+      data: { provider: 'good', model: 'gpt-4o-mini', cached_input_micros_usd_per_million_tokens: 2_000_000, source: 'manual' },
+    });
+    const paid = await post<{ usage: { prompt_tokens: number; completion_tokens: number } }>(server.url, '/v1/chat/completions', {
+      provider: 'good',
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'price me' }],
+    });
     const micros = Math.ceil((paid.body.usage.prompt_tokens * 2_000_000 + paid.body.usage.completion_tokens * 8_000_000) / 1e6);
     expect(paid.headers.get('x-runtime-cost-usd')).toBe((micros / 1e6).toFixed(6));
-    const events = await api<{ data: Array<{ cost_micros_usd: number }> }>(server.url, `/hecate/v1/usage/events?request_id=${paid.headers.get('x-request-id')}`);
+    const events = await api<{ data: Array<{ cost_micros_usd: number }> }>(
+      server.url,
+      `/hecate/v1/usage/events?request_id=${paid.headers.get('x-request-id')}`,
+    );
     expect(events.body.data[0].cost_micros_usd).toBe(micros);
     expect((await api(server.url, '/hecate/v1/settings/pricing/good/gpt-4o-mini', { method: 'DELETE' })).status).toBe(200);
   });
@@ -220,7 +285,16 @@ describe('providers: presets, readiness, settings, capabilities, pricing (embedd
     expect(res.body.data.map((d) => d.preset_id)).toEqual(['llamacpp', 'lmstudio', 'localai', 'ollama']);
     for (const d of res.body.data) {
       expect(['running', 'installed', 'not_detected']).toContain(d.status);
-      expect(d).toMatchObject({ name: expect.any(String), base_url: expect.any(String), probe_url: expect.any(String), command: expect.any(String), command_available: expect.any(Boolean), http_available: expect.any(Boolean), model_count: expect.any(Number), models: expect.any(Array) });
+      expect(d).toMatchObject({
+        name: expect.any(String),
+        base_url: expect.any(String),
+        probe_url: expect.any(String),
+        command: expect.any(String),
+        command_available: expect.any(Boolean),
+        http_available: expect.any(Boolean),
+        model_count: expect.any(Number),
+        models: expect.any(Array),
+      });
     }
     expect(res.body.data.find((d) => d.preset_id === 'ollama')!.probe_url).toBe('http://127.0.0.1:11434/api/tags');
   });
@@ -242,7 +316,13 @@ describe('providers in scaled mode: encrypted at rest, changes reach every api p
   beforeAll(async () => {
     db = await createScratchDatabase();
     up = await fakeUpstream({ models: ['m-scaled'], requireKey: KEY });
-    const env = { DATABASE_URL: db.url, REDIS_URL: testRedisUrl(), GATEWAY_REDIS_PREFIX: uniqueId('p'), GATEWAY_MIGRATE_ON_BOOT: 'true', GATEWAY_AUTH_TOKEN: OPERATOR_TOKEN };
+    const env = {
+      DATABASE_URL: db.url,
+      REDIS_URL: testRedisUrl(),
+      GATEWAY_REDIS_PREFIX: uniqueId('p'),
+      GATEWAY_MIGRATE_ON_BOOT: 'true',
+      GATEWAY_AUTH_TOKEN: OPERATOR_TOKEN,
+    };
     servers.push(await startServer('api', { ...env, GATEWAY_SECRET_KEY: 'c2NhbGVkLXNlY3JldC1rZXktZm9yLWUyZS10ZXN0czAx' }));
     servers.push(await startServer('api', { ...env, GATEWAY_SECRET_KEY: 'c2NhbGVkLXNlY3JldC1rZXktZm9yLWUyZS10ZXN0czAx' }));
     // A third process without GATEWAY_SECRET_KEY, on its own prefix, with an env-held key.
@@ -255,19 +335,30 @@ describe('providers in scaled mode: encrypted at rest, changes reach every api p
   });
 
   it('stores the key encrypted, and another process routes with it after the change event', async () => {
-    const created = await post(servers[0].url, '/hecate/v1/settings/providers', { custom_name: 'shared', base_url: `${up.url}/v1`, kind: 'local', api_key: KEY });
+    const created = await post(servers[0].url, '/hecate/v1/settings/providers', {
+      custom_name: 'shared',
+      base_url: `${up.url}/v1`,
+      kind: 'local',
+      api_key: KEY,
+    });
     expect(created.status).toBe(201);
     const rows = await sql<{ api_key_ciphertext: string }>(db.url, `SELECT api_key_ciphertext FROM gateway_providers WHERE id = 'shared'`);
     expect(rows[0].api_key_ciphertext).toMatch(/^v1:/);
     expect(rows[0].api_key_ciphertext).not.toContain(KEY);
-    await waitFor(async () => (await api<{ data: Array<{ id: string }> }>(servers[1].url, '/hecate/v1/settings/providers')).body.data.some((p) => p.id === 'shared'), { what: 'provider on the second process' });
+    await waitFor(
+      async () => (await api<{ data: Array<{ id: string }> }>(servers[1].url, '/hecate/v1/settings/providers')).body.data.some((p) => p.id === 'shared'),
+      { what: 'provider on the second process' },
+    );
     const client = new OpenAI({ baseURL: `${servers[1].url}/v1`, apiKey: OPERATOR_TOKEN, maxRetries: 0 });
     const res = await client.chat.completions.create({ model: 'm-scaled', messages: [{ role: 'user', content: 'hi' }] });
     expect(res.choices[0].message.content).toBe('echo: hi');
   });
 
   it('refuses to store a key without GATEWAY_SECRET_KEY but still routes with an env-held key', async () => {
-    const refused = await api<{ error: Record<string, string> }>(servers[2].url, '/hecate/v1/settings/providers/envkey/api-key', { method: 'PUT', body: JSON.stringify({ api_key: 'sk-new-key-123456' }) });
+    const refused = await api<{ error: Record<string, string> }>(servers[2].url, '/hecate/v1/settings/providers/envkey/api-key', {
+      method: 'PUT',
+      body: JSON.stringify({ api_key: 'sk-new-key-123456' }),
+    });
     expect(refused.status).toBe(409);
     expect(refused.body.error.message).toContain('GATEWAY_SECRET_KEY');
     const ok = await post(servers[2].url, '/v1/chat/completions', { model: 'm-scaled', messages: [{ role: 'user', content: 'env' }] });

@@ -5,7 +5,12 @@ import { ServerProcess, startServer } from '../../support/server-process';
 import { api, fakeUpstream, FakeUpstream, OPERATOR_TOKEN, post, providerEnv, sseFrames, startGateway } from './gateway-harness';
 
 type ChatBody = { error: { type: string; message: string; [k: string]: unknown } };
-type Status = { name: string; routing_ready: boolean; routing_blocked_reason?: string; readiness_checks: Array<{ name: string; status: string; reason: string }> };
+type Status = {
+  name: string;
+  routing_ready: boolean;
+  routing_blocked_reason?: string;
+  readiness_checks: Array<{ name: string; status: string; reason: string }>;
+};
 
 describe('routing: retries, failover, circuit breaker, timeouts', () => {
   let server: ServerProcess;
@@ -31,14 +36,18 @@ describe('routing: retries, failover, circuit breaker, timeouts', () => {
     const a = await fakeUpstream({ models: [model] });
     const b = await fakeUpstream({ models: [model] });
     upstreams.push(a, b);
-    for (const [suffix, up] of [['a', a], ['b', b]] as const) {
+    for (const [suffix, up] of [
+      ['a', a],
+      ['b', b],
+    ] as const) {
       const res = await post(server.url, '/hecate/v1/settings/providers', { custom_name: `${tag}_${suffix}`, base_url: `${up.url}/v1`, kind: 'local' });
       expect(res.status).toBe(201);
     }
     return { a, b };
   }
 
-  const chat = (model: string, extra: Record<string, unknown> = {}) => post<ChatBody>(server.url, '/v1/chat/completions', { model, messages: [{ role: 'user', content: 'ping' }], ...extra });
+  const chat = (model: string, extra: Record<string, unknown> = {}) =>
+    post<ChatBody>(server.url, '/v1/chat/completions', { model, messages: [{ role: 'user', content: 'ping' }], ...extra });
   const posts = (u: FakeUpstream) => u.requests.filter((r) => r.method === 'POST').length;
   const trace = async (requestId: string) => (await api<{ data: GatewayTrace }>(server.url, `/hecate/v1/traces?request_id=${requestId}`)).body.data;
   const status = async (name: string) => (await api<{ data: Status[] }>(server.url, '/hecate/v1/providers/status')).body.data.find((s) => s.name === name)!;
@@ -55,15 +64,21 @@ describe('routing: retries, failover, circuit breaker, timeouts', () => {
     const t = await trace(res.headers.get('x-request-id')!);
     expect(t.route).toMatchObject({ reason: 'requested_model', failover: true, fallback_from: 'fo500_a', selected_provider: 'fo500_b' });
     expect(t.route.candidates).toEqual(
-      expect.arrayContaining([expect.objectContaining({ provider: 'fo500_a', status: 'failed' }), expect.objectContaining({ provider: 'fo500_b', status: 'selected' })]),
+      expect.arrayContaining([
+        expect.objectContaining({ provider: 'fo500_a', status: 'failed' }),
+        expect.objectContaining({ provider: 'fo500_b', status: 'selected' }),
+      ]),
     );
     expect(t.attempts.map((x) => [x.provider, x.status, x.upstream_status])).toEqual([
       ['fo500_a', 'error', 500],
       ['fo500_a', 'error', 500],
       ['fo500_b', 'ok', undefined],
     ]);
-    const ledger = await api<{ data: Array<{ provider: string; status: string; attempt: number }> }>(server.url, `/hecate/v1/usage/events?request_id=${res.headers.get('x-request-id')}`);
-    expect(ledger.body.data.map((r) => [r.provider, r.status, r.attempt]).sort((x, y) => x[2] as number - (y[2] as number))).toEqual([
+    const ledger = await api<{ data: Array<{ provider: string; status: string; attempt: number }> }>(
+      server.url,
+      `/hecate/v1/usage/events?request_id=${res.headers.get('x-request-id')}`,
+    );
+    expect(ledger.body.data.map((r) => [r.provider, r.status, r.attempt]).sort((x, y) => (x[2] as number) - (y[2] as number))).toEqual([
       ['fo500_a', 'error', 1],
       ['fo500_a', 'error', 2],
       ['fo500_b', 'ok', 3],
@@ -107,7 +122,13 @@ describe('routing: retries, failover, circuit breaker, timeouts', () => {
   it('ends a stream whose upstream drops the connection with an error frame', async () => {
     const { a } = await pair('drop', 'm-drop');
     a.script({ content: 'a b c d e f', chunks: 6, dropAfterChunks: 2 });
-    const res = await post<string>(server.url, '/v1/messages', { model: 'm-drop', max_tokens: 10, stream: true, provider: 'drop_a', messages: [{ role: 'user', content: 'x' }] });
+    const res = await post<string>(server.url, '/v1/messages', {
+      model: 'm-drop',
+      max_tokens: 10,
+      stream: true,
+      provider: 'drop_a',
+      messages: [{ role: 'user', content: 'x' }],
+    });
     const frames = sseFrames(res.body);
     expect(frames[0].event).toBe('message_start');
     expect(frames[frames.length - 1]).toMatchObject({ event: 'error', data: { type: 'error', error: { type: 'api_error' } } });
@@ -157,7 +178,10 @@ describe('routing: retries, failover, circuit breaker, timeouts', () => {
     expect(open.readiness_checks.find((c) => c.name === 'health')).toMatchObject({ status: 'blocked', reason: 'circuit_open' });
 
     up.reset();
-    await waitFor(async () => (await status('circuit')).readiness_checks.find((c) => c.name === 'health')?.reason === 'half_open', { timeoutMs: 10_000, what: 'half-open' });
+    await waitFor(async () => (await status('circuit')).readiness_checks.find((c) => c.name === 'health')?.reason === 'half_open', {
+      timeoutMs: 10_000,
+      what: 'half-open',
+    });
     const ok = await chat('m-circuit');
     expect(ok.status).toBe(200);
     const healthy = await status('circuit');
@@ -201,7 +225,9 @@ describe('rate limit shared by two api processes (scaled mode)', () => {
       remaining.push(response.headers.get('x-ratelimit-remaining')!);
     }
     expect(remaining).toEqual(['2', '1', '0']);
-    const err = (await clients[1].chat.completions.create({ model: 'm-rl', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.RateLimitError>;
+    const err = (await clients[1].chat.completions
+      .create({ model: 'm-rl', messages: [{ role: 'user', content: 'x' }] })
+      .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.RateLimitError>;
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
     expect((err.error as Record<string, unknown>).type).toBe('rate_limit_exceeded');
     expect(err.headers?.get('x-ratelimit-remaining')).toBe('0');

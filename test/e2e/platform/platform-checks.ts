@@ -59,7 +59,13 @@ export function describePlatformHttp(getTarget: () => Target): void {
     expect(res.headers.get('x-trace-id')).toMatch(/^[0-9a-f]{32}$/);
     const body = await json(res);
     expect(body).toEqual({
-      error: expect.objectContaining({ type: 'not_found', request_id: 'my-request-42', trace_id: res.headers.get('x-trace-id'), user_message: expect.any(String), operator_action: expect.any(String) }),
+      error: expect.objectContaining({
+        type: 'not_found',
+        request_id: 'my-request-42',
+        trace_id: res.headers.get('x-trace-id'),
+        user_message: expect.any(String),
+        operator_action: expect.any(String),
+      }),
     });
   });
 
@@ -198,7 +204,12 @@ export function describePlatformHttp(getTarget: () => Target): void {
     expect(res.status).toBe(200);
     const body = await json(res);
     expect(body.object).toBe('system_stats');
-    expect(body.data).toMatchObject({ queue_depth: expect.any(Number), workers: expect.any(Number), version: expect.any(String), uptime_s: expect.any(Number) });
+    expect(body.data).toMatchObject({
+      queue_depth: expect.any(Number),
+      workers: expect.any(Number),
+      version: expect.any(String),
+      uptime_s: expect.any(Number),
+    });
   });
 
   it('never logs credentials', () => {

@@ -12,7 +12,11 @@ async function createProbe(apiUrl: string, sleepMs: number): Promise<{ status: n
 }
 
 const probeRow = async (dbUrl: string, id: string) =>
-  (await sql<{ status: string; attempts: number; worker: string | null }>(dbUrl, 'SELECT status, attempts, worker FROM system_queue_probes WHERE id = $1', [id]))[0];
+  (
+    await sql<{ status: string; attempts: number; worker: string | null }>(dbUrl, 'SELECT status, attempts, worker FROM system_queue_probes WHERE id = $1', [
+      id,
+    ])
+  )[0];
 
 describe('scaled mode under faults', () => {
   let db: ScratchDatabase;
@@ -76,10 +80,13 @@ describe('scaled mode under faults', () => {
     const privateRedis = await startPrivateRedis();
     const api = await start('api', { REDIS_URL: privateRedis.url });
     await privateRedis.stop();
-    const notReady = await waitFor(async () => {
-      const res = await fetch(`${api.url}/readyz`);
-      return res.status === 503 ? ((await res.json()) as { status: string; error: Record<string, unknown> }) : undefined;
-    }, { what: 'readiness to notice' });
+    const notReady = await waitFor(
+      async () => {
+        const res = await fetch(`${api.url}/readyz`);
+        return res.status === 503 ? ((await res.json()) as { status: string; error: Record<string, unknown> }) : undefined;
+      },
+      { what: 'readiness to notice' },
+    );
     expect(notReady.status).toBe('error');
     expect(Object.keys(notReady.error)).toContain('redis');
     const before = await sql<{ n: number }>(db.url, 'SELECT count(*)::int AS n FROM system_queue_probes');
@@ -134,7 +141,7 @@ describe('scaled startup guards', () => {
     expect(s.output()).toContain('REDIS_URL: scaled mode needs both DATABASE_URL and REDIS_URL');
   });
 
-  it("refuses a Redis whose maxmemory-policy is not noeviction, unless overridden", async () => {
+  it('refuses a Redis whose maxmemory-policy is not noeviction, unless overridden', async () => {
     const privateRedis = await startPrivateRedis();
     try {
       const admin = new Redis(privateRedis.url);

@@ -31,7 +31,11 @@ describe('scaled mode: api and worker as two processes on Postgres and Redis', (
   });
 
   it('runs queue probes on the worker process, not the api process', async () => {
-    const res = await fetch(`${api.url}/hecate/v1/system/queue-probes`, { method: 'POST', headers: { ...auth(OPERATOR_TOKEN), 'content-type': 'application/json' }, body: '{}' });
+    const res = await fetch(`${api.url}/hecate/v1/system/queue-probes`, {
+      method: 'POST',
+      headers: { ...auth(OPERATOR_TOKEN), 'content-type': 'application/json' },
+      body: '{}',
+    });
     const { id } = ((await res.json()) as { data: { id: string } }).data;
     const worked = await waitFor(async () => {
       const [row] = await sql<{ status: string; worker: string }>(db.url, 'SELECT status, worker FROM system_queue_probes WHERE id = $1', [id]);

@@ -56,7 +56,9 @@ describe('OpenTelemetry export', () => {
       () => {
         const mine = collector.spans.filter((s) => s.span.traceId === traceId);
         const scopes = new Set(mine.map((s) => s.scope));
-        return ['@opentelemetry/instrumentation-http', '@opentelemetry/instrumentation-pg', '@opentelemetry/instrumentation-ioredis'].every((x) => scopes.has(x))
+        return ['@opentelemetry/instrumentation-http', '@opentelemetry/instrumentation-pg', '@opentelemetry/instrumentation-ioredis'].every((x) =>
+          scopes.has(x),
+        )
           ? mine
           : undefined;
       },

@@ -46,10 +46,13 @@ describe('task runtime under faults (scaled)', () => {
   const runningOn = async (worker: ServerProcess, command: string) => {
     const pidFile = join(scratch, `pid-${Math.random().toString(36).slice(2)}`);
     const started = await c.startTask({ execution_kind: 'shell', shell_command: `echo $$ > ${pidFile}; echo started; ${command}` });
-    const events = await waitFor(async () => {
-      const list = await c.events(started.taskId, started.runId);
-      return list.some((e) => e.type === 'tool.shell.output_chunk') && existsSync(pidFile) ? list : undefined;
-    }, { what: 'the command running' });
+    const events = await waitFor(
+      async () => {
+        const list = await c.events(started.taskId, started.runId);
+        return list.some((e) => e.type === 'tool.shell.output_chunk') && existsSync(pidFile) ? list : undefined;
+      },
+      { what: 'the command running' },
+    );
     expect(events.find((e) => e.type === 'run.started')!.data.worker).toContain(`:${worker.proc.pid}:`);
     const childPid = Number(readFileSync(pidFile, 'utf8'));
     orphans.push(childPid);
@@ -135,7 +138,10 @@ describe('task runtime under faults (scaled)', () => {
       expectGapFree(events);
       expect(snapshots.map((f) => Number(f.id))).toEqual(events.map((e) => e.sequence));
       expect((await rc.run(taskId, runId)).status).toBe('completed');
-      const stdout = events.filter((e) => e.type === 'tool.shell.output_chunk').map((e) => e.data.data).join('');
+      const stdout = events
+        .filter((e) => e.type === 'tool.shell.output_chunk')
+        .map((e) => e.data.data)
+        .join('');
       expect(stdout).toContain('tick-16');
 
       // The queue works again without restarting any process.
@@ -159,26 +165,36 @@ describe('task runtime under faults (scaled)', () => {
     const { taskId, runId } = await c.startTask({ execution_kind: 'shell', shell_command: 'for i in $(seq 1 12); do echo n-$i; sleep 0.25; done' });
     const chunks = async () => (await c.events(taskId, runId)).filter((e) => e.type === 'tool.shell.output_chunk').length;
     await waitFor(async () => (await chunks()) > 0, { what: 'output streaming' });
-    const terminate = () => sql<{ n: number }>(db.url, `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`);
+    const terminate = () =>
+      sql<{ n: number }>(
+        db.url,
+        `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+      );
     expect((await terminate())[0].n).toBeGreaterThan(0);
     // Work continues on new connections; terminate everything once more while it does.
-    const seen = await waitFor(async () => {
-      try {
-        return await chunks();
-      } catch {
-        return undefined;
-      }
-    }, { what: 'the api to answer again' });
+    const seen = await waitFor(
+      async () => {
+        try {
+          return await chunks();
+        } catch {
+          return undefined;
+        }
+      },
+      { what: 'the api to answer again' },
+    );
     await waitFor(async () => (await chunks()) > seen, { what: 'the worker to write again' });
     expect((await terminate())[0].n).toBeGreaterThan(0);
-    const run = await waitFor(async () => {
-      try {
-        const r = await c.run(taskId, runId);
-        return ['completed', 'failed', 'cancelled'].includes(r.status as string) ? r : undefined;
-      } catch {
-        return undefined; // a request may land on a connection that was just terminated
-      }
-    }, { what: 'the run to finish', timeoutMs: 30_000 });
+    const run = await waitFor(
+      async () => {
+        try {
+          const r = await c.run(taskId, runId);
+          return ['completed', 'failed', 'cancelled'].includes(r.status as string) ? r : undefined;
+        } catch {
+          return undefined; // a request may land on a connection that was just terminated
+        }
+      },
+      { what: 'the run to finish', timeoutMs: 30_000 },
+    );
     expect(run.status).toBe('completed');
     expect(api.proc.exitCode).toBeNull();
     expect(worker.proc.exitCode).toBeNull();

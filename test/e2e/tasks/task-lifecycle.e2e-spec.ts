@@ -21,7 +21,14 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
 
   beforeAll(async () => {
     if (mode === 'embedded') {
-      c = new Client((await procs.start('all', embeddedTasksEnv({ GATEWAY_TASK_APPROVAL_POLICIES: POLICIES, GATEWAY_TASK_SANDBOX: SANDBOX, GATEWAY_TASK_MAX_OUTPUT_BYTES: String(MAX_OUTPUT) }))).url);
+      c = new Client(
+        (
+          await procs.start(
+            'all',
+            embeddedTasksEnv({ GATEWAY_TASK_APPROVAL_POLICIES: POLICIES, GATEWAY_TASK_SANDBOX: SANDBOX, GATEWAY_TASK_MAX_OUTPUT_BYTES: String(MAX_OUTPUT) }),
+          )
+        ).url,
+      );
     } else {
       const s = await scaledEnv({ GATEWAY_TASK_APPROVAL_POLICIES: POLICIES, GATEWAY_TASK_SANDBOX: SANDBOX, GATEWAY_TASK_MAX_OUTPUT_BYTES: String(MAX_OUTPUT) });
       db = s.db;
@@ -46,7 +53,11 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
   };
 
   it('runs a shell task to completion: steps, stdout/stderr artifacts, exit code, gap-free events on both feeds', async () => {
-    const { taskId, runId } = await startApproved({ execution_kind: 'shell', shell_command: 'echo hello; echo oops >&2; echo "home=$HOME"; echo "secret=${GATEWAY_AUTH_TOKEN:-none}"', title: 'hello' });
+    const { taskId, runId } = await startApproved({
+      execution_kind: 'shell',
+      shell_command: 'echo hello; echo oops >&2; echo "home=$HOME"; echo "secret=${GATEWAY_AUTH_TOKEN:-none}"',
+      title: 'hello',
+    });
     const run = await c.waitStatus(taskId, runId, ['completed', 'failed']);
     expect(run).toMatchObject({ status: 'completed', number: 1, attempts: 1 });
     expect((await c.ok('GET', `/hecate/v1/tasks/${taskId}`)).status).toBe('completed');
@@ -72,7 +83,19 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     expectGapFree(events);
     const types = events.map((e) => e.type);
     expect(types[0]).toBe('run.created');
-    expect(types).toEqual(expect.arrayContaining(['run.awaiting_approval', 'approval.requested', 'approval.resolved', 'run.queued', 'run.started', 'tool.invoked', 'tool.started', 'tool.shell.output_chunk', 'tool.completed']));
+    expect(types).toEqual(
+      expect.arrayContaining([
+        'run.awaiting_approval',
+        'approval.requested',
+        'approval.resolved',
+        'run.queued',
+        'run.started',
+        'tool.invoked',
+        'tool.started',
+        'tool.shell.output_chunk',
+        'tool.completed',
+      ]),
+    );
     expect(types[types.length - 1]).toBe('run.finished');
     expect(events[0]).toMatchObject({ schema_version: 1, task_id: taskId, run_id: runId, sequence: 1, event_id: expect.stringMatching(/^evt_/) });
     expect((await c.events(taskId, runId, 3)).map((e) => e.sequence)[0]).toBe(4);
@@ -104,7 +127,9 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
 
     const loud = await startApproved({ execution_kind: 'shell', shell_command: 'yes hecate | head -c 300000' });
     expect(await c.waitStatus(loud.taskId, loud.runId, ['completed', 'failed'])).toMatchObject({ status: 'failed', error_kind: 'output_limit_exceeded' });
-    const [stdout] = ((await c.ok('GET', `/hecate/v1/tasks/${loud.taskId}/runs/${loud.runId}/artifacts`)) as unknown as Json[]).filter((a) => a.kind === 'stdout');
+    const [stdout] = ((await c.ok('GET', `/hecate/v1/tasks/${loud.taskId}/runs/${loud.runId}/artifacts`)) as unknown as Json[]).filter(
+      (a) => a.kind === 'stdout',
+    );
     expect(stdout).toMatchObject({ size_bytes: MAX_OUTPUT, truncated: true });
   });
 
@@ -178,9 +203,11 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
 
   /** [type, request_id] of a run's event rows in sequence order (scaled only: request ids are not part of the API). */
   const eventOrigins = async (runId: string) =>
-    (await sql<{ type: string; request_id: string | null }>(db!.url, 'SELECT type, request_id FROM task_run_events WHERE run_id = $1 ORDER BY sequence', [runId])).map(
-      (r) => [r.type, r.request_id] as const,
-    );
+    (
+      await sql<{ type: string; request_id: string | null }>(db!.url, 'SELECT type, request_id FROM task_run_events WHERE run_id = $1 ORDER BY sequence', [
+        runId,
+      ])
+    ).map((r) => [r.type, r.request_id] as const);
 
   it('records the request that started a run on the run and its events; the events its worker writes carry the job', async () => {
     const task = await c.createTask({ execution_kind: 'file', file_path: 'origin.txt', file_content: 'o\n' });
@@ -215,11 +242,22 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     const started = await c.call('POST', `/hecate/v1/tasks/${task.id}/start`, undefined, { 'x-request-id': requestId });
     expect(started.body.data).toMatchObject({ status: 'awaiting_approval', request_id: requestId });
     const runId = started.body.data.id as string;
-    const cancelled = await c.call('POST', `/hecate/v1/tasks/${task.id}/runs/${runId}/cancel`, { reason: 'origin check' }, { 'x-request-id': `${requestId}-cancel` });
+    const cancelled = await c.call(
+      'POST',
+      `/hecate/v1/tasks/${task.id}/runs/${runId}/cancel`,
+      { reason: 'origin check' },
+      { 'x-request-id': `${requestId}-cancel` },
+    );
     expect(cancelled.status).toBe(200);
     // The run keeps the request that created it; the cancel is recorded on its events.
     expect(cancelled.body.data).toMatchObject({ status: 'cancelled', request_id: requestId });
-    expect((await c.events(task.id as string, runId)).map((e) => e.type)).toEqual(['run.created', 'run.awaiting_approval', 'approval.requested', 'approval.resolved', 'run.cancelled']);
+    expect((await c.events(task.id as string, runId)).map((e) => e.type)).toEqual([
+      'run.created',
+      'run.awaiting_approval',
+      'approval.requested',
+      'approval.resolved',
+      'run.cancelled',
+    ]);
     if (!db) return;
     expect(await eventOrigins(runId)).toEqual([
       ['run.created', requestId],
@@ -234,14 +272,24 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     const requestId = `resolve-${mode}-${Date.now()}`;
     const approved = await c.startTask({ execution_kind: 'shell', shell_command: 'true' });
     const [gate] = (await c.ok('GET', `/hecate/v1/tasks/${approved.taskId}/approvals`)) as unknown as Json[];
-    const approve = await c.call('POST', `/hecate/v1/tasks/${approved.taskId}/approvals/${gate.id}/resolve`, { decision: 'approve' }, { 'x-request-id': `${requestId}-approve` });
+    const approve = await c.call(
+      'POST',
+      `/hecate/v1/tasks/${approved.taskId}/approvals/${gate.id}/resolve`,
+      { decision: 'approve' },
+      { 'x-request-id': `${requestId}-approve` },
+    );
     expect(approve.status).toBe(200);
     expect(approve.body.data.status).toBe('approved');
     await c.waitStatus(approved.taskId, approved.runId, ['completed', 'failed']);
 
     const rejected = await c.startTask({ execution_kind: 'shell', shell_command: 'true' });
     const [gate2] = (await c.ok('GET', `/hecate/v1/tasks/${rejected.taskId}/approvals`)) as unknown as Json[];
-    const reject = await c.call('POST', `/hecate/v1/tasks/${rejected.taskId}/approvals/${gate2.id}/resolve`, { decision: 'reject' }, { 'x-request-id': `${requestId}-reject` });
+    const reject = await c.call(
+      'POST',
+      `/hecate/v1/tasks/${rejected.taskId}/approvals/${gate2.id}/resolve`,
+      { decision: 'reject' },
+      { 'x-request-id': `${requestId}-reject` },
+    );
     expect(reject.status).toBe(200);
     expect(reject.body.data.status).toBe('rejected');
     if (!db) return;
@@ -263,7 +311,9 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     const target = join(run.workspace_path, 'patched.txt');
     const [patch] = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/patches`)) as unknown as Json[];
     const id = patch.artifact.id as string;
-    const reverted = await c.call('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/patches/${id}/revert`, undefined, { 'x-request-id': `${requestId}-revert` });
+    const reverted = await c.call('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/patches/${id}/revert`, undefined, {
+      'x-request-id': `${requestId}-revert`,
+    });
     expect(reverted.status).toBe(200);
     expect(reverted.body.data.status).toBe('reverted');
     expect(existsSync(target)).toBe(false);
@@ -285,7 +335,11 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
   it('runs a git command in a copied repository with a git_summary artifact', async () => {
     const repo = join(scratch, `repo-${mode}`);
     mkdirSync(repo);
-    const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, env: { PATH: process.env.PATH, HOME: repo, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e' } });
+    const git = (...args: string[]) =>
+      execFileSync('git', args, {
+        cwd: repo,
+        env: { PATH: process.env.PATH, HOME: repo, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e' },
+      });
     git('init', '-q');
     writeFileSync(join(repo, 'a.txt'), 'a\n');
     git('add', '.');
@@ -294,7 +348,8 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     const { taskId, runId } = await c.startTask({ execution_kind: 'git', git_command: 'git log --format=%s', working_directory: repo });
     expect(await c.waitStatus(taskId, runId, ['completed', 'failed'])).toMatchObject({ status: 'completed' });
     const artifacts = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/artifacts`)) as unknown as Json[];
-    const byKind = async (kind: string) => (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/artifacts/${artifacts.find((a) => a.kind === kind)!.id}`)).content_text as string;
+    const byKind = async (kind: string) =>
+      (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/artifacts/${artifacts.find((a) => a.kind === kind)!.id}`)).content_text as string;
     expect(await byKind('stdout')).toBe('first\n');
     expect(await byKind('git_summary')).toContain('M a.txt');
   });
@@ -329,7 +384,9 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
   it('cancel kills the running command; one active run per task; delete waits for it; terminal cancel is 409', async () => {
     const pidFile = join(scratch, `pid-${mode}`);
     const { taskId, runId } = await startApproved({ execution_kind: 'shell', shell_command: `echo $$ > ${pidFile}; echo started; sleep 60` });
-    await waitFor(async () => existsSync(pidFile) && (await c.events(taskId, runId)).some((e) => e.type === 'tool.shell.output_chunk'), { what: 'command running' });
+    await waitFor(async () => existsSync(pidFile) && (await c.events(taskId, runId)).some((e) => e.type === 'tool.shell.output_chunk'), {
+      what: 'command running',
+    });
     const pid = Number(readFileSync(pidFile, 'utf8'));
     const alive = () => pidAlive(pid);
     expect(alive()).toBe(true);
@@ -368,20 +425,45 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     await bad({ execution_kind: 'file', file_path: '/etc/hecate.txt', file_content: 'x' });
     await bad({ execution_kind: 'shell', shell_command: 'true', workspace_mode: 'in_place', working_directory: outside, sandbox_allowed_root: root });
     await bad({ execution_kind: 'shell', shell_command: 'true', workspace_mode: 'in_place', working_directory: `${root}-sibling`, sandbox_allowed_root: root });
-    await bad({ execution_kind: 'shell', shell_command: 'true', workspace_mode: 'in_place', working_directory: join(root, 'proj', 'escape'), sandbox_allowed_root: root });
+    await bad({
+      execution_kind: 'shell',
+      shell_command: 'true',
+      workspace_mode: 'in_place',
+      working_directory: join(root, 'proj', 'escape'),
+      sandbox_allowed_root: root,
+    });
     await bad({ execution_kind: 'shell', shell_command: 'true', workspace_mode: 'in_place' });
-    await bad({ execution_kind: 'file', file_path: 'escape/new.txt', file_content: 'x', workspace_mode: 'in_place', working_directory: join(root, 'proj'), sandbox_allowed_root: root });
+    await bad({
+      execution_kind: 'file',
+      file_path: 'escape/new.txt',
+      file_content: 'x',
+      workspace_mode: 'in_place',
+      working_directory: join(root, 'proj'),
+      sandbox_allowed_root: root,
+    });
     await bad({ execution_kind: 'file', file_path: 'proj/../../x', file_content: 'x', workspace_mode: 'in_place', working_directory: join(root, 'proj') });
     await bad({ execution_kind: 'teleport' });
     await bad({ execution_kind: 'shell' });
 
     // A copied workspace keeps the symlink; the runtime resolver refuses the write through it.
-    const { taskId, runId } = await c.startTask({ execution_kind: 'file', file_path: 'escape/new.txt', file_content: 'x', working_directory: join(root, 'proj') });
+    const { taskId, runId } = await c.startTask({
+      execution_kind: 'file',
+      file_path: 'escape/new.txt',
+      file_content: 'x',
+      working_directory: join(root, 'proj'),
+    });
     expect(await c.waitStatus(taskId, runId, ['completed', 'failed'])).toMatchObject({ status: 'failed', error_kind: 'invalid_path' });
     expect(existsSync(join(outside, 'new.txt'))).toBe(false);
 
     // in_place inside the allowed root works.
-    const ok = await c.startTask({ execution_kind: 'file', file_path: 'inside.txt', file_content: 'ok', workspace_mode: 'in_place', working_directory: join(root, 'proj'), sandbox_allowed_root: root });
+    const ok = await c.startTask({
+      execution_kind: 'file',
+      file_path: 'inside.txt',
+      file_content: 'ok',
+      workspace_mode: 'in_place',
+      working_directory: join(root, 'proj'),
+      sandbox_allowed_root: root,
+    });
     expect(await c.waitStatus(ok.taskId, ok.runId, ['completed', 'failed'])).toMatchObject({ status: 'completed' });
     expect(readFileSync(join(root, 'proj', 'inside.txt'), 'utf8')).toBe('ok');
   });
@@ -390,7 +472,12 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     const health = (await (await fetch(`${c.url}/healthz`)).json()) as Json;
     expect(health.sandbox).toEqual({ os_isolation: expect.any(Boolean), layer: expect.stringMatching(/^(bwrap|none)$/) });
     const stats = await c.ok('GET', '/hecate/v1/system/stats');
-    expect(stats.task_runtime).toMatchObject({ runs_queued: expect.any(Number), runs_running: expect.any(Number), lease_seconds: 30, approval_policies: ['shell_exec'] });
+    expect(stats.task_runtime).toMatchObject({
+      runs_queued: expect.any(Number),
+      runs_running: expect.any(Number),
+      lease_seconds: 30,
+      approval_policies: ['shell_exec'],
+    });
     expect(stats.sse).toMatchObject({ slow_consumer_disconnects: expect.any(Number) });
     const completed = (await c.ok('GET', '/hecate/v1/tasks?status=completed&limit=2')) as unknown as Json[];
     expect(completed.length).toBeLessThanOrEqual(2);

@@ -53,7 +53,11 @@ describe('embedded recovery and retention', () => {
     const gatedEvents = (await c.events(gated.taskId, gated.runId)).length;
 
     const sweep = await c.ok('POST', '/hecate/v1/system/retention/run');
-    expect(sweep).toMatchObject({ trigger: 'manual', status: 'completed', results: { run_events: { deleted: expect.any(Number), max_count: 4 }, run_artifacts: { max_count: 1 } } });
+    expect(sweep).toMatchObject({
+      trigger: 'manual',
+      status: 'completed',
+      results: { run_events: { deleted: expect.any(Number), max_count: 4 }, run_artifacts: { max_count: 1 } },
+    });
     expect(sweep.results.run_events.deleted).toBeGreaterThan(0);
     const remaining = [...(await c.events(done.taskId, done.runId)), ...(await c.events(doneToo.taskId, doneToo.runId))];
     expect(remaining.length).toBeLessThanOrEqual(4);

@@ -38,7 +38,8 @@ describe('task sandbox (embedded, GATEWAY_TASK_SANDBOX=auto)', () => {
     const { taskId, runId } = await c.startTask({ execution_kind: 'shell', ...dto });
     const run = await c.waitStatus(taskId, runId, ['completed', 'failed', 'cancelled']);
     const artifacts = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/artifacts`)) as unknown as Json[];
-    const stdout = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/artifacts/${artifacts.find((a) => a.kind === 'stdout')!.id}`)).content_text as string;
+    const stdout = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/artifacts/${artifacts.find((a) => a.kind === 'stdout')!.id}`))
+      .content_text as string;
     return { run, stdout };
   };
 

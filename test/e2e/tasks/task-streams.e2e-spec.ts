@@ -14,7 +14,7 @@ describe('task event streams (scaled, two api processes)', () => {
   let b: Client;
 
   beforeAll(async () => {
-    const s = await scaledEnv({ GATEWAY_TASK_APPROVAL_POLICIES: 'none', GATEWAY_SSE_HEARTBEAT_INTERVAL: '300ms', });
+    const s = await scaledEnv({ GATEWAY_TASK_APPROVAL_POLICIES: 'none', GATEWAY_SSE_HEARTBEAT_INTERVAL: '300ms' });
     db = s.db;
     const [apiA] = await Promise.all([procs.start('api', s.env), procs.start('worker', s.env)]);
     const apiB = await procs.start('api', s.env);
@@ -98,12 +98,16 @@ describe('task event streams (scaled, two api processes)', () => {
   it('serves the public feed as SSE with cursor ids, a filter, heartbeats and Last-Event-ID resume', async () => {
     const { taskId, runId } = await a.startTask({ execution_kind: 'shell', shell_command: 'true' });
     await a.waitStatus(taskId, runId, ['completed']);
-    const post = (c: Client, i: number) => c.ok('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/events`, { type: 'external.event', note: `n${i}`, data: { i } });
+    const post = (c: Client, i: number) =>
+      c.ok('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/events`, { type: 'external.event', note: `n${i}`, data: { i } });
     const firstEvent = await post(a, 0);
-    const stamped = await waitFor(async () => {
-      const feedNow = (await a.ok('GET', `/hecate/v1/events?task_id=${taskId}&event_type=external.event`)) as unknown as Json[];
-      return feedNow.find((e) => e.event_id === firstEvent.event_id);
-    }, { what: 'the event in the public feed' });
+    const stamped = await waitFor(
+      async () => {
+        const feedNow = (await a.ok('GET', `/hecate/v1/events?task_id=${taskId}&event_type=external.event`)) as unknown as Json[];
+        return feedNow.find((e) => e.event_id === firstEvent.event_id);
+      },
+      { what: 'the event in the public feed' },
+    );
     const cursor0 = stamped.cursor as string;
 
     const sse = new SseClient(`${b.url}/hecate/v1/events/stream?event_type=external.event&task_id=${taskId}`, { 'last-event-id': cursor0 });
@@ -130,7 +134,7 @@ describe('task event streams (scaled, two api processes)', () => {
     // Start after everything already in the feed, before any writer runs.
     const head = (await a.call('GET', '/hecate/v1/events?limit=1')).body;
     let cursor = 0;
-    for (let page = head.data as Json[]; page.length > 0; ) {
+    for (let page = head.data as Json[]; page.length > 0;) {
       cursor = Number(page[page.length - 1].cursor);
       page = ((await a.call('GET', `/hecate/v1/events?after_sequence=${cursor}&limit=500`)).body.data as Json[]) ?? [];
     }
@@ -159,10 +163,13 @@ describe('task event streams (scaled, two api processes)', () => {
     await Promise.all(writers);
     writing = false;
     await poller;
-    await waitFor(async () => {
-      while ((await poll(a)) > 0);
-      return seen.length >= posted.size;
-    }, { what: 'every posted event in the feed' });
+    await waitFor(
+      async () => {
+        while ((await poll(a)) > 0);
+        return seen.length >= posted.size;
+      },
+      { what: 'every posted event in the feed' },
+    );
     expect(new Set(seen).size).toBe(seen.length);
     expect(new Set(seen)).toEqual(posted);
   });

@@ -7,7 +7,15 @@ type Msg = Record<string, unknown> & { id: string; role: string; content?: unkno
 /** Server-side turns (seed 002) and lineage (seed 001) at the store level: no provider involved. */
 describe.each(['postgres', 'pglite'] as const)('chat trees, stop and lineage (%s)', (backend) => {
   let h: StoreHarness;
-  beforeAll(async () => (h = await openStore(backend, { GATEWAY_CHAT_GENERATION_STALE_AFTER: '2s', GATEWAY_CHAT_GENERATION_HEARTBEAT_INTERVAL: '500ms', GATEWAY_CHAT_STOP_TIMEOUT: '300ms' })), 60_000);
+  beforeAll(
+    async () =>
+      (h = await openStore(backend, {
+        GATEWAY_CHAT_GENERATION_STALE_AFTER: '2s',
+        GATEWAY_CHAT_GENERATION_HEARTBEAT_INTERVAL: '500ms',
+        GATEWAY_CHAT_STOP_TIMEOUT: '300ms',
+      })),
+    60_000,
+  );
   afterAll(() => h?.close());
 
   const tenant = 'tenant-t';
@@ -111,7 +119,10 @@ describe.each(['postgres', 'pglite'] as const)('chat trees, stop and lineage (%s
     tree = await get(s.id, 'tree');
     expect(tree.messages).toHaveLength(3);
     expect(tree.messages[2]).toMatchObject({ id: retry.assistant.id, status: 'complete', content: 'Once upon a time.' });
-    await expect(h.ledger.beginContinue(tenant, s.id, { messageId: retry.assistant.id, owner })).rejects.toMatchObject({ status: 409, type: 'chat_session.not_continuable' });
+    await expect(h.ledger.beginContinue(tenant, s.id, { messageId: retry.assistant.id, owner })).rejects.toMatchObject({
+      status: 409,
+      type: 'chat_session.not_continuable',
+    });
   });
 
   it('stop: 409 when nothing runs; takes over a silent owner from the live buffer and closes its open tool call', async () => {
@@ -120,7 +131,10 @@ describe.each(['postgres', 'pglite'] as const)('chat trees, stop and lineage (%s
     const t = await send(s.id, 'use a tool');
     // What the (silent) owner streamed so far.
     await h.buffer.append(t.generationId, JSON.stringify({ content: 'Let me check' }));
-    await h.buffer.append(t.generationId, JSON.stringify({ tool_calls: [{ index: 0, id: 'call_x', type: 'function', function: { name: 'lookup', arguments: '{"q":' } }] }));
+    await h.buffer.append(
+      t.generationId,
+      JSON.stringify({ tool_calls: [{ index: 0, id: 'call_x', type: 'function', function: { name: 'lookup', arguments: '{"q":' } }] }),
+    );
     const out = await h.inflight.stop(tenant, s.id);
     expect(out.stopped).toEqual([expect.objectContaining({ id: t.assistant.id, status: 'stopped', content: 'Let me check' })]);
     const path = await get(s.id);
@@ -143,7 +157,9 @@ describe.each(['postgres', 'pglite'] as const)('chat trees, stop and lineage (%s
     const controller = await h.inflight.track(t.generationId, s.id);
     controller.signal.addEventListener('abort', () => {
       // The owner persists its partial text when aborted.
-      void h.ledger.finish(t, { status: 'stopped', reply: textReply('part'), call: null }, h.inflight.owner).then(() => h.inflight.announceStopped(s.id, t.generationId));
+      void h.ledger
+        .finish(t, { status: 'stopped', reply: textReply('part'), call: null }, h.inflight.owner)
+        .then(() => h.inflight.announceStopped(s.id, t.generationId));
     });
     const out = await h.inflight.stop(tenant, s.id, t.assistant.id);
     h.inflight.release(t.generationId);
@@ -168,7 +184,14 @@ describe.each(['postgres', 'pglite'] as const)('chat trees, stop and lineage (%s
     const { continuation } = await h.lineage.commit(claim, { text: 'They talked about q0 and q1.', call: call('summarizer') });
 
     const tip = await get(continuation.id);
-    expect(tip).toMatchObject({ parent_session_id: s.id, lineage_root_id: s.id, lineage_tip_id: continuation.id, compression_segment_count: 1, pre_compression_snapshot: false, title: 'Long chat' });
+    expect(tip).toMatchObject({
+      parent_session_id: s.id,
+      lineage_root_id: s.id,
+      lineage_tip_id: continuation.id,
+      compression_segment_count: 1,
+      pre_compression_snapshot: false,
+      title: 'Long chat',
+    });
     expect(tip.messages.map((m) => [m.role, m.content])).toEqual([
       ['user', expect.stringContaining('They talked about q0 and q1.')],
       ['user', 'q2'],
@@ -207,26 +230,48 @@ describe.each(['postgres', 'pglite'] as const)('chat trees, stop and lineage (%s
 
     // Deleting the visible row deletes the conversation; its ids are then plain 404s.
     await h.sessions.delete(tenant, second.continuation.id);
-    for (const id of [s.id, continuation.id, second.continuation.id]) await expect(h.sessions.resolve(tenant, id)).rejects.toMatchObject({ status: 404, type: 'not_found' });
+    for (const id of [s.id, continuation.id, second.continuation.id])
+      await expect(h.sessions.resolve(tenant, id)).rejects.toMatchObject({ status: 404, type: 'not_found' });
   });
 
   it('renders GET (in SQL) exactly as the turn responses render each message and call', async () => {
     const s = await h.sessions.create(tenant, {});
     const t = await send(s.id, 'tools please', { clientRequestId: 'crid-1' });
-    await h.ledger.finish(t, { status: 'stopped', reply: { text: 'x', content_blocks: [{ type: 'thinking', thinking: 'hm', signature: 'sig' }, { type: 'text', text: 'x' }], tool_calls: [{ id: 'c9', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] }, call: call() }, owner);
+    await h.ledger.finish(
+      t,
+      {
+        status: 'stopped',
+        reply: {
+          text: 'x',
+          content_blocks: [
+            { type: 'thinking', thinking: 'hm', signature: 'sig' },
+            { type: 'text', text: 'x' },
+          ],
+          tool_calls: [{ id: 'c9', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }],
+        },
+        call: call(),
+      },
+      owner,
+    );
     const again = await h.ledger.beginRegenerate(tenant, s.id, { messageId: t.assistant.id, owner });
-    await h.ledger.finish(again, { status: 'failed', reply: textReply(''), call: null, error: { type: 'upstream_error', message: 'boom', status: 502 } }, owner);
+    await h.ledger.finish(
+      again,
+      { status: 'failed', reply: textReply(''), call: null, error: { type: 'upstream_error', message: 'boom', status: 502 } },
+      owner,
+    );
     await h.sessions.setActiveLeaf(tenant, s.id, t.assistant.id);
-    await h.lineage.commit(await h.lineage.claim(tenant, s.id, { keepLastMessages: 1, owner }), { text: 'sum', call: { ...call(), requestedModel: null, routeReason: '' } }).then(async ({ continuation }) => {
-      for (const id of [s.id, continuation.id]) {
-        const view = (await h.sessions.get(tenant, id, 'tree')) as unknown as { messages: Array<Record<string, unknown>>; provider_calls: unknown[] };
-        const rows = await h.repo.messages(id);
-        const stripped = view.messages.map(({ sibling_index: _i, sibling_count: _c, children_ids: _k, ...rest }) => rest);
-        expect(stripped).toEqual(rows.map((m) => JSON.parse(JSON.stringify(toChatMessageResponse(m)))));
-        expect(view.provider_calls).toEqual((await h.repo.calls(id)).map((c) => JSON.parse(JSON.stringify(toProviderCallResponse(c)))));
-        expect(view.messages.length).toBeGreaterThan(0);
-      }
-    });
+    await h.lineage
+      .commit(await h.lineage.claim(tenant, s.id, { keepLastMessages: 1, owner }), { text: 'sum', call: { ...call(), requestedModel: null, routeReason: '' } })
+      .then(async ({ continuation }) => {
+        for (const id of [s.id, continuation.id]) {
+          const view = (await h.sessions.get(tenant, id, 'tree')) as unknown as { messages: Array<Record<string, unknown>>; provider_calls: unknown[] };
+          const rows = await h.repo.messages(id);
+          const stripped = view.messages.map(({ sibling_index: _i, sibling_count: _c, children_ids: _k, ...rest }) => rest);
+          expect(stripped).toEqual(rows.map((m) => JSON.parse(JSON.stringify(toChatMessageResponse(m)))));
+          expect(view.provider_calls).toEqual((await h.repo.calls(id)).map((c) => JSON.parse(JSON.stringify(toProviderCallResponse(c)))));
+          expect(view.messages.length).toBeGreaterThan(0);
+        }
+      });
   });
 
   it('detects a compaction that won the race under the session lock', async () => {

@@ -6,7 +6,21 @@ import { UpstreamError } from '@modules/providers/upstream-error';
 
 const provider = (baseUrl: string, policy: { allowPrivate: boolean; selfPort: number }) =>
   new RuntimeProvider(
-    { id: 'p', presetId: null, customName: null, kind: 'cloud', protocol: 'openai', baseUrl, defaultModel: undefined, apiKey: 'sk-policy-test-key', enabled: true, source: 'env', envConfigured: true, createdAt: new Date(), updatedAt: new Date() },
+    {
+      id: 'p',
+      presetId: null,
+      customName: null,
+      kind: 'cloud',
+      protocol: 'openai',
+      baseUrl,
+      defaultModel: undefined,
+      apiKey: 'sk-policy-test-key',
+      enabled: true,
+      source: 'env',
+      envConfigured: true,
+      createdAt: new Date(),
+      updatedAt: new Date(),
+    },
     policy,
     { connectMs: 2000, firstByteMs: 2000, idleMs: 2000 },
   );
@@ -50,8 +64,14 @@ describe('outbound URL policy at connect time (after DNS resolution)', () => {
   });
 
   it('refuses the gateway itself and cloud-metadata addresses even for local providers', async () => {
-    expect(await failure(provider(`http://localhost:${port}/v1`, { allowPrivate: true, selfPort: port }))).toMatchObject({ kind: 'url_blocked', info: { blockReason: 'self_referential' } });
-    expect(await failure(provider('http://169.254.169.254/latest', { allowPrivate: true, selfPort: 1 }))).toMatchObject({ kind: 'url_blocked', info: { blockReason: 'url_blocked' } });
+    expect(await failure(provider(`http://localhost:${port}/v1`, { allowPrivate: true, selfPort: port }))).toMatchObject({
+      kind: 'url_blocked',
+      info: { blockReason: 'self_referential' },
+    });
+    expect(await failure(provider('http://169.254.169.254/latest', { allowPrivate: true, selfPort: 1 }))).toMatchObject({
+      kind: 'url_blocked',
+      info: { blockReason: 'url_blocked' },
+    });
     expect(hits).toBe(1);
   });
 

@@ -41,7 +41,8 @@ describe.each([
   let ds: DataSource;
   let ledger: UsageLedgerService;
   let dataDir: string;
-  const configFor = (dir: string) => ({ mode, database: { dataDir: dir }, gateway: { usage: { flushIntervalMs: 3_600_000, bufferMax: 300 } } }) as unknown as AppConfig;
+  const configFor = (dir: string) =>
+    ({ mode, database: { dataDir: dir }, gateway: { usage: { flushIntervalMs: 3_600_000, bufferMax: 300 } } }) as unknown as AppConfig;
 
   beforeEach(async () => {
     db = mode === 'scaled' ? await createScratchDatabase() : undefined;
@@ -68,14 +69,25 @@ describe.each([
     expect(await count()).toBe(250);
     const events = await ledger.events({ tenantId: 'tenant-a', requestId: 'req_4' }, 10);
     expect(events).toEqual([
-      expect.objectContaining({ request_id: 'req_4', tenant_id: 'tenant-a', provider: 'ollama', status: 'ok', input_tokens: 10, cached_input_tokens: 2, cost_micros_usd: 7, latency_ms: 12, first_byte_ms: 3 }),
+      expect.objectContaining({
+        request_id: 'req_4',
+        tenant_id: 'tenant-a',
+        provider: 'ollama',
+        status: 'ok',
+        input_tokens: 10,
+        cached_input_tokens: 2,
+        cost_micros_usd: 7,
+        latency_ms: 12,
+        first_byte_ms: 3,
+      }),
     ]);
     // Time-ordered ids (UUIDv7 layout).
     expect(events[0].id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
   it('summarises per tenant, provider and model', async () => {
-    for (let i = 0; i < 12; i++) ledger.record(row(i, i === 0 ? { status: 'error', errorType: 'http_500', inputTokens: 0, outputTokens: 0, costMicrosUsd: 0 } : {}));
+    for (let i = 0; i < 12; i++)
+      ledger.record(row(i, i === 0 ? { status: 'error', errorType: 'http_500', inputTokens: 0, outputTokens: 0, costMicrosUsd: 0 } : {}));
     const all = await ledger.summary({ tenantId: null });
     expect(all).toMatchObject({ calls: 12, requests: 11, errors: 1, cost_micros_usd: 77, cost_usd: '0.000077' });
     const a = await ledger.summary({ tenantId: 'tenant-a' });
@@ -136,9 +148,13 @@ describe.each([
       expect(await count()).toBe(30);
       const existing = (await ds.query('SELECT id FROM usage_events ORDER BY id LIMIT 5')) as Array<{ id: string }>;
       const spool = join(dataDir, 'usage-spool');
-      const line = (id: string, req: string) => `${id},tenant-a,${req},,,openai,cloud,gpt-4o-mini,requested_model,/v1/chat/completions,1,ok,,f,1,1,0,0,1,,${new Date().toISOString()}`;
+      const line = (id: string, req: string) =>
+        `${id},tenant-a,${req},,,openai,cloud,gpt-4o-mini,requested_model,/v1/chat/completions,1,ok,,f,1,1,0,0,1,,${new Date().toISOString()}`;
       // A file whose import committed just before the crash (ids already present) plus one new row.
-      writeFileSync(join(spool, 'batch-1-aaaaaa.csv.importing'), `${existing.map((e) => line(e.id, 'dup')).join('\n')}\n${line('01a20000-0000-7000-8000-000000000001', 'req_new1')}\n`);
+      writeFileSync(
+        join(spool, 'batch-1-aaaaaa.csv.importing'),
+        `${existing.map((e) => line(e.id, 'dup')).join('\n')}\n${line('01a20000-0000-7000-8000-000000000001', 'req_new1')}\n`,
+      );
       // The current spool with a line cut short by the crash.
       writeFileSync(join(spool, 'current.csv'), `${line('01a20000-0000-7000-8000-000000000002', 'req_new2')}\n01a20000-0000-7000-8000-00000000`);
       const restarted = new UsageLedgerService(configFor(dataDir), new UsageRepository(ds), new SystemInfoRegistry());

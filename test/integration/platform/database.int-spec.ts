@@ -130,9 +130,7 @@ describe.each(['postgres', 'pglite'] as const)('prepared statements on %s', (bac
   let db: ScratchDatabase | undefined;
   let ds: DataSource;
   const table = `prepared_probe`;
-  const insert = new PreparedStatement(
-    `INSERT INTO ${table} (id, n, j, at, note) SELECT $1, $2, $3::jsonb, $4, $5 RETURNING id, n, j, at, note`,
-  );
+  const insert = new PreparedStatement(`INSERT INTO ${table} (id, n, j, at, note) SELECT $1, $2, $3::jsonb, $4, $5 RETURNING id, n, j, at, note`);
   beforeAll(async () => {
     if (backend === 'postgres') db = await createScratchDatabase();
     ds = await open(db?.url);

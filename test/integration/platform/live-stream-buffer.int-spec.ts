@@ -14,18 +14,24 @@ interface Harness {
 const TTL_MS = 400;
 
 const adapters: [string, (ttlMs: number, prefix?: string) => Promise<Harness>][] = [
-  ['memory ring', async (ttlMs) => {
-    const live = new MemoryLiveStreamBuffer(ttlMs);
-    return { live, close: () => live.close() };
-  }],
-  ['redis streams', async (ttlMs, prefix = uniqueId('ls')) => {
-    const redis = new RedisConnections(testRedisUrl());
-    await redis.waitReady();
-    const bus = new RedisEventBus(redis, `${prefix}:bus:`);
-    const live = new RedisLiveStreamBuffer(redis, bus, ttlMs, `${prefix}:live:`);
-    await live.init();
-    return { live, close: async () => (await live.close(), await bus.close(), await redis.close()) };
-  }],
+  [
+    'memory ring',
+    async (ttlMs) => {
+      const live = new MemoryLiveStreamBuffer(ttlMs);
+      return { live, close: () => live.close() };
+    },
+  ],
+  [
+    'redis streams',
+    async (ttlMs, prefix = uniqueId('ls')) => {
+      const redis = new RedisConnections(testRedisUrl());
+      await redis.waitReady();
+      const bus = new RedisEventBus(redis, `${prefix}:bus:`);
+      const live = new RedisLiveStreamBuffer(redis, bus, ttlMs, `${prefix}:live:`);
+      await live.init();
+      return { live, close: async () => (await live.close(), await bus.close(), await redis.close()) };
+    },
+  ],
 ];
 
 describe.each(adapters)('LiveStreamBuffer behaviour (%s)', (_name, make) => {
@@ -38,7 +44,14 @@ describe.each(adapters)('LiveStreamBuffer behaviour (%s)', (_name, make) => {
     for (const data of ['a', 'b', 'c', 'd', 'e']) indexes.push(await h.live.append('s1', data));
     expect(indexes).toEqual([1, 2, 3, 4, 5]);
     expect((await h.live.read('s1', 0)).chunks.map((c) => c.data)).toEqual(['a', 'b', 'c', 'd', 'e']);
-    expect(await h.live.read('s1', 3)).toEqual({ chunks: [{ index: 4, data: 'd' }, { index: 5, data: 'e' }], done: false, expired: false });
+    expect(await h.live.read('s1', 3)).toEqual({
+      chunks: [
+        { index: 4, data: 'd' },
+        { index: 5, data: 'e' },
+      ],
+      done: false,
+      expired: false,
+    });
     expect((await h.live.read('s1', 1, { limit: 2 })).chunks.map((c) => c.index)).toEqual([2, 3]);
     expect((await h.live.read('s1', 5)).chunks).toEqual([]);
   });
@@ -67,7 +80,14 @@ describe.each(adapters)('LiveStreamBuffer behaviour (%s)', (_name, make) => {
     const tail = h.live.read('d', 2, { blockMs: 10_000 });
     await h.live.markDone('d');
     expect(await tail).toEqual({ chunks: [], done: true, expired: false });
-    expect(await h.live.read('d', 0)).toEqual({ chunks: [{ index: 1, data: 'one' }, { index: 2, data: 'two' }], done: true, expired: false });
+    expect(await h.live.read('d', 0)).toEqual({
+      chunks: [
+        { index: 1, data: 'one' },
+        { index: 2, data: 'two' },
+      ],
+      done: true,
+      expired: false,
+    });
     expect((await h.live.read('d', 0, { limit: 1 })).done).toBe(false);
   });
 
@@ -96,7 +116,10 @@ describe('RedisLiveStreamBuffer across processes', () => {
     const h = await adapters[1][1](60_000, prefix);
     try {
       for (const data of ['p1', 'p2', 'p3']) await peer.call('append', { stream: 'turn', data });
-      expect((await h.live.read('turn', 1)).chunks).toEqual([{ index: 2, data: 'p2' }, { index: 3, data: 'p3' }]);
+      expect((await h.live.read('turn', 1)).chunks).toEqual([
+        { index: 2, data: 'p2' },
+        { index: 3, data: 'p3' },
+      ]);
 
       const tail = h.live.read('turn', 3, { blockMs: 10_000 });
       await peer.call('append', { stream: 'turn', data: 'p4' });
@@ -105,7 +128,14 @@ describe('RedisLiveStreamBuffer across processes', () => {
       await h.live.append('turn', 'here5');
       await h.live.markDone('turn');
       const fromPeer = await peer.call('read', { stream: 'turn', after: 3 });
-      expect(fromPeer.result).toEqual({ chunks: [{ index: 4, data: 'p4' }, { index: 5, data: 'here5' }], done: true, expired: false });
+      expect(fromPeer.result).toEqual({
+        chunks: [
+          { index: 4, data: 'p4' },
+          { index: 5, data: 'here5' },
+        ],
+        done: true,
+        expired: false,
+      });
     } finally {
       await peer.stop();
       await h.close();

@@ -24,10 +24,13 @@ const makeBullmq = async (url = testRedisUrl(), lockDurationMs = 30_000): Promis
 };
 
 const adapters: [string, () => Promise<Harness>][] = [
-  ['in-process', async () => {
-    const queue = new InProcessRunQueue();
-    return { queue, close: () => queue.close() };
-  }],
+  [
+    'in-process',
+    async () => {
+      const queue = new InProcessRunQueue();
+      return { queue, close: () => queue.close() };
+    },
+  ],
   ['bullmq', () => makeBullmq()],
 ];
 

@@ -39,7 +39,12 @@ export interface RuntimeHarness {
 export async function openRuntime(backend: Backend, opts: { bus?: EventBus; poolSize?: number } = {}): Promise<RuntimeHarness> {
   let db: ScratchDatabase | undefined;
   if (backend === 'postgres') db = await createScratchDatabase();
-  const dataSource = await createDataSource({ url: db?.url, dataDir: mkdtempSync(join(tmpdir(), 'hecate-tasks-')), poolSize: opts.poolSize ?? 40, entities: [TaskEntity, TaskRunEntity, RunEventEntity] });
+  const dataSource = await createDataSource({
+    url: db?.url,
+    dataDir: mkdtempSync(join(tmpdir(), 'hecate-tasks-')),
+    poolSize: opts.poolSize ?? 40,
+    entities: [TaskEntity, TaskRunEntity, RunEventEntity],
+  });
   await dataSource.initialize();
   if (backend === 'postgres') await migrateWithLock(dataSource);
   else await migrateEmbedded(dataSource);
@@ -63,18 +68,71 @@ export async function openRuntime(backend: Backend, opts: { bus?: EventBus; pool
     async queuedRun(tenantId = 'tenant-a') {
       const now = new Date();
       const task: TaskEntity = {
-        id: newId('task'), tenantId, title: '', prompt: '', systemPrompt: '', executionKind: 'shell', executionProfile: '', shellCommand: 'true',
-        gitCommand: '', filePath: '', fileContent: '', fileOperation: '', workingDirectory: '', workspaceMode: '', repo: '', baseBranch: '',
-        sandboxAllowedRoot: '', sandboxReadOnly: false, sandboxNetwork: false, priority: '', timeoutMs: 0, budgetMicrosUsd: 0,
-        requestedProvider: '', requestedModel: '', mcpServers: [], status: 'queued', latestRunId: null, lastError: '',
-        createdAt: now, updatedAt: now, startedAt: null, finishedAt: null,
+        id: newId('task'),
+        tenantId,
+        title: '',
+        prompt: '',
+        systemPrompt: '',
+        executionKind: 'shell',
+        executionProfile: '',
+        shellCommand: 'true',
+        gitCommand: '',
+        filePath: '',
+        fileContent: '',
+        fileOperation: '',
+        workingDirectory: '',
+        workspaceMode: '',
+        repo: '',
+        baseBranch: '',
+        sandboxAllowedRoot: '',
+        sandboxReadOnly: false,
+        sandboxNetwork: false,
+        priority: '',
+        timeoutMs: 0,
+        budgetMicrosUsd: 0,
+        requestedProvider: '',
+        requestedModel: '',
+        mcpServers: [],
+        status: 'queued',
+        latestRunId: null,
+        lastError: '',
+        createdAt: now,
+        updatedAt: now,
+        startedAt: null,
+        finishedAt: null,
       };
       await tasks.insert(task);
       const run: TaskRunEntity = {
-        id: newId('run'), tenantId, taskId: task.id, number: 1, status: 'queued', executionKind: 'shell', workspaceMode: '', workspacePath: '',
-        model: '', provider: '', providerKind: '', totalCostMicrosUsd: 0, priorCostMicrosUsd: 0, lastError: '', errorKind: '',
-        resumedFromRunId: null, resumeReason: '', checkpoint: null, attempts: 0, leaseOwner: null, leaseToken: null, leaseExpiresAt: null,
-        requestId: null, traceId: null, queuedAt: now, enqueuedAt: null, startedAt: null, finishedAt: null, createdAt: now, updatedAt: now,
+        id: newId('run'),
+        tenantId,
+        taskId: task.id,
+        number: 1,
+        status: 'queued',
+        executionKind: 'shell',
+        workspaceMode: '',
+        workspacePath: '',
+        model: '',
+        provider: '',
+        providerKind: '',
+        totalCostMicrosUsd: 0,
+        priorCostMicrosUsd: 0,
+        lastError: '',
+        errorKind: '',
+        resumedFromRunId: null,
+        resumeReason: '',
+        checkpoint: null,
+        attempts: 0,
+        leaseOwner: null,
+        leaseToken: null,
+        leaseExpiresAt: null,
+        requestId: null,
+        traceId: null,
+        queuedAt: now,
+        enqueuedAt: null,
+        startedAt: null,
+        finishedAt: null,
+        createdAt: now,
+        updatedAt: now,
       };
       await runs.insert(dataSource.manager, run);
       return run;

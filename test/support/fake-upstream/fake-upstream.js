@@ -715,8 +715,7 @@ async function startFakeUpstream(opts = {}) {
 
   function sendNonStream(ctx, res, rule, out) {
     if (rule !== undefined) {
-      const partialMode =
-        rule.hangAfterChunks !== undefined ? 'hang' : rule.dropAfterChunks !== undefined ? 'drop' : undefined;
+      const partialMode = rule.hangAfterChunks !== undefined ? 'hang' : rule.dropAfterChunks !== undefined ? 'drop' : undefined;
       if (partialMode !== undefined) {
         // Headers promise the full body; only the first half arrives.
         const h = baseHeaders(ctx.rec, 'application/json');

@@ -111,9 +111,7 @@ describe('fake upstream', () => {
 
     it('returns a scripted 500 as an OpenAI-shaped error', async () => {
       upstream.script({ status: 500 });
-      const err: unknown = await openai.chat.completions
-        .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] })
-        .catch((e: unknown) => e);
+      const err: unknown = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(OpenAI.InternalServerError);
       expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(500);
       expect((err as InstanceType<typeof OpenAI.APIError>).type).toBe('server_error');

@@ -8,7 +8,8 @@ export class PlatformEnv {
   @IsOptional() @IsString() HOST?: string;
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(65535) PORT?: number;
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(65535) WORKER_HEALTH_PORT?: number;
-  @IsOptional() @Matches(/^[a-z_,\s-]*$/, { message: 'WORKER_QUEUES must be a comma-separated list of queue names' })
+  @IsOptional()
+  @Matches(/^[a-z_,\s-]*$/, { message: 'WORKER_QUEUES must be a comma-separated list of queue names' })
   WORKER_QUEUES?: string;
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_SHUTDOWN_GRACE_MS?: number;
   @IsOptional() @Type(() => Number) @IsInt() @Min(1000) GATEWAY_QUEUE_LOCK_MS?: number;
@@ -20,13 +21,15 @@ export class PlatformEnv {
   @IsOptional() @IsString() GATEWAY_DATA_DIR?: string;
   @IsOptional() @IsBooleanString() GATEWAY_MIGRATE_ON_BOOT?: string;
   @IsOptional() @IsBooleanString() GATEWAY_REDIS_ALLOW_EVICTION_POLICY?: string;
-  @IsOptional() @Matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'GATEWAY_REDIS_PREFIX must be 1-64 letters, digits, _ or -' })
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'GATEWAY_REDIS_PREFIX must be 1-64 letters, digits, _ or -' })
   GATEWAY_REDIS_PREFIX?: string;
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) GATEWAY_DB_POOL_SIZE?: number;
 
   @IsOptional() @IsString() GATEWAY_AUTH_TOKEN?: string;
   @IsOptional() @IsBooleanString() GATEWAY_ALLOW_INSECURE_BIND?: string;
-  @IsOptional() @Matches(/^[A-Za-z0-9+/=_-]{32,}$/, { message: 'GATEWAY_SECRET_KEY must be a base64 or hex key of at least 32 bytes' })
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9+/=_-]{32,}$/, { message: 'GATEWAY_SECRET_KEY must be a base64 or hex key of at least 32 bytes' })
   GATEWAY_SECRET_KEY?: string;
 
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) GATEWAY_LIVE_STREAM_TTL_SECONDS?: number;
@@ -69,9 +72,7 @@ export function checkPlatformEnv(env: PlatformEnv): string[] {
   }
   const host = env.HOST ?? '127.0.0.1';
   if (!env.GATEWAY_AUTH_TOKEN && !isLoopbackHost(host) && !bool(env.GATEWAY_ALLOW_INSECURE_BIND, false)) {
-    problems.push(
-      `HOST: refusing to bind ${host} without GATEWAY_AUTH_TOKEN; set GATEWAY_AUTH_TOKEN or GATEWAY_ALLOW_INSECURE_BIND=true`,
-    );
+    problems.push(`HOST: refusing to bind ${host} without GATEWAY_AUTH_TOKEN; set GATEWAY_AUTH_TOKEN or GATEWAY_ALLOW_INSECURE_BIND=true`);
   }
   const unknownQueues = csv(env.WORKER_QUEUES, []).filter((q) => !(QUEUE_NAMES as readonly string[]).includes(q));
   if (unknownQueues.length > 0) {
@@ -101,7 +102,11 @@ export function platformConfig(env: PlatformEnv): PlatformConfig {
       allowEvictionPolicy: bool(env.GATEWAY_REDIS_ALLOW_EVICTION_POLICY, false),
       prefix: env.GATEWAY_REDIS_PREFIX ?? 'hecate',
     },
-    queue: { workerQueues: csv(env.WORKER_QUEUES, [...QUEUE_NAMES]), lockDurationMs: env.GATEWAY_QUEUE_LOCK_MS ?? 30_000, concurrency: env.GATEWAY_TASK_QUEUE_WORKERS ?? 4 },
+    queue: {
+      workerQueues: csv(env.WORKER_QUEUES, [...QUEUE_NAMES]),
+      lockDurationMs: env.GATEWAY_QUEUE_LOCK_MS ?? 30_000,
+      concurrency: env.GATEWAY_TASK_QUEUE_WORKERS ?? 4,
+    },
     auth: {
       token: env.GATEWAY_AUTH_TOKEN || undefined,
       allowInsecureBind: bool(env.GATEWAY_ALLOW_INSECURE_BIND, false),
@@ -115,4 +120,3 @@ export function platformConfig(env: PlatformEnv): PlatformConfig {
     },
   };
 }
-

@@ -60,11 +60,11 @@ export interface TasksConfig {
 const HOUR = 3_600_000;
 
 export function checkTasksEnv(env: TasksEnv): string[] {
-  const unknown = csv(env.GATEWAY_TASK_APPROVAL_POLICIES, []).filter(
-    (p) => p !== 'none' && !(APPROVAL_POLICY_NAMES as readonly string[]).includes(p),
-  );
+  const unknown = csv(env.GATEWAY_TASK_APPROVAL_POLICIES, []).filter((p) => p !== 'none' && !(APPROVAL_POLICY_NAMES as readonly string[]).includes(p));
   return unknown.length > 0
-    ? [`GATEWAY_TASK_APPROVAL_POLICIES: unknown polic${unknown.length > 1 ? 'ies' : 'y'} ${unknown.join(', ')}; known: ${APPROVAL_POLICY_NAMES.join(', ')}, none`]
+    ? [
+        `GATEWAY_TASK_APPROVAL_POLICIES: unknown polic${unknown.length > 1 ? 'ies' : 'y'} ${unknown.join(', ')}; known: ${APPROVAL_POLICY_NAMES.join(', ')}, none`,
+      ]
     : [];
 }
 
@@ -77,9 +77,7 @@ function childEnv(vars: Record<string, string | undefined>): Record<string, stri
 export function tasksConfig(env: TasksEnv): TasksConfig {
   // An empty variable reads as unset (the platform rule), so `none` is how every gate is disabled.
   const named = csv(env.GATEWAY_TASK_APPROVAL_POLICIES, ['shell_exec', 'git_exec', 'file_write']).filter((p) => p !== 'none') as ApprovalPolicyName[];
-  const approvalPolicies = named.includes('all_tools')
-    ? APPROVAL_POLICY_NAMES.filter((p) => p !== 'all_tools')
-    : [...new Set(named)];
+  const approvalPolicies = named.includes('all_tools') ? APPROVAL_POLICY_NAMES.filter((p) => p !== 'all_tools') : [...new Set(named)];
   return {
     approvalPolicies,
     leaseSeconds: env.GATEWAY_TASK_QUEUE_LEASE_SECONDS ?? 30,

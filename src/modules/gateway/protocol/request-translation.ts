@@ -122,7 +122,11 @@ export function openaiToAnthropicRequest(body: Json, model: string, stream: bool
   if (Array.isArray(body.tools) && body.tools.length > 0) {
     out.tools = body.tools.filter(isObject).map((t) => {
       const f = isObject(t.function) ? t.function : t;
-      return { name: f.name, ...(f.description ? { description: f.description } : {}), input_schema: isObject(f.parameters) ? f.parameters : { type: 'object', properties: {} } };
+      return {
+        name: f.name,
+        ...(f.description ? { description: f.description } : {}),
+        input_schema: isObject(f.parameters) ? f.parameters : { type: 'object', properties: {} },
+      };
     });
   }
   const tc = mapToolChoice(body.tool_choice, body.parallel_tool_calls);
@@ -179,9 +183,7 @@ function anthropicBlocksToOpenaiContent(blocks: Json[]): unknown {
 function toolResultContent(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
-    return content
-      .map((c) => (isObject(c) && c.type === 'text' ? String(c.text ?? '') : isObject(c) ? JSON.stringify(c) : String(c)))
-      .join('\n');
+    return content.map((c) => (isObject(c) && c.type === 'text' ? String(c.text ?? '') : isObject(c) ? JSON.stringify(c) : String(c))).join('\n');
   }
   return content === undefined ? '' : JSON.stringify(content);
 }
@@ -192,7 +194,12 @@ function toolResultContent(content: unknown): string {
  * prefixed with "Error: "); images → image_url
  * parts; thinking blocks are dropped (OpenAI-protocol upstreams cannot take them back).
  */
-export function anthropicToOpenaiRequest(body: Json, model: string, stream: boolean, opts: { maxTokensField?: 'max_tokens' | 'max_completion_tokens' } = {}): Json {
+export function anthropicToOpenaiRequest(
+  body: Json,
+  model: string,
+  stream: boolean,
+  opts: { maxTokensField?: 'max_tokens' | 'max_completion_tokens' } = {},
+): Json {
   const messages: Json[] = [];
   const sys = body.system;
   const systemText = typeof sys === 'string' ? sys : Array.isArray(sys) ? sys.map((b) => (isObject(b) ? String(b.text ?? '') : '')).join('\n') : '';
@@ -201,7 +208,10 @@ export function anthropicToOpenaiRequest(body: Json, model: string, stream: bool
     if (!isObject(m)) continue;
     const blocks: Json[] = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : Array.isArray(m.content) ? m.content.filter(isObject) : [];
     if (m.role === 'assistant') {
-      const text = blocks.filter((b) => b.type === 'text').map((b) => String(b.text ?? '')).join('');
+      const text = blocks
+        .filter((b) => b.type === 'text')
+        .map((b) => String(b.text ?? ''))
+        .join('');
       const calls = blocks
         .filter((b) => b.type === 'tool_use')
         .map((b) => ({ id: String(b.id ?? ''), type: 'function', function: { name: String(b.name ?? ''), arguments: JSON.stringify(b.input ?? {}) } }));
@@ -235,7 +245,10 @@ export function anthropicToOpenaiRequest(body: Json, model: string, stream: bool
     out.tools = body.tools
       .filter(isObject)
       .filter((t) => typeof t.name === 'string' && (t.type === undefined || t.type === 'custom'))
-      .map((t) => ({ type: 'function', function: { name: t.name, ...(t.description ? { description: t.description } : {}), parameters: t.input_schema ?? { type: 'object', properties: {} } } }));
+      .map((t) => ({
+        type: 'function',
+        function: { name: t.name, ...(t.description ? { description: t.description } : {}), parameters: t.input_schema ?? { type: 'object', properties: {} } },
+      }));
   }
   const tc = body.tool_choice;
   if (isObject(tc)) {

@@ -47,9 +47,14 @@ export function normalizeOpenaiResponse(body: Json): NormalizedMessage {
   const toolCalls: ToolCall[] = [];
   for (const tc of Array.isArray(message.tool_calls) ? message.tool_calls : []) {
     if (!isObject(tc) || !isObject(tc.function)) continue;
-    const call: ToolCall = { id: String(tc.id ?? ''), type: 'function', function: { name: String(tc.function.name ?? ''), arguments: String(tc.function.arguments ?? '') } };
+    const call: ToolCall = {
+      id: String(tc.id ?? ''),
+      type: 'function',
+      function: { name: String(tc.function.name ?? ''), arguments: String(tc.function.arguments ?? '') },
+    };
     toolCalls.push(call);
-    if (!Array.isArray(message.content_blocks)) blocks.push({ type: 'tool_use', id: call.id, name: call.function.name, input: parseArgs(call.function.arguments) });
+    if (!Array.isArray(message.content_blocks))
+      blocks.push({ type: 'tool_use', id: call.id, name: call.function.name, input: parseArgs(call.function.arguments) });
   }
   const finish = typeof choice.finish_reason === 'string' ? choice.finish_reason : null;
   return assembleMessage(body, blocks, toolCalls, finish === null ? null : (OPENAI_TO_STOP[finish] ?? finish), openaiUsage(body.usage) ?? { ...ZERO_USAGE });
@@ -103,7 +108,10 @@ export function toAnthropicUsage(u: NormalizedUsage): Json {
 
 /** Anthropic Messages response → OpenAI chat.completion (thinking kept as `reasoning_content` and `content_blocks`). */
 export function renderOpenaiCompletion(n: NormalizedMessage, model: string, created = Math.floor(Date.now() / 1000)): Json {
-  const thinking = n.content_blocks.filter((b) => b.type === 'thinking').map((b) => String((b as { thinking: string }).thinking ?? '')).join('');
+  const thinking = n.content_blocks
+    .filter((b) => b.type === 'thinking')
+    .map((b) => String((b as { thinking: string }).thinking ?? ''))
+    .join('');
   const message: Json = { role: 'assistant', content: n.text === '' && n.tool_calls.length > 0 ? null : n.text, refusal: null };
   if (thinking) message.reasoning_content = thinking;
   if (n.tool_calls.length > 0) message.tool_calls = n.tool_calls;

@@ -1,4 +1,15 @@
-import { anthropicUsage, GatewayDelta, isObject, Json, mergeUsage, NormalizedUsage, OPENAI_TO_STOP, openaiUsage, STOP_TO_OPENAI, StopReason } from './normalized';
+import {
+  anthropicUsage,
+  GatewayDelta,
+  isObject,
+  Json,
+  mergeUsage,
+  NormalizedUsage,
+  OPENAI_TO_STOP,
+  openaiUsage,
+  STOP_TO_OPENAI,
+  StopReason,
+} from './normalized';
 import { toOpenaiUsage } from './response-translation';
 
 /** OpenAI `chat.completion.chunk` objects → protocol-neutral deltas. */
@@ -107,7 +118,12 @@ export class OpenaiChunkEncoder {
   private thinking = '';
   readonly usage: NormalizedUsage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
 
-  constructor(id: string, model: string, private readonly includeUsage: boolean, created = Math.floor(Date.now() / 1000)) {
+  constructor(
+    id: string,
+    model: string,
+    private readonly includeUsage: boolean,
+    created = Math.floor(Date.now() / 1000),
+  ) {
     this.head = `{"id":${enc(id)},"object":"chat.completion.chunk","created":${created},"model":${enc(model)},"choices":[{"index":0,"delta":`;
   }
 
@@ -170,7 +186,10 @@ export class AnthropicEventEncoder {
   private stop: StopReason | undefined;
   readonly usage: NormalizedUsage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
 
-  constructor(private readonly id: string, private readonly model: string) {}
+  constructor(
+    private readonly id: string,
+    private readonly model: string,
+  ) {}
 
   private ev(type: string, data: Json): string {
     return `event: ${type}\ndata: ${enc({ type, ...data })}\n\n`;
@@ -180,7 +199,16 @@ export class AnthropicEventEncoder {
     if (this.started) return '';
     this.started = true;
     return this.ev('message_start', {
-      message: { id: this.id, type: 'message', role: 'assistant', model: this.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: this.usage.inputTokens, output_tokens: 0 } },
+      message: {
+        id: this.id,
+        type: 'message',
+        role: 'assistant',
+        model: this.model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: this.usage.inputTokens, output_tokens: 0 },
+      },
     });
   }
 
@@ -236,11 +264,23 @@ export class AnthropicEventEncoder {
     let out = this.start() + this.close();
     out += this.ev('message_delta', {
       delta: { stop_reason: this.stop ?? 'end_turn', stop_sequence: null },
-      usage: { input_tokens: this.usage.inputTokens - this.usage.cachedInputTokens, cache_read_input_tokens: this.usage.cachedInputTokens, output_tokens: this.usage.outputTokens },
+      usage: {
+        input_tokens: this.usage.inputTokens - this.usage.cachedInputTokens,
+        cache_read_input_tokens: this.usage.cachedInputTokens,
+        output_tokens: this.usage.outputTokens,
+      },
     });
     return out + this.ev('message_stop', {});
   }
 }
 
-const ANTHROPIC_ERROR_TYPES = new Set(['invalid_request_error', 'authentication_error', 'permission_error', 'not_found_error', 'rate_limit_error', 'api_error', 'overloaded_error']);
+const ANTHROPIC_ERROR_TYPES = new Set([
+  'invalid_request_error',
+  'authentication_error',
+  'permission_error',
+  'not_found_error',
+  'rate_limit_error',
+  'api_error',
+  'overloaded_error',
+]);
 const anthropicErrorType = (t: string): string => (ANTHROPIC_ERROR_TYPES.has(t) ? t : 'api_error');

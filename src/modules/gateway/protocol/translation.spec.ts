@@ -17,7 +17,13 @@ describe('request translation', () => {
       {
         messages: [
           { role: 'system', content: 'be brief' },
-          { role: 'user', content: [{ type: 'text', text: 'what is this?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'what is this?' },
+              { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
+            ],
+          },
           { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"q":"x"}' } }] },
           { role: 'tool', tool_call_id: 'call_1', content: 'found' },
           { role: 'user', content: 'thanks' },
@@ -38,9 +44,21 @@ describe('request translation', () => {
       stream: true,
       stop_sequences: ['END'],
       messages: [
-        { role: 'user', content: [{ type: 'text', text: 'what is this?' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'what is this?' },
+            { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } },
+          ],
+        },
         { role: 'assistant', content: [{ type: 'tool_use', id: 'call_1', name: 'lookup', input: { q: 'x' } }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_1', content: 'found' }, { type: 'text', text: 'thanks' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'call_1', content: 'found' },
+            { type: 'text', text: 'thanks' },
+          ],
+        },
       ],
       tools: [{ name: 'lookup', description: 'd', input_schema: { type: 'object', properties: { q: { type: 'string' } } } }],
       tool_choice: { type: 'any', disable_parallel_tool_use: true },
@@ -48,27 +66,62 @@ describe('request translation', () => {
   });
 
   it('OpenAI → Anthropic replays content_blocks verbatim (thinking signatures survive a tool loop)', () => {
-    const blocks = [{ type: 'thinking', thinking: 'hmm', signature: 'sig' }, { type: 'tool_use', id: 't1', name: 'f', input: {} }];
-    const out = openaiToAnthropicRequest({ messages: [{ role: 'user', content: 'go' }, { role: 'assistant', content: '', content_blocks: blocks }] }, 'c', false);
+    const blocks = [
+      { type: 'thinking', thinking: 'hmm', signature: 'sig' },
+      { type: 'tool_use', id: 't1', name: 'f', input: {} },
+    ];
+    const out = openaiToAnthropicRequest(
+      {
+        messages: [
+          { role: 'user', content: 'go' },
+          { role: 'assistant', content: '', content_blocks: blocks },
+        ],
+      },
+      'c',
+      false,
+    );
     expect((out.messages as Json[])[1]).toEqual({ role: 'assistant', content: blocks });
   });
 
   it('OpenAI → Anthropic leaves out unsigned thinking (reasoning from another provider) and keeps the rest', () => {
-    const unsigned = [{ type: 'thinking', thinking: 'from deepseek', signature: '' }, { type: 'text', text: 'answer' }];
-    const out = openaiToAnthropicRequest({ messages: [{ role: 'user', content: 'go' }, { role: 'assistant', content: 'answer', content_blocks: unsigned }] }, 'c', false);
+    const unsigned = [
+      { type: 'thinking', thinking: 'from deepseek', signature: '' },
+      { type: 'text', text: 'answer' },
+    ];
+    const out = openaiToAnthropicRequest(
+      {
+        messages: [
+          { role: 'user', content: 'go' },
+          { role: 'assistant', content: 'answer', content_blocks: unsigned },
+        ],
+      },
+      'c',
+      false,
+    );
     expect((out.messages as Json[])[1]).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'answer' }] });
     // Only unsigned thinking: the message falls back to its content and tool calls.
     const onlyThinking = openaiToAnthropicRequest(
       {
         messages: [
           { role: 'user', content: 'go' },
-          { role: 'assistant', content: 'ok', content_blocks: [{ type: 'thinking', thinking: 'x' }], tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] },
+          {
+            role: 'assistant',
+            content: 'ok',
+            content_blocks: [{ type: 'thinking', thinking: 'x' }],
+            tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }],
+          },
         ],
       },
       'c',
       false,
     );
-    expect((onlyThinking.messages as Json[])[1]).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'ok' }, { type: 'tool_use', id: 'c1', name: 'f', input: { a: 1 } }] });
+    expect((onlyThinking.messages as Json[])[1]).toEqual({
+      role: 'assistant',
+      content: [
+        { type: 'text', text: 'ok' },
+        { type: 'tool_use', id: 'c1', name: 'f', input: { a: 1 } },
+      ],
+    });
   });
 
   it('OpenAI → Anthropic: a tool message with tool_error becomes a tool_result with is_error', () => {
@@ -76,7 +129,14 @@ describe('request translation', () => {
       {
         messages: [
           { role: 'user', content: 'go' },
-          { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }, { id: 'c2', type: 'function', function: { name: 'g', arguments: '{}' } }] },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              { id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } },
+              { id: 'c2', type: 'function', function: { name: 'g', arguments: '{}' } },
+            ],
+          },
           { role: 'tool', tool_call_id: 'c1', content: 'The tool call was not executed: stopped.', tool_error: true },
           { role: 'tool', tool_call_id: 'c2', content: 'fine', tool_error: false },
         ],
@@ -100,7 +160,13 @@ describe('request translation', () => {
         messages: [
           { role: 'user', content: 'go' },
           { role: 'assistant', content: [{ type: 'tool_use', id: 'tu1', name: 'f', input: {} }] },
-          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu1', is_error: true, content: [{ type: 'text', text: 'permission denied' }] }, { type: 'text', text: 'try again' }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'tool_result', tool_use_id: 'tu1', is_error: true, content: [{ type: 'text', text: 'permission denied' }] },
+              { type: 'text', text: 'try again' },
+            ],
+          },
         ],
       },
       'gpt-x',
@@ -117,10 +183,33 @@ describe('request translation', () => {
     const call = { id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } };
     const messages = [
       user,
-      { role: 'assistant', content: null, tool_calls: [call], content_blocks: [{ type: 'thinking', thinking: 'hmm', signature: 's' }, { type: 'tool_use', id: 'c1', name: 'f', input: {} }], refusal: null },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [call],
+        content_blocks: [
+          { type: 'thinking', thinking: 'hmm', signature: 's' },
+          { type: 'tool_use', id: 'c1', name: 'f', input: {} },
+        ],
+        refusal: null,
+      },
       { role: 'tool', tool_call_id: 'c1', content: 'The tool call was not executed: stopped.', tool_error: true },
-      { role: 'assistant', content_blocks: [{ type: 'thinking', thinking: 'x', signature: 's' }, { type: 'text', text: 'done' }] },
-      { role: 'assistant', content: null, tool_calls: [call], content_blocks: [{ type: 'text', text: 'checking' }, { type: 'tool_use', id: 'c1', name: 'f', input: {} }] },
+      {
+        role: 'assistant',
+        content_blocks: [
+          { type: 'thinking', thinking: 'x', signature: 's' },
+          { type: 'text', text: 'done' },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [call],
+        content_blocks: [
+          { type: 'text', text: 'checking' },
+          { type: 'tool_use', id: 'c1', name: 'f', input: {} },
+        ],
+      },
     ];
     const out = withoutHecateMessageFields(messages);
     expect(out).toEqual([
@@ -140,8 +229,20 @@ describe('request translation', () => {
         system: [{ type: 'text', text: 'sys' }],
         max_tokens: 10,
         messages: [
-          { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image', source: { type: 'url', url: 'https://x/y.png' } }] },
-          { role: 'assistant', content: [{ type: 'thinking', thinking: 't', signature: 's' }, { type: 'tool_use', id: 'tu1', name: 'f', input: { a: 1 } }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'look' },
+              { type: 'image', source: { type: 'url', url: 'https://x/y.png' } },
+            ],
+          },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'thinking', thinking: 't', signature: 's' },
+              { type: 'tool_use', id: 'tu1', name: 'f', input: { a: 1 } },
+            ],
+          },
           { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu1', content: [{ type: 'text', text: 'ok' }] }] },
         ],
         tools: [{ name: 'f', input_schema: { type: 'object' } }],
@@ -157,7 +258,13 @@ describe('request translation', () => {
       stream_options: { include_usage: true },
       messages: [
         { role: 'system', content: 'sys' },
-        { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'https://x/y.png' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'look' },
+            { type: 'image_url', image_url: { url: 'https://x/y.png' } },
+          ],
+        },
         { role: 'assistant', content: null, tool_calls: [{ id: 'tu1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] },
         { role: 'tool', tool_call_id: 'tu1', content: 'ok' },
       ],
@@ -172,14 +279,23 @@ describe('response translation', () => {
     const n = normalizeAnthropicResponse({
       id: 'msg_1',
       model: 'c',
-      content: [{ type: 'thinking', thinking: 'why', signature: 'S' }, { type: 'text', text: 'hi' }, { type: 'tool_use', id: 't', name: 'f', input: { x: 1 } }],
+      content: [
+        { type: 'thinking', thinking: 'why', signature: 'S' },
+        { type: 'text', text: 'hi' },
+        { type: 'tool_use', id: 't', name: 'f', input: { x: 1 } },
+      ],
       stop_reason: 'tool_use',
       usage: { input_tokens: 10, cache_read_input_tokens: 5, cache_creation_input_tokens: 0, output_tokens: 7 },
     });
     const out = renderOpenaiCompletion(n, 'c', 1);
     expect(out).toMatchObject({
       object: 'chat.completion',
-      choices: [{ finish_reason: 'tool_calls', message: { content: 'hi', reasoning_content: 'why', tool_calls: [{ id: 't', function: { name: 'f', arguments: '{"x":1}' } }] } }],
+      choices: [
+        {
+          finish_reason: 'tool_calls',
+          message: { content: 'hi', reasoning_content: 'why', tool_calls: [{ id: 't', function: { name: 'f', arguments: '{"x":1}' } }] },
+        },
+      ],
       usage: { prompt_tokens: 15, completion_tokens: 7, total_tokens: 22, prompt_tokens_details: { cached_tokens: 5 } },
     });
     expect(((out.choices as Json[])[0].message as Json).content_blocks).toEqual(n.content_blocks);
@@ -189,7 +305,13 @@ describe('response translation', () => {
     const n = normalizeOpenaiResponse({
       id: 'chatcmpl-1',
       model: 'g',
-      choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"a":2}' } }] }, finish_reason: 'tool_calls' }],
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"a":2}' } }] },
+          finish_reason: 'tool_calls',
+        },
+      ],
       usage: { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12 },
     });
     expect(renderAnthropicMessage(n, 'g')).toEqual({
@@ -237,7 +359,10 @@ describe('stream codecs', () => {
     expect(deltas.map((d) => d.content ?? '').join('')).toBe('Hello');
     expect(deltas.map((d) => d.reasoning_content ?? '').join('')).toBe('plan');
     expect(deltas.find((d) => d.content_blocks)).toEqual({ content_blocks: [{ type: 'thinking', thinking: 'plan', signature: 'SIG' }] });
-    const args = deltas.flatMap((d) => (d.tool_calls as Json[] | undefined) ?? []).map((t) => (t.function as Json).arguments).join('');
+    const args = deltas
+      .flatMap((d) => (d.tool_calls as Json[] | undefined) ?? [])
+      .map((t) => (t.function as Json).arguments)
+      .join('');
     expect(args).toBe('{"a":1}');
     expect((chunks[chunks.length - 2].choices as Json[])[0].finish_reason).toBe('tool_calls');
     expect(chunks[chunks.length - 1].usage).toMatchObject({ prompt_tokens: 4, completion_tokens: 9 });
@@ -249,7 +374,11 @@ describe('stream codecs', () => {
     const chunks: Json[] = [
       { id: 'c1', model: 'g', choices: [{ index: 0, delta: { role: 'assistant', content: '' } }] },
       { id: 'c1', model: 'g', choices: [{ index: 0, delta: { content: 'Hi' } }] },
-      { id: 'c1', model: 'g', choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'call_9', type: 'function', function: { name: 'f', arguments: '' } }] } }] },
+      {
+        id: 'c1',
+        model: 'g',
+        choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'call_9', type: 'function', function: { name: 'f', arguments: '' } }] } }],
+      },
       { id: 'c1', model: 'g', choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{"b":2}' } }] } }] },
       { id: 'c1', model: 'g', choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] },
       { id: 'c1', model: 'g', choices: [], usage: { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 } },

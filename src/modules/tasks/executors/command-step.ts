@@ -21,7 +21,13 @@ export function commandEnv(config: TasksConfig, workspace: string, extra: Record
   return { ...config.childEnv, HOME: workspace, TERM: 'dumb', ...extra };
 }
 
-export function commandPlan(config: TasksConfig, sandbox: SandboxService, task: { timeoutMs: number; sandboxNetwork: boolean; sandboxReadOnly: boolean }, spec: Pick<CommandSpec, 'argv' | 'extraEnv'>, workspacePath: string): ExecutionPlan {
+export function commandPlan(
+  config: TasksConfig,
+  sandbox: SandboxService,
+  task: { timeoutMs: number; sandboxNetwork: boolean; sandboxReadOnly: boolean },
+  spec: Pick<CommandSpec, 'argv' | 'extraEnv'>,
+  workspacePath: string,
+): ExecutionPlan {
   const envKeys = Object.keys(commandEnv(config, workspacePath, spec.extraEnv)).sort();
   const timeoutMs = task.timeoutMs || config.defaultTimeoutMs;
   return {
@@ -32,7 +38,14 @@ export function commandPlan(config: TasksConfig, sandbox: SandboxService, task: 
       `sandbox: ${sandbox.layer}${task.sandboxNetwork ? ', network allowed' : ', no network'}${task.sandboxReadOnly ? ', read-only' : ''}`,
       `timeout: ${timeoutMs} ms`,
     ],
-    details: { argv: spec.argv, cwd: workspacePath, env_keys: envKeys, timeout_ms: timeoutMs, sandbox_network: task.sandboxNetwork, sandbox_read_only: task.sandboxReadOnly },
+    details: {
+      argv: spec.argv,
+      cwd: workspacePath,
+      env_keys: envKeys,
+      timeout_ms: timeoutMs,
+      sandbox_network: task.sandboxNetwork,
+      sandbox_read_only: task.sandboxReadOnly,
+    },
     identity: { argv: spec.argv, cwd: workspacePath },
   };
 }
@@ -87,18 +100,25 @@ export async function runCommandStep(ctx: ExecutionContext, sandbox: SandboxServ
       await streamer.close();
       if (local.signal.aborted && local.signal.reason instanceof Error && !ctx.signal.aborted) throw local.signal.reason;
       const bytes = result.stdout.length + result.stderr.length;
-      const artifacts: NewArtifact[] = [
-        { kind: 'stdout', name: 'stdout', content: result.stdout.toString('utf8'), truncated: result.truncated },
-      ];
+      const artifacts: NewArtifact[] = [{ kind: 'stdout', name: 'stdout', content: result.stdout.toString('utf8'), truncated: result.truncated }];
       if (result.stderr.length > 0) artifacts.push({ kind: 'stderr', name: 'stderr', content: result.stderr.toString('utf8'), truncated: result.truncated });
       if (spec.summarize && !result.spawnError) artifacts.push(...(await spec.summarize(workspace.path)));
-      const exited = { type: 'tool.shell.exited', data: { tool_call_id: step.id, exit_code: result.exitCode, signal: result.signal, bytes, truncated: result.truncated } };
+      const exited = {
+        type: 'tool.shell.exited',
+        data: { tool_call_id: step.id, exit_code: result.exitCode, signal: result.signal, bytes, truncated: result.truncated },
+      };
       const outputSummary = { exit_code: result.exitCode, duration_ms: result.durationMs, bytes, truncated: result.truncated, sandbox_layer: sandbox.layer };
       const base = { outputSummary, exitCode: result.exitCode, artifacts, events: [exited] };
       if (result.spawnError) return { ...base, status: 'failed', error: `could not start ${spec.argv[0]}: ${result.spawnError}`, errorKind: 'spawn_error' };
       if (result.cancelled) return { ...base, status: 'cancelled', error: 'cancelled', errorKind: 'cancelled' };
       if (result.timedOut) return { ...base, status: 'timed_out', error: `timed out after ${timeoutMs} ms`, errorKind: 'timeout' };
-      if (result.truncated) return { ...base, status: 'failed', error: `output exceeded ${config.maxOutputBytes} bytes; the command was stopped`, errorKind: 'output_limit_exceeded' };
+      if (result.truncated)
+        return {
+          ...base,
+          status: 'failed',
+          error: `output exceeded ${config.maxOutputBytes} bytes; the command was stopped`,
+          errorKind: 'output_limit_exceeded',
+        };
       if (result.exitCode !== 0) return { ...base, status: 'failed', error: `exit status ${result.exitCode ?? result.signal}`, errorKind: 'exit_status' };
       return { ...base, status: 'completed' };
     },

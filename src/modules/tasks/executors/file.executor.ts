@@ -40,7 +40,11 @@ export class FileExecutor implements RunExecutor, OnModuleInit {
     const operation = (task.fileOperation || 'write') as FileOperation;
     const contentSha = createHash('sha256').update(task.fileContent).digest('hex');
     return {
-      summary: [`${operation} ${task.filePath}`, `workspace: ${workspacePath}`, operation === 'delete' ? 'removes the file' : `${Buffer.byteLength(task.fileContent)} bytes, sha256 ${contentSha.slice(0, 16)}…`],
+      summary: [
+        `${operation} ${task.filePath}`,
+        `workspace: ${workspacePath}`,
+        operation === 'delete' ? 'removes the file' : `${Buffer.byteLength(task.fileContent)} bytes, sha256 ${contentSha.slice(0, 16)}…`,
+      ],
       details: { operation, path: task.filePath, cwd: workspacePath, content_bytes: Buffer.byteLength(task.fileContent), content_sha256: contentSha },
       identity: { operation, path: task.filePath, cwd: workspacePath, content_sha256: contentSha },
     };
@@ -55,7 +59,9 @@ export class FileExecutor implements RunExecutor, OnModuleInit {
       { index: ctx.firstStepIndex, kind: 'file', title: `File ${operation}`, toolName: 'file_write', input, idempotent: false },
       (step) => this.apply(ctx, step.id, operation),
     );
-    return outcome.status === 'completed' ? { status: 'completed' } : { status: 'failed', error: outcome.error ?? 'file operation failed', errorKind: outcome.errorKind ?? 'file_error' };
+    return outcome.status === 'completed'
+      ? { status: 'completed' }
+      : { status: 'failed', error: outcome.error ?? 'file operation failed', errorKind: outcome.errorKind ?? 'file_error' };
   }
 
   private async apply(ctx: ExecutionContext, stepId: string, operation: FileOperation): Promise<StepOutcome> {
@@ -90,11 +96,30 @@ export class FileExecutor implements RunExecutor, OnModuleInit {
     return {
       status: 'completed',
       outputSummary: { path, operation, diff_bytes: Buffer.byteLength(diff), before_existed: before !== null },
-      artifacts: [{ id: artifactId, kind: 'patch', name: path, path, mimeType: 'text/x-diff', content: diff, status: 'applied', metadata: metadata as unknown as Record<string, unknown> }],
+      artifacts: [
+        {
+          id: artifactId,
+          kind: 'patch',
+          name: path,
+          path,
+          mimeType: 'text/x-diff',
+          content: diff,
+          status: 'applied',
+          metadata: metadata as unknown as Record<string, unknown>,
+        },
+      ],
       events: [
         {
           type: 'tool.file.patch',
-          data: { tool_call_id: stepId, operation, path, artifact_id: artifactId, diff_bytes: Buffer.byteLength(diff), before_existed: before !== null, artifact_status: 'applied' },
+          data: {
+            tool_call_id: stepId,
+            operation,
+            path,
+            artifact_id: artifactId,
+            diff_bytes: Buffer.byteLength(diff),
+            before_existed: before !== null,
+            artifact_status: 'applied',
+          },
         },
       ],
     };

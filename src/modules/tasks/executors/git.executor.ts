@@ -16,7 +16,11 @@ const GIT_ENV = { GIT_TERMINAL_PROMPT: '0', GIT_PAGER: 'cat', GIT_EDITOR: 'true'
 export class GitExecutor implements RunExecutor, OnModuleInit {
   readonly kind = 'git';
 
-  constructor(private readonly registry: ExecutorRegistry, private readonly sandbox: SandboxService, private readonly config: AppConfig) {}
+  constructor(
+    private readonly registry: ExecutorRegistry,
+    private readonly sandbox: SandboxService,
+    private readonly config: AppConfig,
+  ) {}
 
   onModuleInit(): void {
     this.registry.register(this);

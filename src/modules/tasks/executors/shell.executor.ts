@@ -13,7 +13,11 @@ const argvOf = (task: TaskEntity): string[] => ['/bin/sh', '-c', task.shellComma
 export class ShellExecutor implements RunExecutor, OnModuleInit {
   readonly kind = 'shell';
 
-  constructor(private readonly registry: ExecutorRegistry, private readonly sandbox: SandboxService, private readonly config: AppConfig) {}
+  constructor(
+    private readonly registry: ExecutorRegistry,
+    private readonly sandbox: SandboxService,
+    private readonly config: AppConfig,
+  ) {}
 
   onModuleInit(): void {
     this.registry.register(this);

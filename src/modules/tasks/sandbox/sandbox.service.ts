@@ -27,7 +27,10 @@ export class SandboxService {
 
   static detect(mode: 'auto' | 'bwrap' | 'none'): SandboxLayer {
     if (mode === 'none') return 'none';
-    const probe = spawnSync('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--unshare-net', '--die-with-parent', 'true'], { timeout: 5000, stdio: 'ignore' });
+    const probe = spawnSync('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--unshare-net', '--die-with-parent', 'true'], {
+      timeout: 5000,
+      stdio: 'ignore',
+    });
     if (probe.status === 0) return 'bwrap';
     if (mode === 'bwrap') throw new Error('GATEWAY_TASK_SANDBOX=bwrap but bubblewrap (bwrap) is not installed or cannot create namespaces here');
     rootLogger().info('bubblewrap not available: task subprocesses run without OS isolation (sandbox.os_isolation=false)');

@@ -53,7 +53,12 @@ export async function relativeInside(root: string, resolved: string): Promise<st
  * resolution cannot redirect the write (the parent chain was checked by resolveInside).
  */
 export async function openNoFollow(path: string, flags: 'r' | 'w' | 'a'): Promise<FileHandle> {
-  const base = flags === 'r' ? constants.O_RDONLY : flags === 'w' ? constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC : constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND;
+  const base =
+    flags === 'r'
+      ? constants.O_RDONLY
+      : flags === 'w'
+        ? constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC
+        : constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND;
   try {
     return await open(path, base | constants.O_NOFOLLOW, 0o644);
   } catch (err) {

@@ -69,7 +69,11 @@ export class WorkspaceService {
    * Makes the run's workspace ready. Idempotent: a partial copy from a crashed attempt is removed and
    * redone; a reused or in-place workspace is only checked.
    */
-  async prepare(task: WorkspaceSpec, runRow: Pick<TaskRunEntity, 'id' | 'workspacePath' | 'resumedFromRunId'>, signal: AbortSignal): Promise<{ path: string; source: WorkspaceSource }> {
+  async prepare(
+    task: WorkspaceSpec,
+    runRow: Pick<TaskRunEntity, 'id' | 'workspacePath' | 'resumedFromRunId'>,
+    signal: AbortSignal,
+  ): Promise<{ path: string; source: WorkspaceSource }> {
     const path = runRow.workspacePath;
     if (task.workspaceMode === 'in_place') {
       const allowed = task.sandboxAllowedRoot || task.workingDirectory;
