@@ -1,5 +1,6 @@
 import { ChatSessionsModule } from '@modules/chat-sessions/chat-sessions.module';
 import { GatewayModule } from '@modules/gateway/gateway.module';
+import { InferenceModule } from '@modules/inference';
 import { ProvidersModule } from '@modules/providers/providers.module';
 import { SystemModule } from '@modules/system/system.module';
 import { UsageModule } from '@modules/usage/usage.module';
@@ -11,4 +12,14 @@ import { TasksModule } from '@modules/tasks/tasks.module';
  * Domain modules both roles load (services, repositories, entities). Controllers are added by ApiModule,
  * job processors by WorkerModule.
  */
-export const DOMAIN_MODULES = [SystemModule, ProvidersModule, UsageModule, GatewayModule, ChatSessionsModule, EventsModule, ApprovalsModule, TasksModule];
+export const DOMAIN_MODULES = [
+  SystemModule,
+  ProvidersModule,
+  UsageModule,
+  InferenceModule,
+  GatewayModule,
+  ChatSessionsModule,
+  EventsModule,
+  ApprovalsModule,
+  TasksModule,
+];

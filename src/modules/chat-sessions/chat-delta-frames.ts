@@ -1,15 +1,8 @@
+import type { LiveDeltaFrame } from '@modules/inference';
 import type { GeneratedReply, ToolCallJson } from './chat-message';
 
-/**
- * One streamed `delta` frame of a turn (seed 002 SSE): what the client sees, what LiveStreamBuffer holds
- * (the index is the buffer's), and what a stop rebuilds a dead owner's partial reply from.
- */
-export interface DeltaFrame {
-  content?: string;
-  reasoning?: string;
-  reasoning_signature?: string;
-  tool_calls?: Array<{ index: number; id?: string; type?: 'function'; function: { name?: string; arguments?: string } }>;
-}
+/** One streamed `delta` frame of a turn (seed 002 SSE): the live-stream frame InferenceService tees. */
+export type DeltaFrame = LiveDeltaFrame;
 
 /** Folds delta frames back into a reply (text, thinking, tool calls). */
 export class FrameAccumulator {

@@ -1,10 +1,9 @@
 import { Module } from '@nestjs/common';
 import { DatabaseModule } from '@core/database/database.module';
-import { GatewayModule } from '@modules/gateway/gateway.module';
+import { InferenceModule } from '@modules/inference';
 import { ProvidersModule } from '@modules/providers/providers.module';
 import { ChatCompactionService } from './chat-compaction.service';
 import { ChatExchangeRecorderService } from './chat-exchange-recorder.service';
-import { ChatExchangeService } from './chat-exchange.service';
 import { ChatGenerationEntity } from './chat-generation.entity';
 import { ChatGenerationService } from './chat-generation.service';
 import { ChatInflightService } from './chat-inflight.service';
@@ -21,7 +20,7 @@ import { ChatTurnsService } from './chat-turns.service';
 
 /** Chat sessions: the two-stream store, message trees, stop, compression lineage (issue 4). */
 @Module({
-  imports: [DatabaseModule.forFeature([ChatSessionEntity, ChatMessageEntity, ChatProviderCallEntity, ChatGenerationEntity]), GatewayModule, ProvidersModule],
+  imports: [DatabaseModule.forFeature([ChatSessionEntity, ChatMessageEntity, ChatProviderCallEntity, ChatGenerationEntity]), InferenceModule, ProvidersModule],
   providers: [
     ChatSnapshotCacheService,
     ChatSessionRepository,
@@ -34,8 +33,7 @@ import { ChatTurnsService } from './chat-turns.service';
     ChatGenerationService,
     ChatCompactionService,
     ChatTurnsService,
-    ChatExchangeService,
   ],
-  exports: [ChatSessionsService, ChatInflightService, ChatTurnsService, ChatCompactionService, ChatExchangeRecorderService, ChatExchangeService],
+  exports: [ChatSessionsService, ChatInflightService, ChatTurnsService, ChatCompactionService, ChatExchangeRecorderService],
 })
 export class ChatSessionsModule {}

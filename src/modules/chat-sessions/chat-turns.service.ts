@@ -10,7 +10,7 @@ import { AbortReason, ChatInflightService } from './chat-inflight.service';
 import type { ChatMessageEntity } from './chat-message.entity';
 import { ChatSessionRepository } from './chat-session.repository';
 import { ContinueChatMessageDto, EditChatMessageDto, RegenerateChatMessageDto, SendChatMessageDto } from './chat-session.dto';
-import { formatUsd } from '@modules/gateway/gateway-router.service';
+import { formatUsd } from '@modules/inference';
 import { toChatMessageResponse, toProviderCallResponse } from './chat-session-view.dto';
 import { withTurnIds } from './chat-sessions.errors';
 import { BegunTurn, ChatTurnLedgerService, FinishedTurn, ReplayedTurn, TurnOutcome } from './chat-turn-ledger.service';
@@ -144,7 +144,6 @@ export class ChatTurnsService {
     sink: TurnSink | undefined,
   ): Promise<TurnOutcome> {
     const acc = new FrameAccumulator();
-    let index = 0;
     let stream: GenerationStream | undefined;
     try {
       stream = await this.generation.stream(
@@ -157,10 +156,10 @@ export class ChatTurnsService {
           origin,
         },
         controller.signal,
+        { streamId: turn.generationId },
       );
-      for await (const frame of stream.frames) {
+      for await (const { index, frame } of stream.frames) {
         acc.add(frame);
-        index = await this.tee(turn.generationId, frame, index + 1);
         sink?.delta(index, frame);
       }
       const { reply, call } = await stream.result;
@@ -188,16 +187,6 @@ export class ChatTurnsService {
       return { status: 'failed', reply: acc.reply(), call, error: envelopeOf(err) };
     } finally {
       await this.buffer.markDone(turn.generationId).catch(() => undefined);
-    }
-  }
-
-  /** Appends a frame to the live buffer; its index is the SSE id. A buffer outage does not stop the turn. */
-  private async tee(streamId: string, frame: DeltaFrame, fallbackIndex: number): Promise<number> {
-    try {
-      return await this.buffer.append(streamId, JSON.stringify(frame));
-    } catch (err) {
-      rootLogger().warn({ err: String(err), streamId }, 'live stream buffer append failed');
-      return fallbackIndex;
     }
   }
 

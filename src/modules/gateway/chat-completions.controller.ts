@@ -2,16 +2,15 @@ import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CurrentPrincipal } from '@core/auth/current-principal.decorator';
 import type { Principal } from '@core/context/request-context';
-// chat-sessions hook (issue 4)
-import { ChatExchangeService, chatSessionIdOf } from '@modules/chat-sessions/chat-exchange.service';
 import { IngressService } from './ingress.service';
+import { chatSessionIdOf, SessionExchangeService } from './session-exchange.service';
 
 /** OpenAI-compatible ingress. The body is validated by hand (IngressService), not by a DTO. */
 @Controller('v1')
 export class ChatCompletionsController {
   constructor(
     private readonly ingress: IngressService,
-    private readonly chatExchanges: ChatExchangeService,
+    private readonly chatExchanges: SessionExchangeService,
   ) {}
 
   @Post('chat/completions')

@@ -1,40 +1,5 @@
 import { ErrorType } from '@contracts/errors';
 import { DomainError, InvalidRequestError } from '@core/http/domain-error';
-import type { UpstreamError } from '@modules/providers/upstream-error';
-import type { TraceCandidate } from '@modules/usage/trace-store.service';
-
-export class ModelNotConfiguredError extends DomainError {
-  constructor(message: string, details: { model?: string; provider?: string; suggested_models: string[]; [k: string]: unknown }) {
-    super(ErrorType.ModelNotConfigured, 422, message, {
-      userMessage: 'The selected model is not currently available from any configured provider.',
-      operatorAction: details.suggested_models.length
-        ? `Choose one of the suggested models, or refresh discovery (GET /v1/models?refresh=1) and check GET /hecate/v1/providers/status.`
-        : 'Configure a provider that serves this model, or refresh discovery (GET /v1/models?refresh=1).',
-      details,
-    });
-  }
-}
-
-export class RouteImpossibleError extends DomainError {
-  constructor(message: string, candidates: TraceCandidate[]) {
-    super(ErrorType.RouteImpossible, 503, message, {
-      userMessage: 'No configured provider can serve this request.',
-      operatorAction: 'Open Providers to inspect readiness checks, discover models, or enable a routable provider (GET /hecate/v1/providers/status).',
-      details: { candidates: candidates.map((c) => ({ provider: c.provider, model: c.model, skip_reason: c.skip_reason })) },
-      headers: { 'retry-after': '1' },
-    });
-  }
-}
-
-export class UnknownProviderError extends InvalidRequestError {
-  constructor(provider: string, known: string[]) {
-    super(`unknown provider "${provider}"; configured providers: ${known.join(', ') || '(none)'}`, {
-      userMessage: 'The requested provider is not configured.',
-      operatorAction: 'Use a provider name from GET /hecate/v1/providers/status, or add it under Settings → Providers.',
-      details: { param: 'provider' },
-    });
-  }
-}
 
 export class BadGatewayRequestError extends InvalidRequestError {
   constructor(message: string, param?: string) {
@@ -50,33 +15,4 @@ export class RateLimitExceededError extends DomainError {
       headers: { 'retry-after': String(retryAfterS) },
     });
   }
-}
-
-/** A failed route after retries and failover, mapped to a client status without leaking upstream details. */
-export class UpstreamFailedError extends DomainError {
-  constructor(last: UpstreamError, details: Record<string, unknown>) {
-    const { status, type, user } = classify(last);
-    super(type, status, last.message, {
-      userMessage: user,
-      operatorAction:
-        type === 'upstream_auth_failed'
-          ? 'Check the provider API key (PUT /hecate/v1/settings/providers/{id}/api-key).'
-          : 'Check GET /hecate/v1/providers/status and the trace (GET /hecate/v1/traces?request_id=...).',
-      details,
-      headers: status === 429 || status === 503 ? { 'retry-after': String(Math.max(1, Math.ceil((last.info.retryAfterMs ?? 1000) / 1000))) } : {},
-    });
-  }
-}
-
-function classify(e: UpstreamError): { status: number; type: string; user: string } {
-  if (e.kind === 'timeout') return { status: 504, type: 'upstream_timeout', user: 'The provider did not answer in time.' };
-  if (e.kind === 'network' || e.kind === 'url_blocked') return { status: 502, type: 'upstream_unavailable', user: 'The provider could not be reached.' };
-  if (e.kind === 'protocol') return { status: 502, type: 'upstream_error', user: 'The provider sent an invalid response.' };
-  const s = e.info.status ?? 502;
-  if (s === 429) return { status: 429, type: 'provider_rate_limited', user: 'The provider is rate limiting requests.' };
-  if (s === 401 || s === 403) return { status: 502, type: 'upstream_auth_failed', user: 'The provider rejected the gateway credentials.' };
-  if (s >= 500) return { status: 502, type: 'upstream_error', user: 'The provider failed to answer.' };
-  if (s === 404) return { status: 404, type: 'not_found', user: 'The provider does not know this model or endpoint.' };
-  if (s === 413) return { status: 413, type: ErrorType.PayloadTooLarge, user: 'The request is too large for the provider.' };
-  return { status: s >= 400 && s < 500 ? s : 400, type: ErrorType.InvalidRequest, user: 'The provider rejected the request.' };
 }

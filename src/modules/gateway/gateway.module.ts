@@ -1,16 +1,20 @@
 import { Module } from '@nestjs/common';
 import { ProvidersModule } from '@modules/providers/providers.module';
-import { UsageModule } from '@modules/usage/usage.module';
-import { GatewayRouterService } from './gateway-router.service';
+import { ChatSessionsModule } from '@modules/chat-sessions';
+import { InferenceModule } from '@modules/inference';
 import { IngressService } from './ingress.service';
 import { ModelsService } from './models.service';
 import { RateLimiterService } from './rate-limiter.service';
-import { RoutePlanningService } from './route-planning.service';
+import { SessionExchangeService } from './session-exchange.service';
 
-/** The /v1 ingress and the router other modules call (GatewayRouterService). */
+/**
+ * The /v1 edge: validation, rendering in the client's protocol, pass-through relay, rate limits, and the chat-session
+ * recording of `/v1/chat/completions` with a `session_id`. Model calls go through InferenceService; nothing imports
+ * this module (its controllers are mounted by ApiModule).
+ */
 @Module({
-  imports: [ProvidersModule, UsageModule],
-  providers: [RoutePlanningService, GatewayRouterService, IngressService, ModelsService, RateLimiterService],
-  exports: [GatewayRouterService, IngressService, ModelsService],
+  imports: [InferenceModule, ChatSessionsModule, ProvidersModule],
+  providers: [IngressService, ModelsService, RateLimiterService, SessionExchangeService],
+  exports: [IngressService, ModelsService, SessionExchangeService],
 })
 export class GatewayModule {}

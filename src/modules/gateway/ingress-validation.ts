@@ -1,7 +1,5 @@
 import { BadGatewayRequestError } from './gateway.errors';
-import { isObject, Json, WireProtocol } from './protocol/normalized';
-import { hasHecateMessageFields } from './protocol/request-translation';
-import type { PreparedRequest } from './upstream-call';
+import { hasHecateMessageFields, isObject, Json, PreparedRequest, WireProtocol } from '@modules/inference';
 
 const OPENAI_ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
 const ANTHROPIC_ROLES = new Set(['user', 'assistant']);

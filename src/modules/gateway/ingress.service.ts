@@ -4,16 +4,31 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '@core/context/request-context';
 import { rootLogger } from '@core/logging/logger';
 import { transportError, UpstreamError } from '@modules/providers/upstream-error';
-import { ClientAbort } from './client-abort';
-import { CompletedCall, GatewayRouterService, OpenStream } from './gateway-router.service';
+import {
+  anthropicUsage,
+  ClientAbort,
+  CompletedCall,
+  decodeUpstreamStream,
+  InferenceService,
+  isObject,
+  Json,
+  mergeUsage,
+  normalizeAnthropicResponse,
+  normalizeOpenaiResponse,
+  NormalizedUsage,
+  openaiUsage,
+  OpenStream,
+  parseFrame,
+  PreparedRequest,
+  SseFramer,
+  startsWith,
+  UpstreamStreamError,
+  WireProtocol,
+} from '@modules/inference';
 import { prepareRequest } from './ingress-validation';
+import { renderAnthropicMessage, renderOpenaiCompletion } from './protocol/response-render';
+import { AnthropicEventEncoder, OpenaiChunkEncoder } from './protocol/stream-encoders';
 import { routeHeaders, waitDrain } from './response-headers';
-import { anthropicUsage, isObject, Json, mergeUsage, NormalizedUsage, openaiUsage, WireProtocol } from './protocol/normalized';
-import { normalizeAnthropicResponse, normalizeOpenaiResponse, renderAnthropicMessage, renderOpenaiCompletion } from './protocol/response-translation';
-import { parseFrame, SseFramer, startsWith } from './protocol/sse';
-import { AnthropicEventEncoder, OpenaiChunkEncoder } from './protocol/stream-codecs';
-import { decodeUpstreamStream, UpstreamStreamError } from './stream-pipeline';
-import type { PreparedRequest } from './upstream-call';
 
 const USAGE_OBJECT = Buffer.from('"usage":{');
 const DATA_DONE = Buffer.from('data: [DONE]');
@@ -36,7 +51,7 @@ function errorFrame(protocol: WireProtocol, e: UpstreamError): string {
  */
 @Injectable()
 export class IngressService {
-  constructor(private readonly router: GatewayRouterService) {}
+  constructor(private readonly router: InferenceService) {}
 
   async handle(protocol: WireProtocol, request: FastifyRequest, reply: FastifyReply, principal: Principal): Promise<void> {
     const prepared = prepareRequest(protocol, request.body, request.headers);
@@ -48,8 +63,7 @@ export class IngressService {
     const id = this.router.identity({
       tenantId: principal.tenantId,
       apiKeyId: principal.apiKeyId,
-      requestId: request.hecate?.requestId,
-      traceId: request.hecate?.traceId,
+      origin: request.hecate,
       endpoint: protocol === 'openai' ? '/v1/chat/completions' : '/v1/messages',
     });
     try {

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { formatUsd, GatewayRouteInfo } from './gateway-router.service';
+import { formatUsd, GatewayRouteInfo } from '@modules/inference';
 
 /** The X-Runtime-* headers of a /v1 response (seed 003): where the request went and what it cost. */
 export function routeHeaders(info: GatewayRouteInfo, requestedModel: string | undefined, costMicros?: number): Record<string, string> {

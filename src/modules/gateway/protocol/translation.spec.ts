@@ -1,8 +1,10 @@
-import { GatewayDelta, Json } from './normalized';
-import { anthropicToOpenaiRequest, openaiToAnthropicRequest, withoutHecateMessageFields } from './request-translation';
-import { normalizeAnthropicResponse, normalizeOpenaiResponse, renderAnthropicMessage, renderOpenaiCompletion } from './response-translation';
-import { parseFrame, SseFramer } from './sse';
-import { AnthropicEventDecoder, AnthropicEventEncoder, OpenaiChunkDecoder, OpenaiChunkEncoder } from './stream-codecs';
+import { GatewayDelta, Json } from '@modules/inference/protocol/normalized';
+import { anthropicToOpenaiRequest, openaiToAnthropicRequest, withoutHecateMessageFields } from '@modules/inference/protocol/request-translation';
+import { normalizeAnthropicResponse, normalizeOpenaiResponse } from '@modules/inference/protocol/response-translation';
+import { renderAnthropicMessage, renderOpenaiCompletion } from './response-render';
+import { parseFrame, SseFramer } from '@modules/inference/protocol/sse';
+import { AnthropicEventDecoder, OpenaiChunkDecoder } from '@modules/inference/protocol/stream-codecs';
+import { AnthropicEventEncoder, OpenaiChunkEncoder } from './stream-encoders';
 
 const frames = (text: string): Json[] =>
   new SseFramer()

@@ -3,13 +3,22 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '@core/context/request-context';
 import { DomainError, InvalidRequestError } from '@core/http/domain-error';
 import { rootLogger } from '@core/logging/logger';
-import { GatewayCallContext, GatewayResult, GatewayRouteInfo, GatewayRouterService } from '@modules/gateway/gateway-router.service';
-import { isObject, Json } from '@modules/gateway/protocol/normalized';
-import { normalizeAnthropicResponse, renderOpenaiCompletion } from '@modules/gateway/protocol/response-translation';
-import { OpenaiChunkEncoder } from '@modules/gateway/protocol/stream-codecs';
-import { routeHeaders, waitDrain } from '@modules/gateway/response-headers';
-import { ChatExchangeRecorderService, ExchangeResult, PreparedExchange } from './chat-exchange-recorder.service';
-import type { GeneratedReply } from './chat-message';
+import { ChatExchangeRecorderService, type ExchangeResult, type GeneratedReply, type PreparedExchange } from '@modules/chat-sessions';
+import {
+  GatewayRouteInfo,
+  InferenceContext,
+  InferenceResult,
+  InferenceService,
+  InferenceStream,
+  isObject,
+  Json,
+  normalizeAnthropicResponse,
+  PreparedRequest,
+} from '@modules/inference';
+import { prepareRequest } from './ingress-validation';
+import { renderOpenaiCompletion } from './protocol/response-render';
+import { OpenaiChunkEncoder } from './protocol/stream-encoders';
+import { routeHeaders, waitDrain } from './response-headers';
 
 const SESSION_HEADER = 'x-session-id';
 
@@ -21,13 +30,13 @@ export function chatSessionIdOf(request: FastifyRequest): string | undefined {
   return typeof header === 'string' && header !== '' ? header : undefined;
 }
 
-const replyOf = (r: GatewayResult): GeneratedReply => ({
+const replyOf = (r: InferenceResult): GeneratedReply => ({
   text: r.text,
   content_blocks: r.content_blocks as Array<Record<string, unknown>>,
   tool_calls: r.tool_calls,
 });
 
-function callOf(info: GatewayRouteInfo, requestedModel: string | undefined, r?: GatewayResult): ExchangeResult['call'] {
+function callOf(info: GatewayRouteInfo, requestedModel: string | undefined, r?: InferenceResult): ExchangeResult['call'] {
   return {
     requestId: info.request_id,
     provider: info.provider,
@@ -52,33 +61,32 @@ const sessionHeaders = (info: GatewayRouteInfo, sessionId: string, requestedMode
  * completes (a streamed one when it ends; a stream the client cut keeps its partial reply as `incomplete`).
  */
 @Injectable()
-export class ChatExchangeService {
+export class SessionExchangeService {
   constructor(
     private readonly recorder: ChatExchangeRecorderService,
-    private readonly router: GatewayRouterService,
+    private readonly router: InferenceService,
   ) {}
 
   async handle(principal: Principal, request: FastifyRequest, reply: FastifyReply, sessionId: string): Promise<void> {
     if (!isObject(request.body) || !Array.isArray(request.body.messages)) throw new InvalidRequestError('messages must be a non-empty array');
     const { session_id: _ignored, ...body } = request.body as Json & { session_id?: unknown };
     const exchange = await this.recorder.prepare(principal.tenantId, sessionId, body.messages as unknown[]);
-    const upstream = { ...body, messages: exchange.messages };
+    const upstream = prepareRequest('openai', { ...body, messages: exchange.messages }, request.headers);
     const requestedModel = typeof body.model === 'string' ? body.model : undefined;
     const abort = new AbortController();
     const onClose = () => {
       if (!reply.raw.writableFinished) abort.abort();
     };
     reply.raw.on('close', onClose);
-    const ctx: GatewayCallContext = {
+    const ctx: InferenceContext = {
       tenantId: principal.tenantId,
       apiKeyId: principal.apiKeyId,
-      requestId: request.hecate?.requestId,
-      traceId: request.hecate?.traceId,
+      origin: request.hecate,
       signal: abort.signal,
       endpoint: '/v1/chat/completions',
     };
     try {
-      if (body.stream === true) await this.stream(exchange, upstream, requestedModel, ctx, reply, abort.signal);
+      if (upstream.stream) await this.stream(exchange, upstream, requestedModel, ctx, reply, abort.signal);
       else await this.complete(exchange, upstream, requestedModel, ctx, reply);
     } finally {
       reply.raw.off('close', onClose);
@@ -87,14 +95,14 @@ export class ChatExchangeService {
 
   private async complete(
     exchange: PreparedExchange,
-    body: Json,
+    prepared: PreparedRequest,
     requestedModel: string | undefined,
-    ctx: GatewayCallContext,
+    ctx: InferenceContext,
     reply: FastifyReply,
   ): Promise<void> {
-    let result: GatewayResult;
+    let result: InferenceResult;
     try {
-      result = await this.router.complete({ protocol: 'openai', body }, ctx);
+      result = await this.router.completePrepared(prepared, ctx);
     } catch (err) {
       await this.recordFailure(exchange, err, requestedModel, ctx);
       throw err;
@@ -109,15 +117,15 @@ export class ChatExchangeService {
 
   private async stream(
     exchange: PreparedExchange,
-    body: Json,
+    prepared: PreparedRequest,
     requestedModel: string | undefined,
-    ctx: GatewayCallContext,
+    ctx: InferenceContext,
     reply: FastifyReply,
     signal: AbortSignal,
   ): Promise<void> {
-    let s;
+    let s: InferenceStream;
     try {
-      s = await this.router.stream({ protocol: 'openai', body }, ctx);
+      s = await this.router.streamPrepared(prepared, ctx);
     } catch (err) {
       await this.recordFailure(exchange, err, requestedModel, ctx);
       throw err;
@@ -131,8 +139,7 @@ export class ChatExchangeService {
       'cache-control': 'no-cache',
       'x-accel-buffering': 'no',
     });
-    const so = body.stream_options;
-    const encoder = new OpenaiChunkEncoder(`chatcmpl-${s.request_id.replace(/^req_/, '')}`, s.model, isObject(so) && so.include_usage === true);
+    const encoder = new OpenaiChunkEncoder(`chatcmpl-${s.request_id.replace(/^req_/, '')}`, s.model, prepared.clientWantsUsage);
     let failure: unknown;
     try {
       for await (const d of s.deltas) {
@@ -142,7 +149,7 @@ export class ChatExchangeService {
     } catch (err) {
       if (!signal.aborted) failure = err;
     }
-    let result: GatewayResult | undefined;
+    let result: InferenceResult | undefined;
     try {
       result = await s.result;
     } catch (err) {
@@ -161,7 +168,7 @@ export class ChatExchangeService {
     // Recorded before the stream ends, so the client's next request sees this exchange persisted.
     const status = signal.aborted ? 'incomplete' : 'complete';
     await this.recorder.record(exchange, { status, reply: replyOf(result), call: callOf(result, requestedModel, result) }).catch((err) => {
-      rootLogger().error({ request_id: ctx.requestId, err: String(err), sessionId: exchange.sessionId }, 'chat exchange could not be recorded');
+      rootLogger().error({ request_id: ctx.origin?.requestId, err: String(err), sessionId: exchange.sessionId }, 'chat exchange could not be recorded');
     });
     if (!signal.aborted && !res.writableEnded) res.end(encoder.end());
   }
@@ -171,7 +178,7 @@ export class ChatExchangeService {
     exchange: PreparedExchange,
     err: unknown,
     requestedModel: string | undefined,
-    ctx: GatewayCallContext,
+    ctx: InferenceContext,
     info?: GatewayRouteInfo,
   ): Promise<void> {
     if (ctx.signal?.aborted) return;
@@ -184,7 +191,7 @@ export class ChatExchangeService {
     const call = info
       ? callOf(info, requestedModel)
       : {
-          requestId: ctx.requestId ?? '',
+          requestId: ctx.origin?.requestId ?? '',
           provider: '',
           providerKind: '',
           model: requestedModel ?? '',
@@ -197,7 +204,7 @@ export class ChatExchangeService {
     await this.recorder
       .record(exchange, { status: 'failed', reply: { text: '', content_blocks: [], tool_calls: [] }, call, error })
       .catch((e) =>
-        rootLogger().warn({ request_id: ctx.requestId, err: String(e), sessionId: exchange.sessionId }, 'failed chat exchange could not be recorded'),
+        rootLogger().warn({ request_id: ctx.origin?.requestId, err: String(e), sessionId: exchange.sessionId }, 'failed chat exchange could not be recorded'),
       );
   }
 }

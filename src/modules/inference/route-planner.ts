@@ -3,7 +3,7 @@ import type { EffectiveCapabilities } from '@modules/providers/model-capabilitie
 import type { RoutingBlockReason } from '@modules/providers/provider-readiness.service';
 import type { RuntimeProvider } from '@modules/providers/runtime-provider';
 import type { TraceCandidate } from '@modules/usage/trace-store.service';
-import { ModelNotConfiguredError, RouteImpossibleError, UnknownProviderError } from './gateway.errors';
+import { ModelNotConfiguredError, RouteImpossibleError, UnknownProviderError } from './inference.errors';
 
 export type RouteReason = 'pinned_provider_model' | 'pinned_provider' | 'requested_model' | 'provider_default_model' | 'global_default_model';
 

@@ -1,7 +1,7 @@
 import type { DiscoveryState } from '@modules/providers/model-discovery.service';
 import type { EffectiveCapabilities } from '@modules/providers/model-capabilities.service';
 import { RuntimeProvider } from '@modules/providers/runtime-provider';
-import { ModelNotConfiguredError, RouteImpossibleError, UnknownProviderError } from './gateway.errors';
+import { ModelNotConfiguredError, RouteImpossibleError, UnknownProviderError } from './inference.errors';
 import { PlannerContext, planRoute, suggestModels } from './route-planner';
 
 const provider = (id: string, opts: Partial<{ defaultModel: string; apiKey: string; kind: 'cloud' | 'local' }> = {}) =>

@@ -1,7 +1,26 @@
 import { RuntimeProvider } from '@modules/providers/runtime-provider';
 import { UpstreamError } from '@modules/providers/upstream-error';
-import { UpstreamBody, upstreamBody } from './upstream-call';
-import { prepareRequest } from './ingress-validation';
+import type { Json, WireProtocol } from './protocol/normalized';
+import { hasHecateMessageFields } from './protocol/request-translation';
+import { PreparedRequest, UpstreamBody, upstreamBody } from './upstream-call';
+
+/** A PreparedRequest as a /v1 edge's validator builds it (the validator itself lives in gateway/). */
+function prepareRequest(protocol: WireProtocol, body: Json, headers: Record<string, string>): PreparedRequest {
+  const so = body.stream_options as Json | undefined;
+  const forward = protocol === 'anthropic' && headers['anthropic-beta'] ? { 'anthropic-beta': headers['anthropic-beta'] } : undefined;
+  return {
+    protocol,
+    body,
+    stream: body.stream === true,
+    model: body.model as string | undefined,
+    provider: body.provider as string | undefined,
+    needsTools: Array.isArray(body.tools) && body.tools.length > 0,
+    needsImages: false,
+    clientWantsUsage: so?.include_usage === true,
+    hecateMessageFields: protocol === 'openai' && (body.messages as Json[]).some(hasHecateMessageFields),
+    forwardHeaders: forward,
+  };
+}
 
 const provider = (protocol: 'openai' | 'anthropic') =>
   new RuntimeProvider(
@@ -56,7 +75,7 @@ describe('upstreamBody', () => {
 
   it('asks an OpenAI upstream for usage on every stream, whatever the caller says it wants back (the router API)', () => {
     const messages = [{ role: 'user', content: 'hi' }];
-    // GatewayRouterService.stream(): the caller's body without stream_options, its consumer reading the usage deltas.
+    // InferenceService.stream(): the caller's body without stream_options, its consumer reading the usage deltas.
     const req = { ...prepareRequest('openai', { model: 'b', stream: true, messages }, {}), stream: true, clientWantsUsage: true };
     expect(JSON.parse(upstreamBody(req, provider('openai'), 'b'))).toEqual({ model: 'b', stream: true, stream_options: { include_usage: true }, messages });
     const asked = prepareRequest('openai', { model: 'b', stream: true, stream_options: { include_usage: true }, messages }, {});

@@ -1,36 +1,17 @@
-/**
- * GatewayRouterService — the one way to call an LLM through Hecate's routing (also what /v1 uses).
- *
- *   const result = await router.complete(
- *     { protocol: 'openai', body: { model: 'gpt-4o-mini', messages, tools } },   // or protocol 'anthropic' + a Messages body
- *     { tenantId, signal },                                                      // optional: requestId, apiKeyId
- *   );
- *   result.provider / model / route_reason / attempts / failover
- *   result.text, result.content_blocks (Anthropic-style, thinking kept with its signature), result.tool_calls (OpenAI-style)
- *   result.stop_reason ('end_turn' | 'max_tokens' | 'tool_use' | ...), result.usage, result.cost_micros_usd, result.raw
- *
- *   const s = await router.stream(request, { tenantId, signal });   // resolves after the upstream's first byte
- *   s.provider / s.model / s.route_reason / s.attempts               // known before any delta
- *   for await (const d of s.deltas) { ... }                          // GatewayDelta: text_delta, thinking_delta,
- *                                                                    // tool_call_start/delta, usage, stop, error
- *   const final = await s.result;                                    // same shape as complete(), assembled from deltas
- *
- * Routing (route reasons, health/stability/latency order, retries on timeouts/5xx/429, failover unless pinned,
- * circuit breaker) and bookkeeping (usage ledger row per upstream call, trace, GenAI spans) happen here.
- * Errors are DomainErrors (model_not_configured, route_impossible, upstream_* …). Aborting `signal` cancels the
- * upstream request; breaking out of `deltas` does too.
- */
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
-import { newRequestId } from '@core/context/request-context';
+import { newRequestId, type RequestOrigin } from '@core/context/request-context';
+import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
+import { rootLogger } from '@core/logging/logger';
 import { PricingService } from '@modules/providers/pricing.service';
 import { ProviderHealthService } from '@modules/providers/provider-health.service';
 import { transportError, UpstreamError } from '@modules/providers/upstream-error';
 import { TraceStoreService } from '@modules/usage/trace-store.service';
 import { UsageLedgerService } from '@modules/usage/usage-ledger.service';
 import { CancelSignal, onAbort } from './client-abort';
-import { RouteImpossibleError, UpstreamFailedError } from './gateway.errors';
-import { prepareRequest } from './ingress-validation';
+import { BudgetExceededError, RouteImpossibleError, UpstreamFailedError } from './inference.errors';
+import { type InferenceRequest, prepareInternal } from './inference-request';
+import { liveFrameOf, type LiveDeltaFrame } from './live-frames';
 import {
   anthropicUsage,
   ContentBlock,
@@ -50,20 +31,26 @@ import { RouteCandidate, RoutePlan, RouteReason } from './route-planner';
 import { RoutePlanningService } from './route-planning.service';
 import { callComplete, callStream, PreparedRequest, UpstreamBody, UpstreamStream } from './upstream-call';
 
-export interface GatewayRequest {
-  /** Shape of `body`: OpenAI Chat Completions or Anthropic Messages. `model`, `provider`, `stream` are read from it. */
-  protocol: WireProtocol;
-  body: Json;
-}
-
-export interface GatewayCallContext {
+/** Who a call is for and how it is bounded. */
+export interface InferenceContext {
   tenantId: string;
   apiKeyId?: string;
-  requestId?: string;
-  traceId?: string;
+  /** The request (or job) the call serves: its ids go on the usage row and the trace. */
+  origin?: RequestOrigin | null;
   signal?: AbortSignal;
-  /** For the ledger; defaults to `router`. */
+  /** For the ledger (e.g. `/hecate/v1/chat/sessions/send`); defaults to `router`. */
   endpoint?: string;
+  /**
+   * Budget hook: the most this call may cost, in micro-USD. A candidate whose worst case (its output price × the
+   * request's max_tokens, or DEFAULT_WORST_CASE_OUTPUT_TOKENS without one) exceeds it is skipped (`budget_denied`);
+   * none left → BudgetExceededError before any upstream request.
+   */
+  costCapMicros?: number;
+}
+
+/** Tee of a stream's deltas into LiveStreamBuffer: each frame gets the buffer's index (the SSE id of live streams). */
+export interface LiveTee {
+  streamId: string;
 }
 
 export interface GatewayRouteInfo {
@@ -76,7 +63,7 @@ export interface GatewayRouteInfo {
   failover: boolean;
 }
 
-export interface GatewayResult extends GatewayRouteInfo {
+export interface InferenceResult extends GatewayRouteInfo {
   id: string;
   text: string;
   content_blocks: ContentBlock[];
@@ -91,9 +78,16 @@ export interface GatewayResult extends GatewayRouteInfo {
   raw?: Json;
 }
 
-export interface GatewayStream extends GatewayRouteInfo {
+export interface InferenceStream extends GatewayRouteInfo {
   deltas: AsyncIterable<GatewayDelta>;
-  result: Promise<GatewayResult>;
+  /** The assembled result (after the deltas end; after an abort, the partial reply). */
+  result: Promise<InferenceResult>;
+}
+
+/** A stream teed into LiveStreamBuffer: frames with their buffer index instead of raw deltas. */
+export interface LiveInferenceStream extends GatewayRouteInfo {
+  frames: AsyncIterable<{ index: number; frame: LiveDeltaFrame }>;
+  result: Promise<InferenceResult>;
 }
 
 /** A finished non-streaming call, before rendering (the ingress passes `text` through when protocols match). */
@@ -116,6 +110,9 @@ export interface OpenStream {
   finish(outcome: { usage: NormalizedUsage; error?: UpstreamError; clientAborted?: boolean }): number;
 }
 
+/** Output tokens assumed for the budget check of a request that sets no max_tokens. */
+export const DEFAULT_WORST_CASE_OUTPUT_TOKENS = 4096;
+
 const sleep = (ms: number, signal?: CancelSignal) =>
   new Promise<void>((resolve) => {
     const t = setTimeout(resolve, ms);
@@ -132,8 +129,32 @@ export const toUsageResponse = (u: NormalizedUsage) => ({
 });
 export const formatUsd = (micros: number): string => (micros / 1e6).toFixed(6);
 
+type CallIdentity = ReturnType<InferenceService['identity']>;
+type CostCap = { micros: number; maxTokens: number } | undefined;
+
+/**
+ * InferenceService — the one way to call a model (DESIGN §11.1): /v1, chat sessions, agent chat and the agent loop
+ * all come here. No Fastify, no /v1 validation: code passes a typed InferenceRequest, the /v1 edges pass the
+ * PreparedRequest their validator built.
+ *
+ *   const r = await inference.complete({ messages, model, tools }, { tenantId, origin, signal, costCapMicros });
+ *   r.provider / model / route_reason / attempts / failover; r.text, r.content_blocks, r.tool_calls, r.stop_reason,
+ *   r.usage, r.cost_micros_usd
+ *
+ *   const s = await inference.stream(request, ctx);            // resolves after the upstream's first byte
+ *   for await (const d of s.deltas) { ... }                    // GatewayDelta: text_delta, thinking_delta, tool_call_*, …
+ *   const final = await s.result;
+ *
+ *   const live = await inference.streamLive(request, ctx, { streamId });   // deltas teed into LiveStreamBuffer
+ *   for await (const { index, frame } of live.frames) { ... }
+ *
+ * Routing (route reasons, health/stability/latency order, retries on timeouts/5xx/429, failover unless pinned,
+ * circuit breaker), cost, the usage ledger row per upstream call, the trace and GenAI spans happen here. Errors are
+ * DomainErrors (model_not_configured, route_impossible, budget_exceeded, upstream_* …). Aborting `signal` cancels the
+ * upstream request; breaking out of `deltas` does too.
+ */
 @Injectable()
-export class GatewayRouterService {
+export class InferenceService {
   constructor(
     private readonly config: AppConfig,
     private readonly planning: RoutePlanningService,
@@ -141,13 +162,45 @@ export class GatewayRouterService {
     private readonly pricing: PricingService,
     private readonly ledger: UsageLedgerService,
     private readonly traces: TraceStoreService,
+    @Inject(LiveStreamBuffer) private readonly buffer: LiveStreamBuffer,
   ) {}
 
-  // ---- public API (chat sessions and other modules) ------------------------------------------------------
+  // ---- typed API (code) ----------------------------------------------------------------------------------
 
-  async complete(request: GatewayRequest, ctx: GatewayCallContext): Promise<GatewayResult> {
-    const prepared = prepareRequest(request.protocol, request.body, {});
-    const call = await this.dispatchComplete({ ...prepared, stream: false }, this.identity(ctx), ctx.signal);
+  complete(request: InferenceRequest, ctx: InferenceContext): Promise<InferenceResult> {
+    return this.completePrepared(prepareInternal(request, false), ctx);
+  }
+
+  stream(request: InferenceRequest, ctx: InferenceContext): Promise<InferenceStream> {
+    return this.streamPrepared(prepareInternal(request, true), ctx);
+  }
+
+  /** stream(), with every forwarded delta appended to the live stream `tee.streamId` (a buffer outage does not stop the call). */
+  async streamLive(request: InferenceRequest, ctx: InferenceContext, tee: LiveTee): Promise<LiveInferenceStream> {
+    const s = await this.stream(request, ctx);
+    const buffer = this.buffer;
+    async function* frames(): AsyncGenerator<{ index: number; frame: LiveDeltaFrame }> {
+      let index = 0;
+      for await (const d of s.deltas) {
+        const frame = liveFrameOf(d);
+        if (!frame) continue;
+        try {
+          index = await buffer.append(tee.streamId, JSON.stringify(frame));
+        } catch (err) {
+          rootLogger().warn({ err: String(err), stream_id: tee.streamId }, 'live stream buffer append failed');
+          index += 1;
+        }
+        yield { index, frame };
+      }
+    }
+    const { deltas: _deltas, ...rest } = s;
+    return { ...rest, frames: frames() };
+  }
+
+  // ---- prepared API (the /v1 edges, after their own validation) ------------------------------------------
+
+  async completePrepared(prepared: PreparedRequest, ctx: InferenceContext): Promise<InferenceResult> {
+    const call = await this.dispatchComplete({ ...prepared, stream: false }, this.identity(ctx), ctx.signal, this.capOf(prepared, ctx));
     const n = call.upstreamProtocol === 'openai' ? normalizeOpenaiResponse(call.body.json) : normalizeAnthropicResponse(call.body.json);
     return {
       ...call.info,
@@ -164,13 +217,12 @@ export class GatewayRouterService {
     };
   }
 
-  async stream(request: GatewayRequest, ctx: GatewayCallContext): Promise<GatewayStream> {
-    const prepared = prepareRequest(request.protocol, request.body, {});
-    const open = await this.dispatchStream({ ...prepared, stream: true }, this.identity(ctx), ctx.signal);
+  async streamPrepared(prepared: PreparedRequest, ctx: InferenceContext): Promise<InferenceStream> {
+    const open = await this.dispatchStream({ ...prepared, stream: true }, this.identity(ctx), ctx.signal, this.capOf(prepared, ctx));
     const acc = new StreamAccumulator();
-    let resolve!: (r: GatewayResult) => void;
+    let resolve!: (r: InferenceResult) => void;
     let reject!: (e: unknown) => void;
-    const result = new Promise<GatewayResult>((res, rej) => {
+    const result = new Promise<InferenceResult>((res, rej) => {
       resolve = res;
       reject = rej;
     });
@@ -213,24 +265,31 @@ export class GatewayRouterService {
     return { ...info, deltas: deltas(), result };
   }
 
+  private capOf(prepared: PreparedRequest, ctx: InferenceContext): CostCap {
+    if (ctx.costCapMicros === undefined) return undefined;
+    const b = prepared.body;
+    const requested = typeof b.max_tokens === 'number' ? b.max_tokens : typeof b.max_completion_tokens === 'number' ? b.max_completion_tokens : undefined;
+    return { micros: Math.max(0, ctx.costCapMicros), maxTokens: requested ?? DEFAULT_WORST_CASE_OUTPUT_TOKENS };
+  }
+
   // ---- engine (used by the /v1 ingress) ------------------------------------------------------------------
 
-  identity(ctx: Partial<GatewayCallContext> & { tenantId: string }) {
+  identity(ctx: Pick<InferenceContext, 'tenantId' | 'apiKeyId' | 'origin' | 'endpoint'>) {
     return {
       tenantId: ctx.tenantId,
       apiKeyId: ctx.apiKeyId,
-      requestId: ctx.requestId ?? newRequestId(),
-      traceId: ctx.traceId ?? '',
+      requestId: ctx.origin?.requestId ?? newRequestId(),
+      traceId: ctx.origin?.traceId ?? '',
       endpoint: ctx.endpoint ?? 'router',
     };
   }
 
-  async dispatchComplete(req: PreparedRequest, id: ReturnType<GatewayRouterService['identity']>, signal?: CancelSignal): Promise<CompletedCall> {
+  async dispatchComplete(req: PreparedRequest, id: CallIdentity, signal?: CancelSignal, cap?: CostCap): Promise<CompletedCall> {
     const rec = new RequestRecorder(id, req, this.ledger, this.traces);
     try {
       const plan = await this.plan(req);
       rec.routed(plan);
-      const out = await this.attemptLoop(plan, rec, signal, async (c, handle) => {
+      const out = await this.attemptLoop(plan, rec, signal, cap, async (c, handle) => {
         const body = await callComplete({
           req,
           provider: c.provider,
@@ -258,13 +317,13 @@ export class GatewayRouterService {
     }
   }
 
-  async dispatchStream(req: PreparedRequest, id: ReturnType<GatewayRouterService['identity']>, signal?: CancelSignal): Promise<OpenStream> {
+  async dispatchStream(req: PreparedRequest, id: CallIdentity, signal?: CancelSignal, cap?: CostCap): Promise<OpenStream> {
     const rec = new RequestRecorder(id, req, this.ledger, this.traces);
     try {
       const plan = await this.plan(req);
       rec.routed(plan);
       let attemptEnd: AttemptHandle['end'] | undefined;
-      const out = await this.attemptLoop(plan, rec, signal, async (c, handle) => {
+      const out = await this.attemptLoop(plan, rec, signal, cap, async (c, handle) => {
         const upstream = await callStream({
           req,
           provider: c.provider,
@@ -316,6 +375,15 @@ export class GatewayRouterService {
     };
   }
 
+  /** The most a call can cost on this candidate: its output price for maxTokens (input is already spent context). */
+  private worstCaseMicros(c: RouteCandidate, maxTokens: number): number {
+    return this.pricing.costMicros(this.pricing.price(c.provider.id, c.provider.kind, c.model), {
+      inputTokens: 0,
+      outputTokens: maxTokens,
+      cachedInputTokens: 0,
+    });
+  }
+
   cost(c: RouteCandidate, usage: NormalizedUsage): number {
     return this.pricing.costMicros(this.pricing.price(c.provider.id, c.provider.kind, c.model), usage);
   }
@@ -333,6 +401,7 @@ export class GatewayRouterService {
     plan: RoutePlan,
     rec: RequestRecorder,
     signal: CancelSignal | undefined,
+    cap: CostCap,
     fn: (c: RouteCandidate, handle: AttemptHandle) => Promise<T>,
   ): Promise<{ value: T; candidate: RouteCandidate; attempts: { n: number; failover: boolean } }> {
     const { maxAttempts, retryBackoffMs } = this.config.gateway;
@@ -340,7 +409,18 @@ export class GatewayRouterService {
     let n = 0;
     let firstProvider: string | undefined;
     let lastCandidate: RouteCandidate | undefined;
+    let overBudget: { provider: string; model: string; worst: number } | undefined;
     for (const c of plan.candidates) {
+      if (cap) {
+        const worst = this.worstCaseMicros(c, cap.maxTokens);
+        if (worst > cap.micros) {
+          const entry = plan.considered.find((x) => x.provider === c.provider.id);
+          if (entry && entry.status === 'not_tried') Object.assign(entry, { status: 'skipped', skip_reason: 'budget_denied' });
+          overBudget ??= { provider: c.provider.id, model: c.model, worst };
+          if (plan.pinned) break;
+          continue;
+        }
+      }
       for (let a = 1; a <= maxAttempts; a++) {
         if (signal?.aborted) throw new UpstreamError('aborted', 'the client went away', { retryable: false });
         const admission = this.health.admit(c.provider.id);
@@ -384,6 +464,14 @@ export class GatewayRouterService {
         }
       }
       if (plan.pinned) break;
+    }
+    if (!last && overBudget && cap) {
+      throw new BudgetExceededError({
+        cost_cap_micros_usd: cap.micros,
+        worst_case_micros_usd: overBudget.worst,
+        provider: overBudget.provider,
+        model: overBudget.model,
+      });
     }
     if (!last) throw new RouteImpossibleError('every candidate provider became unavailable', plan.considered);
     throw new UpstreamFailedError(last, { provider: lastCandidate?.provider.id, model: lastCandidate?.model, attempts: n });

@@ -1,0 +1,4 @@
+/** The chat-sessions module's public face: other modules import from `@modules/chat-sessions`, never its files. */
+export { ChatSessionsModule } from './chat-sessions.module';
+export { ChatExchangeRecorderService, type ExchangeResult, type PreparedExchange } from './chat-exchange-recorder.service';
+export type { GeneratedReply } from './chat-message';

@@ -1,0 +1,50 @@
+/** The inference module's public face: other modules import from `@modules/inference`, never its files. */
+export { InferenceModule } from './inference.module';
+export {
+  InferenceService,
+  DEFAULT_WORST_CASE_OUTPUT_TOKENS,
+  formatUsd,
+  toUsageResponse,
+  type CompletedCall,
+  type GatewayRouteInfo,
+  type InferenceContext,
+  type InferenceResult,
+  type InferenceStream,
+  type LiveInferenceStream,
+  type LiveTee,
+  type OpenStream,
+} from './inference.service';
+export type { InferenceMessage, InferenceRequest, InferenceTool, InferenceToolChoice } from './inference-request';
+export { liveFrameOf, type LiveDeltaFrame } from './live-frames';
+export {
+  BudgetExceededError,
+  InvalidInferenceRequestError,
+  ModelNotConfiguredError,
+  RouteImpossibleError,
+  UnknownProviderError,
+  UpstreamFailedError,
+} from './inference.errors';
+export { ClientAbort, onAbort, type CancelSignal } from './client-abort';
+export type { PreparedRequest } from './upstream-call';
+export type { RouteReason } from './route-planner';
+export { decodeUpstreamStream, UpstreamStreamError } from './stream-pipeline';
+export {
+  anthropicUsage,
+  isObject,
+  mergeUsage,
+  num,
+  openaiUsage,
+  OPENAI_TO_STOP,
+  STOP_TO_OPENAI,
+  ZERO_USAGE,
+  type ContentBlock,
+  type GatewayDelta,
+  type Json,
+  type NormalizedUsage,
+  type StopReason,
+  type ToolCall,
+  type WireProtocol,
+} from './protocol/normalized';
+export { hasHecateMessageFields } from './protocol/request-translation';
+export { normalizeAnthropicResponse, normalizeOpenaiResponse, type NormalizedMessage } from './protocol/response-translation';
+export { parseFrame, SseFramer, startsWith, type SseFrame } from './protocol/sse';

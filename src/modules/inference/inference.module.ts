@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { ProvidersModule } from '@modules/providers/providers.module';
+import { UsageModule } from '@modules/usage/usage.module';
+import { InferenceService } from './inference.service';
+import { RoutePlanningService } from './route-planning.service';
+
+/** The one model-calling service (DESIGN §5, §11.1): routing, retries, failover, cost, usage, traces, live tee. */
+@Module({
+  imports: [ProvidersModule, UsageModule],
+  providers: [RoutePlanningService, InferenceService],
+  exports: [InferenceService, RoutePlanningService],
+})
+export class InferenceModule {}

@@ -1,0 +1,30 @@
+import type { GatewayDelta } from './protocol/normalized';
+
+/**
+ * One streamed delta as clients of a live stream see it (seed 002/004 `delta` frames): what LiveStreamBuffer holds
+ * under the stream's index, and what a stop rebuilds a dead owner's partial reply from.
+ */
+export interface LiveDeltaFrame {
+  content?: string;
+  reasoning?: string;
+  reasoning_signature?: string;
+  tool_calls?: Array<{ index: number; id?: string; type?: 'function'; function: { name?: string; arguments?: string } }>;
+}
+
+/** A router delta as a live frame (usage, stop and message_start are not forwarded). */
+export function liveFrameOf(d: GatewayDelta): LiveDeltaFrame | undefined {
+  switch (d.type) {
+    case 'text_delta':
+      return { content: d.text };
+    case 'thinking_delta':
+      return { reasoning: d.thinking };
+    case 'thinking_signature':
+      return { reasoning_signature: d.signature };
+    case 'tool_call_start':
+      return { tool_calls: [{ index: d.index, id: d.id, type: 'function', function: { name: d.name, arguments: '' } }] };
+    case 'tool_call_delta':
+      return { tool_calls: [{ index: d.index, function: { arguments: d.arguments } }] };
+    default:
+      return undefined;
+  }
+}
