@@ -5,7 +5,8 @@
 #   node dist/src/main.migrate.js   migrations, once per release
 # Override the command (Compose `command:`, Kubernetes `args:`) and keep the tini entrypoint.
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node 24 LTS (22 supported; DESIGN §13).
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 # ---------------------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS build

@@ -333,8 +333,9 @@ describe('docker-compose.yml', () => {
 describe('Dockerfile', () => {
   const dockerfile = readText(repoRoot, 'Dockerfile');
 
-  it('builds on node:20-bookworm-slim in two stages and prunes dev dependencies', () => {
-    expect(dockerfile).toContain('node:20-bookworm-slim');
+  it('builds on node:24-bookworm-slim in two stages and prunes dev dependencies', () => {
+    expect(dockerfile).toContain('ARG NODE_IMAGE=node:24-bookworm-slim');
+    expect(dockerfile).not.toMatch(/node:2[02]-/);
     expect(dockerfile.match(/^FROM /gm)?.length).toBe(2);
     expect(dockerfile).toMatch(/npm ci\b/);
     expect(dockerfile).toContain('npm prune --omit=dev');
