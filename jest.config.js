@@ -24,7 +24,7 @@ const moduleNameMapper = {
 };
 // @nestjs/common and @nestjs/core 12 ship ESM only: compile them to CommonJS like our sources, so tests import
 // the real packages (services a test constructs by hand keep their real decorators).
-const transformIgnorePatterns = ['/node_modules/(?!@nestjs/(common|core)/)'];
+const transformIgnorePatterns = ['/node_modules/(?!@nestjs/(common|core|terminus)/)'];
 const base = { rootDir: __dirname, transform, transformIgnorePatterns, moduleNameMapper, testEnvironment: 'node' };
 
 module.exports = {

@@ -8,6 +8,7 @@ import { ChatSessionsController } from '@modules/chat-sessions/chat-sessions.con
 import { ChatTurnsController } from '@modules/chat-sessions/chat-turns.controller';
 import { QueueProbesController } from '@modules/system/queue-probes.controller';
 import { ChatCompletionsController } from '@modules/gateway/chat-completions.controller';
+import { GatewayModule } from '@modules/gateway/gateway.module';
 import { MessagesController } from '@modules/gateway/messages.controller';
 import { ModelsController } from '@modules/gateway/models.controller';
 import { ProvidersController } from '@modules/providers/providers.controller';
@@ -47,10 +48,13 @@ export class ApiModule {
     TracesController,
   ];
 
+  /** Modules only the api role builds: the edges (the /v1 ingress; later the MCP server). */
+  static apiOnlyModules = [GatewayModule];
+
   static forRoot(core: CoreResources): DynamicModule {
     return {
       module: ApiModule,
-      imports: [CoreModule.forRoot(core), AuthModule, ...DOMAIN_MODULES],
+      imports: [CoreModule.forRoot(core), AuthModule, ...DOMAIN_MODULES, ...ApiModule.apiOnlyModules],
       controllers: ApiModule.controllers,
     };
   }

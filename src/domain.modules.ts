@@ -1,5 +1,4 @@
 import { ChatSessionsModule } from '@modules/chat-sessions/chat-sessions.module';
-import { GatewayModule } from '@modules/gateway/gateway.module';
 import { InferenceModule } from '@modules/inference';
 import { ProvidersModule } from '@modules/providers/providers.module';
 import { SystemModule } from '@modules/system/system.module';
@@ -9,17 +8,7 @@ import { EventsModule } from '@modules/events/events.module';
 import { TasksModule } from '@modules/tasks/tasks.module';
 
 /**
- * Domain modules both roles load (services, repositories, entities). Controllers are added by ApiModule,
- * job processors by WorkerModule.
+ * Domain modules both roles load (services, repositories, entities). Controllers and the edges (`gateway`) are
+ * added by ApiModule, job processors and worker-only modules by WorkerModule.
  */
-export const DOMAIN_MODULES = [
-  SystemModule,
-  ProvidersModule,
-  UsageModule,
-  InferenceModule,
-  GatewayModule,
-  ChatSessionsModule,
-  EventsModule,
-  ApprovalsModule,
-  TasksModule,
-];
+export const DOMAIN_MODULES = [SystemModule, ProvidersModule, UsageModule, InferenceModule, ChatSessionsModule, EventsModule, ApprovalsModule, TasksModule];

@@ -6,16 +6,22 @@ import { QueueConsumerService } from '@core/queue/queue-consumer.service';
 import { QueueProbeJob } from '@modules/system/queue-probe.job';
 import { DOMAIN_MODULES } from './domain.modules';
 import { RunJob } from '@modules/tasks/run.job';
+import { TaskRunnersModule } from '@modules/tasks/runners/task-runners.module';
 
 /** The worker role: job processors are provided here and nowhere else (STYLE rule 1). */
 @Module({})
 export class WorkerModule {
   static processors = [QueueProbeJob, RunJob];
+  /**
+   * Modules only the worker role builds (STYLE rule 16, DESIGN §11.2): tool runners and the sandbox today; MCP
+   * clients and ACP adapter processes join this list. The api role never constructs them.
+   */
+  static workerOnlyModules = [TaskRunnersModule];
 
   static forRoot(core: CoreResources, options: { standalone: boolean } = { standalone: true }): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [...(options.standalone ? [CoreModule.forRoot(core)] : []), DiscoveryModule, ...DOMAIN_MODULES],
+      imports: [...(options.standalone ? [CoreModule.forRoot(core)] : []), DiscoveryModule, ...DOMAIN_MODULES, ...WorkerModule.workerOnlyModules],
       providers: [JobDispatcher, QueueConsumerService, ...WorkerModule.processors],
     };
   }

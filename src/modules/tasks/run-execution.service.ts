@@ -181,7 +181,8 @@ export class RunExecutionService implements OnApplicationShutdown {
     const { run } = claim;
     const task = await this.deps.tasks.find(run.tenantId, run.taskId);
     const executor = this.registry.get(run.executionKind);
-    if (!task || !executor) {
+    const runner = this.registry.runner(run.executionKind);
+    if (!task || !executor || !runner) {
       await writer.finish({ status: 'failed', error: `no executor for execution_kind ${run.executionKind}`, errorKind: 'executor_unavailable' });
       return;
     }
@@ -203,7 +204,7 @@ export class RunExecutionService implements OnApplicationShutdown {
       firstStepIndex: 2,
       config: this.config.tasks,
     };
-    const outcome: ExecutionOutcome = await executor.execute(ctx);
+    const outcome: ExecutionOutcome = await runner.execute(ctx);
     if (outcome.status === 'awaiting_approval') return;
     const durationMs = run.startedAt ? Date.now() - run.startedAt.getTime() : undefined;
     if (outcome.status === 'completed') await writer.finish({ status: 'completed', data: { duration_ms: durationMs, ...(outcome.summary ?? {}) } });

@@ -44,9 +44,10 @@ export type ExecutionOutcome =
   | { status: 'awaiting_approval' };
 
 /**
- * One execution kind (shell, git, file; agent_loop registers its own). Executors register themselves in
- * the ExecutorRegistry from `onModuleInit`; the machinery (lease, heartbeat, workspace, approvals,
- * events, recovery) is shared.
+ * One execution kind (shell, git, file; agent_loop registers its own), as both roles need it: create-time
+ * validation, the start-time preflight and the plan an approval shows. Executors register themselves in the
+ * ExecutorRegistry from `onModuleInit`; the machinery (lease, heartbeat, workspace, approvals, events, recovery) is
+ * shared. What runs the kind is its RunRunner, which only the worker builds.
  */
 export interface RunExecutor {
   readonly kind: string;
@@ -59,5 +60,10 @@ export interface RunExecutor {
   preflight?(task: TaskEntity): void | Promise<void>;
   /** What will run, for a pre-execution approval; computed from the task and the planned workspace. */
   plan(task: TaskEntity, workspacePath: string): ExecutionPlan;
+}
+
+/** The worker half of an execution kind: runs a claimed run (tools, sandbox). Built only by worker-only modules. */
+export interface RunRunner {
+  readonly kind: string;
   execute(ctx: ExecutionContext): Promise<ExecutionOutcome>;
 }

@@ -20,7 +20,6 @@ import { RunReconcilerService } from './run-reconciler.service';
 import { RunSnapshotsService } from './run-snapshots.service';
 import { RunStreamService } from './run-stream.service';
 import { RunWriterDeps } from './run-writer';
-import { SandboxService } from './sandbox/sandbox.service';
 import { TaskArtifactEntity } from './task-artifact.entity';
 import { TaskArtifactRepository } from './task-artifact.repository';
 import { TaskRunEntity } from './task-run.entity';
@@ -46,7 +45,6 @@ import { WorkspaceService } from './workspace/workspace.service';
     TaskArtifactRepository,
     RetentionRunRepository,
     ExecutorRegistry,
-    SandboxService,
     WorkspaceService,
     ShellExecutor,
     GitExecutor,
@@ -72,21 +70,18 @@ import { WorkspaceService } from './workspace/workspace.service';
     RunExecutionService,
     RunStreamService,
     RetentionService,
-    SandboxService,
     WorkspaceService,
   ],
 })
 export class TasksModule implements OnModuleInit {
   constructor(
     private readonly registry: SystemInfoRegistry,
-    private readonly sandbox: SandboxService,
     private readonly runs: TaskRunRepository,
     private readonly execution: RunExecutionService,
     private readonly config: AppConfig,
   ) {}
 
   onModuleInit(): void {
-    this.registry.addLiveness('sandbox', () => ({ os_isolation: this.sandbox.osIsolation, layer: this.sandbox.layer }));
     this.registry.addStats('task_runtime', async () => {
       const [counts, facts] = await Promise.all([this.runs.statusCounts(), this.runs.queueFacts()]);
       return {

@@ -17,6 +17,8 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
   const procs = new Processes();
   let db: ScratchDatabase | undefined;
   let c: Client;
+  /** Where the sandbox is reported: the process that runs tools (the worker's side port in scaled mode). */
+  let toolHealthUrl: string;
   const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'hecate-lc-')));
 
   beforeAll(async () => {
@@ -29,11 +31,12 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
           )
         ).url,
       );
+      toolHealthUrl = c.url;
     } else {
       const s = await scaledEnv({ GATEWAY_TASK_APPROVAL_POLICIES: POLICIES, GATEWAY_TASK_SANDBOX: SANDBOX, GATEWAY_TASK_MAX_OUTPUT_BYTES: String(MAX_OUTPUT) });
       db = s.db;
       const api = await procs.start('api', s.env);
-      await procs.start('worker', s.env);
+      toolHealthUrl = (await procs.start('worker', s.env)).url;
       c = new Client(api.url);
     }
   });
@@ -469,7 +472,8 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
   });
 
   it('reports sandbox isolation in /healthz and the runtime in system stats; lists and filters tasks', async () => {
-    const health = (await (await fetch(`${c.url}/healthz`)).json()) as Json;
+    const health = (await (await fetch(`${toolHealthUrl}/healthz`)).json()) as Json;
+    if (mode === 'scaled') expect(((await (await fetch(`${c.url}/healthz`)).json()) as Json).sandbox).toBeUndefined();
     expect(health.sandbox).toEqual({ os_isolation: expect.any(Boolean), layer: expect.stringMatching(/^(bwrap|none)$/) });
     const stats = await c.ok('GET', '/hecate/v1/system/stats');
     expect(stats.task_runtime).toMatchObject({

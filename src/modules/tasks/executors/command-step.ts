@@ -23,7 +23,6 @@ export function commandEnv(config: TasksConfig, workspace: string, extra: Record
 
 export function commandPlan(
   config: TasksConfig,
-  sandbox: SandboxService,
   task: { timeoutMs: number; sandboxNetwork: boolean; sandboxReadOnly: boolean },
   spec: Pick<CommandSpec, 'argv' | 'extraEnv'>,
   workspacePath: string,
@@ -35,7 +34,7 @@ export function commandPlan(
       `argv: ${JSON.stringify(spec.argv)}`,
       `cwd: ${workspacePath}`,
       `env keys: ${envKeys.join(', ')}`,
-      `sandbox: ${sandbox.layer}${task.sandboxNetwork ? ', network allowed' : ', no network'}${task.sandboxReadOnly ? ', read-only' : ''}`,
+      `sandbox: ${config.sandbox}${task.sandboxNetwork ? ', network allowed' : ', no network'}${task.sandboxReadOnly ? ', read-only' : ''}`,
       `timeout: ${timeoutMs} ms`,
     ],
     details: {

@@ -1,24 +1,20 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { ExecutorRegistry } from '../executor-registry.service';
-import type { ExecutionContext, ExecutionOutcome, ExecutionPlan, RunExecutor } from '../run-executor';
-import type { NewArtifact } from '../run-writer';
-import { runProcess } from '../sandbox/process-runner';
-import { SandboxService } from '../sandbox/sandbox.service';
+import type { ExecutionPlan, RunExecutor } from '../run-executor';
 import type { TaskEntity } from '../task.entity';
-import { commandEnv, commandPlan, runCommandStep } from './command-step';
+import { commandPlan } from './command-step';
 import { gitArgv } from './git-argv';
 
-const GIT_ENV = { GIT_TERMINAL_PROMPT: '0', GIT_PAGER: 'cat', GIT_EDITOR: 'true' };
+export const GIT_ENV = { GIT_TERMINAL_PROMPT: '0', GIT_PAGER: 'cat', GIT_EDITOR: 'true' };
 
-/** execution_kind=git: one git command in the workspace plus a `git_summary` artifact. */
+/** execution_kind=git: one git command in the workspace plus a `git_summary` artifact (validation and plan; GitRunnerService runs it). */
 @Injectable()
 export class GitExecutor implements RunExecutor, OnModuleInit {
   readonly kind = 'git';
 
   constructor(
     private readonly registry: ExecutorRegistry,
-    private readonly sandbox: SandboxService,
     private readonly config: AppConfig,
   ) {}
 
@@ -32,36 +28,6 @@ export class GitExecutor implements RunExecutor, OnModuleInit {
   }
 
   plan(task: TaskEntity, workspacePath: string): ExecutionPlan {
-    return commandPlan(this.config.tasks, this.sandbox, task, { argv: gitArgv(task.gitCommand) ?? ['git'], extraEnv: GIT_ENV }, workspacePath);
-  }
-
-  execute(ctx: ExecutionContext): Promise<ExecutionOutcome> {
-    return runCommandStep(ctx, this.sandbox, {
-      kind: 'git',
-      toolName: 'git_exec',
-      title: 'Run git command',
-      argv: gitArgv(ctx.task.gitCommand) ?? ['git'],
-      extraEnv: GIT_ENV,
-      summarize: (cwd) => this.summary(cwd, ctx.signal),
-    });
-  }
-
-  /** `git status` and `git diff --stat` of the workspace after the command (empty when not a repository). */
-  private async summary(cwd: string, signal: AbortSignal): Promise<NewArtifact[]> {
-    const git = async (...args: string[]) => {
-      const r = await runProcess({
-        argv: ['git', ...args],
-        cwd,
-        env: commandEnv(this.config.tasks, cwd, GIT_ENV),
-        timeoutMs: 30_000,
-        maxOutputBytes: 256 * 1024,
-        signal,
-      });
-      return r.exitCode === 0 ? r.stdout.toString('utf8') : null;
-    };
-    const status = await git('status', '--porcelain=v1', '--branch');
-    if (status === null) return [];
-    const diffStat = (await git('diff', '--stat')) ?? '';
-    return [{ kind: 'git_summary', name: 'git_summary', content: `# git status\n${status}\n# git diff --stat\n${diffStat}` }];
+    return commandPlan(this.config.tasks, task, { argv: gitArgv(task.gitCommand) ?? ['git'], extraEnv: GIT_ENV }, workspacePath);
   }
 }

@@ -1,21 +1,19 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { ExecutorRegistry } from '../executor-registry.service';
-import type { ExecutionContext, ExecutionOutcome, ExecutionPlan, RunExecutor } from '../run-executor';
-import { SandboxService } from '../sandbox/sandbox.service';
+import type { ExecutionPlan, RunExecutor } from '../run-executor';
 import type { TaskEntity } from '../task.entity';
-import { commandPlan, runCommandStep } from './command-step';
+import { commandPlan } from './command-step';
 
-const argvOf = (task: TaskEntity): string[] => ['/bin/sh', '-c', task.shellCommand];
+export const shellArgvOf = (task: TaskEntity): string[] => ['/bin/sh', '-c', task.shellCommand];
 
-/** execution_kind=shell: `shell_command` through /bin/sh in the workspace. */
+/** execution_kind=shell: `shell_command` through /bin/sh in the workspace (validation and plan; ShellRunnerService runs it). */
 @Injectable()
 export class ShellExecutor implements RunExecutor, OnModuleInit {
   readonly kind = 'shell';
 
   constructor(
     private readonly registry: ExecutorRegistry,
-    private readonly sandbox: SandboxService,
     private readonly config: AppConfig,
   ) {}
 
@@ -28,10 +26,6 @@ export class ShellExecutor implements RunExecutor, OnModuleInit {
   }
 
   plan(task: TaskEntity, workspacePath: string): ExecutionPlan {
-    return commandPlan(this.config.tasks, this.sandbox, task, { argv: argvOf(task) }, workspacePath);
-  }
-
-  execute(ctx: ExecutionContext): Promise<ExecutionOutcome> {
-    return runCommandStep(ctx, this.sandbox, { kind: 'shell', toolName: 'shell_exec', title: 'Run shell command', argv: argvOf(ctx.task) });
+    return commandPlan(this.config.tasks, task, { argv: shellArgvOf(task) }, workspacePath);
   }
 }

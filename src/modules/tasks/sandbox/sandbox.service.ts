@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { rootLogger } from '@core/logging/logger';
 
@@ -16,13 +16,21 @@ export interface SandboxPolicy {
  * OS isolation for task subprocesses (DESIGN §8): bubblewrap when it is installed and works here
  * (read-only root, writable workspace unless read-only, no network unless `sandbox_network`), else none.
  * GATEWAY_TASK_SANDBOX=bwrap makes a missing bwrap a startup error; =none disables it.
+ * Worker-only (TaskRunnersModule): the probe runs in the worker's init hook, never in a constructor or in the api.
  */
 @Injectable()
-export class SandboxService {
-  readonly layer: SandboxLayer;
+export class SandboxService implements OnModuleInit {
+  private detected: SandboxLayer | undefined;
 
-  constructor(config: AppConfig) {
-    this.layer = SandboxService.detect(config.tasks.sandbox);
+  constructor(private readonly config: AppConfig) {}
+
+  onModuleInit(): void {
+    this.detected = SandboxService.detect(this.config.tasks.sandbox);
+  }
+
+  get layer(): SandboxLayer {
+    if (!this.detected) throw new Error('SandboxService used before the worker initialised it');
+    return this.detected;
   }
 
   static detect(mode: 'auto' | 'bwrap' | 'none'): SandboxLayer {

@@ -1,0 +1,98 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { ExecutorRegistry } from '../executor-registry.service';
+import { readCurrent, writeCurrent } from '../executors/file-ops';
+import type { FileOperation } from '../executors/file.executor';
+import { unifiedDiff } from '../executors/unified-diff';
+import type { ExecutionContext, ExecutionOutcome, RunRunner } from '../run-executor';
+import type { StepOutcome } from '../run-writer';
+import type { PatchMetadata } from '../task-artifact.entity';
+import { newId } from '../task-ids';
+import { PathEscapeError } from '../tasks.errors';
+import { relativeInside } from '../workspace/path-resolver';
+
+/** Runs execution_kind=file on a worker: one file operation in the workspace, recorded as an applied patch. */
+@Injectable()
+export class FileRunnerService implements RunRunner, OnModuleInit {
+  readonly kind = 'file';
+
+  constructor(private readonly registry: ExecutorRegistry) {}
+
+  onModuleInit(): void {
+    this.registry.registerRunner(this);
+  }
+
+  async execute(ctx: ExecutionContext): Promise<ExecutionOutcome> {
+    const { task } = ctx;
+    const operation = (task.fileOperation || 'write') as FileOperation;
+    const input: Record<string, unknown> = { operation, path: task.filePath, content_bytes: Buffer.byteLength(task.fileContent) };
+    if (ctx.checkpoint) input.checkpoint = ctx.checkpoint;
+    const { outcome } = await ctx.writer.step(
+      { index: ctx.firstStepIndex, kind: 'file', title: `File ${operation}`, toolName: 'file_write', input, idempotent: false },
+      (step) => this.apply(ctx, step.id, operation),
+    );
+    return outcome.status === 'completed'
+      ? { status: 'completed' }
+      : { status: 'failed', error: outcome.error ?? 'file operation failed', errorKind: outcome.errorKind ?? 'file_error' };
+  }
+
+  private async apply(ctx: ExecutionContext, stepId: string, operation: FileOperation): Promise<StepOutcome> {
+    if (ctx.workspace.readOnly) return { status: 'failed', error: 'the sandbox is read-only', errorKind: 'read_only' };
+    let target: string;
+    try {
+      target = await ctx.workspace.resolve(ctx.task.filePath, 'file_path');
+    } catch (err) {
+      if (err instanceof PathEscapeError) return { status: 'failed', error: err.message, errorKind: 'invalid_path' };
+      throw err;
+    }
+    const path = await relativeInside(ctx.workspace.path, target);
+    let before: string | null;
+    try {
+      before = await readCurrent(target);
+    } catch (err) {
+      return { status: 'failed', error: (err as Error).message, errorKind: 'file_error' };
+    }
+    const after = operation === 'delete' ? null : operation === 'append' ? (before ?? '') + ctx.task.fileContent : ctx.task.fileContent;
+    if (operation === 'delete' && before === null) return { status: 'failed', error: `${path} does not exist`, errorKind: 'file_not_found' };
+    await writeCurrent(target, after);
+    const diff = unifiedDiff(path, before, after);
+    const artifactId = newId('artifact');
+    const metadata: PatchMetadata = {
+      path,
+      operation,
+      before_existed: before !== null,
+      before_content: before ?? '',
+      after_exists: after !== null,
+      after_content: after ?? '',
+    };
+    return {
+      status: 'completed',
+      outputSummary: { path, operation, diff_bytes: Buffer.byteLength(diff), before_existed: before !== null },
+      artifacts: [
+        {
+          id: artifactId,
+          kind: 'patch',
+          name: path,
+          path,
+          mimeType: 'text/x-diff',
+          content: diff,
+          status: 'applied',
+          metadata: metadata as unknown as Record<string, unknown>,
+        },
+      ],
+      events: [
+        {
+          type: 'tool.file.patch',
+          data: {
+            tool_call_id: stepId,
+            operation,
+            path,
+            artifact_id: artifactId,
+            diff_bytes: Buffer.byteLength(diff),
+            before_existed: before !== null,
+            artifact_status: 'applied',
+          },
+        },
+      ],
+    };
+  }
+}
