@@ -5,10 +5,28 @@ import { AppConfig } from '@core/config/app-config';
 import type { ApprovalPolicyName } from '@core/config/groups/tasks.env';
 import { PreExecutionGate, preExecutionGate, toolRequiresApproval } from './approval-policies';
 import { ApprovalNotFoundError, ApprovalNotPendingError } from './approvals.errors';
-import { ApprovalKind, TaskApprovalEntity } from './task-approval.entity';
+import { ApprovalKind, ApprovalStatus, TaskApprovalEntity } from './task-approval.entity';
 
 /** An approval row as other modules see it (they never import the entity). */
-export type ApprovalRecord = TaskApprovalEntity;
+/** An approval as other modules see it: a plain record, not the entity (STYLE rule 14). */
+export interface ApprovalRecord {
+  id: string;
+  tenantId: string;
+  taskId: string;
+  runId: string;
+  stepId: string | null;
+  kind: ApprovalKind;
+  status: ApprovalStatus;
+  reason: string;
+  actionSummary: string[];
+  details: Record<string, unknown>;
+  actionHash: string;
+  requestedBy: string;
+  resolvedBy: string;
+  resolutionNote: string;
+  createdAt: Date;
+  resolvedAt: Date | null;
+}
 export type { ApprovalKind, ApprovalStatus } from './task-approval.entity';
 import { TaskApprovalRepository } from './task-approval.repository';
 
@@ -69,7 +87,7 @@ export class ApprovalsService {
     return toolRequiresApproval(this.activePolicies, toolName);
   }
 
-  async create(manager: EntityManager, input: NewApproval): Promise<TaskApprovalEntity> {
+  async create(manager: EntityManager, input: NewApproval): Promise<ApprovalRecord> {
     let summary = input.actionSummary.slice(0, MAX_SUMMARY_LINES);
     while (summary.length > 1 && Buffer.byteLength(summary.join('\n')) > MAX_SUMMARY_BYTES) summary = summary.slice(0, -1);
     const row: TaskApprovalEntity = {
@@ -94,15 +112,15 @@ export class ApprovalsService {
     return row;
   }
 
-  listForTask(tenantId: string, taskId: string): Promise<TaskApprovalEntity[]> {
+  listForTask(tenantId: string, taskId: string): Promise<ApprovalRecord[]> {
     return this.approvals.listForTask(tenantId, taskId);
   }
 
-  listForRun(tenantId: string, runId: string, manager?: EntityManager): Promise<TaskApprovalEntity[]> {
+  listForRun(tenantId: string, runId: string, manager?: EntityManager): Promise<ApprovalRecord[]> {
     return this.approvals.listForRun(tenantId, runId, manager);
   }
 
-  async get(tenantId: string, taskId: string, id: string, manager?: EntityManager): Promise<TaskApprovalEntity> {
+  async get(tenantId: string, taskId: string, id: string, manager?: EntityManager): Promise<ApprovalRecord> {
     const row = await this.approvals.find(tenantId, taskId, id, manager);
     if (!row) throw new ApprovalNotFoundError(id);
     return row;
@@ -112,7 +130,7 @@ export class ApprovalsService {
   async resolve(
     manager: EntityManager,
     q: { tenantId: string; taskId: string; id: string; decision: 'approve' | 'reject'; note: string; resolvedBy: string },
-  ): Promise<TaskApprovalEntity> {
+  ): Promise<ApprovalRecord> {
     const current = await this.get(q.tenantId, q.taskId, q.id, manager);
     const updated = await this.approvals.decide(manager, {
       tenantId: q.tenantId,
@@ -128,7 +146,7 @@ export class ApprovalsService {
     return updated;
   }
 
-  cancelPendingForRun(manager: EntityManager, tenantId: string, runId: string, note: string): Promise<TaskApprovalEntity[]> {
+  cancelPendingForRun(manager: EntityManager, tenantId: string, runId: string, note: string): Promise<ApprovalRecord[]> {
     return this.approvals.cancelPendingForRun(manager, tenantId, runId, note);
   }
 

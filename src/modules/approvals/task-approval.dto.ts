@@ -1,5 +1,5 @@
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
-import type { TaskApprovalEntity } from './task-approval.entity';
+import type { ApprovalRecord } from './approvals.service';
 
 /** `POST /hecate/v1/tasks/{id}/approvals/{approval_id}/resolve`. */
 export class ResolveApprovalDto {
@@ -7,7 +7,7 @@ export class ResolveApprovalDto {
   @IsOptional() @IsString() @MaxLength(4000) note?: string;
 }
 
-export const toApprovalResponse = (a: TaskApprovalEntity) => ({
+export const toApprovalResponse = (a: ApprovalRecord) => ({
   id: a.id,
   task_id: a.taskId,
   run_id: a.runId,

@@ -5,15 +5,13 @@ export {
   DEFAULT_WORST_CASE_OUTPUT_TOKENS,
   formatUsd,
   toUsageResponse,
-  type CompletedCall,
-  type GatewayRouteInfo,
   type InferenceContext,
   type InferenceResult,
   type InferenceStream,
   type LiveInferenceStream,
   type LiveTee,
-  type OpenStream,
 } from './inference.service';
+export type { CompletedCall, GatewayRouteInfo, OpenStream } from './call-types';
 export type { InferenceMessage, InferenceRequest, InferenceTool, InferenceToolChoice } from './inference-request';
 export { liveFrameOf, type LiveDeltaFrame } from './live-frames';
 export {

@@ -27,9 +27,10 @@ import {
 import { normalizeAnthropicResponse, normalizeOpenaiResponse } from './protocol/response-translation';
 import { decodeUpstreamStream, StreamAccumulator } from './stream-pipeline';
 import { AttemptHandle, RequestRecorder } from './request-recorder';
-import { RouteCandidate, RoutePlan, RouteReason } from './route-planner';
+import { RouteCandidate, RoutePlan } from './route-planner';
 import { RoutePlanningService } from './route-planning.service';
-import { callComplete, callStream, PreparedRequest, UpstreamBody, UpstreamStream } from './upstream-call';
+import type { CompletedCall, GatewayRouteInfo, OpenStream } from './call-types';
+import { callComplete, callStream, PreparedRequest } from './upstream-call';
 
 /** Who a call is for and how it is bounded. */
 export interface InferenceContext {
@@ -51,16 +52,6 @@ export interface InferenceContext {
 /** Tee of a stream's deltas into LiveStreamBuffer: each frame gets the buffer's index (the SSE id of live streams). */
 export interface LiveTee {
   streamId: string;
-}
-
-export interface GatewayRouteInfo {
-  request_id: string;
-  provider: string;
-  provider_kind: 'cloud' | 'local';
-  model: string;
-  route_reason: RouteReason;
-  attempts: number;
-  failover: boolean;
 }
 
 export interface InferenceResult extends GatewayRouteInfo {
@@ -88,26 +79,6 @@ export interface InferenceStream extends GatewayRouteInfo {
 export interface LiveInferenceStream extends GatewayRouteInfo {
   frames: AsyncIterable<{ index: number; frame: LiveDeltaFrame }>;
   result: Promise<InferenceResult>;
-}
-
-/** A finished non-streaming call, before rendering (the ingress passes `text` through when protocols match). */
-export interface CompletedCall {
-  info: GatewayRouteInfo;
-  selected: RouteCandidate;
-  upstreamProtocol: WireProtocol;
-  body: UpstreamBody;
-  usage: NormalizedUsage;
-  costMicros: number;
-}
-
-/** A committed stream (first byte received). The consumer must call `finish` exactly once. */
-export interface OpenStream {
-  info: GatewayRouteInfo;
-  selected: RouteCandidate;
-  upstreamProtocol: WireProtocol;
-  upstream: UpstreamStream;
-  /** Records usage/cost/health/trace; `error` for a stream that broke after commit. */
-  finish(outcome: { usage: NormalizedUsage; error?: UpstreamError; clientAborted?: boolean }): number;
 }
 
 /** Output tokens assumed for the budget check of a request that sets no max_tokens. */

@@ -1,6 +1,6 @@
 import { transportError, UpstreamError } from '@modules/providers/upstream-error';
 import type { CancelSignal } from './client-abort';
-import type { OpenStream } from './inference.service';
+import type { OpenStream } from './call-types';
 import { ContentBlock, GatewayDelta, Json, mergeUsage, NormalizedUsage, StopReason, ToolCall } from './protocol/normalized';
 import type { NormalizedMessage } from './protocol/response-translation';
 import { parseFrame, SseFramer } from './protocol/sse';
