@@ -1,27 +1,27 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { ApiKeysController } from '@core/auth/api-keys.controller';
-import { AuthModule } from '@core/auth/auth.module';
+import { ApiKeysController } from '@core/http/auth/api-keys.controller';
+import { AuthModule } from '@core/http/auth/auth.module';
 import { CoreModule, CoreResources } from '@core/core.module';
 import { HealthController } from '@core/health/health.controller';
 import { SystemController } from '@core/health/system.controller';
-import { ChatSessionsController } from '@modules/chat-sessions/chat-sessions.controller';
-import { ChatTurnsController } from '@modules/chat-sessions/chat-turns.controller';
-import { QueueProbesController } from '@modules/system/queue-probes.controller';
-import { ChatCompletionsController } from '@modules/gateway/chat-completions.controller';
-import { GatewayModule } from '@modules/gateway/gateway.module';
-import { MessagesController } from '@modules/gateway/messages.controller';
-import { ModelsController } from '@modules/gateway/models.controller';
-import { ProvidersController } from '@modules/providers/providers.controller';
-import { ProviderSettingsController } from '@modules/providers/provider-settings.controller';
-import { ModelCapabilitiesController } from '@modules/providers/model-capabilities.controller';
-import { PricingController } from '@modules/providers/pricing.controller';
-import { UsageController } from '@modules/usage/usage.controller';
-import { TracesController } from '@modules/usage/traces.controller';
+import { ChatSessionsController } from '@modules/chat-sessions';
+import { ChatTurnsController } from '@modules/chat-sessions';
+import { QueueProbesController } from '@modules/system';
+import { ChatCompletionsController } from '@modules/gateway';
+import { GatewayModule } from '@modules/gateway';
+import { MessagesController } from '@modules/gateway';
+import { ModelsController } from '@modules/gateway';
+import { ProvidersController } from '@modules/providers';
+import { ProviderSettingsController } from '@modules/providers';
+import { ModelCapabilitiesController } from '@modules/providers';
+import { PricingController } from '@modules/providers';
+import { UsageController } from '@modules/usage';
+import { TracesController } from '@modules/usage';
 import { DOMAIN_MODULES } from './domain.modules';
-import { EventsController } from '@modules/events/events.controller';
-import { RetentionController } from '@modules/tasks/retention.controller';
-import { TaskRunsController } from '@modules/tasks/task-runs.controller';
-import { TasksController } from '@modules/tasks/tasks.controller';
+import { EventsController } from '@modules/events';
+import { RetentionController } from '@modules/tasks';
+import { TaskRunsController } from '@modules/tasks';
+import { TasksController } from '@modules/tasks';
 
 /** The HTTP role: every controller is mounted here and nowhere else (STYLE rule 1). */
 @Module({})

@@ -1,11 +1,11 @@
-import { ChatSessionsModule } from '@modules/chat-sessions/chat-sessions.module';
+import { ChatSessionsModule } from '@modules/chat-sessions';
 import { InferenceModule } from '@modules/inference';
-import { ProvidersModule } from '@modules/providers/providers.module';
-import { SystemModule } from '@modules/system/system.module';
-import { UsageModule } from '@modules/usage/usage.module';
-import { ApprovalsModule } from '@modules/approvals/approvals.module';
-import { EventsModule } from '@modules/events/events.module';
-import { TasksModule } from '@modules/tasks/tasks.module';
+import { ProvidersModule } from '@modules/providers';
+import { SystemModule } from '@modules/system';
+import { UsageModule } from '@modules/usage';
+import { ApprovalsModule } from '@modules/approvals';
+import { EventsModule } from '@modules/events';
+import { TasksModule } from '@modules/tasks';
 
 /**
  * Domain modules both roles load (services, repositories, entities). Controllers and the edges (`gateway`) are

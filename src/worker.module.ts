@@ -3,10 +3,10 @@ import { DiscoveryModule } from '@nestjs/core';
 import { CoreModule, CoreResources } from '@core/core.module';
 import { JobDispatcher } from '@core/queue/job-dispatcher';
 import { QueueConsumerService } from '@core/queue/queue-consumer.service';
-import { QueueProbeJob } from '@modules/system/queue-probe.job';
+import { QueueProbeJob } from '@modules/system';
 import { DOMAIN_MODULES } from './domain.modules';
-import { RunJob } from '@modules/tasks/run.job';
-import { TaskRunnersModule } from '@modules/tasks/runners/task-runners.module';
+import { RunJob } from '@modules/tasks';
+import { TaskRunnersModule } from '@modules/tasks';
 
 /** The worker role: job processors are provided here and nowhere else (STYLE rule 1). */
 @Module({})

@@ -1,6 +1,6 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { Public } from '@core/auth/public.decorator';
+import { Public } from '@core/http/auth/public.decorator';
 import { MetricsService } from '@core/metrics/metrics.service';
 import { HealthService } from './health.service';
 

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import type { RequestOrigin } from '@core/context/request-context';
 import { rootLogger } from '@core/logging/logger';
-import { ModelCapabilitiesService } from '@modules/providers/model-capabilities.service';
+import { ModelCapabilitiesService } from '@modules/providers';
 import { ChatGenerationService } from './chat-generation.service';
 import { ChatInflightService } from './chat-inflight.service';
 import { ChatLineageService, ClaimedCompaction } from './chat-lineage.service';

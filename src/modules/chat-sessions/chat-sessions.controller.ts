@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query } from '@nestjs/common';
-import { CurrentPrincipal } from '@core/auth/current-principal.decorator';
+import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import type { Principal } from '@core/context/request-context';
 import { ChatInflightService } from './chat-inflight.service';
 import {

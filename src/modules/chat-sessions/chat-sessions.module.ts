@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DatabaseModule } from '@core/database/database.module';
 import { InferenceModule } from '@modules/inference';
-import { ProvidersModule } from '@modules/providers/providers.module';
+import { ProvidersModule } from '@modules/providers';
 import { ChatCompactionService } from './chat-compaction.service';
 import { ChatExchangeRecorderService } from './chat-exchange-recorder.service';
 import { ChatGenerationEntity } from './chat-generation.entity';

@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import { SseConnection, SseOptions } from '@modules/events/sse-connection';
+import { SseConnection, SseOptions } from '@modules/events';
 import type { DeltaFrame } from './chat-delta-frames';
 
 /** Receives a turn's progress: the SSE writer for `stream: true`, nothing otherwise. */

@@ -1,6 +1,6 @@
 import { Body, Controller, HttpCode, Param, Post, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { CurrentPrincipal } from '@core/auth/current-principal.decorator';
+import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import { AppConfig } from '@core/config/app-config';
 import type { Principal, RequestOrigin } from '@core/context/request-context';
 import { Origin } from '@core/http/origin.decorator';

@@ -2,3 +2,5 @@
 export { ChatSessionsModule } from './chat-sessions.module';
 export { ChatExchangeRecorderService, type ExchangeResult, type PreparedExchange } from './chat-exchange-recorder.service';
 export type { GeneratedReply } from './chat-message';
+export { ChatSessionsController } from './chat-sessions.controller';
+export { ChatTurnsController } from './chat-turns.controller';

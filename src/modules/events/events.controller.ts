@@ -1,6 +1,6 @@
 import { Controller, Get, Headers, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { CurrentPrincipal } from '@core/auth/current-principal.decorator';
+import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import type { Principal } from '@core/context/request-context';
 import { parseCursor } from './event-cursor';
 import { EventFeedQueryDto, eventTypesOf } from './events.dto';

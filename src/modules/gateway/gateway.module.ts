@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { ProvidersModule } from '@modules/providers/providers.module';
+import { ProvidersModule } from '@modules/providers';
 import { ChatSessionsModule } from '@modules/chat-sessions';
 import { InferenceModule } from '@modules/inference';
 import { IngressService } from './ingress.service';

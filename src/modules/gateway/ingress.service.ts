@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '@core/context/request-context';
 import { rootLogger } from '@core/logging/logger';
-import { transportError, UpstreamError } from '@modules/providers/upstream-error';
+import { transportError, UpstreamError } from '@modules/providers';
 import {
   anthropicUsage,
   ClientAbort,

@@ -1,6 +1,6 @@
 import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { CurrentPrincipal } from '@core/auth/current-principal.decorator';
+import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import type { Principal } from '@core/context/request-context';
 import { IngressService } from './ingress.service';
 

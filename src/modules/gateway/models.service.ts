@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { ModelCapabilitiesService } from '@modules/providers/model-capabilities.service';
-import { ModelDiscoveryService } from '@modules/providers/model-discovery.service';
-import { ProviderReadinessService, servedModels } from '@modules/providers/provider-readiness.service';
-import { ProviderRegistryService } from '@modules/providers/provider-registry.service';
+import { ModelCapabilitiesService } from '@modules/providers';
+import { ModelDiscoveryService } from '@modules/providers';
+import { ProviderReadinessService, servedModels } from '@modules/providers';
+import { ProviderRegistryService } from '@modules/providers';
 
 /** GET /v1/models: every model known to configured providers, with Hecate metadata (seed "GET /v1/models"). */
 @Injectable()

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Inject, Injectable, OnModuleInit, Optional } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { credentialOf } from '@core/auth/auth.guard';
+import { credentialOf } from '@core/http/auth/auth.guard';
 import { AppConfig } from '@core/config/app-config';
 import { rootLogger } from '@core/logging/logger';
 import { RedisConnections } from '@core/redis/redis-connections';

@@ -1,4 +1,4 @@
-import type { UpstreamError } from '@modules/providers/upstream-error';
+import type { UpstreamError } from '@modules/providers';
 import type { NormalizedUsage, WireProtocol } from './protocol/normalized';
 import type { RouteCandidate, RouteReason } from './route-planner';
 import type { UpstreamBody, UpstreamStream } from './upstream-call';

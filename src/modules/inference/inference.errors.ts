@@ -1,7 +1,7 @@
 import { ErrorType } from '@contracts/errors';
 import { DomainError, InvalidRequestError } from '@core/http/domain-error';
-import type { UpstreamError } from '@modules/providers/upstream-error';
-import type { TraceCandidate } from '@modules/usage/trace-store.service';
+import type { UpstreamError } from '@modules/providers';
+import type { TraceCandidate } from '@modules/usage';
 
 export class ModelNotConfiguredError extends DomainError {
   constructor(message: string, details: { model?: string; provider?: string; suggested_models: string[]; [k: string]: unknown }) {

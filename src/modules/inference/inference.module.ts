@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { ProvidersModule } from '@modules/providers/providers.module';
-import { UsageModule } from '@modules/usage/usage.module';
+import { ProvidersModule } from '@modules/providers';
+import { UsageModule } from '@modules/usage';
 import { InferenceService } from './inference.service';
 import { RoutePlanningService } from './route-planning.service';
 

@@ -1,8 +1,8 @@
-import type { DiscoveryState } from '@modules/providers/model-discovery.service';
-import type { EffectiveCapabilities } from '@modules/providers/model-capabilities.service';
-import type { RoutingBlockReason } from '@modules/providers/provider-readiness.service';
-import type { RuntimeProvider } from '@modules/providers/runtime-provider';
-import type { TraceCandidate } from '@modules/usage/trace-store.service';
+import type { DiscoveryState } from '@modules/providers';
+import type { EffectiveCapabilities } from '@modules/providers';
+import type { RoutingBlockReason } from '@modules/providers';
+import type { RuntimeProvider } from '@modules/providers';
+import type { TraceCandidate } from '@modules/usage';
 import { ModelNotConfiguredError, RouteImpossibleError, UnknownProviderError } from './inference.errors';
 
 export type RouteReason = 'pinned_provider_model' | 'pinned_provider' | 'requested_model' | 'provider_default_model' | 'global_default_model';

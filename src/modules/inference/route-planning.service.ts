@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
-import { ModelCapabilitiesService } from '@modules/providers/model-capabilities.service';
-import { ModelDiscoveryService } from '@modules/providers/model-discovery.service';
-import { ProviderHealthService } from '@modules/providers/provider-health.service';
-import { ProviderReadinessService } from '@modules/providers/provider-readiness.service';
-import { ProviderRegistryService } from '@modules/providers/provider-registry.service';
+import { ModelCapabilitiesService } from '@modules/providers';
+import { ModelDiscoveryService } from '@modules/providers';
+import { ProviderHealthService } from '@modules/providers';
+import { ProviderReadinessService } from '@modules/providers';
+import { ProviderRegistryService } from '@modules/providers';
 import { planRoute, RoutePlan, RouteRequest } from './route-planner';
 
 /** Feeds the pure planner (route-planner.ts) with the in-memory provider state: no I/O once discovery is warm. */

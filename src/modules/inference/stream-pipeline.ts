@@ -1,4 +1,4 @@
-import { transportError, UpstreamError } from '@modules/providers/upstream-error';
+import { transportError, UpstreamError } from '@modules/providers';
 import type { CancelSignal } from './client-abort';
 import type { OpenStream } from './call-types';
 import { ContentBlock, GatewayDelta, Json, mergeUsage, NormalizedUsage, StopReason, ToolCall } from './protocol/normalized';

@@ -1,9 +1,9 @@
 import type { Dispatcher } from 'undici';
-import { LlmClient } from '@modules/providers/llm-client';
-import type { RuntimeProvider } from '@modules/providers/runtime-provider';
+import { LlmClient } from '@modules/providers';
+import type { RuntimeProvider } from '@modules/providers';
 import { ChunkReader } from './chunk-reader';
 import type { CancelSignal } from './client-abort';
-import { transportError, UpstreamError } from '@modules/providers/upstream-error';
+import { transportError, UpstreamError } from '@modules/providers';
 import { isObject, Json, WireProtocol } from './protocol/normalized';
 import { anthropicToOpenaiRequest, openaiToAnthropicRequest, withoutHecateMessageFields } from './protocol/request-translation';
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { stat } from 'node:fs/promises';
 import type { RequestOrigin } from '@core/context/request-context';
-import { EventStore } from '@modules/events/event-store.service';
+import { EventStore } from '@modules/events';
 import { readCurrent, writeCurrent } from './executors/file-ops';
 import { toPatchResponse } from './task-run.dto';
 import type { PatchMetadata, TaskArtifactEntity } from './task-artifact.entity';

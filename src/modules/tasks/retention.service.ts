@@ -1,7 +1,7 @@
 import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { rootLogger } from '@core/logging/logger';
-import { EventStore } from '@modules/events/event-store.service';
+import { EventStore } from '@modules/events';
 import { RetentionRunEntity } from './retention-run.entity';
 import { RetentionRunRepository } from './retention-run.repository';
 import { newId } from './task-ids';

@@ -1,4 +1,4 @@
-import type { ApprovalResponse } from '@modules/approvals/task-approval.dto';
+import type { ApprovalResponse } from '@modules/approvals';
 import type { toArtifactResponse, toRunResponse, toStepResponse } from './task-run.dto';
 
 type Step = ReturnType<typeof toStepResponse>;

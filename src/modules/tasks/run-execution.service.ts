@@ -7,7 +7,7 @@ import { AppConfig } from '@core/config/app-config';
 import { jobOrigin, RequestOrigin } from '@core/context/request-context';
 import { rootLogger } from '@core/logging/logger';
 import type { JobContext } from '@core/queue/run-queue.port';
-import { planHash } from '@modules/approvals/approvals.service';
+import { planHash } from '@modules/approvals';
 import { ExecutorRegistry } from './executor-registry.service';
 import { RunEnqueuer } from './run-enqueuer.service';
 import type { ExecutionContext, ExecutionOutcome, RunExecutor } from './run-executor';

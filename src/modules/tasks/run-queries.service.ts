@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import type { EventEnvelope } from '@contracts/events';
 import type { RequestOrigin } from '@core/context/request-context';
-import { ApprovalsService } from '@modules/approvals/approvals.service';
-import { toApprovalResponse } from '@modules/approvals/task-approval.dto';
-import { EventStore } from '@modules/events/event-store.service';
+import { ApprovalsService } from '@modules/approvals';
+import { toApprovalResponse } from '@modules/approvals';
+import { EventStore } from '@modules/events';
 import { AppendRunEventDto, toArtifactResponse, toPatchResponse, toRunResponse, toStepResponse } from './task-run.dto';
 import type { TaskRunEntity } from './task-run.entity';
 import { TaskArtifactRepository } from './task-artifact.repository';

@@ -1,8 +1,8 @@
 import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { rootLogger } from '@core/logging/logger';
-import { EventStore } from '@modules/events/event-store.service';
-import { execSql } from '@modules/events/sql-result';
+import { EventStore } from '@modules/events';
+import { execSql } from '@modules/events';
 import { RunEnqueuer } from './run-enqueuer.service';
 import { RunExecutionService } from './run-execution.service';
 import type { TaskRunEntity } from './task-run.entity';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { ApprovalsService } from '@modules/approvals/approvals.service';
-import { toApprovalResponse } from '@modules/approvals/task-approval.dto';
+import { ApprovalsService } from '@modules/approvals';
+import { toApprovalResponse } from '@modules/approvals';
 import { buildActivity } from './run-activity';
 import { toArtifactResponse, toRunResponse, toStepResponse } from './task-run.dto';
 import { TaskArtifactRepository } from './task-artifact.repository';

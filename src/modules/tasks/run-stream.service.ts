@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import type { EventEnvelope } from '@contracts/events';
-import { TERMINAL_RUN_EVENTS } from '@modules/events/event-envelope';
-import { EventStreams } from '@modules/events/event-streams.service';
-import { replayThenTail } from '@modules/events/replay-tail';
-import { renderFrame, sseFailure, SseConnection } from '@modules/events/sse-connection';
+import { TERMINAL_RUN_EVENTS } from '@modules/events';
+import { EventStreams } from '@modules/events';
+import { replayThenTail } from '@modules/events';
+import { renderFrame, sseFailure, SseConnection } from '@modules/events';
 import { isTerminal } from './run-status';
 import { RunQueriesService } from './run-queries.service';
 import { RunSnapshot, RunSnapshotsService } from './run-snapshots.service';

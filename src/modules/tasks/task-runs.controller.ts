@@ -1,9 +1,9 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { CurrentPrincipal } from '@core/auth/current-principal.decorator';
+import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import type { Principal, RequestOrigin } from '@core/context/request-context';
 import { Origin } from '@core/http/origin.decorator';
-import { parseCursor } from '@modules/events/event-cursor';
+import { parseCursor } from '@modules/events';
 import { PatchesService } from './patches.service';
 import { RunLifecycleService } from './run-lifecycle.service';
 import { RunQueriesService } from './run-queries.service';

@@ -1,8 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { CurrentPrincipal } from '@core/auth/current-principal.decorator';
+import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import type { Principal, RequestOrigin } from '@core/context/request-context';
 import { Origin } from '@core/http/origin.decorator';
-import { ResolveApprovalDto } from '@modules/approvals/task-approval.dto';
+import { ResolveApprovalDto } from '@modules/approvals';
 import { RunLifecycleService } from './run-lifecycle.service';
 import { RunQueriesService } from './run-queries.service';
 import { CreateTaskDto, ListTasksQueryDto } from './task.dto';

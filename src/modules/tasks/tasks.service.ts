@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { Injectable } from '@nestjs/common';
-import { ApprovalsService } from '@modules/approvals/approvals.service';
-import { EventStore } from '@modules/events/event-store.service';
+import { ApprovalsService } from '@modules/approvals';
+import { EventStore } from '@modules/events';
 import { ExecutorRegistry } from './executor-registry.service';
 import { CreateTaskDto, ListTasksQueryDto, toTaskResponse } from './task.dto';
 import { TaskEntity } from './task.entity';

@@ -1,5 +1,5 @@
 import { Controller, Get, Query } from '@nestjs/common';
-import { CurrentPrincipal } from '@core/auth/current-principal.decorator';
+import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import type { Principal } from '@core/context/request-context';
 import { tenantScope, UsageQueryDto } from './usage.dto';
 import { UsageLedgerService } from './usage-ledger.service';

@@ -1,0 +1,10 @@
+/** The events module's public face: other modules and the composition root import `@modules/events`, never its files. */
+export { parseCursor } from './event-cursor';
+export { TERMINAL_RUN_EVENTS } from './event-envelope';
+export { EventStore, EventTx } from './event-store.service';
+export { EventStreams } from './event-streams.service';
+export { EventsController } from './events.controller';
+export { EventsModule } from './events.module';
+export { replayThenTail } from './replay-tail';
+export { execSql } from './sql-result';
+export { SseConnection, SseOptions, renderFrame, sseFailure } from './sse-connection';

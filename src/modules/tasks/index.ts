@@ -1,0 +1,7 @@
+/** The tasks module's public face: other modules and the composition root import `@modules/tasks`, never its files. */
+export { RetentionController } from './retention.controller';
+export { RunJob } from './run.job';
+export { TaskRunnersModule } from './runners/task-runners.module';
+export { TaskRunsController } from './task-runs.controller';
+export { TasksController } from './tasks.controller';
+export { TasksModule } from './tasks.module';
