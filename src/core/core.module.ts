@@ -4,6 +4,7 @@ import type { AppConfigValues } from '@core/config/config.loader';
 import { ConfigModule } from '@core/config/config.module';
 import { DatabaseModule } from '@core/database/database.module';
 import { HealthModule } from '@core/health/health.module';
+import { SseModule } from '@core/http/sse';
 import { InfrastructureModule } from '@core/infrastructure.module';
 import type { RedisConnections } from '@core/redis/redis-connections';
 
@@ -25,6 +26,7 @@ export class CoreModule {
         DatabaseModule.forRoot(resources.dataSource),
         InfrastructureModule.forRoot(resources.redis),
         HealthModule,
+        SseModule,
       ],
     };
   }

@@ -1,4 +1,4 @@
-import { formatUsd } from '@modules/inference';
+import { formatUsd } from '@core/money';
 import type { ChatMessageEntity } from './chat-message.entity';
 import type { ChatProviderCallEntity } from './chat-provider-call.entity';
 import type { ChatSessionEntity } from './chat-session.entity';

@@ -1,5 +1,4 @@
-import type { FastifyReply } from 'fastify';
-import { SseConnection, SseOptions } from '@modules/events';
+import type { SseStream } from '@core/http/sse';
 import type { DeltaFrame } from './chat-delta-frames';
 
 /** Receives a turn's progress: the SSE writer for `stream: true`, nothing otherwise. */
@@ -16,11 +15,7 @@ export interface TurnSink {
  * away (or falls too far behind) stops receiving; the generation itself goes on (stop is not disconnect).
  */
 export class TurnSseWriter implements TurnSink {
-  private readonly sse: SseConnection;
-
-  constructor(reply: FastifyReply, opts: SseOptions) {
-    this.sse = new SseConnection(reply, opts);
-  }
+  constructor(private readonly sse: SseStream) {}
 
   created(data: Record<string, unknown>): void {
     this.sse.send({ event: 'message.created', data: JSON.stringify(data) });

@@ -1,9 +1,9 @@
 import { Body, Controller, HttpCode, Param, Post, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
-import { AppConfig } from '@core/config/app-config';
 import type { Principal, RequestOrigin } from '@core/context/request-context';
 import { Origin } from '@core/http/origin.decorator';
+import { SseService } from '@core/http/sse';
 import { ChatCompactionService } from './chat-compaction.service';
 import { CompactChatSessionDto, ContinueChatMessageDto, EditChatMessageDto, RegenerateChatMessageDto, SendChatMessageDto } from './chat-session.dto';
 import { ChatSessionsService } from './chat-sessions.service';
@@ -17,11 +17,11 @@ export class ChatTurnsController {
     private readonly turns: ChatTurnsService,
     private readonly compaction: ChatCompactionService,
     private readonly sessions: ChatSessionsService,
-    private readonly config: AppConfig,
+    private readonly sse: SseService,
   ) {}
 
   private sink(reply: FastifyReply, stream: boolean | undefined): SinkFactory {
-    return stream ? () => new TurnSseWriter(reply, this.config.tasks.sse) : undefined;
+    return stream ? () => new TurnSseWriter(this.sse.open(reply)) : undefined;
   }
 
   private async respond(reply: FastifyReply, stream: boolean | undefined, data: Promise<unknown>): Promise<void> {

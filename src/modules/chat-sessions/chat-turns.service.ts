@@ -10,7 +10,7 @@ import { AbortReason, ChatInflightService } from './chat-inflight.service';
 import type { ChatMessageEntity } from './chat-message.entity';
 import { ChatSessionRepository } from './chat-session.repository';
 import { ContinueChatMessageDto, EditChatMessageDto, RegenerateChatMessageDto, SendChatMessageDto } from './chat-session.dto';
-import { formatUsd } from '@modules/inference';
+import { formatUsd } from '@core/money';
 import { toChatMessageResponse, toProviderCallResponse } from './chat-session-view.dto';
 import { withTurnIds } from './chat-sessions.errors';
 import { BegunTurn, ChatTurnLedgerService, FinishedTurn, ReplayedTurn, TurnOutcome } from './chat-turn-ledger.service';

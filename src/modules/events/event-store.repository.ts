@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { randomHex } from '@core/context/random-hex';
-import { execSql } from './sql-result';
+import { execSql } from '@core/database/sql';
 
 export interface EventRow {
   id: string;

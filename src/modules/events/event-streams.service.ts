@@ -1,13 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
 import type { EventEnvelope } from '@contracts/events';
 import { EventBus } from '@core/bus/event-bus.port';
-import { AppConfig } from '@core/config/app-config';
 import { FEED_CHANNEL, FeedBatchMessage, runChannel, RunBatchMessage } from './event-envelope';
 import type { FeedFilter } from './event-store.repository';
 import { EventStore } from './event-store.service';
 import { replayThenTail, TailSource } from './replay-tail';
-import { renderFrame, sseFailure, SseConnection } from './sse-connection';
+import { renderFrame, sseFailure, type SseOpener } from '@core/http/sse';
 
 const PAGE = 500;
 
@@ -30,14 +28,13 @@ const matches = (filter: FeedFilter, tenantId: string, e: EventEnvelope): boolea
 /**
  * Replay-then-tail sources over the event store and the bus, and the SSE plumbing around them. Reusable:
  * a module that appends its own events (Agent Chat, live sessions) streams them with `runSource` +
- * `openSse` + `replayThenTail`, rendering frames its own way.
+ * an SseStream (core/http/sse) + `replayThenTail`, rendering frames its own way.
  */
 @Injectable()
 export class EventStreams {
   constructor(
     private readonly store: EventStore,
     @Inject(EventBus) private readonly bus: EventBus,
-    private readonly config: AppConfig,
   ) {}
 
   /** One run's events by `sequence` (the caller has checked the tenant owns the run). */
@@ -76,14 +73,9 @@ export class EventStreams {
     };
   }
 
-  /** Starts an SSE response with the configured heartbeat and slow-consumer bound. */
-  openSse(reply: FastifyReply): SseConnection {
-    return new SseConnection(reply, { heartbeatMs: this.config.tasks.sse.heartbeatMs, maxBufferBytes: this.config.tasks.sse.maxBufferBytes });
-  }
-
   /** `GET /hecate/v1/events/stream`: `id:` is the feed cursor; frames `event: event`. */
-  async serveFeed(reply: FastifyReply, filter: FeedFilter, after: number): Promise<void> {
-    const sse = this.openSse(reply);
+  async serveFeed(open: SseOpener, filter: FeedFilter, after: number): Promise<void> {
+    const sse = open();
     sse.comment('ok');
     try {
       await replayThenTail(this.feedSource(filter), {

@@ -2,6 +2,7 @@ import { Controller, Get, Headers, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import type { Principal } from '@core/context/request-context';
+import { SseService } from '@core/http/sse';
 import { parseCursor } from './event-cursor';
 import { EventFeedQueryDto, eventTypesOf } from './events.dto';
 import { EventStore } from './event-store.service';
@@ -13,6 +14,7 @@ export class EventsController {
   constructor(
     private readonly store: EventStore,
     private readonly streams: EventStreams,
+    private readonly sse: SseService,
   ) {}
 
   @Get()
@@ -30,6 +32,6 @@ export class EventsController {
     @Res() reply: FastifyReply,
   ): Promise<void> {
     const after = Math.max(parseCursor(q.after_sequence, 'after_sequence') ?? 0, parseCursor(lastEventId, 'Last-Event-ID') ?? 0);
-    await this.streams.serveFeed(reply, { tenantId: caller.tenantId, types: eventTypesOf(q.event_type), taskId: q.task_id }, after);
+    await this.streams.serveFeed(this.sse.opener(reply), { tenantId: caller.tenantId, types: eventTypesOf(q.event_type), taskId: q.task_id }, after);
   }
 }

@@ -8,7 +8,7 @@ import { EventStore } from './event-store.service';
 import { EventStreams } from './event-streams.service';
 import { FeedStamper } from './feed-stamper.service';
 import { RunEventEntity } from './run-event.entity';
-import { sseCounters } from './sse-connection';
+import { sseCounters } from '@core/http/sse';
 
 /**
  * Event store, public feed and SSE (DESIGN §4.2–4.3). Exports EventStore (append in the caller's
@@ -32,6 +32,7 @@ export class EventsModule implements OnModuleInit {
       opened_total: sseCounters.opened,
       slow_consumer_disconnects: sseCounters.slowConsumerDisconnects,
       largest_disconnect_backlog_bytes: sseCounters.largestDisconnectBacklogBytes,
+      shutdown_closes: sseCounters.shutdownCloses,
       max_buffer_bytes: this.config.tasks.sse.maxBufferBytes,
       pending_doorbells: this.publisher.pendingCount(),
     }));

@@ -6,5 +6,3 @@ export { EventStreams } from './event-streams.service';
 export { EventsController } from './events.controller';
 export { EventsModule } from './events.module';
 export { replayThenTail } from './replay-tail';
-export { execSql } from './sql-result';
-export { SseConnection, SseOptions, renderFrame, sseFailure } from './sse-connection';

@@ -1,7 +1,7 @@
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '@core/context/request-context';
+import { SseService, type SseStream } from '@core/http/sse';
 import { rootLogger } from '@core/logging/logger';
 import { transportError, UpstreamError } from '@modules/providers';
 import {
@@ -28,7 +28,7 @@ import {
 import { prepareRequest } from './ingress-validation';
 import { renderAnthropicMessage, renderOpenaiCompletion } from './protocol/response-render';
 import { AnthropicEventEncoder, OpenaiChunkEncoder } from './protocol/stream-encoders';
-import { routeHeaders, waitDrain } from './response-headers';
+import { routeHeaders } from './response-headers';
 
 const USAGE_OBJECT = Buffer.from('"usage":{');
 const DATA_DONE = Buffer.from('data: [DONE]');
@@ -51,7 +51,10 @@ function errorFrame(protocol: WireProtocol, e: UpstreamError): string {
  */
 @Injectable()
 export class IngressService {
-  constructor(private readonly router: InferenceService) {}
+  constructor(
+    private readonly router: InferenceService,
+    private readonly sse: SseService,
+  ) {}
 
   async handle(protocol: WireProtocol, request: FastifyRequest, reply: FastifyReply, principal: Principal): Promise<void> {
     const prepared = prepareRequest(protocol, request.body, request.headers);
@@ -91,18 +94,10 @@ export class IngressService {
   }
 
   private async pipe(open: OpenStream, prepared: PreparedRequest, request: FastifyRequest, reply: FastifyReply, abort: ClientAbort): Promise<void> {
-    reply.hijack();
-    const res = reply.raw;
-    res.writeHead(200, {
-      ...(reply.getHeaders() as OutgoingHttpHeaders),
-      ...routeHeaders(open.info, prepared.model),
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      'x-accel-buffering': 'no',
-    });
-    // No flushHeaders() here: the head goes out in the same socket write as the first relayed bytes (one
-    // syscall on the way to the first token instead of two); each path flushes it alone only when the
-    // upstream's first chunk produced nothing to send.
+    // The head is deferred: it goes out in the same socket write as the first relayed bytes (one syscall on the
+    // way to the first token instead of two); each path flushes it alone only when the upstream's first chunk
+    // produced nothing to send. No heartbeat (the provider protocols have none), no reconnect hint on shutdown.
+    const res = this.sse.open(reply, { heartbeatMs: 0, reconnectable: false, deferHead: true, headers: routeHeaders(open.info, prepared.model) });
     const usage: NormalizedUsage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
     let error: UpstreamError | undefined;
     try {
@@ -114,7 +109,7 @@ export class IngressService {
     }
     const clientAborted = abort.aborted;
     if (clientAborted) open.upstream.body.destroy();
-    else if (!res.writableEnded) res.end();
+    else res.end();
     open.finish({ usage, error: clientAborted ? undefined : error, clientAborted });
   }
 
@@ -125,7 +120,7 @@ export class IngressService {
   private async passthrough(
     open: OpenStream,
     prepared: PreparedRequest,
-    res: ServerResponse,
+    res: SseStream,
     usage: NormalizedUsage,
     signal: ClientAbort,
   ): Promise<UpstreamError | undefined> {
@@ -158,29 +153,29 @@ export class IngressService {
         keep.push(frame);
       }
       if (keep.length === 0 || signal.aborted) return true;
-      const ok = res.write(keep.length === 1 ? keep[0] : Buffer.concat(keep));
+      const ok = res.relay(keep.length === 1 ? keep[0] : Buffer.concat(keep));
       wrote = true;
       keep.length = 0;
       // A slow client pauses the upstream (backpressure), never buffers without bound.
-      if (!ok) void waitDrain(res).then(() => reader.resume());
+      if (!ok) void res.drained().then(() => reader.resume());
       return ok;
     };
     relay(open.upstream.first);
-    if (!wrote) res.flushHeaders();
+    if (!wrote) res.flushHead();
     try {
       await reader.pump(relay);
     } catch (err) {
       const e = transportError(open.selected.provider, err, signal);
-      if (e.kind !== 'aborted' && !signal.aborted) res.write(errorFrame(prepared.protocol, e));
+      if (e.kind !== 'aborted' && !signal.aborted) res.relay(errorFrame(prepared.protocol, e));
       return e;
     }
     if (signal.aborted) return undefined;
     const rest = framer.flush();
-    if (rest) res.write(rest);
+    if (rest) res.relay(rest);
     if (upstreamErrorFrame) return new UpstreamStreamError(`${open.selected.provider.id} reported an error mid-stream`);
     if (!ended) {
       const e = new UpstreamError('network', `${open.selected.provider.id} closed the stream before it was complete`, { retryable: true });
-      res.write(errorFrame(prepared.protocol, e));
+      res.relay(errorFrame(prepared.protocol, e));
       return e;
     }
     return undefined;
@@ -190,7 +185,7 @@ export class IngressService {
   private async translate(
     open: OpenStream,
     prepared: PreparedRequest,
-    res: ServerResponse,
+    res: SseStream,
     usage: NormalizedUsage,
     requestId: string,
     signal: ClientAbort,
@@ -208,16 +203,16 @@ export class IngressService {
         const out = encoder.encode(d);
         if (!headFlushed) {
           headFlushed = true;
-          if (!out) res.flushHeaders();
+          if (!out) res.flushHead();
         }
-        if (out && !res.write(out)) await waitDrain(res);
+        if (out && !res.relay(out)) await res.drained();
         if (signal.aborted) return undefined;
       }
-      res.write(encoder.end());
+      res.relay(encoder.end());
       return undefined;
     } catch (err) {
       const e = err instanceof UpstreamError ? err : transportError(open.selected.provider, err, signal);
-      if (e.kind !== 'aborted' && !sentErrorFrame) res.write(errorFrame(prepared.protocol, e));
+      if (e.kind !== 'aborted' && !sentErrorFrame) res.relay(errorFrame(prepared.protocol, e));
       return e;
     } finally {
       mergeUsage(usage, encoder.usage);

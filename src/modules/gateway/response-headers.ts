@@ -1,5 +1,5 @@
-import type { ServerResponse } from 'node:http';
-import { formatUsd, GatewayRouteInfo } from '@modules/inference';
+import { formatUsd } from '@core/money';
+import type { GatewayRouteInfo } from '@modules/inference';
 
 /** The X-Runtime-* headers of a /v1 response (seed 003): where the request went and what it cost. */
 export function routeHeaders(info: GatewayRouteInfo, requestedModel: string | undefined, costMicros?: number): Record<string, string> {
@@ -14,17 +14,4 @@ export function routeHeaders(info: GatewayRouteInfo, requestedModel: string | un
   if (requestedModel) h['x-runtime-requested-model'] = requestedModel;
   if (costMicros !== undefined) h['x-runtime-cost-usd'] = formatUsd(costMicros);
   return h;
-}
-
-/** Resolves when a response that refused a write can take more, or is gone. */
-export function waitDrain(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.once('drain', done);
-    res.once('close', done);
-  });
 }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '@core/context/request-context';
 import { DomainError, InvalidRequestError } from '@core/http/domain-error';
+import { SseService } from '@core/http/sse';
 import { rootLogger } from '@core/logging/logger';
 import { ChatExchangeRecorderService, type ExchangeResult, type GeneratedReply, type PreparedExchange } from '@modules/chat-sessions';
 import {
@@ -18,7 +19,7 @@ import {
 import { prepareRequest } from './ingress-validation';
 import { renderOpenaiCompletion } from './protocol/response-render';
 import { OpenaiChunkEncoder } from './protocol/stream-encoders';
-import { routeHeaders, waitDrain } from './response-headers';
+import { routeHeaders } from './response-headers';
 
 const SESSION_HEADER = 'x-session-id';
 
@@ -65,6 +66,7 @@ export class SessionExchangeService {
   constructor(
     private readonly recorder: ChatExchangeRecorderService,
     private readonly router: InferenceService,
+    private readonly sse: SseService,
   ) {}
 
   async handle(principal: Principal, request: FastifyRequest, reply: FastifyReply, sessionId: string): Promise<void> {
@@ -130,21 +132,13 @@ export class SessionExchangeService {
       await this.recordFailure(exchange, err, requestedModel, ctx);
       throw err;
     }
-    reply.hijack();
-    const res = reply.raw;
-    res.writeHead(200, {
-      ...(reply.getHeaders() as Record<string, string>),
-      ...sessionHeaders(s, exchange.sessionId, requestedModel),
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      'x-accel-buffering': 'no',
-    });
+    const res = this.sse.open(reply, { heartbeatMs: 0, reconnectable: false, headers: sessionHeaders(s, exchange.sessionId, requestedModel) });
     const encoder = new OpenaiChunkEncoder(`chatcmpl-${s.request_id.replace(/^req_/, '')}`, s.model, prepared.clientWantsUsage);
     let failure: unknown;
     try {
       for await (const d of s.deltas) {
         const out = encoder.encode(d);
-        if (out && !signal.aborted && !res.write(out)) await waitDrain(res);
+        if (out && !signal.aborted && !res.relay(out)) await res.drained();
       }
     } catch (err) {
       if (!signal.aborted) failure = err;
@@ -156,12 +150,9 @@ export class SessionExchangeService {
       failure ??= err;
     }
     if (failure || !result) {
-      if (!res.writableEnded) {
-        res.write(
-          `data: ${JSON.stringify({ error: { message: 'the upstream stream broke before it was complete', type: 'upstream_error', code: 'upstream_error', param: null } })}\n\n`,
-        );
-        res.end();
-      }
+      res.end(
+        `data: ${JSON.stringify({ error: { message: 'the upstream stream broke before it was complete', type: 'upstream_error', code: 'upstream_error', param: null } })}\n\n`,
+      );
       await this.recordFailure(exchange, failure, requestedModel, ctx, s);
       return;
     }
@@ -170,7 +161,7 @@ export class SessionExchangeService {
     await this.recorder.record(exchange, { status, reply: replyOf(result), call: callOf(result, requestedModel, result) }).catch((err) => {
       rootLogger().error({ request_id: ctx.origin?.requestId, err: String(err), sessionId: exchange.sessionId }, 'chat exchange could not be recorded');
     });
-    if (!signal.aborted && !res.writableEnded) res.end(encoder.end());
+    if (!signal.aborted) res.end(encoder.end());
   }
 
   /** An upstream failure is recorded as a failed reply (excluded from replay); request errors are not. */

@@ -16,9 +16,3 @@ export class ClientAbort extends EventEmitter {
 
 /** What the router accepts: a standard AbortSignal (module callers) or a ClientAbort (the ingress). */
 export type CancelSignal = AbortSignal | ClientAbort;
-
-export function onAbort(signal: CancelSignal | undefined, fn: () => void): void {
-  if (!signal) return;
-  if (signal instanceof ClientAbort) signal.once('abort', fn);
-  else signal.addEventListener('abort', fn, { once: true });
-}

@@ -3,7 +3,6 @@ export { InferenceModule } from './inference.module';
 export {
   InferenceService,
   DEFAULT_WORST_CASE_OUTPUT_TOKENS,
-  formatUsd,
   toUsageResponse,
   type InferenceContext,
   type InferenceResult,
@@ -22,7 +21,7 @@ export {
   UnknownProviderError,
   UpstreamFailedError,
 } from './inference.errors';
-export { ClientAbort, onAbort, type CancelSignal } from './client-abort';
+export { ClientAbort, type CancelSignal } from './client-abort';
 export type { PreparedRequest } from './upstream-call';
 export type { RouteReason } from './route-planner';
 export { decodeUpstreamStream, UpstreamStreamError } from './stream-pipeline';

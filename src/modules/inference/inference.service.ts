@@ -2,13 +2,15 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { newRequestId, type RequestOrigin } from '@core/context/request-context';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
+import { sleep } from '@core/async/sleep';
 import { rootLogger } from '@core/logging/logger';
+import { formatUsd } from '@core/money';
 import { PricingService } from '@modules/providers';
 import { ProviderHealthService } from '@modules/providers';
 import { transportError, UpstreamError } from '@modules/providers';
 import { TraceStoreService } from '@modules/usage';
 import { UsageLedgerService } from '@modules/usage';
-import { CancelSignal, onAbort } from './client-abort';
+import { CancelSignal } from './client-abort';
 import { BudgetExceededError, RouteImpossibleError, UpstreamFailedError } from './inference.errors';
 import { type InferenceRequest, prepareInternal } from './inference-request';
 import { liveFrameOf, type LiveDeltaFrame } from './live-frames';
@@ -84,21 +86,11 @@ export interface LiveInferenceStream extends GatewayRouteInfo {
 /** Output tokens assumed for the budget check of a request that sets no max_tokens. */
 export const DEFAULT_WORST_CASE_OUTPUT_TOKENS = 4096;
 
-const sleep = (ms: number, signal?: CancelSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    onAbort(signal, () => {
-      clearTimeout(t);
-      resolve();
-    });
-  });
-
 export const toUsageResponse = (u: NormalizedUsage) => ({
   input_tokens: u.inputTokens,
   output_tokens: u.outputTokens,
   cached_input_tokens: u.cachedInputTokens,
 });
-export const formatUsd = (micros: number): string => (micros / 1e6).toFixed(6);
 
 type CallIdentity = ReturnType<InferenceService['identity']>;
 type CostCap = { micros: number; maxTokens: number } | undefined;

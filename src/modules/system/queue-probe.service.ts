@@ -1,3 +1,4 @@
+import { sleep } from '@core/async/sleep';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
@@ -9,15 +10,6 @@ import type { JobContext } from '@core/queue/run-queue.port';
 import { QueueProbeEntity } from './queue-probe.entity';
 import { QueueProbeRepository } from './queue-probe.repository';
 import { CreateQueueProbeDto, toQueueProbeResponse } from './queue-probe.dto';
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-    });
-  });
 
 /**
  * Queue probes: an operator check that the whole pipeline works (api → queue → worker → Postgres → bus).
@@ -65,7 +57,10 @@ export class QueueProbeService {
     const row = await this.probes.markStarted({ id: payload.token, worker });
     if (!row || row.status === 'completed') return;
     await this.bus.publish(`system.probe.${payload.token}`, { status: 'running', worker, attempts: row.attempts });
-    if (payload.sleepMs) await sleep(payload.sleepMs, ctx.signal);
+    if (payload.sleepMs) {
+      await sleep(payload.sleepMs, ctx.signal);
+      if (ctx.signal.aborted) throw ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error('aborted');
+    }
     await this.probes.markCompleted(payload.token);
     await this.bus.publish(`system.probe.${payload.token}`, { status: 'completed', worker, attempts: row.attempts });
   }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import { sleep } from '@core/async/sleep';
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import type { JobPayloads } from '@contracts/jobs';
 import { EventBus, Unsubscribe } from '@core/bus/event-bus.port';
@@ -19,19 +20,6 @@ import type { TaskEntity } from './task.entity';
 import { retryTransient } from './transient-errors';
 import { resolveInside } from './workspace/path-resolver';
 import { WorkspaceService } from './workspace/workspace.service';
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(t);
-        resolve();
-      },
-      { once: true },
-    );
-  });
 
 /** Worker side of a run (DESIGN §4.4): claim the lease, heartbeat, execute, record the result. */
 @Injectable()

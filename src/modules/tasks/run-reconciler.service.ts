@@ -2,7 +2,7 @@ import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nest
 import { AppConfig } from '@core/config/app-config';
 import { rootLogger } from '@core/logging/logger';
 import { EventStore } from '@modules/events';
-import { execSql } from '@modules/events';
+import { execSql } from '@core/database/sql';
 import { RunEnqueuer } from './run-enqueuer.service';
 import { RunExecutionService } from './run-execution.service';
 import type { TaskRunEntity } from './task-run.entity';

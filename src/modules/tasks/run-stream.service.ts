@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
 import type { EventEnvelope } from '@contracts/events';
 import { TERMINAL_RUN_EVENTS } from '@modules/events';
 import { EventStreams } from '@modules/events';
 import { replayThenTail } from '@modules/events';
-import { renderFrame, sseFailure, SseConnection } from '@modules/events';
+import { renderFrame, sseFailure, type SseOpener, type SseStream } from '@core/http/sse';
 import { isTerminal } from './run-status';
 import { RunQueriesService } from './run-queries.service';
 import { RunSnapshot, RunSnapshotsService } from './run-snapshots.service';
@@ -52,9 +51,9 @@ export class RunStreamService {
     private readonly snapshots: RunSnapshotsService,
   ) {}
 
-  async serve(reply: FastifyReply, tenantId: string, taskId: string, runId: string, after: number): Promise<void> {
+  async serve(open: SseOpener, tenantId: string, taskId: string, runId: string, after: number): Promise<void> {
     await this.queries.requireRun(tenantId, taskId, runId);
-    const sse = this.streams.openSse(reply);
+    const sse = open();
     const source = this.streams.runSource(tenantId, runId);
     const send = async (events: EventEnvelope[]): Promise<boolean> => {
       const changing = events.filter((e) => !STATE_NEUTRAL.has(e.type));
@@ -98,7 +97,7 @@ export class RunStreamService {
   }
 }
 
-function done(sse: SseConnection, e: EventEnvelope, snapshot: RunSnapshot): false {
+function done(sse: SseStream, e: EventEnvelope, snapshot: RunSnapshot): false {
   sse.write(renderFrame({ id: e.sequence, event: 'done', data: frameData(e, snapshot, true) }));
   return false;
 }

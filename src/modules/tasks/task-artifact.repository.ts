@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, FindOptionsSelect, In, LessThan, Not, QueryDeepPartialEntity } from 'typeorm';
-import { execSql } from '@modules/events';
+import { execSql } from '@core/database/sql';
 import { TaskArtifactEntity } from './task-artifact.entity';
 
 /** Listing columns: everything but the content (streamed snapshots and lists stay small). */

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, In, IsNull, LessThan, Not, QueryDeepPartialEntity } from 'typeorm';
-import { execSql } from '@modules/events';
+import { execSql } from '@core/database/sql';
 import { ACTIVE_RUN_STATUSES, RunStatus } from './run-status';
 import { TaskRunEntity } from './task-run.entity';
 

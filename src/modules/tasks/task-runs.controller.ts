@@ -3,6 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import type { Principal, RequestOrigin } from '@core/context/request-context';
 import { Origin } from '@core/http/origin.decorator';
+import { SseService } from '@core/http/sse';
 import { parseCursor } from '@modules/events';
 import { PatchesService } from './patches.service';
 import { RunLifecycleService } from './run-lifecycle.service';
@@ -18,6 +19,7 @@ export class TaskRunsController {
     private readonly queries: RunQueriesService,
     private readonly patches: PatchesService,
     private readonly stream: RunStreamService,
+    private readonly sse: SseService,
   ) {}
 
   @Get()
@@ -149,6 +151,6 @@ export class TaskRunsController {
     @Res() reply: FastifyReply,
   ): Promise<void> {
     const after = parseCursor(q.after_sequence, 'after_sequence') ?? parseCursor(lastEventId, 'Last-Event-ID') ?? 0;
-    await this.stream.serve(reply, p.tenantId, id, runId, after);
+    await this.stream.serve(this.sse.opener(reply), p.tenantId, id, runId, after);
   }
 }

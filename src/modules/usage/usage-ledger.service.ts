@@ -1,3 +1,4 @@
+import { formatUsd } from '@core/money';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { BeforeApplicationShutdown, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
@@ -66,7 +67,7 @@ export const toUsageEventResponse = (r: UsageEventEntity) => ({
   output_tokens: r.outputTokens,
   cached_input_tokens: r.cachedInputTokens,
   cost_micros_usd: Number(r.costMicrosUsd),
-  cost_usd: (Number(r.costMicrosUsd) / 1e6).toFixed(6),
+  cost_usd: formatUsd(Number(r.costMicrosUsd)),
   latency_ms: r.latencyMs,
   first_byte_ms: r.firstByteMs,
   created_at: r.createdAt.toISOString(),
@@ -235,7 +236,7 @@ export class UsageLedgerService implements OnModuleInit, OnModuleDestroy, Before
       output_tokens: sum('outputTokens'),
       cached_input_tokens: sum('cachedInputTokens'),
       cost_micros_usd: cost,
-      cost_usd: (cost / 1e6).toFixed(6),
+      cost_usd: formatUsd(cost),
       by_model: rows.map((r) => ({
         provider: r.provider,
         model: r.model,
@@ -246,7 +247,7 @@ export class UsageLedgerService implements OnModuleInit, OnModuleDestroy, Before
         output_tokens: r.outputTokens,
         cached_input_tokens: r.cachedInputTokens,
         cost_micros_usd: r.costMicrosUsd,
-        cost_usd: (r.costMicrosUsd / 1e6).toFixed(6),
+        cost_usd: formatUsd(r.costMicrosUsd),
       })),
     };
   }

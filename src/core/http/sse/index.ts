@@ -1,0 +1,3 @@
+/** The one SSE writer (STYLE rule 15): every stream — run streams, feeds, chat turns, the /v1 relays — writes through it. */
+export { SseStream, sseCounters, renderFrame, sseFailure, closeAllForShutdown, SHUTDOWN_RETRY_MS, type SseFrame, type SseStreamOptions } from './sse-stream';
+export { SseService, SseModule, type SseOpener } from './sse.service';

@@ -1,0 +1,35 @@
+import { Global, Injectable, Module, OnModuleDestroy } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { AppConfig } from '@core/config/app-config';
+import { rootLogger } from '@core/logging/logger';
+import { closeAllForShutdown, SseStream, SseStreamOptions } from './sse-stream';
+
+/** Opens a stream that has not been opened yet: services get one of these, controllers build it from the reply. */
+export type SseOpener = () => SseStream;
+
+/**
+ * Opens SSE streams with the configured heartbeat (GATEWAY_SSE_HEARTBEAT_INTERVAL) and slow-consumer bound
+ * (GATEWAY_SSE_MAX_BUFFER_BYTES), and on shutdown ends every reconnectable stream with a reconnect hint, so open
+ * clients do not hold the process past its grace period and resume on another api process.
+ */
+@Injectable()
+export class SseService implements OnModuleDestroy {
+  constructor(private readonly config: AppConfig) {}
+
+  open(reply: FastifyReply, options: Partial<SseStreamOptions> = {}): SseStream {
+    return new SseStream(reply, { heartbeatMs: this.config.tasks.sse.heartbeatMs, maxBufferBytes: this.config.tasks.sse.maxBufferBytes, ...options });
+  }
+
+  opener(reply: FastifyReply, options: Partial<SseStreamOptions> = {}): SseOpener {
+    return () => this.open(reply, options);
+  }
+
+  onModuleDestroy(): void {
+    const n = closeAllForShutdown();
+    if (n > 0) rootLogger().info({ streams: n }, 'SSE streams ended with a reconnect hint (shutdown)');
+  }
+}
+
+@Global()
+@Module({ providers: [SseService], exports: [SseService] })
+export class SseModule {}
