@@ -2,6 +2,13 @@ import { PlatformFoundation1763800000000 } from './1763800000000-PlatformFoundat
 import { GatewayProviders1795345195856 } from './1795345195856-GatewayProviders';
 import { ChatSessions1795345703807 } from './1795345703807-ChatSessions';
 import { TaskRuntime1795346724457 } from './1795346724457-TaskRuntime';
+import { ChatGenerationLease1795400000000 } from './1795400000000-ChatGenerationLease';
 
 /** Every migration, in order. Add new ones at the end (files: `<epoch>-<PascalName>.ts`). */
-export const MIGRATIONS = [PlatformFoundation1763800000000, GatewayProviders1795345195856, ChatSessions1795345703807, TaskRuntime1795346724457];
+export const MIGRATIONS = [
+  PlatformFoundation1763800000000,
+  GatewayProviders1795345195856,
+  ChatSessions1795345703807,
+  TaskRuntime1795346724457,
+  ChatGenerationLease1795400000000,
+];

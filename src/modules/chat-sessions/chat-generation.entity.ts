@@ -2,7 +2,8 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 /**
  * An in-flight generation (or compaction, leaf_key `*`): the branch lock, and who to ask to stop it.
- * The owner refreshes `heartbeat_at`; a row not refreshed for GATEWAY_CHAT_GENERATION_STALE_AFTER is dead.
+ * Held under the one lease primitive (core/lease): the owner extends `lease_expires_at`; an expired lease
+ * (GATEWAY_CHAT_GENERATION_STALE_AFTER without a heartbeat) frees the leaf.
  */
 @Entity({ name: 'chat_session_generations' })
 export class ChatGenerationEntity {
@@ -14,5 +15,6 @@ export class ChatGenerationEntity {
   @Column('text', { name: 'previous_status', nullable: true }) previousStatus!: string | null;
   @Column('text') owner!: string;
   @Column('timestamptz', { name: 'started_at' }) startedAt!: Date;
-  @Column('timestamptz', { name: 'heartbeat_at' }) heartbeatAt!: Date;
+  @Column('text', { name: 'lease_token' }) leaseToken!: string;
+  @Column('timestamptz', { name: 'lease_expires_at' }) leaseExpiresAt!: Date;
 }

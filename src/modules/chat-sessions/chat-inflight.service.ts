@@ -1,10 +1,8 @@
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { EventBus, Unsubscribe } from '@core/bus/event-bus.port';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
-import { rootLogger } from '@core/logging/logger';
+import { keepLease, LEASE_OWNER } from '@core/lease';
 import { DeltaFrame, FrameAccumulator } from './chat-delta-frames';
 import type { MessageStatus } from './chat-message';
 import { ChatSessionRepository } from './chat-session.repository';
@@ -18,7 +16,7 @@ export type AbortReason = 'stop' | 'taken_over' | 'shutdown';
 interface Tracked {
   controller: AbortController;
   sessionId: string;
-  timer: NodeJS.Timeout;
+  stopBeating: () => void;
 }
 
 const STOP_CHANNEL = 'chat.stop.';
@@ -32,7 +30,7 @@ const STOPPED_CHANNEL = 'chat.stopped.';
  */
 @Injectable()
 export class ChatInflightService implements OnModuleDestroy {
-  readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  readonly owner = LEASE_OWNER;
   private readonly local = new Map<string, Tracked>();
   private subscription: Promise<Unsubscribe> | undefined;
 
@@ -46,28 +44,33 @@ export class ChatInflightService implements OnModuleDestroy {
 
   async onModuleDestroy(): Promise<void> {
     for (const t of this.local.values()) {
-      clearInterval(t.timer);
+      t.stopBeating();
       t.controller.abort('shutdown' satisfies AbortReason);
     }
     const unsubscribe = await this.subscription?.catch(() => undefined);
     await unsubscribe?.().catch(() => undefined);
   }
 
-  /** Starts owning a generation: its abort signal and its heartbeat. */
-  async track(generationId: string, sessionId: string): Promise<AbortController> {
+  /** Starts holding a generation: its abort signal and its lease heartbeat (a lost lease aborts it as `taken_over`). */
+  async track(generationId: string, sessionId: string, leaseToken: string): Promise<AbortController> {
     this.subscription ??= this.bus.subscribe(`${STOP_CHANNEL}*`, (_channel, message) => this.onStopMessage(message));
     await this.subscription;
     const controller = new AbortController();
-    const timer = setInterval(() => void this.beat(generationId), this.config.chat.generation.heartbeatMs);
-    timer.unref();
-    this.local.set(generationId, { controller, sessionId, timer });
+    const { heartbeatMs, staleAfterMs } = this.config.chat.generation;
+    const stopBeating = keepLease(() => this.sessions.heartbeat(generationId, leaseToken, staleAfterMs), {
+      leaseMs: staleAfterMs,
+      intervalMs: heartbeatMs,
+      what: { generationId },
+      onLost: () => controller.abort('taken_over' satisfies AbortReason),
+    });
+    this.local.set(generationId, { controller, sessionId, stopBeating });
     return controller;
   }
 
   release(generationId: string): void {
     const t = this.local.get(generationId);
     if (!t) return;
-    clearInterval(t.timer);
+    t.stopBeating();
     this.local.delete(generationId);
   }
 
@@ -81,14 +84,6 @@ export class ChatInflightService implements OnModuleDestroy {
     if (typeof id === 'string') this.local.get(id)?.controller.abort('stop' satisfies AbortReason);
   }
 
-  private async beat(generationId: string): Promise<void> {
-    try {
-      if (!(await this.sessions.heartbeat(generationId, this.owner))) this.local.get(generationId)?.controller.abort('taken_over' satisfies AbortReason);
-    } catch (err) {
-      rootLogger().warn({ err: String(err), generationId }, 'chat generation heartbeat failed');
-    }
-  }
-
   /**
    * POST …/stop: stops the session's in-flight generations (or one, by assistant message id). Answers the
    * stopped messages once their partial output is persisted; 409 `chat_session.not_running` when none runs.
@@ -96,8 +91,8 @@ export class ChatInflightService implements OnModuleDestroy {
   async stop(tenantId: string, sessionId: string, messageId?: string) {
     const session = await this.sessions.find({ tenantId, id: sessionId });
     if (!session) throw new ChatSessionNotFoundError(sessionId);
-    const { staleAfterMs, stopTimeoutMs } = this.config.chat.generation;
-    const running = (await this.sessions.generations(sessionId, staleAfterMs)).filter((g) => g.messageId && (!messageId || g.messageId === messageId));
+    const { stopTimeoutMs } = this.config.chat.generation;
+    const running = (await this.sessions.generations(sessionId)).filter((g) => g.messageId && (!messageId || g.messageId === messageId));
     if (running.length === 0) throw new ChatNotRunningError(sessionId);
 
     const pending = new Set(running.map((g) => g.id));
@@ -115,7 +110,7 @@ export class ChatInflightService implements OnModuleDestroy {
       }
       const deadline = Date.now() + stopTimeoutMs;
       while (pending.size > 0 && Date.now() < deadline) {
-        for (const id of [...pending]) if (!(await this.sessions.generation(id, staleAfterMs))) pending.delete(id);
+        for (const id of [...pending]) if (!(await this.sessions.generation(id))) pending.delete(id);
         if (pending.size === 0) break;
         await new Promise<void>((resolve) => {
           wake = resolve;

@@ -1,3 +1,4 @@
+import { newLeaseToken } from '@core/lease';
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
@@ -48,7 +49,7 @@ export class ChatLineageService {
   async claim(tenantId: string, sessionId: string, input: { keepLastMessages?: number; owner: string }): Promise<ClaimedCompaction> {
     const keep = input.keepLastMessages ?? this.config.chat.compaction.keepLastMessages;
     return this.transcripts.withSession({ tenantId, sessionId }, async (tx) => {
-      for (const g of await tx.generations(this.config.chat.generation.staleAfterMs)) {
+      for (const g of await tx.generations()) {
         if (!g.stale) throw new ChatBranchBusyError(sessionId, g.leafKey === '*' ? '*' : g.leafKey, g.messageId);
       }
       const path = (await tx.path(tx.session.activeLeafId)).filter((m) => m.status !== 'failed' && m.status !== 'in_progress');
@@ -60,7 +61,16 @@ export class ChatLineageService {
         throw new ConflictError(`chat session ${sessionId} has nothing to compact: its active path has ${path.length} messages and the last ${keep} are kept`);
       }
       const generationId = `compact_${randomUUID().replace(/-/g, '')}`;
-      await tx.insertGeneration({ id: generationId, leafKey: '*', messageId: null, kind: 'compact', previousStatus: null, owner: input.owner });
+      await tx.insertGeneration({
+        id: generationId,
+        leafKey: '*',
+        messageId: null,
+        kind: 'compact',
+        previousStatus: null,
+        owner: input.owner,
+        token: newLeaseToken(),
+        leaseMs: this.config.chat.generation.staleAfterMs,
+      });
       return {
         tenantId,
         sessionId,

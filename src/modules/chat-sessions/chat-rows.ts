@@ -102,7 +102,8 @@ export function generationFromRow(r: Row): ChatGenerationEntity & { stale: boole
     previousStatus: str(r.previous_status),
     owner: String(r.owner),
     startedAt: date(r.started_at),
-    heartbeatAt: date(r.heartbeat_at),
+    leaseToken: String(r.lease_token),
+    leaseExpiresAt: date(r.lease_expires_at),
     stale: r.stale === true,
   };
 }

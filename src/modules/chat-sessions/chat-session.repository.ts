@@ -1,3 +1,4 @@
+import { Lease } from '@core/lease';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { ChatMessageEntity } from './chat-message.entity';
@@ -108,29 +109,20 @@ export class ChatSessionRepository {
     return rows.length > 0 ? callFromRow(rows[0]) : null;
   }
 
-  /** In-flight generations of a session; `stale` when the owner stopped refreshing them. */
-  async generations(sessionId: string, staleAfterMs: number) {
-    const rows = await this.dataSource.query(generationsSql(false), [sessionId, staleAfterMs]);
+  /** In-flight generations of a session; `stale` when their lease expired (the owner stopped refreshing it). */
+  async generations(sessionId: string) {
+    const rows = await this.dataSource.query(generationsSql(false), [sessionId]);
     return (rows as Record<string, unknown>[]).map(generationFromRow);
   }
 
-  async generation(id: string, staleAfterMs: number) {
-    const rows = await this.dataSource.query(
-      `SELECT *, heartbeat_at < now() - make_interval(secs => $2::double precision / 1000) AS stale FROM chat_session_generations WHERE id = $1`,
-      [id, staleAfterMs],
-    );
+  async generation(id: string) {
+    const rows = await this.dataSource.query(`SELECT *, ${GENERATION_LEASE.expiredSql} AS stale FROM chat_session_generations WHERE id = $1`, [id]);
     return rows.length > 0 ? generationFromRow(rows[0]) : null;
   }
 
-  /** Refreshes an owned generation; false when the row is gone (stopped elsewhere or taken over). */
-  async heartbeat(id: string, owner: string): Promise<boolean> {
-    const runner = this.dataSource.createQueryRunner();
-    try {
-      const result = await runner.query(`UPDATE chat_session_generations SET heartbeat_at = now() WHERE id = $1 AND owner = $2`, [id, owner], true);
-      return (result.affected ?? 0) > 0;
-    } finally {
-      await runner.release();
-    }
+  /** Extends a held generation's lease; false when the row is gone (stopped elsewhere or taken over). */
+  heartbeat(id: string, token: string, leaseMs: number): Promise<boolean> {
+    return GENERATION_LEASE.heartbeat(this.dataSource.manager, id, token, leaseMs);
   }
 
   async deleteSessions(tenantId: string, ids: string[]): Promise<number> {
@@ -199,6 +191,9 @@ const CALLS_VIEW_SQL = `
     ORDER BY created_at, id), '[]')::text AS j
   FROM chat_session_provider_calls WHERE session_id = $1`;
 
+/** The lease of an in-flight generation (core/lease): token and expiry in database time. */
+export const GENERATION_LEASE = new Lease({ table: 'chat_session_generations', id: 'id', owner: 'owner', token: 'lease_token', expiresAt: 'lease_expires_at' });
+
 export const generationsSql = (forUpdate: boolean) =>
-  `SELECT *, heartbeat_at < now() - make_interval(secs => $2::double precision / 1000) AS stale
+  `SELECT *, ${GENERATION_LEASE.expiredSql} AS stale
      FROM chat_session_generations WHERE session_id = $1 ORDER BY started_at${forUpdate ? ' FOR UPDATE' : ''}`;

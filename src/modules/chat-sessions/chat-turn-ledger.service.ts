@@ -1,3 +1,4 @@
+import { newLeaseToken } from '@core/lease';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { InvalidRequestError } from '@core/http/domain-error';
@@ -34,6 +35,8 @@ export interface BegunTurn {
   assistant: ChatMessageEntity;
   /** The in-flight row, also the LiveStreamBuffer stream id (the assistant message id; `<id>~<n>` for a continuation). */
   generationId: string;
+  /** The generation's lease token (core/lease): the holder heartbeats and finishes with it. */
+  leaseToken: string;
   /** Messages to send upstream: the replayable path, session system prompt applied. */
   replay: ChatMessageJson[];
   /** `continue`: the partial message before this turn. */
@@ -162,6 +165,7 @@ export class ChatTurnLedgerService {
       const path = await tx.path(target.id);
       await tx.updateMessage(target.id, { status: 'in_progress' });
       const generationId = `${target.id}~${Date.now().toString(36)}`;
+      const leaseToken = newLeaseToken();
       await tx.insertGeneration({
         id: generationId,
         leafKey: target.id,
@@ -169,6 +173,8 @@ export class ChatTurnLedgerService {
         kind: 'continue',
         previousStatus: target.status,
         owner: input.owner,
+        token: leaseToken,
+        leaseMs: this.staleAfterMs,
       });
       tx.setActiveLeaf({ id: target.id, replayCount: target.replayCount, replayChars: target.replayChars, status: 'in_progress' });
       return {
@@ -178,6 +184,7 @@ export class ChatTurnLedgerService {
         userMessage: null,
         assistant: { ...target, status: 'in_progress' },
         generationId,
+        leaseToken,
         replay: replayOf(path, tx.session.systemPrompt),
         previous: { message: target.messageJson, status: target.status },
         lastModel: tx.session.lastModel,
@@ -188,14 +195,14 @@ export class ChatTurnLedgerService {
 
   /**
    * Finalises a generation: its provider call, the reply (failed ones keep the error and leave replay),
-   * and a synthetic tool_error result for every tool call a cut-short reply left open. `owner` undefined
-   * finalises whoever owned it (a stop taking over from a dead or silent owner).
+   * and a synthetic tool_error result for every tool call a cut-short reply left open. `leaseToken` undefined
+   * finalises whoever held it (a stop taking over from a dead or silent owner).
    */
-  async finish(turn: FinishableTurn, outcome: TurnOutcome, owner?: string): Promise<FinishedTurn> {
+  async finish(turn: FinishableTurn, outcome: TurnOutcome, leaseToken?: string): Promise<FinishedTurn> {
     return this.transcripts.withSession({ tenantId: turn.tenantId, sessionId: turn.sessionId, allowSnapshot: true }, async (tx) => {
       const current = await tx.message(turn.assistant.id);
       if (!current) throw new ChatMessageNotFoundError(turn.sessionId, turn.assistant.id);
-      const owned = await tx.deleteGeneration(turn.generationId, owner);
+      const owned = await tx.deleteGeneration(turn.generationId, leaseToken);
       if (!owned && current.status !== 'in_progress') return { skipped: true, assistant: current, call: null, toolResults: [] };
       return this.finalize(tx, current, turn, outcome);
     });
@@ -268,7 +275,7 @@ export class ChatTurnLedgerService {
    */
   private async claimBranch(tx: ChatTx, parentId: string | null): Promise<void> {
     const key = parentId ?? ROOT_KEY;
-    for (const g of await tx.generations(this.staleAfterMs)) {
+    for (const g of await tx.generations()) {
       const hit = g.leafKey === key || g.messageId === parentId || g.leafKey === '*';
       if (!hit) continue;
       if (!g.stale) throw new ChatBranchBusyError(tx.session.id, parentId ?? '', g.messageId);
@@ -292,7 +299,17 @@ export class ChatTurnLedgerService {
     p: { kind: TurnKind; tenantId: string; owner: string; parent: ChatMessageEntity | null; leafKey: string; userMessage: ChatMessageEntity | null },
   ): Promise<BegunTurn> {
     const [assistant] = await tx.append(p.parent?.id ?? null, [{ message: { role: 'assistant', content: '' }, status: 'in_progress' }]);
-    await tx.insertGeneration({ id: assistant.id, leafKey: p.leafKey, messageId: assistant.id, kind: p.kind, previousStatus: null, owner: p.owner });
+    const leaseToken = newLeaseToken();
+    await tx.insertGeneration({
+      id: assistant.id,
+      leafKey: p.leafKey,
+      messageId: assistant.id,
+      kind: p.kind,
+      previousStatus: null,
+      owner: p.owner,
+      token: leaseToken,
+      leaseMs: this.staleAfterMs,
+    });
     tx.setActiveLeaf(assistant);
     const path = p.parent ? await tx.path(p.parent.id) : [];
     return {
@@ -302,6 +319,7 @@ export class ChatTurnLedgerService {
       userMessage: p.userMessage,
       assistant,
       generationId: assistant.id,
+      leaseToken,
       replay: replayOf(path, tx.session.systemPrompt),
       previous: null,
       lastModel: tx.session.lastModel,

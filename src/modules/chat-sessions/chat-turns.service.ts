@@ -96,7 +96,7 @@ export class ChatTurnsService {
 
   /** `origin`: the request's ids, for the usage row and trace of the generation. */
   private async run(turn: BegunTurn, opts: Options, origin: RequestOrigin | null, sinkFactory: SinkFactory, compactedFrom?: string) {
-    const controller = await this.inflight.track(turn.generationId, turn.sessionId);
+    const controller = await this.inflight.track(turn.generationId, turn.sessionId, turn.leaseToken);
     const sink = sinkFactory?.();
     sink?.created({
       session_id: turn.sessionId,
@@ -110,7 +110,7 @@ export class ChatTurnsService {
     const reason = controller.signal.aborted ? (controller.signal.reason as AbortReason) : undefined;
     let finished: FinishedTurn;
     try {
-      finished = await this.ledger.finish(turn, outcome, this.inflight.owner);
+      finished = await this.ledger.finish(turn, outcome, turn.leaseToken);
     } catch (err) {
       if (!sink) throw err;
       rootLogger().error({ request_id: origin?.requestId, err: String(err), sessionId: turn.sessionId }, 'chat turn could not be finalised');

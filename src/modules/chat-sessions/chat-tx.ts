@@ -111,22 +111,23 @@ export class ChatTx {
     return rows.length > 0;
   }
 
-  async generations(staleAfterMs: number) {
-    const { rows } = await this.run(generationsSql(true), [this.session.id, staleAfterMs]);
+  async generations() {
+    const { rows } = await this.run(generationsSql(true), [this.session.id]);
     return rows.map(generationFromRow);
   }
 
   async insertGeneration(g: NewGeneration): Promise<void> {
     await this.run(
-      `INSERT INTO chat_session_generations (id, session_id, leaf_key, message_id, kind, previous_status, owner) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [g.id, this.session.id, g.leafKey, g.messageId, g.kind, g.previousStatus, g.owner],
+      `INSERT INTO chat_session_generations (id, session_id, leaf_key, message_id, kind, previous_status, owner, lease_token, lease_expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + ($9 * interval '1 millisecond'))`,
+      [g.id, this.session.id, g.leafKey, g.messageId, g.kind, g.previousStatus, g.owner, g.token, g.leaseMs],
     );
   }
 
-  /** False when the row was already gone (taken over or stopped elsewhere). */
-  async deleteGeneration(id: string, owner?: string): Promise<boolean> {
-    const { affected } = owner
-      ? await this.run(`DELETE FROM chat_session_generations WHERE id = $1 AND owner = $2`, [id, owner])
+  /** False when the row was already gone (taken over or stopped elsewhere). Without `token`: whoever held it. */
+  async deleteGeneration(id: string, token?: string): Promise<boolean> {
+    const { affected } = token
+      ? await this.run(`DELETE FROM chat_session_generations WHERE id = $1 AND lease_token = $2`, [id, token])
       : await this.run(`DELETE FROM chat_session_generations WHERE id = $1`, [id]);
     return affected > 0;
   }

@@ -32,7 +32,11 @@ export interface NewGeneration {
   messageId: string | null;
   kind: string;
   previousStatus: string | null;
+  /** The process holding it (where a stop is sent). */
   owner: string;
+  /** The lease (core/lease): this generation's token and its length. */
+  token: string;
+  leaseMs: number;
 }
 
 export interface MessagePatch {

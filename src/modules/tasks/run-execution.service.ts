@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import { sleep } from '@core/async/sleep';
+import { keepLease, LEASE_OWNER, newLeaseToken } from '@core/lease';
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import type { JobPayloads } from '@contracts/jobs';
 import { EventBus, Unsubscribe } from '@core/bus/event-bus.port';
@@ -25,7 +24,7 @@ import { WorkspaceService } from './workspace/workspace.service';
 @Injectable()
 export class RunExecutionService implements OnApplicationShutdown {
   /** This process as a lease owner. */
-  readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  readonly owner = LEASE_OWNER;
   private readonly local = new Map<string, AbortController>();
   private cancelSubscription: Promise<Unsubscribe> | undefined;
 
@@ -57,7 +56,7 @@ export class RunExecutionService implements OnApplicationShutdown {
   /** The `run.execute` job. */
   async execute(payload: JobPayloads['run.execute'], job: JobContext): Promise<void> {
     this.listenForCancels();
-    const token = randomUUID();
+    const token = newLeaseToken();
     const origin = jobOrigin(job.jobId);
     const claim = await this.claim(payload, token, job.signal, origin);
     if (!claim) return;
@@ -71,20 +70,16 @@ export class RunExecutionService implements OnApplicationShutdown {
     };
     job.signal.addEventListener('abort', onJobAbort, { once: true });
     this.local.set(run.id, controller);
-    const heartbeat = setInterval(
-      () => {
-        this.deps.runs.heartbeat(run.id, token, this.leaseMs).then(
-          (owned) => {
-            if (!owned && !controller.signal.aborted) {
-              writer.halt('lease lost');
-              controller.abort(new Error('lease lost or run cancelled'));
-            }
-          },
-          (err: unknown) => rootLogger().warn({ run_id: run.id, request_id: origin.requestId, err: String(err) }, 'lease heartbeat failed; retrying'),
-        );
+    const stopHeartbeat = keepLease(() => this.deps.runs.heartbeat(run.id, token, this.leaseMs), {
+      leaseMs: this.leaseMs,
+      intervalMs: Math.floor(this.leaseMs / 2),
+      what: { run_id: run.id, request_id: origin.requestId },
+      onLost: () => {
+        if (controller.signal.aborted) return;
+        writer.halt('lease lost');
+        controller.abort(new Error('lease lost or run cancelled'));
       },
-      Math.max(100, Math.floor(this.leaseMs / 2)),
-    );
+    });
     try {
       await this.runClaimed(claim, writer, controller.signal);
     } catch (err) {
@@ -95,7 +90,7 @@ export class RunExecutionService implements OnApplicationShutdown {
         await writer.finish({ status: 'failed', error: err instanceof Error ? err.message : String(err), errorKind: 'internal_error' }).catch(() => undefined);
       }
     } finally {
-      clearInterval(heartbeat);
+      stopHeartbeat();
       job.signal.removeEventListener('abort', onJobAbort);
       this.local.delete(run.id);
     }

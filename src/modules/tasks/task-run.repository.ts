@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, In, IsNull, LessThan, Not, QueryDeepPartialEntity } from 'typeorm';
 import { execSql } from '@core/database/sql';
+import { Lease } from '@core/lease';
 import { ACTIVE_RUN_STATUSES, RunStatus } from './run-status';
 import { TaskRunEntity } from './task-run.entity';
 
@@ -15,6 +16,16 @@ export interface ClaimResult {
 }
 
 export type ClaimRefusal = { reason: 'not_found' | 'not_claimable' | 'lease_held' | 'at_capacity'; run: TaskRunEntity | null; leaseRemainingMs?: number };
+
+/** The run lease (DESIGN §4.4): held while the run is `running`. */
+export const RUN_LEASE = new Lease({
+  table: 'task_runs',
+  id: 'id',
+  owner: 'lease_owner',
+  token: 'lease_token',
+  expiresAt: 'lease_expires_at',
+  heldWhere: "status = 'running'",
+});
 
 @Injectable()
 export class TaskRunRepository {
@@ -80,8 +91,7 @@ export class TaskRunRepository {
     if (q.maxConcurrent > 0) await execSql(manager, `SELECT pg_advisory_xact_lock($1)`, [CONCURRENCY_LOCK_KEY]);
     const { rows } = await execSql<{ status: RunStatus; lease_owner: string | null; remaining_ms: number | null }>(
       manager,
-      `SELECT status, lease_owner,
-              (EXTRACT(EPOCH FROM (lease_expires_at - now())) * 1000)::bigint AS remaining_ms
+      `SELECT status, lease_owner, ${RUN_LEASE.remainingMsSql} AS remaining_ms
          FROM task_runs WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
       [q.tenantId, q.runId],
     );
@@ -100,8 +110,7 @@ export class TaskRunRepository {
     await execSql(
       manager,
       `UPDATE task_runs
-          SET status = 'running', lease_owner = $3, lease_token = $4,
-              lease_expires_at = now() + ($5 * interval '1 millisecond'),
+          SET status = 'running', ${RUN_LEASE.claimSet(3, 4, 5)},
               attempts = attempts + 1, started_at = COALESCE(started_at, now()), updated_at = now()
         WHERE tenant_id = $1 AND id = $2`,
       [q.tenantId, q.runId, q.owner, q.token, q.leaseMs],
@@ -111,26 +120,16 @@ export class TaskRunRepository {
   }
 
   /** Extends the lease if this token still owns the running run. */
-  async heartbeat(runId: string, token: string, leaseMs: number): Promise<boolean> {
-    const { affected } = await execSql(
-      this.dataSource.manager,
-      `UPDATE task_runs SET lease_expires_at = now() + ($3 * interval '1 millisecond')
-        WHERE id = $1 AND lease_token = $2 AND status = 'running'`,
-      [runId, token, leaseMs],
-    );
-    return affected > 0;
+  heartbeat(runId: string, token: string, leaseMs: number): Promise<boolean> {
+    return RUN_LEASE.heartbeat(this.dataSource.manager, runId, token, leaseMs);
   }
 
   /**
    * The guard at the start of every worker transaction: locks the run row and proves the token still
    * owns it. False means the lease was taken over or the run was cancelled.
    */
-  async guard(manager: EntityManager, runId: string, token: string): Promise<boolean> {
-    const { affected } = await execSql(manager, `UPDATE task_runs SET updated_at = now() WHERE id = $1 AND lease_token = $2 AND status = 'running'`, [
-      runId,
-      token,
-    ]);
-    return affected > 0;
+  guard(manager: EntityManager, runId: string, token: string): Promise<boolean> {
+    return RUN_LEASE.guard(manager, runId, token, 'updated_at = now()');
   }
 
   /** Running runs whose lease expired (reconciler), row-locked. */
@@ -139,7 +138,7 @@ export class TaskRunRepository {
       .createQueryBuilder('r')
       .setLock('pessimistic_write')
       .setOnLocked('skip_locked')
-      .where(`r.status = 'running' AND (r.lease_expires_at IS NULL OR r.lease_expires_at < now())`)
+      .where(`r.status = 'running' AND ${RUN_LEASE.expiredSql}`)
       .orderBy('r.lease_expires_at', 'ASC')
       .limit(limit)
       .getMany();

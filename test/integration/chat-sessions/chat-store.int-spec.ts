@@ -179,7 +179,7 @@ describe.each(['postgres', 'pglite'] as const)('chat session store (%s)', (backe
         content: 'two',
         owner: 'o',
       })) as import('@modules/chat-sessions/chat-turn-ledger.service').BegunTurn;
-      await h.ledger.finish(turn, { status: 'complete', reply: textReply('2'), call: call() }, 'o');
+      await h.ledger.finish(turn, { status: 'complete', reply: textReply('2'), call: call() }, turn.leaseToken);
       await record(
         s.id,
         [

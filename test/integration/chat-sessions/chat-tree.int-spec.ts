@@ -22,7 +22,7 @@ describe.each(['postgres', 'pglite'] as const)('chat trees, stop and lineage (%s
   const owner = 'test-owner';
   const get = async (id: string, view: 'active_path' | 'tree' = 'active_path') =>
     (await h.sessions.get(tenant, id, view)) as unknown as { messages: Msg[]; active_leaf_id: string } & Record<string, unknown>;
-  const complete = (turn: BegunTurn, text: string) => h.ledger.finish(turn, { status: 'complete', reply: textReply(text), call: call() }, owner);
+  const complete = (turn: BegunTurn, text: string) => h.ledger.finish(turn, { status: 'complete', reply: textReply(text), call: call() }, turn.leaseToken);
   const send = async (sessionId: string, content: string, extra: { parentId?: string; clientRequestId?: string } = {}) =>
     (await h.ledger.beginSend(tenant, sessionId, { content, owner, ...extra })) as BegunTurn;
   const turn = async (sessionId: string, content: string, reply: string, extra: { parentId?: string } = {}) => {
@@ -107,15 +107,15 @@ describe.each(['postgres', 'pglite'] as const)('chat trees, stop and lineage (%s
   it('keeps a failed reply out of replay, and continues a stopped reply in place', async () => {
     const s = await h.sessions.create(tenant, {});
     const t = await send(s.id, 'q');
-    await h.ledger.finish(t, { status: 'failed', reply: textReply(''), call: null, error: { type: 'upstream_error', message: 'boom' } }, owner);
+    await h.ledger.finish(t, { status: 'failed', reply: textReply(''), call: null, error: { type: 'upstream_error', message: 'boom' } }, t.leaseToken);
     let tree = await get(s.id, 'tree');
     expect(tree.messages[1]).toMatchObject({ status: 'failed', error: { type: 'upstream_error', message: 'boom' } });
     const retry = await h.ledger.beginRegenerate(tenant, s.id, { messageId: t.assistant.id, owner });
     expect(retry.replay.map((m) => m.content)).toEqual(['q']);
-    await h.ledger.finish(retry, { status: 'stopped', reply: textReply('Once upon'), call: call() }, owner);
+    await h.ledger.finish(retry, { status: 'stopped', reply: textReply('Once upon'), call: call() }, retry.leaseToken);
     const cont = await h.ledger.beginContinue(tenant, s.id, { messageId: retry.assistant.id, owner });
     expect(cont.replay.map((m) => m.content)).toEqual(['q', 'Once upon']);
-    await h.ledger.finish(cont, { status: 'complete', reply: textReply(' a time.'), call: call() }, owner);
+    await h.ledger.finish(cont, { status: 'complete', reply: textReply(' a time.'), call: call() }, cont.leaseToken);
     tree = await get(s.id, 'tree');
     expect(tree.messages).toHaveLength(3);
     expect(tree.messages[2]).toMatchObject({ id: retry.assistant.id, status: 'complete', content: 'Once upon a time.' });
@@ -154,11 +154,11 @@ describe.each(['postgres', 'pglite'] as const)('chat trees, stop and lineage (%s
   it('stop aborts a generation owned by this process; a dead owner no longer blocks its leaf', async () => {
     const s = await h.sessions.create(tenant, {});
     const t = await (h.ledger.beginSend(tenant, s.id, { content: 'q', owner: h.inflight.owner }) as Promise<BegunTurn>);
-    const controller = await h.inflight.track(t.generationId, s.id);
+    const controller = await h.inflight.track(t.generationId, s.id, t.leaseToken);
     controller.signal.addEventListener('abort', () => {
       // The owner persists its partial text when aborted.
       void h.ledger
-        .finish(t, { status: 'stopped', reply: textReply('part'), call: null }, h.inflight.owner)
+        .finish(t, { status: 'stopped', reply: textReply('part'), call: null }, t.leaseToken)
         .then(() => h.inflight.announceStopped(s.id, t.generationId));
     });
     const out = await h.inflight.stop(tenant, s.id, t.assistant.id);
@@ -168,7 +168,7 @@ describe.each(['postgres', 'pglite'] as const)('chat trees, stop and lineage (%s
 
     const dead = await send(s.id, 'again');
     await expect(send(s.id, 'blocked')).rejects.toMatchObject({ type: 'chat_session.branch_busy' });
-    await h.rows(`UPDATE chat_session_generations SET heartbeat_at = now() - interval '1 minute' WHERE id = $1`, [dead.generationId]);
+    await h.rows(`UPDATE chat_session_generations SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [dead.generationId]);
     const after = await send(s.id, 'unblocked', { parentId: dead.userMessage!.parentId! });
     const tree = await get(s.id, 'tree');
     expect(tree.messages.find((m) => m.id === dead.assistant.id)).toMatchObject({ status: 'incomplete' });
@@ -251,13 +251,13 @@ describe.each(['postgres', 'pglite'] as const)('chat trees, stop and lineage (%s
         },
         call: call(),
       },
-      owner,
+      t.leaseToken,
     );
     const again = await h.ledger.beginRegenerate(tenant, s.id, { messageId: t.assistant.id, owner });
     await h.ledger.finish(
       again,
       { status: 'failed', reply: textReply(''), call: null, error: { type: 'upstream_error', message: 'boom', status: 502 } },
-      owner,
+      again.leaseToken,
     );
     await h.sessions.setActiveLeaf(tenant, s.id, t.assistant.id);
     await h.lineage

@@ -1,0 +1,145 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { EntityManager } from 'typeorm';
+import { execSql } from '@core/database/sql';
+import { rootLogger } from '@core/logging/logger';
+
+/**
+ * Where a kind of leased work keeps its lease: the owner table and its columns. Names are constants of the owning
+ * module (never input); `heldWhere` is the extra condition under which a lease counts as held at all (task runs:
+ * `status = 'running'`).
+ */
+export interface LeaseTable {
+  table: string;
+  id: string;
+  owner: string;
+  token: string;
+  expiresAt: string;
+  heldWhere?: string;
+}
+
+/** This process's identity as a lease owner (host:pid:random), shared by every kind of leased work. */
+export const LEASE_OWNER = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+
+export const newLeaseToken = (): string => randomUUID();
+
+/**
+ * The one lease primitive (DESIGN §4.4, §11.3): owner, token, expiry in Postgres time, compare-and-set claim,
+ * heartbeat, token-checked writes, release and reclaim of expired leases — for task runs and chat generations today,
+ * agent-chat turns and adapter sessions next. Every statement compares against `now()` of the database, never a
+ * process clock, so leases are fair between hosts whose clocks drift.
+ */
+export class Lease {
+  private readonly held: string;
+
+  constructor(readonly t: LeaseTable) {
+    this.held = t.heldWhere ? ` AND (${t.heldWhere})` : '';
+  }
+
+  /** SQL `SET` fragment that takes the lease for (owner $o, token $k) for $ms milliseconds; `$n` are the parameter numbers. */
+  claimSet(ownerParam: number, tokenParam: number, msParam: number): string {
+    return `${this.t.owner} = $${ownerParam}, ${this.t.token} = $${tokenParam}, ${this.t.expiresAt} = now() + ($${msParam} * interval '1 millisecond')`;
+  }
+
+  /** SQL `SET` fragment that clears the lease. */
+  get clearSet(): string {
+    return `${this.t.owner} = NULL, ${this.t.token} = NULL, ${this.t.expiresAt} = NULL`;
+  }
+
+  /** SQL expression: milliseconds left on the lease (negative when expired, NULL when none). */
+  get remainingMsSql(): string {
+    return `(EXTRACT(EPOCH FROM (${this.t.expiresAt} - now())) * 1000)::bigint`;
+  }
+
+  /** SQL predicate: the lease is gone or expired (the row may be taken over). */
+  get expiredSql(): string {
+    return `(${this.t.expiresAt} IS NULL OR ${this.t.expiresAt} < now())`;
+  }
+
+  /**
+   * Compare-and-set claim of a row that is free (no token) or expired, in one statement: true when this owner
+   * now holds it. `extraWhere` narrows which rows may be claimed (e.g. a status).
+   */
+  async claim(manager: EntityManager, id: string, owner: string, token: string, leaseMs: number, extraWhere = 'TRUE'): Promise<boolean> {
+    const { affected } = await execSql(
+      manager,
+      `UPDATE ${this.t.table} SET ${this.claimSet(2, 3, 4)}
+        WHERE ${this.t.id} = $1 AND (${this.t.token} IS NULL OR ${this.expiredSql}) AND (${extraWhere})`,
+      [id, owner, token, leaseMs],
+    );
+    return affected > 0;
+  }
+
+  /** Extends the lease if `token` still holds it; false means it was taken over, released or the work ended. */
+  async heartbeat(manager: EntityManager, id: string, token: string, leaseMs: number): Promise<boolean> {
+    const { affected } = await execSql(
+      manager,
+      `UPDATE ${this.t.table} SET ${this.t.expiresAt} = now() + ($3 * interval '1 millisecond')
+        WHERE ${this.t.id} = $1 AND ${this.t.token} = $2${this.held}`,
+      [id, token, leaseMs],
+    );
+    return affected > 0;
+  }
+
+  /**
+   * The guard at the start of every write by the holder, inside the caller's transaction: locks the row and proves
+   * `token` still holds the lease. `touch` is an extra assignment made on the way (e.g. `updated_at = now()`).
+   */
+  async guard(manager: EntityManager, id: string, token: string, touch = `${this.t.token} = ${this.t.token}`): Promise<boolean> {
+    const { affected } = await execSql(manager, `UPDATE ${this.t.table} SET ${touch} WHERE ${this.t.id} = $1 AND ${this.t.token} = $2${this.held}`, [
+      id,
+      token,
+    ]);
+    return affected > 0;
+  }
+
+  /** Gives the lease up (the work is done or handed back); false when `token` no longer held it. */
+  async release(manager: EntityManager, id: string, token: string): Promise<boolean> {
+    const { affected } = await execSql(manager, `UPDATE ${this.t.table} SET ${this.clearSet} WHERE ${this.t.id} = $1 AND ${this.t.token} = $2`, [id, token]);
+    return affected > 0;
+  }
+
+  /** Ids of held rows whose lease expired, row-locked (SKIP LOCKED) in the caller's transaction, oldest first: to reclaim. */
+  async lockExpired(manager: EntityManager, limit: number): Promise<string[]> {
+    const { rows } = await execSql<{ id: string }>(
+      manager,
+      `SELECT ${this.t.id} AS id FROM ${this.t.table}
+        WHERE ${this.expiredSql}${this.held}
+        ORDER BY ${this.t.expiresAt} ASC NULLS FIRST LIMIT $1 FOR UPDATE SKIP LOCKED`,
+      [limit],
+    );
+    return rows.map((r) => r.id);
+  }
+}
+
+/**
+ * Keeps a held lease alive: beats every `intervalMs` (default: a third of the lease) and calls `onLost` once when a
+ * beat finds the lease gone. A failed beat (database unreachable) is logged and retried at the next tick: the
+ * lease itself decides, by expiring, whether the work is taken over. Returns the function that stops beating.
+ */
+export function keepLease(
+  beat: () => Promise<boolean>,
+  opts: { leaseMs: number; intervalMs?: number; onLost: () => void; what: Record<string, unknown> },
+): () => void {
+  let stopped = false;
+  const timer = setInterval(
+    () => {
+      beat().then(
+        (held) => {
+          if (!held && !stopped) {
+            stopped = true;
+            clearInterval(timer);
+            opts.onLost();
+          }
+        },
+        (err: unknown) => rootLogger().warn({ ...opts.what, err: String(err) }, 'lease heartbeat failed; retrying'),
+      );
+    },
+    Math.max(100, opts.intervalMs ?? Math.floor(opts.leaseMs / 3)),
+  );
+  timer.unref();
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+  };
+}
