@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ScratchDatabase } from '../../support/infra';
 import { sql, waitFor } from '../../support/infra';
+import { queryEmbedded } from '../../support/embedded-db';
 import { startServer } from '../../support/server-process';
 import { Client, embeddedTasksEnv, expectGapFree, Json, Processes, scaledEnv, pidAlive } from './tasks-harness';
 
@@ -19,18 +20,18 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
   let c: Client;
   /** Where the sandbox is reported: the process that runs tools (the worker's side port in scaled mode). */
   let toolHealthUrl: string;
+  /** The embedded server's environment (its GATEWAY_DATA_DIR), to stop it, read its PGlite rows and start it again. */
+  let embedded: Record<string, string> | undefined;
   const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'hecate-lc-')));
 
   beforeAll(async () => {
     if (mode === 'embedded') {
-      c = new Client(
-        (
-          await procs.start(
-            'all',
-            embeddedTasksEnv({ GATEWAY_TASK_APPROVAL_POLICIES: POLICIES, GATEWAY_TASK_SANDBOX: SANDBOX, GATEWAY_TASK_MAX_OUTPUT_BYTES: String(MAX_OUTPUT) }),
-          )
-        ).url,
-      );
+      embedded = embeddedTasksEnv({
+        GATEWAY_TASK_APPROVAL_POLICIES: POLICIES,
+        GATEWAY_TASK_SANDBOX: SANDBOX,
+        GATEWAY_TASK_MAX_OUTPUT_BYTES: String(MAX_OUTPUT),
+      });
+      c = new Client((await procs.start('all', embedded)).url);
       toolHealthUrl = c.url;
     } else {
       const s = await scaledEnv({ GATEWAY_TASK_APPROVAL_POLICIES: POLICIES, GATEWAY_TASK_SANDBOX: SANDBOX, GATEWAY_TASK_MAX_OUTPUT_BYTES: String(MAX_OUTPUT) });
@@ -204,13 +205,26 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     expect((await c.events(taskId, runId)).map((e) => e.type)).toContain('tool.file.reverted');
   });
 
-  /** [type, request_id] of a run's event rows in sequence order (scaled only: request ids are not part of the API). */
+  /**
+   * Rows of the database behind the server: scaled reads Postgres; embedded stops the one process, reads its PGlite
+   * directory and starts it again on the same data (the client follows it to its new port).
+   */
+  const rows = async <R extends Record<string, unknown>>(text: string, params: unknown[]): Promise<R[]> => {
+    if (db) return sql<R>(db.url, text, params);
+    const running = procs.all.filter((p) => p.proc.exitCode === null && p.proc.signalCode === null);
+    for (const p of running) expect(await p.stop('SIGTERM')).toBe(0);
+    const found = await queryEmbedded<R>(embedded!.GATEWAY_DATA_DIR, text, params);
+    const restarted = await procs.start('all', embedded!);
+    c = new Client(restarted.url);
+    toolHealthUrl = restarted.url;
+    return found;
+  };
+
+  /** [type, request_id] of a run's event rows in sequence order (request ids are not part of the event API). */
   const eventOrigins = async (runId: string) =>
-    (
-      await sql<{ type: string; request_id: string | null }>(db!.url, 'SELECT type, request_id FROM task_run_events WHERE run_id = $1 ORDER BY sequence', [
-        runId,
-      ])
-    ).map((r) => [r.type, r.request_id] as const);
+    (await rows<{ type: string; request_id: string | null }>('SELECT type, request_id FROM task_run_events WHERE run_id = $1 ORDER BY sequence', [runId])).map(
+      (r) => [r.type, r.request_id] as const,
+    );
 
   it('records the request that started a run on the run and its events; the events its worker writes carry the job', async () => {
     const task = await c.createTask({ execution_kind: 'file', file_path: 'origin.txt', file_content: 'o\n' });
@@ -229,9 +243,8 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     await c.waitStatus(task.id as string, resumed.body.data.id as string, ['completed', 'failed']);
     const posted = await c.call('POST', `/hecate/v1/tasks/${task.id}/runs/${runId}/events`, { note: 'from outside' }, { 'x-request-id': `${requestId}-event` });
     expect(posted.status).toBe(200);
-    if (!db) return; // event rows' request ids are not part of the API; the scaled database shows them
-    const rows = await eventOrigins(runId);
-    const of = (type: string) => rows.find(([t]) => t === type)?.[1];
+    const origins = await eventOrigins(runId);
+    const of = (type: string) => origins.find(([t]) => t === type)?.[1];
     expect(of('run.created')).toBe(requestId);
     expect(of('run.queued')).toBe(requestId);
     expect(of('run.started')).toMatch(/^job_./);
@@ -261,7 +274,6 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
       'approval.resolved',
       'run.cancelled',
     ]);
-    if (!db) return;
     expect(await eventOrigins(runId)).toEqual([
       ['run.created', requestId],
       ['run.awaiting_approval', requestId],
@@ -295,7 +307,6 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     );
     expect(reject.status).toBe(200);
     expect(reject.body.data.status).toBe('rejected');
-    if (!db) return;
     const of = (rows: (readonly [string, string | null])[], type: string) => rows.filter(([t]) => t === type).map(([, id]) => id);
     const onApproved = await eventOrigins(approved.runId);
     expect(of(onApproved, 'approval.resolved')).toEqual([`${requestId}-approve`]);
@@ -320,15 +331,14 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     expect(reverted.status).toBe(200);
     expect(reverted.body.data.status).toBe('reverted');
     expect(existsSync(target)).toBe(false);
-    if (!db) return;
     // No executor proposes a patch yet (the file executor records them applied): mark it proposed to reach apply.
-    await sql(db.url, "UPDATE task_artifacts SET status = 'proposed' WHERE id = $1", [id]);
+    await rows("UPDATE task_artifacts SET status = 'proposed' WHERE id = $1 RETURNING id", [id]);
     const applied = await c.call('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/patches/${id}/apply`, undefined, { 'x-request-id': `${requestId}-apply` });
     expect(applied.status).toBe(200);
     expect(applied.body.data.status).toBe('applied');
     expect(readFileSync(target, 'utf8')).toBe('after\n');
-    const rows = await eventOrigins(runId);
-    expect(rows.filter(([t]) => t.startsWith('tool.file.'))).toEqual([
+    const origins = await eventOrigins(runId);
+    expect(origins.filter(([t]) => t.startsWith('tool.file.'))).toEqual([
       ['tool.file.patch', expect.stringMatching(/^job_./)],
       ['tool.file.reverted', `${requestId}-revert`],
       ['tool.file.applied', `${requestId}-apply`],
