@@ -1,35 +1,20 @@
-import { request } from 'node:http';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createScratchDatabase, ScratchDatabase, testRedisUrl, uniqueId, waitFor } from '../../support/infra';
+import { HttpClient } from '../../support/http';
 import { embeddedEnv, runMigrate, ServerProcess, startServer } from '../../support/server-process';
+import { SseReader } from '../../support/sse';
+export type { SseFrame } from '../../support/sse';
 
 export const TOKEN = 'tasks-e2e-operator-token-0123456789';
 
 export type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-/** A small client for /hecate/v1 with one credential. */
-export class Client {
-  constructor(
-    readonly url: string,
-    readonly token = TOKEN,
-  ) {}
-
-  async call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: Json }> {
-    const res = await fetch(`${this.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${this.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? (JSON.parse(text) as Json) : {} };
-  }
-
-  async ok(method: string, path: string, body?: unknown): Promise<Json> {
-    const r = await this.call(method, path, body);
-    if (r.status >= 300) throw new Error(`${method} ${path} → ${r.status}: ${JSON.stringify(r.body)}`);
-    return r.body.data as Json;
+/** The support HTTP client with the task runtime's calls. */
+export class Client extends HttpClient {
+  constructor(url: string, token = TOKEN) {
+    super(url, token);
   }
 
   createTask(dto: Json) {
@@ -82,84 +67,10 @@ export function expectGapFree(events: Json[]): void {
   expect(new Set(events.map((e) => e.event_id)).size).toBe(events.length);
 }
 
-export interface SseFrame {
-  id?: string;
-  event?: string;
-  data: string;
-}
-
-/** A raw SSE client (node:http) that records frames and comments; `close()` disconnects. */
-export class SseClient {
-  readonly frames: SseFrame[] = [];
-  readonly comments: string[] = [];
-  status = 0;
-  ended = false;
-  private buffer = '';
-  private req: ReturnType<typeof request> | undefined;
-  readonly opened: Promise<void>;
-  readonly done: Promise<void>;
-
+/** The support SSE reader with this suite's credential. */
+export class SseClient extends SseReader {
   constructor(url: string, headers: Record<string, string> = {}, token = TOKEN) {
-    let resolveOpen!: () => void;
-    let resolveDone!: () => void;
-    this.opened = new Promise((r) => (resolveOpen = r));
-    this.done = new Promise((r) => (resolveDone = r));
-    this.req = request(url, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', ...headers } }, (res) => {
-      this.status = res.statusCode ?? 0;
-      resolveOpen();
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => this.feed(chunk));
-      res.on('end', () => {
-        this.ended = true;
-        resolveDone();
-      });
-      res.on('error', () => {
-        this.ended = true;
-        resolveDone();
-      });
-    });
-    this.req.on('error', () => {
-      this.ended = true;
-      resolveOpen();
-      resolveDone();
-    });
-    this.req.end();
-  }
-
-  private feed(chunk: string): void {
-    this.buffer += chunk;
-    let idx: number;
-    while ((idx = this.buffer.indexOf('\n\n')) >= 0) {
-      const block = this.buffer.slice(0, idx);
-      this.buffer = this.buffer.slice(idx + 2);
-      const frame: SseFrame = { data: '' };
-      let isComment = true;
-      for (const line of block.split('\n')) {
-        if (line.startsWith(':')) {
-          this.comments.push(line.slice(1).trim());
-          continue;
-        }
-        isComment = false;
-        const [field, ...rest] = line.split(':');
-        const value = rest.join(':').replace(/^ /, '');
-        if (field === 'id') frame.id = value;
-        else if (field === 'event') frame.event = value;
-        else if (field === 'data') frame.data += value;
-      }
-      if (!isComment) this.frames.push(frame);
-    }
-  }
-
-  json(i: number): Json {
-    return JSON.parse(this.frames[i].data) as Json;
-  }
-
-  waitFrames(n: number, timeoutMs = 20_000): Promise<SseFrame[]> {
-    return waitFor(() => (this.frames.length >= n ? this.frames : undefined), { timeoutMs, what: `${n} SSE frames (have ${this.frames.length})` });
-  }
-
-  close(): void {
-    this.req?.destroy();
+    super(url, { headers, token });
   }
 }
 

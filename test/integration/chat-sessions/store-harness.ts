@@ -1,13 +1,11 @@
+import { openTestDatabase } from '../../support/database';
 import 'reflect-metadata';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+
 import { DataSource } from 'typeorm';
 import { InProcessEventBus } from '@core/bus/in-process-event-bus.adapter';
 import type { AppConfig } from '@core/config/app-config';
 import { chatConfig, ChatEnv } from '@core/config/groups/chat.env';
-import { createDataSource } from '@core/database/data-source.factory';
-import { migrateEmbedded, migrateWithLock } from '@core/database/migrator';
+
 import { MemoryLiveStreamBuffer } from '@core/live-streams/memory-live-stream-buffer.adapter';
 import { ChatExchangeRecorderService } from '@modules/chat-sessions/chat-exchange-recorder.service';
 import { ChatInflightService } from '@modules/chat-sessions/chat-inflight.service';
@@ -17,7 +15,6 @@ import { ChatSessionsService } from '@modules/chat-sessions/chat-sessions.servic
 import { ChatSnapshotCacheService } from '@modules/chat-sessions/chat-snapshot-cache.service';
 import { ChatTranscriptRepository } from '@modules/chat-sessions/chat-transcript.repository';
 import { ChatTurnLedgerService } from '@modules/chat-sessions/chat-turn-ledger.service';
-import { createScratchDatabase, ScratchDatabase } from '../../support/infra';
 
 /** The chat store's services on a real database (Postgres scratch database or a fresh PGlite). */
 export interface StoreHarness {
@@ -37,16 +34,8 @@ export interface StoreHarness {
 }
 
 export async function openStore(backend: 'postgres' | 'pglite', env: Partial<ChatEnv> = {}): Promise<StoreHarness> {
-  let db: ScratchDatabase | undefined;
-  let url: string | undefined;
-  if (backend === 'postgres') {
-    db = await createScratchDatabase();
-    url = db.url;
-  }
-  const dataSource = await createDataSource({ url, dataDir: mkdtempSync(join(tmpdir(), 'hecate-chat-')), poolSize: 60, entities: [] });
-  await dataSource.initialize();
-  if (backend === 'postgres') await migrateWithLock(dataSource);
-  else await migrateEmbedded(dataSource);
+  const tdb = await openTestDatabase(backend, { poolSize: 60, prefix: 'hecate-chat-' });
+  const { dataSource } = tdb;
   const config = { chat: chatConfig(env as ChatEnv) } as AppConfig;
   const repo = new ChatSessionRepository(dataSource);
   const transcripts = new ChatTranscriptRepository(dataSource);
@@ -74,8 +63,7 @@ export async function openStore(backend: 'postgres' | 'pglite', env: Partial<Cha
       await cache.onModuleDestroy();
       await buffer.close();
       await bus.close();
-      await dataSource.destroy();
-      await db?.drop();
+      await tdb.close();
     },
   };
 }

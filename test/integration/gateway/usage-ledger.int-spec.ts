@@ -1,16 +1,16 @@
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '@core/config/app-config';
-import { createDataSource } from '@core/database/data-source.factory';
+
 import { SystemInfoRegistry } from '@core/health/system-info.registry';
-import { migrateEmbedded, migrateWithLock } from '@core/database/migrator';
+
 import { UsageEventEntity } from '@modules/usage/usage-event.entity';
 import { UsageLedgerService, UsageRecord } from '@modules/usage/usage-ledger.service';
 import { UsageRepository } from '@modules/usage/usage.repository';
 import { COPY_SLICE_ROWS } from '@modules/usage/usage-spool';
-import { createScratchDatabase, ScratchDatabase } from '../../support/infra';
+import { openTestDatabase, type TestDatabase } from '../../support/database';
 
 const row = (i: number, over: Partial<UsageRecord> = {}): UsageRecord => ({
   tenantId: i % 2 === 0 ? 'tenant-a' : 'tenant-b',
@@ -37,7 +37,7 @@ describe.each([
   ['Postgres', 'scaled'],
   ['PGlite', 'embedded'],
 ] as const)('usage ledger on %s', (_label, mode) => {
-  let db: ScratchDatabase | undefined;
+  let tdb: TestDatabase;
   let ds: DataSource;
   let ledger: UsageLedgerService;
   let dataDir: string;
@@ -45,19 +45,15 @@ describe.each([
     ({ mode, database: { dataDir: dir }, gateway: { usage: { flushIntervalMs: 3_600_000, bufferMax: 300 } } }) as unknown as AppConfig;
 
   beforeEach(async () => {
-    db = mode === 'scaled' ? await createScratchDatabase() : undefined;
-    dataDir = mkdtempSync(join(tmpdir(), 'hecate-ledger-'));
-    ds = await createDataSource({ url: db?.url, dataDir, poolSize: 4, entities: [UsageEventEntity] });
-    await ds.initialize();
-    if (mode === 'scaled') await migrateWithLock(ds);
-    else await migrateEmbedded(ds);
+    tdb = await openTestDatabase(mode === 'scaled' ? 'postgres' : 'pglite', { poolSize: 4, entities: [UsageEventEntity], prefix: 'hecate-ledger-' });
+    ds = tdb.dataSource;
+    dataDir = tdb.dataDir;
     ledger = new UsageLedgerService(configFor(dataDir), new UsageRepository(ds), new SystemInfoRegistry());
     await ledger.onModuleInit();
   });
   afterEach(async () => {
     ledger.onModuleDestroy();
-    await ds.destroy();
-    await db?.drop();
+    await tdb.close();
   });
 
   const count = async () => Number(((await ds.query('SELECT count(*)::int AS n FROM usage_events')) as Array<{ n: number }>)[0].n);

@@ -1,30 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
-import { createDataSource } from '@core/database/data-source.factory';
 import { keepLease, Lease } from '@core/lease';
-import { createScratchDatabase, ScratchDatabase } from '../../support/infra';
+import { openTestDatabase, type TestDatabase } from '../../support/database';
 
 /**
  * The one lease primitive (core/lease, DESIGN §4.4 / §11.3) on a table of its own, on Postgres and PGlite: CAS claim
  * exclusivity, heartbeat, expiry in database time, token-checked writes, release and reclaim of expired leases.
  */
 describe.each(['postgres', 'pglite'] as const)('lease primitive (%s)', (backend) => {
-  let db: ScratchDatabase | undefined;
+  let tdb: TestDatabase;
   let ds: DataSource;
   const lease = new Lease({ table: 'lease_probe', id: 'id', owner: 'owner', token: 'token', expiresAt: 'expires_at', heldWhere: "state = 'held'" });
 
   beforeAll(async () => {
-    if (backend === 'postgres') db = await createScratchDatabase();
-    ds = await createDataSource({ url: db?.url, dataDir: mkdtempSync(join(tmpdir(), 'hecate-lease-')), poolSize: 30, entities: [] });
-    await ds.initialize();
+    tdb = await openTestDatabase(backend, { poolSize: 30, migrate: false, prefix: 'hecate-lease-' });
+    ds = tdb.dataSource;
     await ds.query(`CREATE TABLE lease_probe (id text PRIMARY KEY, state text NOT NULL DEFAULT 'held', owner text, token text, expires_at timestamptz)`);
   }, 60_000);
   afterAll(async () => {
-    await ds?.destroy();
-    await db?.drop();
+    await tdb?.close();
   });
 
   const row = async (id: string) => (await ds.query(`SELECT * FROM lease_probe WHERE id = $1`, [id]))[0] as Record<string, unknown>;

@@ -1,12 +1,10 @@
+import { openTestDatabase } from '../../support/database';
 import 'reflect-metadata';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+
 import { DataSource } from 'typeorm';
 import type { EventBus } from '@core/bus/event-bus.port';
 import { InProcessEventBus } from '@core/bus/in-process-event-bus.adapter';
-import { createDataSource } from '@core/database/data-source.factory';
-import { migrateEmbedded, migrateWithLock } from '@core/database/migrator';
+
 import { EventPublisher } from '@modules/events/event-publisher.service';
 import { EventStoreRepository } from '@modules/events/event-store.repository';
 import { EventStore } from '@modules/events/event-store.service';
@@ -17,7 +15,6 @@ import { TaskRunEntity } from '@modules/tasks/task-run.entity';
 import { TaskRunRepository } from '@modules/tasks/task-run.repository';
 import { TaskEntity } from '@modules/tasks/task.entity';
 import { TaskRepository } from '@modules/tasks/task.repository';
-import { createScratchDatabase, ScratchDatabase } from '../../support/infra';
 
 export type Backend = 'postgres' | 'pglite';
 
@@ -37,17 +34,12 @@ export interface RuntimeHarness {
 }
 
 export async function openRuntime(backend: Backend, opts: { bus?: EventBus; poolSize?: number } = {}): Promise<RuntimeHarness> {
-  let db: ScratchDatabase | undefined;
-  if (backend === 'postgres') db = await createScratchDatabase();
-  const dataSource = await createDataSource({
-    url: db?.url,
-    dataDir: mkdtempSync(join(tmpdir(), 'hecate-tasks-')),
+  const tdb = await openTestDatabase(backend, {
     poolSize: opts.poolSize ?? 40,
     entities: [TaskEntity, TaskRunEntity, RunEventEntity],
+    prefix: 'hecate-tasks-',
   });
-  await dataSource.initialize();
-  if (backend === 'postgres') await migrateWithLock(dataSource);
-  else await migrateEmbedded(dataSource);
+  const dataSource = tdb.dataSource;
   const bus = opts.bus ?? new InProcessEventBus();
   const repo = new EventStoreRepository(dataSource);
   const publisher = new EventPublisher(bus);
@@ -59,7 +51,7 @@ export async function openRuntime(backend: Backend, opts: { bus?: EventBus; pool
   return {
     backend,
     dataSource,
-    url: db?.url,
+    url: tdb.url,
     bus,
     events,
     stamper,
@@ -141,8 +133,7 @@ export async function openRuntime(backend: Backend, opts: { bus?: EventBus; pool
       stamper.onApplicationShutdown();
       publisher.onApplicationShutdown();
       await bus.close();
-      await dataSource.destroy();
-      await db?.drop();
+      await tdb.close();
     },
   };
 }
