@@ -1,3 +1,4 @@
+import { runRow, taskRow } from '../../support/factories';
 import { openTestDatabase } from '../../support/database';
 import 'reflect-metadata';
 
@@ -10,7 +11,6 @@ import { EventStoreRepository } from '@modules/events/event-store.repository';
 import { EventStore } from '@modules/events/event-store.service';
 import { FeedStamper } from '@modules/events/feed-stamper.service';
 import { RunEventEntity } from '@modules/events/run-event.entity';
-import { newId } from '@modules/tasks/task-ids';
 import { TaskRunEntity } from '@modules/tasks/task-run.entity';
 import { TaskRunRepository } from '@modules/tasks/task-run.repository';
 import { TaskEntity } from '@modules/tasks/task.entity';
@@ -58,74 +58,9 @@ export async function openRuntime(backend: Backend, opts: { bus?: EventBus; pool
     tasks,
     runs,
     async queuedRun(tenantId = 'tenant-a') {
-      const now = new Date();
-      const task: TaskEntity = {
-        id: newId('task'),
-        tenantId,
-        title: '',
-        prompt: '',
-        systemPrompt: '',
-        executionKind: 'shell',
-        executionProfile: '',
-        shellCommand: 'true',
-        gitCommand: '',
-        filePath: '',
-        fileContent: '',
-        fileOperation: '',
-        workingDirectory: '',
-        workspaceMode: '',
-        repo: '',
-        baseBranch: '',
-        sandboxAllowedRoot: '',
-        sandboxReadOnly: false,
-        sandboxNetwork: false,
-        priority: '',
-        timeoutMs: 0,
-        budgetMicrosUsd: 0,
-        requestedProvider: '',
-        requestedModel: '',
-        mcpServers: [],
-        status: 'queued',
-        latestRunId: null,
-        lastError: '',
-        createdAt: now,
-        updatedAt: now,
-        startedAt: null,
-        finishedAt: null,
-      };
+      const task = taskRow({ tenantId, status: 'queued' });
       await tasks.insert(task);
-      const run: TaskRunEntity = {
-        id: newId('run'),
-        tenantId,
-        taskId: task.id,
-        number: 1,
-        status: 'queued',
-        executionKind: 'shell',
-        workspaceMode: '',
-        workspacePath: '',
-        model: '',
-        provider: '',
-        providerKind: '',
-        totalCostMicrosUsd: 0,
-        priorCostMicrosUsd: 0,
-        lastError: '',
-        errorKind: '',
-        resumedFromRunId: null,
-        resumeReason: '',
-        checkpoint: null,
-        attempts: 0,
-        leaseOwner: null,
-        leaseToken: null,
-        leaseExpiresAt: null,
-        requestId: null,
-        traceId: null,
-        queuedAt: now,
-        enqueuedAt: null,
-        startedAt: null,
-        finishedAt: null,
-        createdAt: now,
-        updatedAt: now,
-      };
+      const run = runRow(task);
       await runs.insert(dataSource.manager, run);
       return run;
     },
