@@ -1,8 +1,6 @@
 import { ChatSessionsModule } from '@modules/chat-sessions';
 import { InferenceModule } from '@modules/inference';
 import { ProvidersModule } from '@modules/providers';
-import { SystemModule } from '@modules/system';
-import { UsageModule } from '@modules/usage';
 import { ApprovalsModule } from '@modules/approvals';
 import { EventsModule } from '@modules/events';
 import { TasksModule } from '@modules/tasks';
@@ -11,4 +9,4 @@ import { TasksModule } from '@modules/tasks';
  * Domain modules both roles load (services, repositories, entities). Controllers and the edges (`gateway`) are
  * added by ApiModule, job processors and worker-only modules by WorkerModule.
  */
-export const DOMAIN_MODULES = [SystemModule, ProvidersModule, UsageModule, InferenceModule, ChatSessionsModule, EventsModule, ApprovalsModule, TasksModule];
+export const DOMAIN_MODULES = [ProvidersModule, InferenceModule, ChatSessionsModule, EventsModule, ApprovalsModule, TasksModule];

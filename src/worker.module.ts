@@ -3,7 +3,7 @@ import { DiscoveryModule } from '@nestjs/core';
 import { CoreModule, CoreResources } from '@core/core.module';
 import { JobDispatcher } from '@core/queue/job-dispatcher';
 import { QueueConsumerService } from '@core/queue/queue-consumer.service';
-import { QueueProbeJob } from '@modules/system';
+import { QueueProbeJob } from '@core/health/queue-probe.job';
 import { DOMAIN_MODULES } from './domain.modules';
 import { RunJob } from '@modules/tasks';
 import { TaskRunnersModule } from '@modules/tasks';

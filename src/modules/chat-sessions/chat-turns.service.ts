@@ -1,3 +1,4 @@
+import { sleep } from '@core/async/sleep';
 import { Inject, Injectable } from '@nestjs/common';
 import type { RequestOrigin } from '@core/context/request-context';
 import { DomainError } from '@core/http/domain-error';
@@ -212,7 +213,7 @@ export class ChatTurnsService {
         }
         assistant = (await this.sessions.message(r.sessionId, assistant.id)) ?? assistant;
         if (assistant.status !== 'in_progress' && (page.done || page.expired || page.chunks.length === 0)) break;
-        if (page.expired) await new Promise((res) => setTimeout(res, 200));
+        if (page.expired) await sleep(200);
       }
     }
     const call = assistant?.producedByCallId ? await this.sessions.call(r.sessionId, assistant.producedByCallId) : null;

@@ -1,3 +1,4 @@
+import { execSql } from '@core/database/sql';
 import type { DataSource, EntityManager } from 'typeorm';
 import { charsOf, isReplayable, newMessageId } from './chat-message';
 import type { ChatMessageEntity } from './chat-message.entity';
@@ -48,9 +49,7 @@ export class ChatTx {
 
   private async exec(sql: string, params: unknown[]): Promise<{ rows: Record<string, unknown>[]; affected: number }> {
     if (this.guarded) throw new NeedsLockError(sql.slice(0, 60));
-    const result = await this.m.queryRunner!.query(sql, params, true);
-    const rows = (result.records ?? []) as Record<string, unknown>[];
-    return { rows, affected: result.affected ?? rows.length };
+    return execSql(this.m, sql, params);
   }
 
   /** Runs a statement after the pending inserts (which it may need to see). */

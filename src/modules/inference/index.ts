@@ -45,3 +45,7 @@ export {
 export { hasHecateMessageFields } from './protocol/request-translation';
 export { normalizeAnthropicResponse, normalizeOpenaiResponse, type NormalizedMessage } from './protocol/response-translation';
 export { parseFrame, SseFramer, startsWith, type SseFrame } from './protocol/sse';
+export { TracesController } from './usage/traces.controller';
+export { UsageController } from './usage/usage.controller';
+export { TraceStoreService, type GatewayTrace, type TraceCandidate } from './usage/trace-store.service';
+export { UsageLedgerService } from './usage/usage-ledger.service';

@@ -1,7 +1,7 @@
 import { ErrorType } from '@contracts/errors';
 import { DomainError, InvalidRequestError } from '@core/http/domain-error';
 import type { UpstreamError } from '@modules/providers';
-import type { TraceCandidate } from '@modules/usage';
+import type { TraceCandidate } from './usage/trace-store.service';
 
 export class ModelNotConfiguredError extends DomainError {
   constructor(message: string, details: { model?: string; provider?: string; suggested_models: string[]; [k: string]: unknown }) {

@@ -1,13 +1,20 @@
 import { Module } from '@nestjs/common';
 import { ProvidersModule } from '@modules/providers';
-import { UsageModule } from '@modules/usage';
+import { DatabaseModule } from '@core/database/database.module';
 import { InferenceService } from './inference.service';
 import { RoutePlanningService } from './route-planning.service';
+import { TraceStoreService } from './usage/trace-store.service';
+import { UsageEventEntity } from './usage/usage-event.entity';
+import { UsageLedgerService } from './usage/usage-ledger.service';
+import { UsageRepository } from './usage/usage.repository';
 
-/** The one model-calling service (DESIGN §5, §11.1): routing, retries, failover, cost, usage, traces, live tee. */
+/**
+ * The one model-calling service (DESIGN §5, §11.1): routing, retries, failover, cost, the usage ledger (batched, off the
+ * request path), route traces, live tee.
+ */
 @Module({
-  imports: [ProvidersModule, UsageModule],
-  providers: [RoutePlanningService, InferenceService],
-  exports: [InferenceService, RoutePlanningService],
+  imports: [ProvidersModule, DatabaseModule.forFeature([UsageEventEntity])],
+  providers: [RoutePlanningService, InferenceService, UsageRepository, UsageLedgerService, TraceStoreService],
+  exports: [InferenceService, RoutePlanningService, UsageLedgerService, TraceStoreService],
 })
 export class InferenceModule {}

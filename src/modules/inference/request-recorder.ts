@@ -1,7 +1,7 @@
 import { context, Span, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { UpstreamError } from '@modules/providers';
-import type { UsageLedgerService } from '@modules/usage';
-import type { GatewayTrace, TraceAttempt, TraceStoreService } from '@modules/usage';
+import type { UsageLedgerService } from './usage/usage-ledger.service';
+import type { GatewayTrace, TraceAttempt, TraceStoreService } from './usage/trace-store.service';
 import type { NormalizedUsage } from './protocol/normalized';
 import type { PreparedRequest } from './upstream-call';
 import type { RouteCandidate, RoutePlan } from './route-planner';

@@ -2,7 +2,7 @@ import type { DiscoveryState } from '@modules/providers';
 import type { EffectiveCapabilities } from '@modules/providers';
 import type { RoutingBlockReason } from '@modules/providers';
 import type { RuntimeProvider } from '@modules/providers';
-import type { TraceCandidate } from '@modules/usage';
+import type { TraceCandidate } from './usage/trace-store.service';
 import { ModelNotConfiguredError, RouteImpossibleError, UnknownProviderError } from './inference.errors';
 
 export type RouteReason = 'pinned_provider_model' | 'pinned_provider' | 'requested_model' | 'provider_default_model' | 'global_default_model';

@@ -1,3 +1,4 @@
+import { sleep } from '@core/async/sleep';
 /** Connection-level failures (terminated backends, restarts) after which retrying the transaction is right. */
 const TRANSIENT_CODES = new Set(['57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT']);
 const TRANSIENT_TEXT =
@@ -18,7 +19,7 @@ export async function retryTransient<T>(fn: () => Promise<T>, attempts = 10): Pr
       return await fn();
     } catch (err) {
       if (i >= attempts || !isTransientDbError(err)) throw err;
-      await new Promise((r) => setTimeout(r, delay));
+      await sleep(delay);
       delay = Math.min(delay * 2, 1500);
     }
   }

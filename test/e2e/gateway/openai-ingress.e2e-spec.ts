@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import type { GatewayTrace } from '@modules/usage/trace-store.service';
+import type { GatewayTrace } from '@modules/inference/usage/trace-store.service';
 import { waitFor } from '../../support/infra';
 import type { ServerProcess } from '../../support/server-process';
 import { api, auth, fakeUpstream, FakeUpstream, OPERATOR_TOKEN, post, providerEnv, seenBodies, startGateway } from './gateway-harness';

@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import type { GatewayTrace } from '@modules/usage/trace-store.service';
+import type { GatewayTrace } from '@modules/inference/usage/trace-store.service';
 import { createScratchDatabase, ScratchDatabase, testRedisUrl, uniqueId, waitFor } from '../../support/infra';
 import { ServerProcess, startServer } from '../../support/server-process';
 import { api, fakeUpstream, FakeUpstream, OPERATOR_TOKEN, post, providerEnv, sseFrames, startGateway } from './gateway-harness';

@@ -6,10 +6,10 @@ import type { AppConfig } from '@core/config/app-config';
 
 import { SystemInfoRegistry } from '@core/health/system-info.registry';
 
-import { UsageEventEntity } from '@modules/usage/usage-event.entity';
-import { UsageLedgerService, UsageRecord } from '@modules/usage/usage-ledger.service';
-import { UsageRepository } from '@modules/usage/usage.repository';
-import { COPY_SLICE_ROWS } from '@modules/usage/usage-spool';
+import { UsageEventEntity } from '@modules/inference/usage/usage-event.entity';
+import { UsageLedgerService, UsageRecord } from '@modules/inference/usage/usage-ledger.service';
+import { UsageRepository } from '@modules/inference/usage/usage.repository';
+import { COPY_SLICE_ROWS } from '@modules/inference/usage/usage-spool';
 import { openTestDatabase, type TestDatabase } from '../../support/database';
 
 const row = (i: number, over: Partial<UsageRecord> = {}): UsageRecord => ({

@@ -66,7 +66,8 @@ export class SseStream {
       ...options.headers,
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
+      // No explicit `connection: keep-alive`: Node sends it, and an explicit one would override `Connection: close`
+      // while the server shuts down.
       'x-accel-buffering': 'no',
     });
     this.raw.socket?.setNoDelay(true);
