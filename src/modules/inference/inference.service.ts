@@ -130,11 +130,12 @@ export class InferenceService {
 
   // ---- typed API (code) ----------------------------------------------------------------------------------
 
-  complete(request: InferenceRequest, ctx: InferenceContext): Promise<InferenceResult> {
+  // async: a malformed request rejects the returned promise (never a synchronous throw at the caller).
+  async complete(request: InferenceRequest, ctx: InferenceContext): Promise<InferenceResult> {
     return this.completePrepared(prepareInternal(request, false), ctx);
   }
 
-  stream(request: InferenceRequest, ctx: InferenceContext): Promise<InferenceStream> {
+  async stream(request: InferenceRequest, ctx: InferenceContext): Promise<InferenceStream> {
     return this.streamPrepared(prepareInternal(request, true), ctx);
   }
 
