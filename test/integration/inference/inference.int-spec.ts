@@ -22,7 +22,7 @@ import {
   type LiveDeltaFrame,
 } from '@modules/inference';
 import { PricingService } from '@modules/providers/pricing.service';
-import { UsageLedgerService } from '@modules/usage/usage-ledger.service';
+import { UsageLedgerService } from '@modules/inference/usage/usage-ledger.service';
 import { startFakeUpstream, type FakeUpstream, type RecordedRequest } from '../../support/fake-upstream/fake-upstream.js';
 import { uniqueId } from '../../support/infra';
 
