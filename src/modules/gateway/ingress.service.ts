@@ -9,7 +9,7 @@ import {
   ClientAbort,
   CompletedCall,
   decodeUpstreamStream,
-  InferenceService,
+  InferenceEngineService,
   isObject,
   Json,
   mergeUsage,
@@ -52,7 +52,7 @@ function errorFrame(protocol: WireProtocol, e: UpstreamError): string {
 @Injectable()
 export class IngressService {
   constructor(
-    private readonly router: InferenceService,
+    private readonly router: InferenceEngineService,
     private readonly sse: SseService,
   ) {}
 

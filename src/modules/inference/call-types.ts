@@ -1,3 +1,4 @@
+import type { RequestOrigin } from '@core/context/request-context';
 import type { UpstreamError } from '@modules/providers';
 import type { NormalizedUsage, WireProtocol } from './protocol/normalized';
 import type { RouteCandidate, RouteReason } from './route-planner';
@@ -31,4 +32,21 @@ export interface OpenStream {
   upstream: UpstreamStream;
   /** Records usage/cost/health/trace; `error` for a stream that broke after commit. */
   finish(outcome: { usage: NormalizedUsage; error?: UpstreamError; clientAborted?: boolean }): number;
+}
+
+/** Who a call is for and how it is bounded. */
+export interface InferenceContext {
+  tenantId: string;
+  apiKeyId?: string;
+  /** The request (or job) the call serves: its ids go on the usage row and the trace. */
+  origin?: RequestOrigin | null;
+  signal?: AbortSignal;
+  /** For the ledger (e.g. `/hecate/v1/chat/sessions/send`); defaults to `router`. */
+  endpoint?: string;
+  /**
+   * Budget hook: the most this call may cost, in micro-USD. A candidate whose worst case (its output price × the
+   * request's max_tokens, or DEFAULT_WORST_CASE_OUTPUT_TOKENS without one) exceeds it is skipped (`budget_denied`);
+   * none left → BudgetExceededError before any upstream request.
+   */
+  costCapMicros?: number;
 }

@@ -1,16 +1,16 @@
 /** The inference module's public face: other modules import from `@modules/inference`, never its files. */
 export { InferenceModule } from './inference.module';
+export { InferenceEngineService } from './inference-engine.service';
 export {
   InferenceService,
   DEFAULT_WORST_CASE_OUTPUT_TOKENS,
   toUsageResponse,
-  type InferenceContext,
   type InferenceResult,
   type InferenceStream,
   type LiveInferenceStream,
   type LiveTee,
 } from './inference.service';
-export type { CompletedCall, GatewayRouteInfo, OpenStream } from './call-types';
+export type { CompletedCall, GatewayRouteInfo, InferenceContext, OpenStream } from './call-types';
 export type { InferenceMessage, InferenceRequest, InferenceTool, InferenceToolChoice } from './inference-request';
 export { liveFrameOf, type LiveDeltaFrame } from './live-frames';
 export {

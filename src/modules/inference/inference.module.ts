@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ProvidersModule } from '@modules/providers';
 import { DatabaseModule } from '@core/database/database.module';
+import { InferenceEngineService } from './inference-engine.service';
 import { InferenceService } from './inference.service';
 import { RoutePlanningService } from './route-planning.service';
 import { TraceStoreService } from './usage/trace-store.service';
@@ -14,7 +15,7 @@ import { UsageRepository } from './usage/usage.repository';
  */
 @Module({
   imports: [ProvidersModule, DatabaseModule.forFeature([UsageEventEntity])],
-  providers: [RoutePlanningService, InferenceService, UsageRepository, UsageLedgerService, TraceStoreService],
-  exports: [InferenceService, RoutePlanningService, UsageLedgerService, TraceStoreService],
+  providers: [RoutePlanningService, InferenceEngineService, InferenceService, UsageRepository, UsageLedgerService, TraceStoreService],
+  exports: [InferenceService, InferenceEngineService, RoutePlanningService, UsageLedgerService, TraceStoreService],
 })
 export class InferenceModule {}

@@ -1,0 +1,251 @@
+import { Injectable } from '@nestjs/common';
+import { sleep } from '@core/async/sleep';
+import { AppConfig } from '@core/config/app-config';
+import { newRequestId } from '@core/context/request-context';
+import { PricingService, ProviderHealthService, transportError, UpstreamError } from '@modules/providers';
+import type { CompletedCall, GatewayRouteInfo, InferenceContext, OpenStream } from './call-types';
+import type { CancelSignal } from './client-abort';
+import { BudgetExceededError, RouteImpossibleError, UpstreamFailedError } from './inference.errors';
+import { anthropicUsage, NormalizedUsage, openaiUsage, ZERO_USAGE } from './protocol/normalized';
+import { AttemptHandle, RequestRecorder } from './request-recorder';
+import { RouteCandidate, RoutePlan } from './route-planner';
+import { RoutePlanningService } from './route-planning.service';
+import { callComplete, callStream, PreparedRequest } from './upstream-call';
+import { TraceStoreService } from './usage/trace-store.service';
+import { UsageLedgerService } from './usage/usage-ledger.service';
+
+export type CallIdentity = ReturnType<InferenceEngineService['identity']>;
+/** The most a call may cost (micro-USD) and the output tokens its worst case is priced at. */
+export type CostCap = { micros: number; maxTokens: number };
+
+/**
+ * The routing engine behind InferenceService: plans candidates (route reasons, health/stability/latency order),
+ * tries them (retries on timeouts/5xx/429 with backoff, failover unless pinned, circuit breaker, the cost cap), prices
+ * the call, and keeps the books (a usage ledger row per upstream call, the trace, GenAI spans). The /v1 pass-through
+ * relay drives `dispatchStream` directly so the upstream's bytes go to the client untouched.
+ */
+@Injectable()
+export class InferenceEngineService {
+  constructor(
+    private readonly config: AppConfig,
+    private readonly planning: RoutePlanningService,
+    private readonly health: ProviderHealthService,
+    private readonly pricing: PricingService,
+    private readonly ledger: UsageLedgerService,
+    private readonly traces: TraceStoreService,
+  ) {}
+
+  identity(ctx: Pick<InferenceContext, 'tenantId' | 'apiKeyId' | 'origin' | 'endpoint'>) {
+    return {
+      tenantId: ctx.tenantId,
+      apiKeyId: ctx.apiKeyId,
+      requestId: ctx.origin?.requestId ?? newRequestId(),
+      traceId: ctx.origin?.traceId ?? '',
+      endpoint: ctx.endpoint ?? 'router',
+    };
+  }
+
+  async dispatchComplete(req: PreparedRequest, id: CallIdentity, signal?: CancelSignal, cap?: CostCap): Promise<CompletedCall> {
+    const rec = new RequestRecorder(id, req, this.ledger, this.traces);
+    try {
+      const plan = await this.plan(req);
+      rec.routed(plan);
+      const out = await this.attemptLoop(plan, rec, signal, cap, async (c, handle) => {
+        const body = await callComplete({
+          req,
+          provider: c.provider,
+          model: c.model,
+          timeouts: this.config.gateway.timeouts,
+          signal,
+          onHeaders: handle.headers,
+        });
+        const raw = body.usage();
+        const usage = (c.provider.protocol === 'openai' ? openaiUsage(raw) : fullAnthropicUsage(raw)) ?? { ...ZERO_USAGE };
+        const costMicros = this.cost(c, usage);
+        handle.end({ ok: true, usage, costMicros });
+        return { body, usage, costMicros };
+      });
+      rec.finish({ ok: true, selected: out.candidate, usage: out.value.usage, costMicros: out.value.costMicros });
+      return {
+        info: this.info(id.requestId, plan, out.candidate, out.attempts),
+        selected: out.candidate,
+        upstreamProtocol: out.candidate.provider.protocol,
+        ...out.value,
+      };
+    } catch (err) {
+      rec.finish({ ok: false, errorType: errorTypeOf(err) });
+      throw err;
+    }
+  }
+
+  async dispatchStream(req: PreparedRequest, id: CallIdentity, signal?: CancelSignal, cap?: CostCap): Promise<OpenStream> {
+    const rec = new RequestRecorder(id, req, this.ledger, this.traces);
+    try {
+      const plan = await this.plan(req);
+      rec.routed(plan);
+      let attemptEnd: AttemptHandle['end'] | undefined;
+      const out = await this.attemptLoop(plan, rec, signal, cap, async (c, handle) => {
+        const upstream = await callStream({
+          req,
+          provider: c.provider,
+          model: c.model,
+          timeouts: this.config.gateway.timeouts,
+          signal,
+          onHeaders: handle.headers,
+        });
+        attemptEnd = handle.end;
+        return upstream;
+      });
+      const c = out.candidate;
+      let finished = false;
+      return {
+        info: this.info(id.requestId, plan, c, out.attempts),
+        selected: c,
+        upstreamProtocol: c.provider.protocol,
+        upstream: out.value,
+        finish: ({ usage, error }) => {
+          if (finished) return 0;
+          finished = true;
+          const costMicros = this.cost(c, usage);
+          if (error) {
+            this.health.recordFailure(c.provider.id, { retryable: error.retryable, rateLimited: false, message: error.message });
+            attemptEnd?.({ ok: false, error });
+            rec.finish({ ok: false, errorType: error.kind });
+          } else {
+            attemptEnd?.({ ok: true, usage, costMicros });
+            rec.finish({ ok: true, selected: c, usage, costMicros });
+          }
+          return costMicros;
+        },
+      };
+    } catch (err) {
+      rec.finish({ ok: false, errorType: errorTypeOf(err) });
+      throw err;
+    }
+  }
+
+  private info(requestId: string, plan: RoutePlan, c: RouteCandidate, attempts: { n: number; failover: boolean }): GatewayRouteInfo {
+    return {
+      request_id: requestId,
+      provider: c.provider.id,
+      provider_kind: c.provider.kind,
+      model: c.model,
+      route_reason: plan.reason,
+      attempts: attempts.n,
+      failover: attempts.failover,
+    };
+  }
+
+  /** The most a call can cost on this candidate: its output price for maxTokens (input is already spent context). */
+  private worstCaseMicros(c: RouteCandidate, maxTokens: number): number {
+    return this.pricing.costMicros(this.pricing.price(c.provider.id, c.provider.kind, c.model), {
+      inputTokens: 0,
+      outputTokens: maxTokens,
+      cachedInputTokens: 0,
+    });
+  }
+
+  cost(c: RouteCandidate, usage: NormalizedUsage): number {
+    return this.pricing.costMicros(this.pricing.price(c.provider.id, c.provider.kind, c.model), usage);
+  }
+
+  private plan(req: PreparedRequest): Promise<RoutePlan> {
+    return this.planning.plan({ provider: req.provider, model: req.model, needsTools: req.needsTools, needsImages: req.needsImages });
+  }
+
+  /**
+   * Tries candidates in order: up to GATEWAY_PROVIDER_MAX_ATTEMPTS per candidate with linear backoff, retrying
+   * only retryable failures; a 429 or an opened circuit moves on to the next candidate at once; a
+   * non-retryable upstream answer (4xx) is returned to the client as is.
+   */
+  private async attemptLoop<T>(
+    plan: RoutePlan,
+    rec: RequestRecorder,
+    signal: CancelSignal | undefined,
+    cap: CostCap | undefined,
+    fn: (c: RouteCandidate, handle: AttemptHandle) => Promise<T>,
+  ): Promise<{ value: T; candidate: RouteCandidate; attempts: { n: number; failover: boolean } }> {
+    const { maxAttempts, retryBackoffMs } = this.config.gateway;
+    let last: UpstreamError | undefined;
+    let n = 0;
+    let firstProvider: string | undefined;
+    let lastCandidate: RouteCandidate | undefined;
+    let overBudget: { provider: string; model: string; worst: number } | undefined;
+    for (const c of plan.candidates) {
+      if (cap) {
+        const worst = this.worstCaseMicros(c, cap.maxTokens);
+        if (worst > cap.micros) {
+          const entry = plan.considered.find((x) => x.provider === c.provider.id);
+          if (entry && entry.status === 'not_tried') Object.assign(entry, { status: 'skipped', skip_reason: 'budget_denied' });
+          overBudget ??= { provider: c.provider.id, model: c.model, worst };
+          if (plan.pinned) break;
+          continue;
+        }
+      }
+      for (let a = 1; a <= maxAttempts; a++) {
+        if (signal?.aborted) throw new UpstreamError('aborted', 'the client went away', { retryable: false });
+        const admission = this.health.admit(c.provider.id);
+        if (!admission.ok) {
+          const entry = plan.considered.find((x) => x.provider === c.provider.id);
+          if (entry && entry.status === 'not_tried') Object.assign(entry, { status: 'skipped', skip_reason: admission.reason });
+          break;
+        }
+        n++;
+        firstProvider ??= c.provider.id;
+        const handle = rec.attempt(c, n, plan.reason);
+        const t0 = performance.now();
+        try {
+          const value = await fn(c, handle);
+          this.health.recordSuccess(c.provider.id, performance.now() - t0);
+          return { value, candidate: c, attempts: { n, failover: firstProvider !== c.provider.id } };
+        } catch (err) {
+          const e = err instanceof UpstreamError ? err : transportError(c.provider, err, signal);
+          handle.end({ ok: false, error: e });
+          if (e.kind === 'aborted') {
+            this.health.release(c.provider.id);
+            throw e;
+          }
+          this.health.recordFailure(c.provider.id, {
+            retryable: e.retryable,
+            rateLimited: e.rateLimited,
+            message: e.message,
+            retryAfterMs: e.info.retryAfterMs,
+          });
+          last = e;
+          lastCandidate = c;
+          if (!e.retryable) {
+            if (e.kind === 'url_blocked') break;
+            throw new UpstreamFailedError(e, { provider: c.provider.id, model: c.model, attempts: n });
+          }
+          if (e.rateLimited) break;
+          if (a < maxAttempts) {
+            if (!this.health.wouldAdmit(c.provider.id).ok) break;
+            await sleep(retryBackoffMs * a, signal);
+          }
+        }
+      }
+      if (plan.pinned) break;
+    }
+    if (!last && overBudget && cap) {
+      throw new BudgetExceededError({
+        cost_cap_micros_usd: cap.micros,
+        worst_case_micros_usd: overBudget.worst,
+        provider: overBudget.provider,
+        model: overBudget.model,
+      });
+    }
+    if (!last) throw new RouteImpossibleError('every candidate provider became unavailable', plan.considered);
+    throw new UpstreamFailedError(last, { provider: lastCandidate?.provider.id, model: lastCandidate?.model, attempts: n });
+  }
+}
+
+function fullAnthropicUsage(u: unknown): NormalizedUsage | undefined {
+  const p = anthropicUsage(u);
+  return p ? { inputTokens: p.inputTokens ?? 0, outputTokens: p.outputTokens ?? 0, cachedInputTokens: p.cachedInputTokens ?? 0 } : undefined;
+}
+
+function errorTypeOf(err: unknown): string {
+  if (err instanceof UpstreamError) return err.kind;
+  const t = (err as { type?: unknown })?.type;
+  return typeof t === 'string' ? t : 'gateway_error';
+}
