@@ -23,6 +23,9 @@ export const LEASE_OWNER = `${hostname()}:${process.pid}:${randomUUID().slice(0,
 
 export const newLeaseToken = (): string => randomUUID();
 
+/** Table and column names are spliced into SQL: only plain lower-case identifiers (constants of code) are accepted. */
+const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
+
 /**
  * The one lease primitive (DESIGN §4.4, §11.3): owner, token, expiry in Postgres time, compare-and-set claim,
  * heartbeat, token-checked writes, release and reclaim of expired leases — for task runs and chat generations today,
@@ -31,14 +34,43 @@ export const newLeaseToken = (): string => randomUUID();
  */
 export class Lease {
   private readonly held: string;
+  /** Rows that hold a lease at all (live or expired): `heldWhere`, else any row with a token. */
+  private readonly holding: string;
 
   constructor(readonly t: LeaseTable) {
+    for (const name of [t.table, t.id, t.owner, t.token, t.expiresAt]) {
+      if (!IDENTIFIER.test(name)) throw new Error(`lease table: ${JSON.stringify(name)} is not a plain SQL identifier`);
+    }
     this.held = t.heldWhere ? ` AND (${t.heldWhere})` : '';
+    this.holding = t.heldWhere ? `(${t.heldWhere})` : `${t.token} IS NOT NULL`;
+  }
+
+  /** SQL expression: the expiry of a lease taken or extended now for the milliseconds in parameter `$n`. */
+  private until(msParam: number): string {
+    return `now() + ($${msParam} * interval '1 millisecond')`;
   }
 
   /** SQL `SET` fragment that takes the lease for (owner $o, token $k) for $ms milliseconds; `$n` are the parameter numbers. */
   claimSet(ownerParam: number, tokenParam: number, msParam: number): string {
-    return `${this.t.owner} = $${ownerParam}, ${this.t.token} = $${tokenParam}, ${this.t.expiresAt} = now() + ($${msParam} * interval '1 millisecond')`;
+    return `${this.t.owner} = $${ownerParam}, ${this.t.token} = $${tokenParam}, ${this.t.expiresAt} = ${this.until(msParam)}`;
+  }
+
+  /** Columns and `VALUES` expressions of an INSERT that creates a row already held (the row is the lock, e.g. chat generations). */
+  grantValues(ownerParam: number, tokenParam: number, msParam: number): { columns: string; values: string } {
+    return {
+      columns: `${this.t.owner}, ${this.t.token}, ${this.t.expiresAt}`,
+      values: `$${ownerParam}, $${tokenParam}, ${this.until(msParam)}`,
+    };
+  }
+
+  /** SQL predicate: the row is held by the token in parameter `$n` (for writes the caller composes itself). */
+  heldBy(tokenParam: number): string {
+    return `(${this.t.token} = $${tokenParam}${this.held})`;
+  }
+
+  /** SQL predicate: a held lease that has not expired (counting live holders). */
+  get liveSql(): string {
+    return `(${this.t.expiresAt} > now()${this.held})`;
   }
 
   /** SQL `SET` fragment that clears the lease. */
@@ -58,12 +90,13 @@ export class Lease {
 
   /**
    * Compare-and-set claim of a row that is free (no token) or expired, in one statement: true when this owner
-   * now holds it. `extraWhere` narrows which rows may be claimed (e.g. a status).
+   * now holds it. `extraWhere` narrows which rows may be claimed (e.g. a status); `extraSet` are assignments made by
+   * the same statement (e.g. `status = 'running', attempts = attempts + 1`). Both are SQL constants of the caller.
    */
-  async claim(manager: EntityManager, id: string, owner: string, token: string, leaseMs: number, extraWhere = 'TRUE'): Promise<boolean> {
+  async claim(manager: EntityManager, id: string, owner: string, token: string, leaseMs: number, extraWhere = 'TRUE', extraSet = ''): Promise<boolean> {
     const { affected } = await execSql(
       manager,
-      `UPDATE ${this.t.table} SET ${this.claimSet(2, 3, 4)}
+      `UPDATE ${this.t.table} SET ${this.claimSet(2, 3, 4)}${extraSet ? `, ${extraSet}` : ''}
         WHERE ${this.t.id} = $1 AND (${this.t.token} IS NULL OR ${this.expiredSql}) AND (${extraWhere})`,
       [id, owner, token, leaseMs],
     );
@@ -74,7 +107,7 @@ export class Lease {
   async heartbeat(manager: EntityManager, id: string, token: string, leaseMs: number): Promise<boolean> {
     const { affected } = await execSql(
       manager,
-      `UPDATE ${this.t.table} SET ${this.t.expiresAt} = now() + ($3 * interval '1 millisecond')
+      `UPDATE ${this.t.table} SET ${this.t.expiresAt} = ${this.until(3)}
         WHERE ${this.t.id} = $1 AND ${this.t.token} = $2${this.held}`,
       [id, token, leaseMs],
     );
@@ -104,9 +137,24 @@ export class Lease {
     const { rows } = await execSql<{ id: string }>(
       manager,
       `SELECT ${this.t.id} AS id FROM ${this.t.table}
-        WHERE ${this.expiredSql}${this.held}
+        WHERE ${this.expiredSql} AND ${this.holding}
         ORDER BY ${this.t.expiresAt} ASC NULLS FIRST LIMIT $1 FOR UPDATE SKIP LOCKED`,
       [limit],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * Ids of held rows owned by anyone but `owner`, row-locked (SKIP LOCKED): a single-process deployment reclaims them
+   * at boot, since they belonged to an earlier life of the process.
+   */
+  async lockHeldByOthers(manager: EntityManager, owner: string, limit: number): Promise<string[]> {
+    const { rows } = await execSql<{ id: string }>(
+      manager,
+      `SELECT ${this.t.id} AS id FROM ${this.t.table}
+        WHERE ${this.t.owner} IS DISTINCT FROM $1 AND ${this.holding}
+        LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      [owner, limit],
     );
     return rows.map((r) => r.id);
   }
@@ -122,17 +170,25 @@ export function keepLease(
   opts: { leaseMs: number; intervalMs?: number; onLost: () => void; what: Record<string, unknown> },
 ): () => void {
   let stopped = false;
+  let beating = false;
   const timer = setInterval(
     () => {
+      // A beat still waiting on the database (slow or unreachable) is not stacked with another one.
+      if (beating) return;
+      beating = true;
       beat().then(
         (held) => {
+          beating = false;
           if (!held && !stopped) {
             stopped = true;
             clearInterval(timer);
             opts.onLost();
           }
         },
-        (err: unknown) => rootLogger().warn({ ...opts.what, err: String(err) }, 'lease heartbeat failed; retrying'),
+        (err: unknown) => {
+          beating = false;
+          rootLogger().warn({ ...opts.what, err: String(err) }, 'lease heartbeat failed; retrying');
+        },
       );
     },
     Math.max(100, opts.intervalMs ?? Math.floor(opts.leaseMs / 3)),

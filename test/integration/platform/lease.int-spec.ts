@@ -110,6 +110,48 @@ describe.each(['postgres', 'pglite'] as const)('lease primitive (%s)', (backend)
     }
   });
 
+  it('a claim narrowed by a condition makes its other assignments in the same compare-and-set statement', async () => {
+    const id = await fresh();
+    await ds.query(`UPDATE lease_probe SET state = 'queued' WHERE id = $1`, [id]);
+    const take = (token: string, where: string) => ds.transaction((m) => lease.claim(m, id, 'w', token, 30_000, where, `state = 'held'`));
+    expect(await take(randomUUID(), `state = 'done'`)).toBe(false);
+    expect(await row(id)).toMatchObject({ state: 'queued', token: null });
+    const token = randomUUID();
+    const results = await Promise.all([token, randomUUID(), randomUUID()].map((t) => take(t, `state IN ('queued', 'held')`)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(await row(id)).toMatchObject({ state: 'held' });
+    expect(await lease.heartbeat(ds.manager, id, (await row(id)).token as string, 30_000)).toBe(true);
+  });
+
+  it('a row inserted already held (the row is the lock) expires in database time and answers to its token only', async () => {
+    const id = randomUUID();
+    const token = randomUUID();
+    const grant = lease.grantValues(2, 3, 4);
+    await ds.query(`INSERT INTO lease_probe (id, ${grant.columns}) VALUES ($1, ${grant.values})`, [id, 'w', token, 30_000]);
+    const [fresh] = await ds.query(`SELECT ${lease.remainingMsSql} AS ms, ${lease.liveSql} AS live FROM lease_probe WHERE id = $1`, [id]);
+    expect(Number(fresh.ms)).toBeGreaterThan(25_000);
+    expect(fresh.live).toBe(true);
+    const owned = (t: string) => ds.query(`SELECT count(*)::int AS n FROM lease_probe WHERE id = $1 AND ${lease.heldBy(2)}`, [id, t]);
+    expect((await owned(token))[0].n).toBe(1);
+    expect((await owned(randomUUID()))[0].n).toBe(0);
+    await expire(id);
+    expect((await ds.query(`SELECT ${lease.liveSql} AS live FROM lease_probe WHERE id = $1`, [id]))[0].live).toBe(false);
+  });
+
+  it('lockHeldByOthers lists held rows of every other owner (a restarted single process reclaims its former self)', async () => {
+    await ds.query(`UPDATE lease_probe SET state = 'done'`);
+    const mine = await fresh();
+    const theirs = await fresh();
+    await ds.transaction((m) => lease.claim(m, mine, 'me', randomUUID(), 30_000));
+    await ds.transaction((m) => lease.claim(m, theirs, 'former-me', randomUUID(), 30_000));
+    expect(await ds.transaction((m) => lease.lockHeldByOthers(m, 'me', 10))).toEqual([theirs]);
+  });
+
+  it('refuses table and column names that are not plain identifiers', () => {
+    expect(() => new Lease({ table: 'runs; DROP TABLE x', id: 'id', owner: 'o', token: 't', expiresAt: 'e' })).toThrow(/not a plain SQL identifier/);
+    expect(() => new Lease({ table: 'runs', id: 'id', owner: 'o', token: 'T"', expiresAt: 'e' })).toThrow(/not a plain SQL identifier/);
+  });
+
   it('keepLease beats until the lease is lost, then calls onLost once', async () => {
     const id = await fresh();
     const token = randomUUID();
