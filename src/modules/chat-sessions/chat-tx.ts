@@ -5,7 +5,7 @@ import type { ChatMessageEntity } from './chat-message.entity';
 import type { ChatSessionEntity } from './chat-session.entity';
 import { CALL_COLUMNS_INSERT, InsertBatch, MESSAGE_COLUMNS_INSERT, renderInsert, shiftParams } from './chat-insert-batch';
 import { generationFromRow, linkFromRow, MESSAGE_COLUMNS, messageFromRow, TreeLink } from './chat-rows';
-import { generationsSql, PATH_SQL } from './chat-session.repository';
+import { GENERATION_LEASE, generationsSql, PATH_SQL } from './chat-session.repository';
 import { insertSessionRow, runGuardedWrite } from './chat-session-writes';
 import type { LeafInfo, MessagePatch, NewGeneration, NewMessage, NewProviderCall } from './chat-write-types';
 
@@ -116,9 +116,10 @@ export class ChatTx {
   }
 
   async insertGeneration(g: NewGeneration): Promise<void> {
+    const lease = GENERATION_LEASE.grantValues(7, 8, 9);
     await this.run(
-      `INSERT INTO chat_session_generations (id, session_id, leaf_key, message_id, kind, previous_status, owner, lease_token, lease_expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + ($9 * interval '1 millisecond'))`,
+      `INSERT INTO chat_session_generations (id, session_id, leaf_key, message_id, kind, previous_status, ${lease.columns})
+       VALUES ($1, $2, $3, $4, $5, $6, ${lease.values})`,
       [g.id, this.session.id, g.leafKey, g.messageId, g.kind, g.previousStatus, g.owner, g.token, g.leaseMs],
     );
   }
@@ -126,7 +127,7 @@ export class ChatTx {
   /** False when the row was already gone (taken over or stopped elsewhere). Without `token`: whoever held it. */
   async deleteGeneration(id: string, token?: string): Promise<boolean> {
     const { affected } = token
-      ? await this.run(`DELETE FROM chat_session_generations WHERE id = $1 AND lease_token = $2`, [id, token])
+      ? await this.run(`DELETE FROM chat_session_generations WHERE id = $1 AND ${GENERATION_LEASE.heldBy(2)}`, [id, token])
       : await this.run(`DELETE FROM chat_session_generations WHERE id = $1`, [id]);
     return affected > 0;
   }

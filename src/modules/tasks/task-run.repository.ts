@@ -89,32 +89,36 @@ export class TaskRunRepository {
     q: { tenantId: string; runId: string; owner: string; token: string; leaseMs: number; maxConcurrent: number },
   ): Promise<ClaimResult | ClaimRefusal> {
     if (q.maxConcurrent > 0) await execSql(manager, `SELECT pg_advisory_xact_lock($1)`, [CONCURRENCY_LOCK_KEY]);
-    const { rows } = await execSql<{ status: RunStatus; lease_owner: string | null; remaining_ms: number | null }>(
+    // Row-locked first, so the refusal reasons and the previous owner describe the state the claim replaced.
+    const { rows } = await execSql<{ status: RunStatus; lease_owner: string | null; remaining_ms: number | null; expired: boolean }>(
       manager,
-      `SELECT status, lease_owner, ${RUN_LEASE.remainingMsSql} AS remaining_ms
+      `SELECT status, lease_owner, ${RUN_LEASE.remainingMsSql} AS remaining_ms, ${RUN_LEASE.expiredSql} AS expired
          FROM task_runs WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
       [q.tenantId, q.runId],
     );
     const current = rows[0];
     if (!current) return { reason: 'not_found', run: null };
-    const expired = current.status === 'running' && (current.remaining_ms === null || Number(current.remaining_ms) < 0);
-    if (current.status !== 'queued' && !expired) {
-      const run = await this.findById(q.tenantId, q.runId, manager);
-      if (current.status === 'running') return { reason: 'lease_held', run, leaseRemainingMs: Number(current.remaining_ms ?? 0) };
-      return { reason: 'not_claimable', run };
-    }
+    const held = async (): Promise<ClaimRefusal> => ({
+      reason: 'lease_held',
+      run: await this.findById(q.tenantId, q.runId, manager),
+      leaseRemainingMs: Number(current.remaining_ms ?? 0),
+    });
+    if (current.status === 'running' && !current.expired) return held();
+    if (current.status !== 'queued' && current.status !== 'running') return { reason: 'not_claimable', run: await this.findById(q.tenantId, q.runId, manager) };
     if (q.maxConcurrent > 0 && current.status === 'queued') {
-      const running = await execSql<{ n: number }>(manager, `SELECT count(*)::int AS n FROM task_runs WHERE status = 'running' AND lease_expires_at > now()`);
+      const running = await execSql<{ n: number }>(manager, `SELECT count(*)::int AS n FROM task_runs WHERE ${RUN_LEASE.liveSql}`);
       if (Number(running.rows[0].n) >= q.maxConcurrent) return { reason: 'at_capacity', run: null };
     }
-    await execSql(
+    const claimed = await RUN_LEASE.claim(
       manager,
-      `UPDATE task_runs
-          SET status = 'running', ${RUN_LEASE.claimSet(3, 4, 5)},
-              attempts = attempts + 1, started_at = COALESCE(started_at, now()), updated_at = now()
-        WHERE tenant_id = $1 AND id = $2`,
-      [q.tenantId, q.runId, q.owner, q.token, q.leaseMs],
+      q.runId,
+      q.owner,
+      q.token,
+      q.leaseMs,
+      `status IN ('queued', 'running')`,
+      `status = 'running', attempts = attempts + 1, started_at = COALESCE(started_at, now()), updated_at = now()`,
     );
+    if (!claimed) return held();
     const run = (await this.findById(q.tenantId, q.runId, manager))!;
     return { run, previousStatus: current.status, previousOwner: current.lease_owner };
   }
@@ -132,26 +136,18 @@ export class TaskRunRepository {
     return RUN_LEASE.guard(manager, runId, token, 'updated_at = now()');
   }
 
-  /** Running runs whose lease expired (reconciler), row-locked. */
+  /** Running runs whose lease expired (reconciler), row-locked (SKIP LOCKED: concurrent reconcilers split them). */
   async lockExpired(manager: EntityManager, limit: number): Promise<TaskRunEntity[]> {
-    return this.repo(manager)
-      .createQueryBuilder('r')
-      .setLock('pessimistic_write')
-      .setOnLocked('skip_locked')
-      .where(`r.status = 'running' AND ${RUN_LEASE.expiredSql}`)
-      .orderBy('r.lease_expires_at', 'ASC')
-      .limit(limit)
-      .getMany();
+    return this.byIds(manager, await RUN_LEASE.lockExpired(manager, limit));
   }
 
-  /** Running runs owned by anyone but `owner` (embedded boot: those belonged to a process that is gone). */
+  /** Running runs owned by anyone but `owner` (embedded boot: those belonged to a process that is gone), row-locked. */
   async lockRunningNotOwnedBy(manager: EntityManager, owner: string, limit: number): Promise<TaskRunEntity[]> {
-    return this.repo(manager)
-      .createQueryBuilder('r')
-      .setLock('pessimistic_write')
-      .where(`r.status = 'running' AND r.lease_owner IS DISTINCT FROM :owner`, { owner })
-      .limit(limit)
-      .getMany();
+    return this.byIds(manager, await RUN_LEASE.lockHeldByOthers(manager, owner, limit));
+  }
+
+  private async byIds(manager: EntityManager, ids: string[]): Promise<TaskRunEntity[]> {
+    return ids.length === 0 ? [] : this.repo(manager).find({ where: { id: In(ids) } });
   }
 
   /** Queued runs not (re-)enqueued since `before` — enqueue is idempotent by job id. */
@@ -187,7 +183,7 @@ export class TaskRunRepository {
     const { rows } = await execSql<{ age_ms: number | null; workers: number }>(
       this.dataSource.manager,
       `SELECT (SELECT (EXTRACT(EPOCH FROM (now() - min(queued_at))) * 1000)::bigint FROM task_runs WHERE status = 'queued') AS age_ms,
-              (SELECT count(DISTINCT lease_owner)::int FROM task_runs WHERE status = 'running' AND lease_expires_at > now()) AS workers`,
+              (SELECT count(DISTINCT lease_owner)::int FROM task_runs WHERE ${RUN_LEASE.liveSql}) AS workers`,
     );
     return { oldestQueuedAgeMs: rows[0].age_ms === null ? null : Number(rows[0].age_ms), liveWorkers: Number(rows[0].workers) };
   }
