@@ -213,10 +213,8 @@ export class RunLifecycleService {
           finishedAt: () => 'now()',
           lastError: reason || 'cancelled',
           errorKind: 'cancelled',
-          leaseToken: null,
-          leaseOwner: null,
-          leaseExpiresAt: null,
         },
+        releaseLease: true,
       });
       await this.closeRunDependents(tx, current, 'run cancelled');
       await this.tasks.setStatus(tx.manager, { tenantId, id: taskId, status: 'cancelled', lastError: reason || 'cancelled', finished: true });

@@ -78,7 +78,8 @@ export class RunReconcilerService implements OnApplicationBootstrap, OnApplicati
           tenantId: run.tenantId,
           runId: run.id,
           from: ['running'],
-          set: { status: 'queued', leaseToken: null, leaseOwner: null, leaseExpiresAt: null, queuedAt: () => 'now()', enqueuedAt: null },
+          set: { status: 'queued', queuedAt: () => 'now()', enqueuedAt: null },
+          releaseLease: true,
         });
         await this.tasks.setStatus(tx.manager, { tenantId: run.tenantId, id: run.taskId, status: 'queued' });
         const base = { tenantId: run.tenantId, runId: run.id, taskId: run.taskId };

@@ -265,10 +265,8 @@ export class RunWriter {
           lastError: result.error ?? '',
           errorKind: result.errorKind ?? '',
           finishedAt: () => 'now()',
-          leaseToken: null,
-          leaseOwner: null,
-          leaseExpiresAt: null,
         },
+        releaseLease: true,
       });
       if (!ok) throw new LeaseLostError(this.ref.runId);
       await this.deps.tasks.setStatus(tx.manager, {
@@ -313,7 +311,8 @@ export class RunWriter {
         tenantId: this.ref.tenantId,
         runId: this.ref.runId,
         from: ['running'],
-        set: { status: 'awaiting_approval', leaseToken: null, leaseOwner: null, leaseExpiresAt: null },
+        set: { status: 'awaiting_approval' },
+        releaseLease: true,
       });
       if (!ok) throw new LeaseLostError(this.ref.runId);
       await this.deps.tasks.setStatus(tx.manager, { tenantId: this.ref.tenantId, id: this.ref.taskId, status: 'awaiting_approval' });

@@ -27,6 +27,9 @@ export const RUN_LEASE = new Lease({
   heldWhere: "status = 'running'",
 });
 
+/** RUN_LEASE's columns cleared, as entity fields for TypeORM's update builder (RUN_LEASE.clearSet in SQL). */
+const LEASE_RELEASED = { leaseOwner: null, leaseToken: null, leaseExpiresAt: null } satisfies Partial<TaskRunEntity>;
+
 @Injectable()
 export class TaskRunRepository {
   constructor(private readonly dataSource: DataSource) {}
@@ -69,12 +72,18 @@ export class TaskRunRepository {
       .getOne();
   }
 
-  /** Applies `set` when the run is still in one of `from`; returns whether it did. */
-  async transition(manager: EntityManager, q: { tenantId: string; runId: string; from: RunStatus[]; set: Record<string, unknown> }): Promise<boolean> {
+  /**
+   * Applies `set` when the run is still in one of `from`; returns whether it did. `releaseLease` gives the run's lease
+   * up in the same statement (every transition out of `running`).
+   */
+  async transition(
+    manager: EntityManager,
+    q: { tenantId: string; runId: string; from: RunStatus[]; set: Record<string, unknown>; releaseLease?: boolean },
+  ): Promise<boolean> {
     const result = await manager
       .createQueryBuilder()
       .update(TaskRunEntity)
-      .set({ ...q.set, updatedAt: () => 'now()' })
+      .set({ ...q.set, ...(q.releaseLease ? LEASE_RELEASED : {}), updatedAt: () => 'now()' })
       .where('tenant_id = :tenantId AND id = :runId AND status IN (:...from)', { tenantId: q.tenantId, runId: q.runId, from: q.from })
       .execute();
     return (result.affected ?? 0) > 0;
