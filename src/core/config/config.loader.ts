@@ -6,10 +6,13 @@ import { checkPlatformEnv, PlatformConfig, platformConfig, PlatformEnv } from '.
 import { checkGatewayEnv, GatewayConfig, gatewayConfig, GatewayEnv } from './groups/gateway.env';
 import { ChatConfig, chatConfig, ChatEnv, checkChatEnv } from './groups/chat.env';
 import { checkTasksEnv, TasksConfig, tasksConfig, TasksEnv } from './groups/tasks.env';
+import { readSecretFiles } from './secret-files';
 
 /** Everything the process is configured with, in typed groups. Built once by `loadConfig`. */
 export type AppConfigValues = PlatformConfig & { version: string; startedAt: Date } & { gateway: GatewayConfig } & { chat: ChatConfig } & {
   tasks: TasksConfig;
+  /** Files secrets were read from (`<NAME>_FILE`): never mounted into a task's sandbox. */
+  secretFiles: string[];
 };
 
 export type RawEnv = Record<string, string | undefined>;
@@ -35,8 +38,8 @@ function validateGroup<E extends object>(cls: new () => E, env: RawEnv, problems
 }
 
 /** Reads and validates the environment once. Throws `ConfigValidationError` naming every bad variable. */
-export function loadConfig(env: RawEnv): AppConfigValues {
-  const problems: string[] = [];
+export function loadConfig(raw: RawEnv): AppConfigValues {
+  const { env, files, problems } = readSecretFiles(raw);
   const platform = validateGroup(PlatformEnv, env, problems, checkPlatformEnv);
   const gateway = validateGroup(GatewayEnv, env, problems, checkGatewayEnv);
   const chat = validateGroup(ChatEnv, env, problems, checkChatEnv);
@@ -49,5 +52,6 @@ export function loadConfig(env: RawEnv): AppConfigValues {
     gateway: gatewayConfig(gateway),
     chat: chatConfig(chat),
     tasks: tasksConfig(tasks),
+    secretFiles: files,
   };
 }
