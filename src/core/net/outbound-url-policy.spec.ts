@@ -1,4 +1,4 @@
-import { checkAddress, checkUrlStatically, classifyAddress } from './outbound-url-policy';
+import { checkAddress, checkOutboundUrl, checkUrlStatically, classifyAddress } from './outbound-url-policy';
 
 const cloud = { allowPrivate: false, selfPort: 8765 };
 const local = { allowPrivate: true, selfPort: 8765 };
@@ -44,5 +44,40 @@ describe('outbound URL policy', () => {
     expect(checkUrlStatically('http://169.254.169.254/latest', local)).toMatchObject({ ok: false, reason: 'url_blocked' });
     expect(checkUrlStatically('http://metadata.google.internal/computeMetadata/v1', local)).toMatchObject({ ok: false, reason: 'url_blocked' });
     expect(checkUrlStatically('https://api.openai.com/v1', cloud)).toEqual({ ok: true });
+  });
+});
+
+describe('checkOutboundUrl', () => {
+  const policy = { allowPrivate: false, allowedHosts: [] as string[], selfPort: 8765 };
+  const resolving = (addresses: string[]) => () => Promise.resolve(addresses);
+
+  it('passes a public name and pins the address it checked', async () => {
+    expect(await checkOutboundUrl('https://git.example.com/x.git', policy, resolving(['93.184.216.34']))).toMatchObject({
+      ok: true,
+      host: 'git.example.com',
+      port: 443,
+      address: '93.184.216.34',
+    });
+  });
+
+  it('refuses a name with any private, metadata or link-local address', async () => {
+    for (const addresses of [['93.184.216.34', '10.0.0.5'], ['169.254.169.254'], ['fe80::1'], ['::ffff:127.0.0.1']]) {
+      expect((await checkOutboundUrl('https://git.example.com/x.git', policy, resolving(addresses))).ok).toBe(false);
+    }
+  });
+
+  it('allows private addresses only when configured, never this gateway itself or metadata', async () => {
+    const open = { ...policy, allowPrivate: true };
+    expect((await checkOutboundUrl('http://10.1.2.3/x.git', open)).ok).toBe(true);
+    expect((await checkOutboundUrl('http://127.0.0.1:8765/x.git', open)).ok).toBe(false);
+    expect((await checkOutboundUrl('http://169.254.169.254/', open)).ok).toBe(false);
+  });
+
+  it('refuses other schemes, embedded credentials and hosts outside an allowlist', async () => {
+    expect(await checkOutboundUrl('file:///etc/passwd', policy)).toMatchObject({ ok: false });
+    expect(await checkOutboundUrl('https://u:p@git.example.com/x', policy)).toMatchObject({ ok: false });
+    const listed = { ...policy, allowedHosts: ['git.example.com'] };
+    expect(await checkOutboundUrl('https://evil.example.com/x', listed, resolving(['93.184.216.34']))).toMatchObject({ ok: false });
+    expect((await checkOutboundUrl('https://git.example.com/x', listed, resolving(['93.184.216.34']))).ok).toBe(true);
   });
 });

@@ -1,3 +1,4 @@
+import { lookup as dnsLookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
 
@@ -127,4 +128,66 @@ export function checkUrlStatically(baseUrl: string, ctx: UrlPolicyContext): UrlV
   if (host === 'localhost' || host.endsWith('.localhost')) return checkAddress('127.0.0.1', port, ctx);
   if (isIP(host)) return checkAddress(host, port, ctx);
   return OK;
+}
+
+/** Outbound requests made for tasks (workspace clones today; agent tools later): the same address rules. */
+export interface OutboundPolicy {
+  /** GATEWAY_TASK_HTTP_ALLOW_PRIVATE_IPS: loopback and private addresses allowed (metadata and link-local never). */
+  allowPrivate: boolean;
+  /** GATEWAY_TASK_HTTP_ALLOWED_HOSTS: when non-empty, the only host names allowed. */
+  allowedHosts: string[];
+  selfPort: number;
+}
+
+export type OutboundVerdict = { ok: true; url: URL; host: string; port: number; address: string } | { ok: false; message: string };
+
+/**
+ * Checks an http(s) URL for a task's outbound request: scheme, host allowlist, then every address the name
+ * resolves to (a name with one private address is refused). The caller connects to the returned `address`
+ * (pinned: no second lookup that a rebinding DNS server could answer differently).
+ */
+export async function checkOutboundUrl(
+  raw: string,
+  policy: OutboundPolicy,
+  lookup: (host: string) => Promise<string[]> = defaultLookup,
+): Promise<OutboundVerdict> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { ok: false, message: `${raw} is not a valid URL` };
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return { ok: false, message: `${url.protocol} URLs are not allowed (only http and https)` };
+  if (url.username || url.password) return { ok: false, message: 'URLs must not embed credentials' };
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  const port = defaultPort(url);
+  if (policy.allowedHosts.length > 0 && !policy.allowedHosts.includes(host)) {
+    return { ok: false, message: `host ${host} is not in GATEWAY_TASK_HTTP_ALLOWED_HOSTS` };
+  }
+  if (host === 'metadata.google.internal' || host === 'metadata') return { ok: false, message: `host ${host} is a cloud-metadata endpoint; refused` };
+  let addresses: string[];
+  try {
+    addresses = isIP(host) ? [host] : await lookup(host === 'localhost' || host.endsWith('.localhost') ? '127.0.0.1' : host);
+  } catch (err) {
+    return { ok: false, message: `cannot resolve ${host}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` };
+  }
+  if (addresses.length === 0) return { ok: false, message: `cannot resolve ${host}` };
+  for (const a of addresses) {
+    const address = normalizeAddress(a);
+    const cls = classifyAddress(address);
+    if (cls === 'metadata' || cls === 'link_local') return { ok: false, message: `${host} resolves to ${address} (${cls.replace('_', '-')}); refused` };
+    const local = cls === 'loopback' || cls === 'unspecified' || isLocalInterface(address);
+    if (local && port === policy.selfPort) return { ok: false, message: `${host}:${port} is this gateway; refused` };
+    if ((local || cls === 'private') && !policy.allowPrivate) {
+      return {
+        ok: false,
+        message: `${host} resolves to ${address}, a private or loopback address; allowed only with GATEWAY_TASK_HTTP_ALLOW_PRIVATE_IPS=true`,
+      };
+    }
+  }
+  return { ok: true, url, host, port, address: normalizeAddress(addresses[0]) };
+}
+
+async function defaultLookup(host: string): Promise<string[]> {
+  return (await dnsLookup(host, { all: true, verbatim: true })).map((r) => r.address);
 }

@@ -4,7 +4,7 @@ import { LlmClient } from './llm-client';
 import { ProviderRegistryService } from './provider-registry.service';
 import type { RuntimeProvider } from './runtime-provider';
 import { UpstreamError, UpstreamFailureKind } from './upstream-error';
-import type { UrlBlockReason } from './outbound-url-policy';
+import type { UrlBlockReason } from '@core/net/outbound-url-policy';
 
 export interface DiscoveryState {
   ok: boolean;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ProviderKind, ProviderProtocol } from '@core/config/groups/gateway.env';
-import { checkUrlStatically, UrlPolicyContext, UrlVerdict } from './outbound-url-policy';
+import { checkUrlStatically, UrlPolicyContext, UrlVerdict } from '@core/net/outbound-url-policy';
 import { apiKeyEnvName, presetById } from './provider-presets';
 import { EndpointTimeouts, UpstreamEndpoint } from './upstream-transport';
 

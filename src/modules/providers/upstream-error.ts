@@ -1,5 +1,5 @@
 import { scrubSecrets } from '@core/logging/logger';
-import type { UrlBlockReason } from './outbound-url-policy';
+import type { UrlBlockReason } from '@core/net/outbound-url-policy';
 import type { RuntimeProvider } from './runtime-provider';
 import { UrlPolicyError } from './upstream-transport';
 

@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import { buildConnector, Dispatcher, Pool } from 'undici';
-import { checkAddress, defaultPort, UrlBlockReason, UrlPolicyContext } from './outbound-url-policy';
+import { checkAddress, defaultPort, UrlBlockReason, UrlPolicyContext } from '@core/net/outbound-url-policy';
 
 /** Thrown by the connector when the URL policy refuses the resolved address. */
 export class UrlPolicyError extends Error {
