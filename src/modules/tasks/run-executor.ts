@@ -67,3 +67,23 @@ export interface RunRunner {
   readonly kind: string;
   execute(ctx: ExecutionContext): Promise<ExecutionOutcome>;
 }
+
+/** What a command run for a task may touch (DESIGN §8). */
+export interface SandboxPolicy {
+  workspace: string;
+  cwd: string;
+  readOnly: boolean;
+  network: boolean;
+  /** Extra host paths the command may read (a local clone source). */
+  readPaths?: string[];
+}
+
+/** The worker's command sandbox (SandboxService), registered by the worker-only runners module. */
+export interface CommandSandbox {
+  /** Why commands cannot run on this worker (null when they can). */
+  refusal(): string | null;
+  /** The argv that runs `argv` under the policy; throws when commands are refused. */
+  wrap(argv: string[], policy: SandboxPolicy): string[];
+  /** uid/gid that files the server creates for a managed workspace must belong to (null: leave as is). */
+  workspaceIdentity(): { uid: number; gid: number } | null;
+}

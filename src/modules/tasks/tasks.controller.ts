@@ -22,7 +22,7 @@ export class TasksController {
   @Post()
   @HttpCode(200)
   async create(@CurrentPrincipal() p: Principal, @Body() dto: CreateTaskDto) {
-    return { object: 'task', data: await this.tasks.create(p.tenantId, dto) };
+    return { object: 'task', data: await this.tasks.create(p.tenantId, dto, { hostPaths: p.kind !== 'api_key' }) };
   }
 
   @Get()

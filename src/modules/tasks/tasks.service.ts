@@ -10,7 +10,7 @@ import { TaskRunRepository } from './task-run.repository';
 import { TaskRepository } from './task.repository';
 import { ExecutionKindUnavailableError, InvalidTaskError, TaskBusyError, TaskNotFoundError } from './tasks.errors';
 import { resolveInside } from './workspace/path-resolver';
-import { WorkspaceService } from './workspace/workspace.service';
+import { WorkspaceCaller, WorkspaceService } from './workspace/workspace.service';
 
 /** Seed 003 `execution_profile` create defaults (explicit fields win). */
 const PROFILES: Record<string, Partial<CreateTaskDto>> = {
@@ -36,7 +36,8 @@ export class TasksService {
     private readonly approvals: ApprovalsService,
   ) {}
 
-  async create(tenantId: string, input: CreateTaskDto) {
+  /** `caller.hostPaths`: the operator may point a task at any host directory; API keys only under GATEWAY_WORKSPACE_ROOTS. */
+  async create(tenantId: string, input: CreateTaskDto, caller: WorkspaceCaller) {
     const dto: CreateTaskDto = { ...(PROFILES[input.execution_profile ?? ''] ?? {}), ...stripUndefined(input) };
     const kind = dto.execution_kind ?? '';
     if (!kind) throw new InvalidTaskError(['execution_kind is required (shell, git, file or agent_loop)']);
@@ -79,7 +80,7 @@ export class TasksService {
       startedAt: null,
       finishedAt: null,
     };
-    const problems = [...(await executor.validate(task)), ...(await this.workspaces.problems(task))];
+    const problems = [...(await executor.validate(task)), ...(await this.workspaces.problems(task, caller))];
     if (problems.length === 0 && task.workspaceMode === 'in_place' && task.filePath) {
       try {
         await resolveInside(task.workingDirectory, task.filePath, 'file_path');

@@ -1,5 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PrivateRedis, ScratchDatabase } from '../../support/infra';
 import { sql, startPrivateRedis, waitFor } from '../../support/infra';
@@ -15,7 +14,6 @@ const TERMINAL = ['run.finished', 'run.failed', 'run.cancelled'];
  */
 describe('task runtime under faults (scaled)', () => {
   const procs = new Processes();
-  const scratch = mkdtempSync(join(tmpdir(), 'hecate-faults-'));
   let db: ScratchDatabase;
   let env: Record<string, string>;
   let c: Client;
@@ -44,8 +42,9 @@ describe('task runtime under faults (scaled)', () => {
 
   /** Starts a long shell run on `worker` and waits until its command is running there. */
   const runningOn = async (worker: ServerProcess, command: string) => {
-    const pidFile = join(scratch, `pid-${Math.random().toString(36).slice(2)}`);
-    const started = await c.startTask({ execution_kind: 'shell', shell_command: `echo $$ > ${pidFile}; echo started; ${command}` });
+    // The command runs as the sandbox's unprivileged uid: it writes its pid into its own workspace.
+    const started = await c.startTask({ execution_kind: 'shell', shell_command: `echo $$ > pid; echo started; ${command}` });
+    const pidFile = join(started.run.workspace_path as string, 'pid');
     const events = await waitFor(
       async () => {
         const list = await c.events(started.taskId, started.runId);

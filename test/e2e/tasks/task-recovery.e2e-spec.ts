@@ -1,12 +1,10 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { waitFor } from '../../support/infra';
 import { Client, embeddedTasksEnv, expectGapFree, Json, Processes, pidAlive } from './tasks-harness';
 
 describe('embedded recovery and retention', () => {
   const procs = new Processes();
-  const scratch = mkdtempSync(join(tmpdir(), 'hecate-recovery-'));
   const orphans: number[] = [];
   afterAll(async () => {
     for (const pid of orphans) if (pidAlive(pid)) process.kill(-pid, 'SIGKILL');
@@ -17,8 +15,8 @@ describe('embedded recovery and retention', () => {
     const env = embeddedTasksEnv({ GATEWAY_TASK_APPROVAL_POLICIES: 'none', GATEWAY_TASK_SANDBOX: 'none', GATEWAY_TASK_QUEUE_WORKERS: '1' });
     const first = await procs.start('all', env);
     const c1 = new Client(first.url);
-    const pidFile = join(scratch, 'pid');
-    const busy = await c1.startTask({ execution_kind: 'shell', shell_command: `echo $$ > ${pidFile}; sleep 30` });
+    const busy = await c1.startTask({ execution_kind: 'shell', shell_command: 'echo $$ > pid; sleep 30' });
+    const pidFile = join(busy.run.workspace_path as string, 'pid');
     await waitFor(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '', { what: 'the first command running' });
     orphans.push(Number(readFileSync(pidFile, 'utf8')));
     const waiting = await c1.startTask({ execution_kind: 'shell', shell_command: 'echo second' });

@@ -1,5 +1,5 @@
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
 import { bool, csv, duration, IsBooleanString, IsDuration } from '../config-validators';
@@ -18,6 +18,20 @@ export class TasksEnv {
   @IsOptional() @IsDuration() GATEWAY_TASK_DEFAULT_TIMEOUT?: string;
   @IsOptional() @IsString() GATEWAY_WORKSPACES_DIR?: string;
   @IsOptional() @IsIn(['auto', 'bwrap', 'none']) GATEWAY_TASK_SANDBOX?: string;
+  /** The bubblewrap binary (default `bwrap` on PATH). */
+  @IsOptional() @IsString() GATEWAY_TASK_SANDBOX_BWRAP?: string;
+  /** The unprivileged uid/gid task commands run as when the worker runs as root (default 65534, nobody). */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(4294967294) GATEWAY_TASK_SANDBOX_UID?: number;
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(4294967294) GATEWAY_TASK_SANDBOX_GID?: number;
+  /** Extra host paths mounted read-only into the sandbox (comma-separated absolute paths). */
+  @IsOptional() @IsString() GATEWAY_TASK_SANDBOX_READ_PATHS?: string;
+  /** Host directories tenant keys may use as `working_directory` (in place or copied); none by default. */
+  @IsOptional() @IsString() GATEWAY_WORKSPACE_ROOTS?: string;
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1024) GATEWAY_WORKSPACE_COPY_MAX_BYTES?: number;
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) GATEWAY_WORKSPACE_COPY_MAX_FILES?: number;
+  /** Outbound requests made for tasks (repo clones, agent http tools): private addresses and a host allowlist. */
+  @IsOptional() @IsBooleanString() GATEWAY_TASK_HTTP_ALLOW_PRIVATE_IPS?: string;
+  @IsOptional() @IsString() GATEWAY_TASK_HTTP_ALLOWED_HOSTS?: string;
   /** Host variables passed through the cleaned environment of task subprocesses. */
   @IsOptional() @IsString() PATH?: string;
   @IsOptional() @IsString() LANG?: string;
@@ -46,6 +60,14 @@ export interface TasksConfig {
   defaultTimeoutMs: number;
   workspacesDir: string;
   sandbox: 'auto' | 'bwrap' | 'none';
+  sandboxBwrap: string;
+  /** Who task commands run as when the worker is root. */
+  sandboxIdentity: { uid: number; gid: number };
+  sandboxReadPaths: string[];
+  /** Where tenant keys may point `working_directory` (operator: anywhere). */
+  workspaceRoots: string[];
+  workspaceCopy: { maxBytes: number; maxFiles: number };
+  outbound: { allowPrivate: boolean; allowedHosts: string[] };
   /** The allowlisted host environment of task subprocesses (PATH, LANG, LC_ALL, TZ when set). */
   childEnv: Record<string, string>;
   sse: { heartbeatMs: number; maxBufferBytes: number };
@@ -60,6 +82,15 @@ export interface TasksConfig {
 const HOUR = 3_600_000;
 
 export function checkTasksEnv(env: TasksEnv): string[] {
+  const problems: string[] = [];
+  for (const name of ['GATEWAY_TASK_SANDBOX_READ_PATHS', 'GATEWAY_WORKSPACE_ROOTS'] as const) {
+    const relative = csv(env[name], []).filter((p) => !isAbsolute(p));
+    if (relative.length > 0) problems.push(`${name}: paths must be absolute (${relative.join(', ')})`);
+  }
+  return [...problems, ...approvalPolicyProblems(env)];
+}
+
+function approvalPolicyProblems(env: TasksEnv): string[] {
   const unknown = csv(env.GATEWAY_TASK_APPROVAL_POLICIES, []).filter((p) => p !== 'none' && !(APPROVAL_POLICY_NAMES as readonly string[]).includes(p));
   return unknown.length > 0
     ? [
@@ -87,6 +118,15 @@ export function tasksConfig(env: TasksEnv): TasksConfig {
     defaultTimeoutMs: duration(env.GATEWAY_TASK_DEFAULT_TIMEOUT, 10 * 60_000),
     workspacesDir: env.GATEWAY_WORKSPACES_DIR ?? join(tmpdir(), 'hecate-workspaces'),
     sandbox: (env.GATEWAY_TASK_SANDBOX ?? 'auto') as TasksConfig['sandbox'],
+    sandboxBwrap: env.GATEWAY_TASK_SANDBOX_BWRAP ?? 'bwrap',
+    sandboxIdentity: { uid: env.GATEWAY_TASK_SANDBOX_UID ?? 65534, gid: env.GATEWAY_TASK_SANDBOX_GID ?? 65534 },
+    sandboxReadPaths: csv(env.GATEWAY_TASK_SANDBOX_READ_PATHS, []),
+    workspaceRoots: csv(env.GATEWAY_WORKSPACE_ROOTS, []).map((p) => resolve(p)),
+    workspaceCopy: { maxBytes: env.GATEWAY_WORKSPACE_COPY_MAX_BYTES ?? 1024 ** 3, maxFiles: env.GATEWAY_WORKSPACE_COPY_MAX_FILES ?? 100_000 },
+    outbound: {
+      allowPrivate: bool(env.GATEWAY_TASK_HTTP_ALLOW_PRIVATE_IPS, false),
+      allowedHosts: csv(env.GATEWAY_TASK_HTTP_ALLOWED_HOSTS, []).map((h) => h.toLowerCase()),
+    },
     childEnv: childEnv({ PATH: env.PATH ?? '/usr/local/bin:/usr/bin:/bin', LANG: env.LANG, LC_ALL: env.LC_ALL, TZ: env.TZ }),
     sse: {
       heartbeatMs: duration(env.GATEWAY_SSE_HEARTBEAT_INTERVAL, 15_000),

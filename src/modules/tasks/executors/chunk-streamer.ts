@@ -6,6 +6,9 @@ const FLUSH_BYTES = 32 * 1024;
 /** Output beyond this is still captured in the stdout/stderr artifacts, only not streamed as events. */
 export const MAX_STREAMED_BYTES = 1024 * 1024;
 
+/** Text a command printed, as Postgres can store it (text and jsonb refuse NUL): NUL becomes U+FFFD. */
+export const storableText = (text: string): string => (text.includes('\0') ? text.replaceAll('\0', '\uFFFD') : text);
+
 /**
  * Streams a command's output as `tool.shell.output_chunk` events, batched (every 200 ms or 32 KiB) so a
  * chatty command does not turn into one transaction per write. Flushes are sequential; a failed flush
@@ -47,7 +50,7 @@ export class ChunkStreamer {
       this.chain = this.chain.then(async () => {
         if (this.failed) return;
         try {
-          await this.writer.emit('tool.shell.output_chunk', { tool_call_id: this.toolCallId, stream, data, byte_offset: offset });
+          await this.writer.emit('tool.shell.output_chunk', { tool_call_id: this.toolCallId, stream, data: storableText(data), byte_offset: offset });
         } catch (err) {
           this.failed = true;
           this.onError(err);

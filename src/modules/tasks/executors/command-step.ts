@@ -3,7 +3,7 @@ import type { ExecutionContext, ExecutionOutcome, ExecutionPlan } from '../run-e
 import type { NewArtifact, StepOutcome } from '../run-writer';
 import type { SandboxService } from '../sandbox/sandbox.service';
 import { runProcess } from '../sandbox/process-runner';
-import { ChunkStreamer } from './chunk-streamer';
+import { ChunkStreamer, storableText } from './chunk-streamer';
 
 export interface CommandSpec {
   kind: 'shell' | 'git';
@@ -81,6 +81,8 @@ export async function runCommandStep(ctx: ExecutionContext, sandbox: SandboxServ
       startEvents: (stepId) => [{ type: 'tool.shell.command', data: { tool_call_id: stepId, ...input } }],
     },
     async (step) => {
+      const refusal = sandbox.refusal();
+      if (refusal) return { status: 'failed', error: refusal, errorKind: 'sandbox_unavailable', outputSummary: { sandbox_layer: sandbox.layer } };
       const local = new AbortController();
       const onAbort = () => local.abort(ctx.signal.reason);
       ctx.signal.addEventListener('abort', onAbort, { once: true });
@@ -99,8 +101,9 @@ export async function runCommandStep(ctx: ExecutionContext, sandbox: SandboxServ
       await streamer.close();
       if (local.signal.aborted && local.signal.reason instanceof Error && !ctx.signal.aborted) throw local.signal.reason;
       const bytes = result.stdout.length + result.stderr.length;
-      const artifacts: NewArtifact[] = [{ kind: 'stdout', name: 'stdout', content: result.stdout.toString('utf8'), truncated: result.truncated }];
-      if (result.stderr.length > 0) artifacts.push({ kind: 'stderr', name: 'stderr', content: result.stderr.toString('utf8'), truncated: result.truncated });
+      const artifacts: NewArtifact[] = [{ kind: 'stdout', name: 'stdout', content: storableText(result.stdout.toString('utf8')), truncated: result.truncated }];
+      if (result.stderr.length > 0)
+        artifacts.push({ kind: 'stderr', name: 'stderr', content: storableText(result.stderr.toString('utf8')), truncated: result.truncated });
       if (spec.summarize && !result.spawnError) artifacts.push(...(await spec.summarize(workspace.path)));
       const exited = {
         type: 'tool.shell.exited',

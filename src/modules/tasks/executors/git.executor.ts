@@ -4,9 +4,7 @@ import { ExecutorRegistry } from '../executor-registry.service';
 import type { ExecutionPlan, RunExecutor } from '../run-executor';
 import type { TaskEntity } from '../task.entity';
 import { commandPlan } from './command-step';
-import { gitArgv } from './git-argv';
-
-export const GIT_ENV = { GIT_TERMINAL_PROMPT: '0', GIT_PAGER: 'cat', GIT_EDITOR: 'true' };
+import { GIT_ENV, gitArgv, gitArgvProblem } from './git-argv';
 
 /** execution_kind=git: one git command in the workspace plus a `git_summary` artifact (validation and plan; GitRunnerService runs it). */
 @Injectable()
@@ -24,7 +22,10 @@ export class GitExecutor implements RunExecutor, OnModuleInit {
 
   validate(task: TaskEntity): string[] {
     if (!task.gitCommand.trim()) return ['git_command is required for execution_kind=git'];
-    return gitArgv(task.gitCommand) ? [] : ['git_command must be a git command line (quotes must be closed)'];
+    const argv = gitArgv(task.gitCommand);
+    if (!argv) return ['git_command must be a git command line (quotes must be closed)'];
+    const problem = gitArgvProblem(argv);
+    return problem ? [problem] : [];
   }
 
   plan(task: TaskEntity, workspacePath: string): ExecutionPlan {

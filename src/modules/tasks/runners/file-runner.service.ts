@@ -51,6 +51,9 @@ export class FileRunnerService implements RunRunner, OnModuleInit {
     } catch (err) {
       return { status: 'failed', error: (err as Error).message, errorKind: 'file_error' };
     }
+    // A patch keeps the exact before/after text for revert, and Postgres text cannot hold NUL: binary files are refused.
+    if (before?.includes('\0'))
+      return { status: 'failed', error: `${path} is a binary file (contains NUL bytes); file tasks edit text`, errorKind: 'binary_file' };
     const after = operation === 'delete' ? null : operation === 'append' ? (before ?? '') + ctx.task.fileContent : ctx.task.fileContent;
     if (operation === 'delete' && before === null) return { status: 'failed', error: `${path} does not exist`, errorKind: 'file_not_found' };
     await writeCurrent(target, after);

@@ -2,8 +2,7 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { ExecutorRegistry } from '../executor-registry.service';
 import { commandEnv, runCommandStep } from '../executors/command-step';
-import { gitArgv } from '../executors/git-argv';
-import { GIT_ENV } from '../executors/git.executor';
+import { GIT_ENV, gitArgv } from '../executors/git-argv';
 import type { ExecutionContext, ExecutionOutcome, RunRunner } from '../run-executor';
 import type { NewArtifact } from '../run-writer';
 import { runProcess } from '../sandbox/process-runner';
@@ -31,15 +30,19 @@ export class GitRunnerService implements RunRunner, OnModuleInit {
       title: 'Run git command',
       argv: gitArgv(ctx.task.gitCommand) ?? ['git'],
       extraEnv: GIT_ENV,
-      summarize: (cwd) => this.summary(cwd, ctx.signal),
+      summarize: (cwd) => this.summary(cwd, ctx),
     });
   }
 
-  /** `git status` and `git diff --stat` of the workspace after the command (empty when not a repository). */
-  private async summary(cwd: string, signal: AbortSignal): Promise<NewArtifact[]> {
+  /**
+   * `git status` and `git diff --stat` of the workspace after the command (empty when not a repository), run under
+   * the same sandbox: the workspace's own `.git/config` is the task's content, never trusted outside it.
+   */
+  private async summary(cwd: string, ctx: ExecutionContext): Promise<NewArtifact[]> {
+    const { signal, workspace } = ctx;
     const git = async (...args: string[]) => {
       const r = await runProcess({
-        argv: ['git', ...args],
+        argv: this.sandbox.wrap(['git', ...args], { workspace: workspace.path, cwd, readOnly: workspace.readOnly, network: false }),
         cwd,
         env: commandEnv(this.config.tasks, cwd, GIT_ENV),
         timeoutMs: 30_000,

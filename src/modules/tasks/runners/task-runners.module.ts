@@ -1,5 +1,6 @@
 import { Module, OnModuleInit } from '@nestjs/common';
 import { SystemInfoRegistry } from '@core/health/system-info.registry';
+import { ExecutorRegistry } from '../executor-registry.service';
 import { SandboxService } from '../sandbox/sandbox.service';
 import { TasksModule } from '../tasks.module';
 import { FileRunnerService } from './file-runner.service';
@@ -18,9 +19,11 @@ export class TaskRunnersModule implements OnModuleInit {
   constructor(
     private readonly registry: SystemInfoRegistry,
     private readonly sandbox: SandboxService,
+    private readonly executors: ExecutorRegistry,
   ) {}
 
   onModuleInit(): void {
-    this.registry.addLiveness('sandbox', () => ({ os_isolation: this.sandbox.osIsolation, layer: this.sandbox.layer }));
+    this.executors.registerSandbox(this.sandbox);
+    this.registry.addLiveness('sandbox', () => this.sandbox.describe());
   }
 }

@@ -1,31 +1,90 @@
 import { spawnSync } from 'node:child_process';
+import { lstatSync, mkdtempSync, readlinkSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve, sep } from 'node:path';
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { rootLogger } from '@core/logging/logger';
-
-export type SandboxLayer = 'bwrap' | 'none';
-
-export interface SandboxPolicy {
-  workspace: string;
-  cwd: string;
-  readOnly: boolean;
-  network: boolean;
-}
+import type { CommandSandbox, SandboxPolicy } from '../run-executor';
 
 /**
- * OS isolation for task subprocesses (DESIGN §8): bubblewrap when it is installed and works here
- * (read-only root, writable workspace unless read-only, no network unless `sandbox_network`), else none.
- * GATEWAY_TASK_SANDBOX=bwrap makes a missing bwrap a startup error; =none disables it.
- * Worker-only (TaskRunnersModule): the probe runs in the worker's init hook, never in a constructor or in the api.
+ * `bwrap`: commands run under bubblewrap. `none`: the operator opted out (GATEWAY_TASK_SANDBOX=none).
+ * `unavailable`: no OS isolation here and no opt-out, so commands are refused.
+ */
+export type SandboxLayer = 'bwrap' | 'none' | 'unavailable';
+
+export interface RunIdentity {
+  uid: number;
+  gid: number;
+}
+
+/** System directories a command needs to run programs; everything else on the host is absent from its view. */
+const SYSTEM_DIRS = ['/usr', '/etc', '/opt'];
+const SYSTEM_LINKS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+
+const isRoot = (): boolean => process.getuid?.() === 0;
+const inside = (child: string, parent: string): boolean => child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
+const exists = (p: string): boolean => {
+  try {
+    lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const real = (p: string): string => {
+  try {
+    return realpathSync(p);
+  } catch {
+    return resolve(p);
+  }
+};
+
+/**
+ * OS isolation for every command run for a task — shell, git, workspace clones, and later agent tools and MCP
+ * stdio servers (DESIGN §8). Under bubblewrap a command sees only the system directories (read-only), the node
+ * runtime, the paths the operator lists, and its own workspace (the only writable place); it has its own PID
+ * namespace and /proc (the worker's environment is not there to read), no network unless the task asks, and dies
+ * with the worker (`--die-with-parent`, PID 1 of its namespace). The server's data directory and secret files
+ * are never mounted (hidden even when they sit inside a mounted path). When the worker runs as root the command
+ * runs as an unprivileged uid (GATEWAY_TASK_SANDBOX_UID, 65534), or as the owner of an in-place workspace.
+ *
+ * Without bubblewrap, `auto` and `bwrap` refuse to run commands unless the operator opts out with
+ * GATEWAY_TASK_SANDBOX=none (then commands still run as the unprivileged uid, with no mount or PID isolation).
+ * Worker-only (TaskRunnersModule): the probe runs in the worker's init hook, never in the api.
  */
 @Injectable()
-export class SandboxService implements OnModuleInit {
+export class SandboxService implements OnModuleInit, CommandSandbox {
   private detected: SandboxLayer | undefined;
+  private setpriv = false;
+  private unavailableReason = '';
 
   constructor(private readonly config: AppConfig) {}
 
   onModuleInit(): void {
-    this.detected = SandboxService.detect(this.config.tasks.sandbox);
+    const mode = this.config.tasks.sandbox;
+    this.setpriv = isRoot() && spawnSync('setpriv', ['--version'], { stdio: 'ignore', timeout: 5000 }).status === 0;
+    if (mode === 'none') {
+      this.detected = 'none';
+      rootLogger().warn(
+        { sandbox: this.describe() },
+        'GATEWAY_TASK_SANDBOX=none: task commands run WITHOUT OS isolation (no mount or PID namespace); the operator opted out',
+      );
+      return;
+    }
+    const problem = this.probe();
+    if (!problem) {
+      this.detected = 'bwrap';
+      rootLogger().info({ sandbox: this.describe() }, 'task commands run under bubblewrap');
+      return;
+    }
+    if (mode === 'bwrap') throw new Error(`GATEWAY_TASK_SANDBOX=bwrap but bubblewrap cannot isolate commands here: ${problem}`);
+    this.detected = 'unavailable';
+    this.unavailableReason = problem;
+    rootLogger().error(
+      { sandbox: this.describe(), problem },
+      'no OS isolation for task commands (bubblewrap unavailable): shell, git and tool commands are REFUSED; install bubblewrap, or set GATEWAY_TASK_SANDBOX=none to run them without isolation',
+    );
   }
 
   get layer(): SandboxLayer {
@@ -33,30 +92,140 @@ export class SandboxService implements OnModuleInit {
     return this.detected;
   }
 
-  static detect(mode: 'auto' | 'bwrap' | 'none'): SandboxLayer {
-    if (mode === 'none') return 'none';
-    const probe = spawnSync('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--unshare-net', '--die-with-parent', 'true'], {
-      timeout: 5000,
-      stdio: 'ignore',
-    });
-    if (probe.status === 0) return 'bwrap';
-    if (mode === 'bwrap') throw new Error('GATEWAY_TASK_SANDBOX=bwrap but bubblewrap (bwrap) is not installed or cannot create namespaces here');
-    rootLogger().info('bubblewrap not available: task subprocesses run without OS isolation (sandbox.os_isolation=false)');
-    return 'none';
-  }
-
   get osIsolation(): boolean {
     return this.layer === 'bwrap';
   }
 
-  /** The argv that runs `argv` under the policy. */
+  /** `/healthz` and the startup log: what protects the host from a task's commands. */
+  describe(): Record<string, unknown> {
+    const layer = this.detected ?? 'unknown';
+    return {
+      os_isolation: layer === 'bwrap',
+      layer,
+      commands: layer === 'unavailable' ? 'refused' : 'allowed',
+      run_as: isRoot() ? (this.setpriv ? `uid ${this.config.tasks.sandboxIdentity.uid}` : 'root without capabilities') : 'server user',
+    };
+  }
+
+  /** Why commands cannot run here (null when they can). */
+  refusal(): string | null {
+    if (this.layer !== 'unavailable') return null;
+    return `no OS isolation on this worker (${this.unavailableReason}): install bubblewrap, or set GATEWAY_TASK_SANDBOX=none to run task commands without isolation`;
+  }
+
+  /** Who commands in `workspace` run as: the unprivileged uid for managed workspaces, the owner of an in-place one. */
+  identityFor(workspace: string): RunIdentity | null {
+    if (!isRoot() || !this.setpriv) return null;
+    try {
+      const st = statSync(workspace);
+      if (st.uid !== 0) return { uid: st.uid, gid: st.gid };
+    } catch {
+      // not there yet: the managed identity
+    }
+    return inside(real(workspace), real(this.config.tasks.workspacesDir)) ? this.config.tasks.sandboxIdentity : null;
+  }
+
+  workspaceIdentity(): RunIdentity | null {
+    return isRoot() && this.setpriv ? this.config.tasks.sandboxIdentity : null;
+  }
+
+  /** The argv that runs `argv` under the policy. Throws when commands are refused here. */
   wrap(argv: string[], policy: SandboxPolicy): string[] {
-    if (this.layer === 'none') return argv;
-    const args = ['bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
-    args.push(policy.readOnly ? '--ro-bind' : '--bind', policy.workspace, policy.workspace);
-    args.push('--chdir', policy.cwd, '--unshare-pid', '--die-with-parent', '--new-session');
+    const refusal = this.refusal();
+    if (refusal) throw new Error(refusal);
+    const identity = this.identityFor(policy.workspace);
+    const command = identity
+      ? [
+          'setpriv',
+          '--reuid',
+          String(identity.uid),
+          '--regid',
+          String(identity.gid),
+          '--clear-groups',
+          '--no-new-privs',
+          '--inh-caps=-all',
+          '--bounding-set=-all',
+          '--',
+          ...argv,
+        ]
+      : argv;
+    if (this.layer === 'none') return command;
+    return [this.config.tasks.sandboxBwrap, ...this.bwrapArgs(policy, identity === null && isRoot()), '--', ...command];
+  }
+
+  private bwrapArgs(policy: SandboxPolicy, dropCaps: boolean): string[] {
+    const args = ['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--die-with-parent', '--new-session'];
     if (!policy.network) args.push('--unshare-net');
-    args.push('--', ...argv);
+    if (dropCaps) args.push('--cap-drop', 'ALL');
+    const mounted: string[] = [];
+    for (const dir of SYSTEM_DIRS) {
+      if (!exists(dir)) continue;
+      args.push('--ro-bind', dir, dir);
+      mounted.push(real(dir));
+    }
+    for (const link of SYSTEM_LINKS) {
+      if (!exists(link)) continue;
+      const st = lstatSync(link);
+      if (st.isSymbolicLink()) args.push('--symlink', readlinkSync(link), link);
+      else if (st.isDirectory()) {
+        args.push('--ro-bind', link, link);
+        mounted.push(real(link));
+      }
+    }
+    args.push('--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp');
+    // The node runtime this worker runs on (tools such as npx-started MCP servers need it), then the operator's paths.
+    const nodePrefix = dirname(dirname(process.execPath));
+    // Mount points get their parents as plain 0755 directories (bubblewrap's default would be 0700, which the
+    // unprivileged uid could not traverse to reach its own workspace).
+    const created = new Set(['/', '/tmp', '/dev', '/proc']);
+    const parents = (p: string) => {
+      const chain: string[] = [];
+      for (let d = dirname(p); !created.has(d) && !mounted.some((m) => inside(d, m)); d = dirname(d)) chain.unshift(d);
+      for (const d of chain) {
+        args.push('--perms', '0755', '--dir', d);
+        created.add(d);
+      }
+    };
+    for (const p of [nodePrefix, ...this.config.tasks.sandboxReadPaths, ...(policy.readPaths ?? [])]) {
+      if (!exists(p) || mounted.some((m) => inside(real(p), m))) continue;
+      parents(p);
+      args.push('--ro-bind', p, p);
+      mounted.push(real(p));
+    }
+    parents(policy.workspace);
+    args.push(policy.readOnly ? '--ro-bind' : '--bind', policy.workspace, policy.workspace);
+    mounted.push(real(policy.workspace));
+    // Never visible, even inside a mounted path (an in-place workspace that holds the data directory, say).
+    for (const hidden of this.hiddenPaths()) {
+      if (!exists(hidden) || !mounted.some((m) => inside(hidden, m)) || inside(real(policy.workspace), hidden)) continue;
+      if (statSync(hidden).isDirectory()) args.push('--tmpfs', hidden);
+      else args.push('--ro-bind', '/dev/null', hidden);
+    }
+    args.push('--chdir', policy.cwd);
     return args;
+  }
+
+  /** The server's data directory, its secret files and the workspaces of other runs. */
+  private hiddenPaths(): string[] {
+    return [this.config.database.dataDir, ...this.config.secretFiles, this.config.tasks.workspacesDir].map(real);
+  }
+
+  /** Runs `true` under the full argument set once; returns the problem, or null when it works. */
+  private probe(): string | null {
+    let dir: string | undefined;
+    try {
+      dir = mkdtempSync(join(tmpdir(), 'hecate-sandbox-probe-'));
+      const bwrap = this.config.tasks.sandboxBwrap;
+      const r = spawnSync(bwrap, [...this.bwrapArgs({ workspace: dir, cwd: dir, readOnly: false, network: false }, false), '--', 'true'], {
+        timeout: 5000,
+        encoding: 'utf8',
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      if (r.error) return `${bwrap}: ${(r.error as NodeJS.ErrnoException).code ?? r.error.message}`;
+      if (r.status !== 0) return `${bwrap} exited ${r.status ?? r.signal}: ${r.stderr.trim().slice(0, 300)}`;
+      return null;
+    } finally {
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    }
   }
 }

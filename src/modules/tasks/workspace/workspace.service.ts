@@ -1,19 +1,37 @@
-import { execFile } from 'node:child_process';
-import { cp, mkdir, rm, stat } from 'node:fs/promises';
-import { dirname, isAbsolute, join } from 'node:path';
-import { promisify } from 'node:util';
+import { chmod, cp, lchown, lstat, mkdir, readdir, realpath, rm, stat } from 'node:fs/promises';
+import { dirname, isAbsolute, join, sep } from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
+import { checkOutboundUrl } from '@core/net/outbound-url-policy';
+import { commandEnv } from '../executors/command-step';
+import { GIT_ENV } from '../executors/git-argv';
+import { ExecutorRegistry } from '../executor-registry.service';
+import { runProcess } from '../sandbox/process-runner';
 import type { TaskRunEntity } from '../task-run.entity';
 import type { TaskEntity } from '../task.entity';
 import { PathEscapeError } from '../tasks.errors';
 import { resolveInside } from './path-resolver';
 
-const run = promisify(execFile);
-
 export type WorkspaceSource = 'in_place' | 'reused' | 'clone' | 'copy' | 'empty';
 
-type WorkspaceSpec = Pick<TaskEntity, 'id' | 'workspaceMode' | 'workingDirectory' | 'sandboxAllowedRoot' | 'repo' | 'baseBranch'>;
+type WorkspaceSpec = Pick<TaskEntity, 'id' | 'workspaceMode' | 'workingDirectory' | 'sandboxAllowedRoot' | 'repo' | 'baseBranch' | 'sandboxNetwork'>;
+
+/** Who asks for a workspace: the operator may use any host directory; API keys only GATEWAY_WORKSPACE_ROOTS. */
+export interface WorkspaceCaller {
+  hostPaths: boolean;
+}
+
+const isRemote = (repo: string): boolean => /^[a-z][a-z0-9+.-]*:\/\//i.test(repo) || /^[^/]+@[^/]+:/.test(repo);
+const within = (child: string, parent: string): boolean => child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
+const realOr = async (p: string): Promise<string> => {
+  try {
+    return await realpath(p);
+  } catch {
+    return p;
+  }
+};
+
+export class WorkspaceTooLargeError extends Error {}
 
 const isDir = async (p: string): Promise<boolean> => {
   try {
@@ -30,7 +48,10 @@ const isDir = async (p: string): Promise<boolean> => {
  */
 @Injectable()
 export class WorkspaceService {
-  constructor(private readonly config: AppConfig) {}
+  constructor(
+    private readonly config: AppConfig,
+    private readonly registry: ExecutorRegistry,
+  ) {}
 
   get root(): string {
     return this.config.tasks.workspacesDir;
@@ -44,7 +65,7 @@ export class WorkspaceService {
   }
 
   /** Create-time checks of the workspace fields; returns problems (400). */
-  async problems(task: WorkspaceSpec): Promise<string[]> {
+  async problems(task: WorkspaceSpec, caller: WorkspaceCaller = { hostPaths: true }): Promise<string[]> {
     const problems: string[] = [];
     if (task.sandboxAllowedRoot) {
       if (!isAbsolute(task.sandboxAllowedRoot)) problems.push('sandbox_allowed_root must be an absolute path');
@@ -62,7 +83,50 @@ export class WorkspaceService {
         }
       }
     }
+    if (!caller.hostPaths && problems.length === 0) problems.push(...(await this.hostPathProblems(task)));
+    if (task.repo) problems.push(...(await this.repoProblems(task, caller)));
     return problems;
+  }
+
+  /** API keys reach host directories only under GATEWAY_WORKSPACE_ROOTS (none by default). */
+  private async hostPathProblems(task: WorkspaceSpec): Promise<string[]> {
+    const problems: string[] = [];
+    const roots = this.config.tasks.workspaceRoots;
+    const check = async (what: string, path: string) => {
+      if (!path) return;
+      for (const root of roots) {
+        try {
+          await resolveInside(root, path, what);
+          return;
+        } catch {
+          // try the next root
+        }
+      }
+      problems.push(
+        roots.length === 0
+          ? `${what}: API keys cannot use host directories (no GATEWAY_WORKSPACE_ROOTS configured); use a fresh workspace or a repo clone`
+          : `${what} ${path} is outside GATEWAY_WORKSPACE_ROOTS (${roots.join(', ')})`,
+      );
+    };
+    await check('working_directory', task.workingDirectory);
+    await check('sandbox_allowed_root', task.sandboxAllowedRoot);
+    return problems;
+  }
+
+  private async repoProblems(task: WorkspaceSpec, caller: WorkspaceCaller): Promise<string[]> {
+    if (task.workspaceMode === 'in_place') return ['repo cannot be combined with workspace_mode=in_place'];
+    if (!isRemote(task.repo)) {
+      if (!isAbsolute(task.repo)) return ['repo must be an http(s) URL or an absolute path'];
+      if (!(await isDir(task.repo))) return [`repo ${task.repo} is not a directory`];
+      return caller.hostPaths
+        ? []
+        : this.hostPathProblems({ ...task, workingDirectory: task.repo, sandboxAllowedRoot: '' }).then((p) =>
+            p.map((m) => m.replace('working_directory', 'repo')),
+          );
+    }
+    if (!task.sandboxNetwork) return ['repo: cloning over the network needs sandbox_network=true (the network_egress gate applies)'];
+    const verdict = await checkOutboundUrl(task.repo, { ...this.config.tasks.outbound, selfPort: this.config.server.port });
+    return verdict.ok ? [] : [`repo: ${verdict.message}`];
   }
 
   /**
@@ -83,24 +147,109 @@ export class WorkspaceService {
     }
     // Anything else lives under the workspaces root, never elsewhere.
     await mkdir(this.root, { recursive: true });
+    // The sandbox's uid must reach its own workspace (traverse, not list, the root).
+    if (this.registry.sandbox().workspaceIdentity()) await chmod(this.root, 0o711);
     const inRoot = await resolveInside(this.root, path, 'workspace');
     if (runRow.resumedFromRunId && (await isDir(inRoot))) return { path: inRoot, source: 'reused' };
     await rm(inRoot, { recursive: true, force: true });
     await mkdir(dirname(inRoot), { recursive: true });
     if (task.repo) {
-      const args = ['clone', '--quiet'];
-      if (task.baseBranch) args.push('--branch', task.baseBranch);
-      args.push('--', task.repo, inRoot);
-      await run('git', args, { signal, timeout: 10 * 60_000, env: { ...this.config.tasks.childEnv, GIT_TERMINAL_PROMPT: '0', HOME: dirname(inRoot) } });
+      await this.clone(task, inRoot, signal);
       return { path: inRoot, source: 'clone' };
     }
     if (task.workingDirectory) {
       if (task.sandboxAllowedRoot) await resolveInside(task.sandboxAllowedRoot, task.workingDirectory, 'working_directory');
-      await cp(task.workingDirectory, inRoot, { recursive: true, verbatimSymlinks: true, errorOnExist: false, force: true });
+      await this.copy(task.workingDirectory, inRoot);
+      await this.adopt(inRoot);
       return { path: inRoot, source: 'copy' };
     }
     await mkdir(inRoot, { recursive: true });
+    await this.adopt(inRoot);
     return { path: inRoot, source: 'empty' };
+  }
+
+  /**
+   * Clones `repo` into the (empty) workspace under the sandbox, as the sandbox's uid: a remote URL only after the
+   * outbound policy passed it, connecting to the address that was checked (no second DNS answer), no redirects.
+   */
+  private async clone(task: WorkspaceSpec, dir: string, signal: AbortSignal): Promise<void> {
+    const sandbox = this.registry.sandbox();
+    const refusal = sandbox.refusal();
+    if (refusal) throw new Error(refusal);
+    await mkdir(dir, { recursive: true });
+    await this.adopt(dir);
+    const argv = ['git', '-c', 'http.followRedirects=false'];
+    const readPaths: string[] = [];
+    if (isRemote(task.repo)) {
+      const verdict = await checkOutboundUrl(task.repo, { ...this.config.tasks.outbound, selfPort: this.config.server.port });
+      if (!verdict.ok) throw new Error(`repo: ${verdict.message}`);
+      const address = verdict.address.includes(':') ? `[${verdict.address}]` : verdict.address;
+      argv.push('-c', `http.curloptResolve=${verdict.host}:${verdict.port}:${address}`);
+    } else {
+      readPaths.push(task.repo);
+    }
+    argv.push('clone', '--quiet', '--no-hardlinks');
+    if (task.baseBranch) argv.push('--branch', task.baseBranch);
+    argv.push('--', task.repo, '.');
+    const network = isRemote(task.repo);
+    const r = await runProcess({
+      argv: sandbox.wrap(argv, { workspace: dir, cwd: dir, readOnly: false, network, readPaths }),
+      cwd: dir,
+      env: commandEnv(this.config.tasks, dir, GIT_ENV),
+      timeoutMs: 10 * 60_000,
+      maxOutputBytes: 256 * 1024,
+      signal,
+    });
+    if (r.exitCode !== 0) {
+      const why = r.spawnError ?? (r.timedOut ? 'timed out' : r.stderr.toString('utf8').trim().slice(-500) || `exit ${r.exitCode ?? r.signal}`);
+      throw new Error(`git clone of ${task.repo} failed: ${why}`);
+    }
+  }
+
+  /**
+   * Copies a host directory into the workspace, bounded (GATEWAY_WORKSPACE_COPY_MAX_BYTES / _MAX_FILES, checked
+   * before anything is copied) and never taking the server's data directory, secret files or workspaces along.
+   */
+  private async copy(source: string, dest: string): Promise<void> {
+    const excluded = await Promise.all([this.config.database.dataDir, ...this.config.secretFiles, this.root].map(realOr));
+    const { maxBytes, maxFiles } = this.config.tasks.workspaceCopy;
+    let bytes = 0;
+    let files = 0;
+    const walk = async (dir: string): Promise<void> => {
+      for (const entry of await readdir(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (excluded.some((e) => within(path, e))) continue;
+        files += 1;
+        if (entry.isDirectory()) await walk(path);
+        else if (entry.isFile()) bytes += (await lstat(path)).size;
+        if (files > maxFiles)
+          throw new WorkspaceTooLargeError(`working_directory ${source} has more than ${maxFiles} entries (GATEWAY_WORKSPACE_COPY_MAX_FILES)`);
+        if (bytes > maxBytes)
+          throw new WorkspaceTooLargeError(`working_directory ${source} is larger than ${maxBytes} bytes (GATEWAY_WORKSPACE_COPY_MAX_BYTES)`);
+      }
+    };
+    const real = await realOr(source);
+    await walk(real);
+    await cp(real, dest, {
+      recursive: true,
+      verbatimSymlinks: true,
+      errorOnExist: false,
+      force: true,
+      filter: (src) => !excluded.some((e) => within(src, e)),
+    });
+  }
+
+  /** Gives a managed workspace to the sandbox's uid (when the worker is root), so commands can write it. */
+  private async adopt(dir: string): Promise<void> {
+    const identity = this.registry.sandbox().workspaceIdentity();
+    if (!identity) return;
+    const walk = async (path: string): Promise<void> => {
+      await lchown(path, identity.uid, identity.gid);
+      const st = await lstat(path);
+      if (!st.isDirectory()) return;
+      for (const entry of await readdir(path)) await walk(join(path, entry));
+    };
+    await walk(dir);
   }
 
   /** Removes a task's workspaces (never an in-place directory). */
