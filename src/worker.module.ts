@@ -7,6 +7,7 @@ import { QueueProbeJob } from '@core/health/queue-probe.job';
 import { DOMAIN_MODULES } from './domain.modules';
 import { RunJob } from '@modules/tasks';
 import { TaskRunnersModule } from '@modules/tasks';
+import { AgentLoopWorkerModule } from '@modules/agent-loop';
 
 /** The worker role: job processors are provided here and nowhere else (STYLE rule 1). */
 @Module({})
@@ -16,7 +17,7 @@ export class WorkerModule {
    * Modules only the worker role builds (STYLE rule 16, DESIGN §11.2): tool runners and the sandbox today; MCP
    * clients and ACP adapter processes join this list. The api role never constructs them.
    */
-  static workerOnlyModules = [TaskRunnersModule];
+  static workerOnlyModules = [TaskRunnersModule, AgentLoopWorkerModule];
 
   static forRoot(core: CoreResources, options: { standalone: boolean } = { standalone: true }): DynamicModule {
     return {

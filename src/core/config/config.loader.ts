@@ -6,11 +6,13 @@ import { checkPlatformEnv, PlatformConfig, platformConfig, PlatformEnv } from '.
 import { checkGatewayEnv, GatewayConfig, gatewayConfig, GatewayEnv } from './groups/gateway.env';
 import { ChatConfig, chatConfig, ChatEnv, checkChatEnv } from './groups/chat.env';
 import { checkTasksEnv, TasksConfig, tasksConfig, TasksEnv } from './groups/tasks.env';
+import { AgentConfig, agentConfig, AgentEnv } from './groups/agent.env';
 import { readSecretFiles } from './secret-files';
 
 /** Everything the process is configured with, in typed groups. Built once by `loadConfig`. */
 export type AppConfigValues = PlatformConfig & { version: string; startedAt: Date } & { gateway: GatewayConfig } & { chat: ChatConfig } & {
   tasks: TasksConfig;
+  agent: AgentConfig;
   /** Files secrets were read from (`<NAME>_FILE`): never mounted into a task's sandbox. */
   secretFiles: string[];
 };
@@ -44,6 +46,7 @@ export function loadConfig(raw: RawEnv): AppConfigValues {
   const gateway = validateGroup(GatewayEnv, env, problems, checkGatewayEnv);
   const chat = validateGroup(ChatEnv, env, problems, checkChatEnv);
   const tasks = validateGroup(TasksEnv, env, problems, checkTasksEnv);
+  const agent = validateGroup(AgentEnv, env, problems);
   if (problems.length > 0) throw new ConfigValidationError(problems);
   return {
     ...platformConfig(platform),
@@ -52,6 +55,7 @@ export function loadConfig(raw: RawEnv): AppConfigValues {
     gateway: gatewayConfig(gateway),
     chat: chatConfig(chat),
     tasks: tasksConfig(tasks),
+    agent: agentConfig(agent),
     secretFiles: files,
   };
 }

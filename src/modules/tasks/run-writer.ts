@@ -328,6 +328,19 @@ export class RunWriter {
     });
   }
 
+  /** What the run chain has spent so far (prior runs of the chain, this run), in micro-USD. */
+  async runCosts(): Promise<{ prior: number; total: number }> {
+    const run = await retryTransient(() => this.deps.runs.findById(this.ref.tenantId, this.ref.runId));
+    return { prior: Number(run?.priorCostMicrosUsd ?? 0), total: Number(run?.totalCostMicrosUsd ?? 0) };
+  }
+
+  /** The newest artifact of `kind` of this run (or of `runId`, a run of the same task), with its content. */
+  async latestArtifact(kind: string, runId = this.ref.runId): Promise<{ id: string; content: string; metadata: Record<string, unknown> } | null> {
+    const rows = await retryTransient(() => this.deps.artifacts.listForRun(this.ref.tenantId, runId, { kind, withContent: true }));
+    const last = rows.at(-1);
+    return last ? { id: last.id, content: last.contentText, metadata: last.metadata ?? {} } : null;
+  }
+
   /** Records what the run actually used (agent_loop: after routing) and its spend. */
   async recordUsage(u: { model?: string; provider?: string; providerKind?: string; addCostMicrosUsd?: number }): Promise<void> {
     await this.tx(async (tx) => {

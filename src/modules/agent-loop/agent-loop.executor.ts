@@ -1,0 +1,52 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { AppConfig } from '@core/config/app-config';
+import { ModelNotConfiguredError } from '@modules/inference';
+import { ExecutorRegistry, type ExecutionPlan, type RunExecutor } from '@modules/tasks';
+import type { ExecutionContext } from '@modules/tasks';
+
+type Task = ExecutionContext['task'];
+
+/**
+ * execution_kind=agent_loop (seed 003, DESIGN §11): create-time validation, the start-time model check and the plan.
+ * The loop itself is AgentLoopRunner, which only workers build. No pre-execution gate: its tool calls are gated
+ * mid-loop (`agent_loop_tool_call`).
+ */
+@Injectable()
+export class AgentLoopExecutor implements RunExecutor, OnModuleInit {
+  readonly kind = 'agent_loop';
+
+  constructor(
+    private readonly registry: ExecutorRegistry,
+    private readonly config: AppConfig,
+  ) {}
+
+  onModuleInit(): void {
+    this.registry.register(this);
+  }
+
+  validate(task: Task): string[] {
+    const problems: string[] = [];
+    if (!task.prompt.trim()) problems.push('prompt is required for execution_kind=agent_loop');
+    if (task.budgetMicrosUsd < 0) problems.push('budget_micros_usd must not be negative');
+    return problems;
+  }
+
+  /** 422 model_not_configured at start when neither the task nor GATEWAY_DEFAULT_MODEL names a model (no run is created). */
+  preflight(task: Task): void {
+    if (task.requestedModel || this.config.gateway.defaultModel) return;
+    throw new ModelNotConfiguredError('this agent_loop task names no model and GATEWAY_DEFAULT_MODEL is not set', {
+      model: '',
+      provider: task.requestedProvider || undefined,
+      suggested_models: [],
+    });
+  }
+
+  plan(task: Task, workspacePath: string): ExecutionPlan {
+    const model = task.requestedModel || this.config.gateway.defaultModel || '';
+    return {
+      summary: [`agent loop with ${model || 'the default model'}`, `cwd: ${workspacePath}`, `max turns: ${this.config.agent.maxTurns}`],
+      details: { model, cwd: workspacePath },
+      identity: { model, cwd: workspacePath },
+    };
+  }
+}

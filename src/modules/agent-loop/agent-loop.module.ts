@@ -1,0 +1,20 @@
+import { Module } from '@nestjs/common';
+import { ApprovalsModule } from '@modules/approvals';
+import { InferenceModule } from '@modules/inference';
+import { TasksModule } from '@modules/tasks';
+import { AgentLoopExecutor } from './agent-loop.executor';
+import { AgentLoopRunner } from './agent-loop.runner';
+
+/** execution_kind=agent_loop for both roles: validation, the start-time model check, the plan (DESIGN §5: registers into tasks). */
+@Module({
+  imports: [TasksModule],
+  providers: [AgentLoopExecutor],
+})
+export class AgentLoopModule {}
+
+/** Worker-only (DESIGN §11.2): the loop itself — model calls and tool calls run on workers, never in the api. */
+@Module({
+  imports: [TasksModule, InferenceModule, ApprovalsModule],
+  providers: [AgentLoopRunner],
+})
+export class AgentLoopWorkerModule {}

@@ -1,0 +1,330 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { AppConfig } from '@core/config/app-config';
+import { DomainError } from '@core/http/domain-error';
+import { ApprovalsService, planHash } from '@modules/approvals';
+import { InferenceService, type InferenceMessage, type InferenceResult, type InferenceTool } from '@modules/inference';
+import { type ExecutionContext, type ExecutionOutcome, ExecutorRegistry, type RunRunner, type StepOutcome } from '@modules/tasks';
+import { BUILTIN_BY_NAME, BUILTIN_TOOLS, ToolInputError, type ToolResult } from './builtin-tools';
+
+/** At most this many tool calls in one model response (a larger one fails the turn). */
+export const MAX_TOOL_CALLS_PER_RESPONSE = 16;
+const AGENTS_FILES = ['AGENTS.md', 'CLAUDE.md'];
+const AGENTS_MAX_BYTES = 8 * 1024;
+const TOOL_RESULT_MAX_CHARS = 64 * 1024;
+
+interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+/** The `agent_conversation` artifact: the messages so far and where the loop stands. */
+interface Conversation {
+  messages: InferenceMessage[];
+  /** The step index the next model or tool call gets. */
+  next_step: number;
+  /** Model calls made by this run. */
+  model_calls: number;
+  /** Tool calls of the last assistant message not answered yet. */
+  pending?: ToolCall[];
+}
+
+/**
+ * The agent loop (seed 002/003, DESIGN §11): model call → tool calls → results → model call, until a final answer,
+ * the turn cap, the budget, cancel, or a blank answer. Every model call and tool call is a step with a durable
+ * dispatch record (RunWriter.step); the conversation is checkpointed after every model call and every tool result,
+ * so a run taken over by another worker continues from its checkpoint: a completed call is replayed from its step,
+ * never re-run; a side-effecting call whose result was not recorded is answered to the model as "outcome unknown".
+ * Text deltas go to the run's live stream (LiveStreamBuffer, stream id = run id), not into run events.
+ */
+@Injectable()
+export class AgentLoopRunner implements RunRunner, OnModuleInit {
+  readonly kind = 'agent_loop';
+
+  constructor(
+    private readonly registry: ExecutorRegistry,
+    private readonly inference: InferenceService,
+    private readonly approvals: ApprovalsService,
+    private readonly config: AppConfig,
+  ) {}
+
+  onModuleInit(): void {
+    this.registry.registerRunner(this);
+  }
+
+  async execute(ctx: ExecutionContext): Promise<ExecutionOutcome> {
+    const conv = await this.hydrate(ctx);
+    const tools: InferenceTool[] = BUILTIN_TOOLS.map((t) => ({
+      type: 'function',
+      function: { name: t.name, description: t.description, parameters: t.parameters },
+    }));
+    for (;;) {
+      if (ctx.signal.aborted) return { status: 'failed', error: 'cancelled', errorKind: 'cancelled' };
+      if (conv.pending) {
+        const gate = await this.gate(ctx, conv);
+        if (gate) return gate;
+        for (const call of conv.pending) {
+          const text = await this.dispatch(ctx, conv, call);
+          conv.messages.push({ role: 'tool', tool_call_id: call.id, content: text.content, tool_error: text.isError || undefined });
+          await this.checkpoint(ctx, conv);
+        }
+        conv.pending = undefined;
+        await this.checkpoint(ctx, conv);
+      }
+      if (conv.model_calls >= this.config.agent.maxTurns) {
+        return {
+          status: 'failed',
+          error: `the agent made ${conv.model_calls} model calls without a final answer (GATEWAY_TASK_AGENT_LOOP_MAX_TURNS)`,
+          errorKind: 'turn_limit_exceeded',
+        };
+      }
+      const turn = await this.modelCall(ctx, conv, tools);
+      if ('status' in turn) return turn;
+      const calls = turn.tool_calls;
+      conv.messages.push({ role: 'assistant', content: turn.text || null, ...(calls.length ? { tool_calls: calls } : {}) });
+      if (calls.length > MAX_TOOL_CALLS_PER_RESPONSE) {
+        await this.checkpoint(ctx, conv);
+        return {
+          status: 'failed',
+          error: `the model asked for ${calls.length} tool calls in one response (at most ${MAX_TOOL_CALLS_PER_RESPONSE})`,
+          errorKind: 'too_many_tool_calls',
+        };
+      }
+      if (calls.length === 0) {
+        await this.checkpoint(ctx, conv);
+        if (!turn.text.trim()) return { status: 'failed', error: 'the model ended with a blank final answer', errorKind: 'blank_final_answer' };
+        await ctx.writer.tx(async (tx) => {
+          await ctx.writer.emitIn(tx, 'assistant.final_answer', { turn: conv.model_calls, text: turn.text });
+          await ctx.writer.addArtifactIn(tx, { kind: 'summary', name: 'final_answer', mimeType: 'text/markdown', content: turn.text });
+        });
+        return { status: 'completed', summary: { final_answer: turn.text, model_calls: conv.model_calls } };
+      }
+      conv.pending = calls;
+      await this.checkpoint(ctx, conv);
+    }
+  }
+
+  /** The conversation to continue: this run's checkpoint, else the source run's (resume), else a fresh one. */
+  private async hydrate(ctx: ExecutionContext): Promise<Conversation> {
+    const own = await ctx.writer.latestArtifact('agent_conversation');
+    if (own) return JSON.parse(own.content) as Conversation;
+    if (ctx.run.resumedFromRunId) {
+      const source = await ctx.writer.latestArtifact('agent_conversation', ctx.run.resumedFromRunId);
+      if (source) {
+        const prior = JSON.parse(source.content) as Conversation;
+        // A resumed run continues the saved history; its own steps and model calls count from here.
+        return { messages: prior.messages, pending: prior.pending, next_step: ctx.firstStepIndex, model_calls: 0 };
+      }
+    }
+    return {
+      messages: [
+        { role: 'system', content: await this.systemPrompt(ctx) },
+        { role: 'user', content: ctx.task.prompt },
+      ],
+      next_step: ctx.firstStepIndex,
+      model_calls: 0,
+    };
+  }
+
+  /** Machine line, operator prompt, the workspace's AGENTS.md or CLAUDE.md (≤ 8 KiB), the task's system_prompt. */
+  private async systemPrompt(ctx: ExecutionContext): Promise<string> {
+    const parts = [
+      `You are Hecate's coding agent, running on a worker. Your workspace is ${ctx.workspace.path}; tool paths are relative to it. Use the tools to inspect and change it, then answer with a final message.`,
+    ];
+    if (this.config.agent.systemPrompt) parts.push(this.config.agent.systemPrompt);
+    for (const name of AGENTS_FILES) {
+      try {
+        const text = (await readFile(join(ctx.workspace.path, name))).subarray(0, AGENTS_MAX_BYTES).toString('utf8');
+        parts.push(`${name} from the workspace:\n${text}`);
+        break;
+      } catch {
+        // not there
+      }
+    }
+    if (ctx.task.systemPrompt) parts.push(ctx.task.systemPrompt);
+    return parts.join('\n\n');
+  }
+
+  private checkpoint(ctx: ExecutionContext, conv: Conversation): Promise<unknown> {
+    return ctx.writer.addArtifact({ kind: 'agent_conversation', name: 'agent_conversation', mimeType: 'application/json', content: JSON.stringify(conv) });
+  }
+
+  /** One model call as a step; replayed from the step when an earlier attempt completed it. */
+  private async modelCall(
+    ctx: ExecutionContext,
+    conv: Conversation,
+    tools: InferenceTool[],
+  ): Promise<{ text: string; tool_calls: ToolCall[] } | { status: 'failed'; error: string; errorKind: string }> {
+    const { task, run, writer } = ctx;
+    const turn = conv.model_calls + 1;
+    const index = conv.next_step;
+    const model = task.requestedModel || this.config.gateway.defaultModel;
+    let spentBefore = 0;
+    const { outcome } = await writer.step(
+      {
+        index,
+        kind: 'model',
+        title: `Model call ${turn}`,
+        toolName: 'model_call',
+        input: { turn, model, messages: conv.messages.length },
+        // A model call has no side effect outside the run: after a crash it may be made again.
+        idempotent: true,
+        startEvents: () => [
+          { type: 'turn.started', data: { turn } },
+          { type: 'model.call.started', data: { turn, model_call_index: turn, model, provider: task.requestedProvider || undefined } },
+        ],
+      },
+      async (): Promise<StepOutcome> => {
+        const current = await this.spent(ctx);
+        spentBefore = current.run;
+        let costCapMicros: number | undefined;
+        if (task.budgetMicrosUsd > 0) {
+          costCapMicros = task.budgetMicrosUsd - current.prior - current.run;
+          if (costCapMicros <= 0) return { status: 'failed', error: `budget of ${task.budgetMicrosUsd} micro-USD is spent`, errorKind: 'budget_exceeded' };
+        }
+        let result: InferenceResult;
+        try {
+          const live = await this.inference.streamLive(
+            { messages: conv.messages, model, provider: task.requestedProvider || undefined, tools, max_tokens: this.config.agent.maxTokens },
+            { tenantId: run.tenantId, origin: writer.ref.origin, signal: ctx.signal, endpoint: 'agent_loop', costCapMicros },
+            { streamId: run.id },
+          );
+          for await (const _frame of live.frames) {
+            // Deltas are on the live stream; the loop needs only the assembled reply.
+          }
+          result = await live.result;
+        } catch (err) {
+          const kind = err instanceof DomainError ? err.type : 'model_error';
+          return { status: 'failed', error: err instanceof Error ? err.message : String(err), errorKind: kind };
+        }
+        await writer.recordUsage({
+          model: result.model,
+          provider: result.provider,
+          providerKind: result.provider_kind,
+          addCostMicrosUsd: result.cost_micros_usd,
+        });
+        const costs = {
+          turn,
+          model_call_index: turn,
+          provider: result.provider,
+          model: result.model,
+          input_tokens: result.usage.input_tokens,
+          output_tokens: result.usage.output_tokens,
+          cost_micros_usd: result.cost_micros_usd,
+          run_cost_micros_usd: spentBefore + result.cost_micros_usd,
+          task_cost_micros_usd: current.prior + spentBefore + result.cost_micros_usd,
+        };
+        const calls = result.tool_calls as ToolCall[];
+        return {
+          status: 'completed',
+          result: JSON.stringify({ text: result.text, tool_calls: calls }),
+          outputSummary: { ...costs, stop_reason: result.stop_reason, tool_calls: calls.length },
+          events: [
+            { type: 'model.call.completed', data: { ...costs, stop_reason: result.stop_reason } },
+            ...calls.map((c) => ({
+              type: 'assistant.tool_call_proposed',
+              data: { turn, tool_call_id: c.id, tool_name: c.function.name, arguments: c.function.arguments },
+            })),
+            { type: 'turn.completed', data: costs },
+          ],
+        };
+      },
+    );
+    conv.next_step = index + 1;
+    conv.model_calls = turn;
+    if (outcome.status !== 'completed') {
+      return { status: 'failed', error: outcome.error || 'model call failed', errorKind: outcome.errorKind || 'model_error' };
+    }
+    return JSON.parse(outcome.result ?? '{"text":"","tool_calls":[]}') as { text: string; tool_calls: ToolCall[] };
+  }
+
+  private async spent(ctx: ExecutionContext): Promise<{ prior: number; run: number }> {
+    const row = await ctx.writer.runCosts();
+    return { prior: Number(row.prior), run: Number(row.total) };
+  }
+
+  /**
+   * Gated calls of one response wait under one `agent_loop_tool_call` approval listing each call's exact arguments;
+   * approving requeues the run, which dispatches exactly those calls (the approval's hash proves it) with no new model call.
+   */
+  private async gate(ctx: ExecutionContext, conv: Conversation): Promise<ExecutionOutcome | null> {
+    const gated = conv.pending!.filter((c) => this.approvals.toolRequiresApproval(c.function.name));
+    if (gated.length === 0) return null;
+    const details = { tool_calls: gated.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })) };
+    const hash = planHash(details);
+    const approvals = await this.approvals.listForRun(ctx.run.tenantId, ctx.run.id);
+    if (approvals.some((a) => a.kind === 'agent_loop_tool_call' && a.status === 'approved' && a.actionHash === hash)) return null;
+    await ctx.writer.pauseForApproval({
+      kind: 'agent_loop_tool_call',
+      reason: `the agent wants to use ${[...new Set(gated.map((c) => c.function.name))].join(', ')}`,
+      actionSummary: gated.map((c) => `${c.function.name} ${c.function.arguments}`.slice(0, 500)),
+      details,
+    });
+    return { status: 'awaiting_approval' };
+  }
+
+  /** One tool call as a step: replayed when done, "outcome unknown" when a side-effecting one was cut off. */
+  private async dispatch(ctx: ExecutionContext, conv: Conversation, call: ToolCall): Promise<{ content: string; isError: boolean }> {
+    const index = conv.next_step;
+    conv.next_step = index + 1;
+    const tool = BUILTIN_BY_NAME.get(call.function.name);
+    let args: Record<string, unknown> = {};
+    let inputError = '';
+    try {
+      const parsed: unknown = JSON.parse(call.function.arguments || '{}');
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) args = parsed as Record<string, unknown>;
+      else inputError = 'arguments must be a JSON object';
+    } catch {
+      inputError = 'arguments are not valid JSON';
+    }
+    const { outcome } = await ctx.writer.step(
+      {
+        index,
+        kind: 'tool',
+        title: call.function.name,
+        toolName: call.function.name,
+        input: { tool_call_id: call.id, arguments: args, classification: tool?.classification ?? 'unknown' },
+        idempotent: tool ? tool.classification !== 'side_effecting' : true,
+      },
+      async (): Promise<StepOutcome> => {
+        let result: ToolResult;
+        if (!tool) result = { text: `unknown tool ${call.function.name}`, isError: true };
+        else if (inputError) result = { text: inputError, isError: true };
+        else {
+          try {
+            result = await tool.run(args, {
+              workspace: ctx.workspace,
+              sandbox: this.registry.sandbox(),
+              config: this.config,
+              signal: ctx.signal,
+              timeoutMs: ctx.task.timeoutMs || ctx.config.defaultTimeoutMs,
+            });
+          } catch (err) {
+            result = { text: err instanceof ToolInputError ? `invalid arguments: ${err.message}` : (err as Error).message, isError: true };
+          }
+        }
+        const text = result.text.length > TOOL_RESULT_MAX_CHARS ? `${result.text.slice(0, TOOL_RESULT_MAX_CHARS)}\n[truncated]` : result.text;
+        return {
+          status: result.isError ? 'failed' : 'completed',
+          result: JSON.stringify({ text, is_error: result.isError }),
+          exitCode: result.exitCode,
+          outputSummary: result.summary ?? {},
+          error: result.isError ? text.slice(0, 500) : undefined,
+          errorKind: result.isError ? 'tool_error' : undefined,
+          artifacts: result.artifacts,
+        };
+      },
+    );
+    if (outcome.errorKind === 'ambiguous_side_effect') {
+      return { content: 'outcome unknown after a restart: the worker running this tool call was lost; it was not run again', isError: true };
+    }
+    try {
+      const r = JSON.parse(outcome.result ?? '') as { text: string; is_error: boolean };
+      return { content: r.text, isError: r.is_error };
+    } catch {
+      return { content: outcome.error || outcome.status, isError: outcome.status !== 'completed' };
+    }
+  }
+}

@@ -1,0 +1,99 @@
+import { request as httpRequestRaw, type IncomingMessage } from 'node:http';
+import { request as httpsRequestRaw } from 'node:https';
+import { checkOutboundUrl } from '@core/net/outbound-url-policy';
+import type { ToolContext, ToolResult } from './tool-types';
+
+const MAX_REDIRECTS = 5;
+
+/**
+ * The http_request tool: every hop passes the outbound policy (DESIGN §8) — scheme, allowlist, and every address the
+ * host resolves to — and the connection goes to the address that was checked (no second DNS answer). Redirects are
+ * followed by hand and re-checked; the time and the response size are bounded.
+ */
+export async function httpRequest(req: { url: string; method: string; body: string; headers: Record<string, string> }, ctx: ToolContext): Promise<ToolResult> {
+  const { timeoutMs, maxResponseBytes } = ctx.config.agent.http;
+  let url = req.url;
+  let method = req.method.toUpperCase();
+  let body = req.body;
+  for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+    const verdict = await checkOutboundUrl(url, { ...ctx.config.tasks.outbound, selfPort: ctx.config.server.port });
+    if (!verdict.ok) return { text: `refused by the outbound policy: ${verdict.message}`, isError: true, summary: { blocked: true, url } };
+    let res: { status: number; headers: IncomingMessage['headers']; body: Buffer; truncated: boolean };
+    try {
+      res = await send(verdict.url, verdict.address, method, body, req.headers, timeoutMs, maxResponseBytes, ctx.signal);
+    } catch (err) {
+      return { text: `request failed: ${(err as Error).message}`, isError: true };
+    }
+    if (res.status >= 300 && res.status < 400 && res.headers.location) {
+      url = new URL(res.headers.location, verdict.url).toString();
+      if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === 'POST')) {
+        method = 'GET';
+        body = '';
+      }
+      continue;
+    }
+    const text = res.body.toString('utf8').replaceAll('\0', '\uFFFD');
+    return {
+      text: `HTTP ${res.status}\n${text}${res.truncated ? `\n[truncated at ${maxResponseBytes} bytes]` : ''}`,
+      isError: res.status >= 400,
+      summary: { status: res.status, bytes: res.body.length, truncated: res.truncated, url },
+    };
+  }
+  return { text: `more than ${MAX_REDIRECTS} redirects`, isError: true };
+}
+
+function send(
+  url: URL,
+  address: string,
+  method: string,
+  body: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+  maxBytes: number,
+  signal: AbortSignal,
+): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer; truncated: boolean }> {
+  return new Promise((resolve, reject) => {
+    const family = address.includes(':') ? 6 : 4;
+    const make = url.protocol === 'https:' ? httpsRequestRaw : httpRequestRaw;
+    const req = make(
+      url,
+      {
+        method,
+        headers: { 'user-agent': 'hecate-agent', ...headers },
+        signal,
+        timeout: timeoutMs,
+        // Connect to the address the policy checked, whatever the resolver would say now.
+        lookup: (_host, options, cb) => {
+          if ((options as { all?: boolean }).all) (cb as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address, family }]);
+          else (cb as (e: null, a: string, f: number) => void)(null, address, family);
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        let truncated = false;
+        res.on('data', (c: Buffer) => {
+          if (truncated) return;
+          const room = maxBytes - size;
+          if (c.length > room) {
+            chunks.push(c.subarray(0, room));
+            size = maxBytes;
+            truncated = true;
+            res.destroy();
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), truncated });
+            return;
+          }
+          chunks.push(c);
+          size += c.length;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), truncated }));
+        res.on('error', reject);
+      },
+    );
+    const timer = setTimeout(() => req.destroy(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
+    req.on('close', () => clearTimeout(timer));
+    req.on('timeout', () => req.destroy(new Error(`timed out after ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end(body || undefined);
+  });
+}

@@ -1,0 +1,2 @@
+/** The agent-loop module's public face: the composition root imports `@modules/agent-loop`, never its files. */
+export { AgentLoopModule, AgentLoopWorkerModule } from './agent-loop.module';

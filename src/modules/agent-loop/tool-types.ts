@@ -1,0 +1,30 @@
+import type { AppConfig } from '@core/config/app-config';
+import type { CommandSandbox, NewArtifact, RunWorkspace } from '@modules/tasks';
+
+/** DESIGN §11.6: what a call does to the world, decided before dispatch. */
+export type ToolClass = 'read_only' | 'idempotent' | 'side_effecting';
+
+export interface ToolContext {
+  workspace: RunWorkspace;
+  sandbox: CommandSandbox;
+  config: AppConfig;
+  signal: AbortSignal;
+  timeoutMs: number;
+}
+
+export interface ToolResult {
+  /** What the model reads back. */
+  text: string;
+  isError: boolean;
+  artifacts?: NewArtifact[];
+  summary?: Record<string, unknown>;
+  exitCode?: number | null;
+}
+
+export interface BuiltinTool {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  classification: ToolClass;
+  run(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
+}

@@ -1,0 +1,199 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/fake-upstream.js';
+import { providerEnv } from '../../support/provider-env';
+import { ServerProcess } from '../../support/server-process';
+import { Client, embeddedTasksEnv, Json, Processes } from '../tasks/tasks-harness';
+
+/**
+ * The agent loop on the built server (embedded): a scripted fake upstream (OpenAI protocol) proposes tool calls, the
+ * worker runs them in the workspace, the run ends in a final answer; approvals pause it mid-loop; caps end it.
+ */
+describe('agent loop (embedded)', () => {
+  const procs = new Processes();
+  let upstream: FakeUpstream;
+  let server: ServerProcess;
+  let noModel: ServerProcess;
+  let c: Client;
+  let project: string;
+
+  const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: args }] });
+
+  const runAgent = async (client: Client, dto: Json, statuses = ['completed', 'failed', 'cancelled', 'awaiting_approval']) => {
+    const { taskId, runId } = await client.startTask({ execution_kind: 'agent_loop', requested_model: 'gpt-4o-mini', ...dto });
+    const run = await client.waitStatus(taskId, runId, statuses);
+    return { taskId, runId, run };
+  };
+
+  beforeAll(async () => {
+    upstream = await startFakeUpstream({ models: ['gpt-4o-mini'] });
+    project = mkdtempSync(join(tmpdir(), 'hecate-agent-project-'));
+    writeFileSync(join(project, 'hello.txt'), 'hello world\n');
+    writeFileSync(join(project, 'AGENTS.md'), 'Always be brief. house-rule-42\n');
+    mkdirSync(join(project, 'src'));
+    writeFileSync(join(project, 'src', 'a.ts'), 'export const answer = 42;\n');
+    const base = { ...providerEnv('fake', upstream, { kind: 'local' }), GATEWAY_TASK_AGENT_LOOP_MAX_TURNS: '4' };
+    [server, noModel] = await Promise.all([
+      procs.start('all', embeddedTasksEnv({ ...base, GATEWAY_TASK_APPROVAL_POLICIES: 'shell_exec' })),
+      procs.start('all', embeddedTasksEnv({ GATEWAY_TASK_SANDBOX: 'none' })),
+    ]);
+    c = new Client(server.url);
+  }, 120_000);
+  afterAll(async () => {
+    await procs.stopAll();
+    await upstream?.close();
+  });
+  beforeEach(() => upstream.reset());
+
+  it('read → edit → list loop ends in a final answer: the file changed, the events in order, the results went back to the model', async () => {
+    upstream.script(call('read_file', { path: 'hello.txt' }));
+    upstream.script(call('file_edit', { path: 'hello.txt', old_string: 'world', new_string: 'agent' }));
+    upstream.script(call('grep', { pattern: 'answer', glob: 'src/**' }));
+    upstream.script({ content: 'Changed hello.txt to greet the agent.' });
+    const { taskId, runId, run } = await runAgent(c, { prompt: 'Make hello.txt greet the agent', working_directory: project });
+    expect(run).toMatchObject({ status: 'completed', model: 'gpt-4o-mini', provider: 'fake' });
+    expect(readFileSync(join(run.workspace_path, 'hello.txt'), 'utf8')).toBe('hello agent\n');
+    expect(readFileSync(join(project, 'hello.txt'), 'utf8')).toBe('hello world\n');
+
+    const requests = upstream.requests.filter((r) => r.path === '/v1/chat/completions');
+    expect(requests).toHaveLength(4);
+    const first = requests[0].body as Json;
+    expect(first.messages[0].role).toBe('system');
+    expect(first.messages[0].content).toContain(run.workspace_path);
+    expect(first.messages[0].content).toContain('house-rule-42');
+    expect(first.messages[1]).toEqual({ role: 'user', content: 'Make hello.txt greet the agent' });
+    expect((first.tools as Json[]).map((t) => t.function.name)).toEqual(
+      expect.arrayContaining([
+        'read_file',
+        'list_dir',
+        'grep',
+        'glob',
+        'file_write',
+        'file_edit',
+        'shell_exec',
+        'git_exec',
+        'git_status',
+        'git_diff',
+        'http_request',
+      ]),
+    );
+    const second = (requests[1].body as Json).messages as Json[];
+    expect(second.at(-1)).toMatchObject({ role: 'tool', content: 'hello world\n' });
+    const fourth = (requests[3].body as Json).messages as Json[];
+    expect(fourth.at(-1)).toMatchObject({ role: 'tool', content: 'src/a.ts:1: export const answer = 42;' });
+
+    const events = await c.events(taskId, runId);
+    const types = events.map((e) => e.type as string);
+    const order = (t: string) => types.indexOf(t);
+    for (const t of [
+      'turn.started',
+      'model.call.started',
+      'model.call.completed',
+      'assistant.tool_call_proposed',
+      'turn.completed',
+      'assistant.final_answer',
+      'run.finished',
+    ]) {
+      expect(types).toContain(t);
+    }
+    expect(order('turn.started')).toBeLessThan(order('model.call.completed'));
+    const readDone = events.findIndex((e) => e.type === 'tool.completed' && e.data.tool_name === 'read_file');
+    expect(order('assistant.tool_call_proposed')).toBeLessThan(readDone);
+    expect(readDone).toBeLessThan(types.lastIndexOf('model.call.started'));
+    expect(order('assistant.final_answer')).toBeLessThan(order('run.finished'));
+    expect(types.filter((t) => t === 'turn.completed')).toHaveLength(4);
+
+    const artifacts = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/artifacts`)) as unknown as Json[];
+    expect(artifacts.map((a) => a.kind)).toEqual(expect.arrayContaining(['agent_conversation', 'patch', 'summary']));
+    const patch = artifacts.find((a) => a.kind === 'patch')!;
+    expect(patch).toMatchObject({ status: 'applied', path: 'hello.txt' });
+  });
+
+  it('file_edit with propose=true creates a proposed patch that the patches API applies', async () => {
+    upstream.script(call('file_edit', { path: 'hello.txt', old_string: 'hello', new_string: 'goodbye', propose: true }));
+    upstream.script({ content: 'Proposed the change.' });
+    const { taskId, runId, run } = await runAgent(c, { prompt: 'propose', working_directory: project });
+    expect(run.status).toBe('completed');
+    expect(readFileSync(join(run.workspace_path, 'hello.txt'), 'utf8')).toBe('hello world\n');
+    const patches = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/patches`)) as unknown as Json[];
+    expect(patches).toHaveLength(1);
+    expect(patches[0]).toMatchObject({ status: 'proposed', path: 'hello.txt' });
+    await c.ok('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/patches/${patches[0].artifact.id}/apply`);
+    expect(readFileSync(join(run.workspace_path, 'hello.txt'), 'utf8')).toBe('goodbye world\n');
+  });
+
+  it('a gated tool call pauses the run under one agent_loop_tool_call approval; approve dispatches exactly it with no new model call', async () => {
+    upstream.script(call('shell_exec', { command: 'echo approved > out.txt' }));
+    upstream.script({ content: 'Wrote out.txt.' });
+    const { taskId, runId, run } = await runAgent(c, { prompt: 'write out.txt' });
+    expect(run.status).toBe('awaiting_approval');
+    const [approval] = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/approvals`)) as unknown as Json[];
+    expect(approval).toMatchObject({
+      kind: 'agent_loop_tool_call',
+      status: 'pending',
+      details: { tool_calls: [{ name: 'shell_exec', arguments: JSON.stringify({ command: 'echo approved > out.txt' }) }] },
+    });
+    expect(existsSync(join(run.workspace_path, 'out.txt'))).toBe(false);
+    expect(upstream.requestCount).toBe(1);
+    await c.ok('POST', `/hecate/v1/tasks/${taskId}/approvals/${approval.id}/resolve`, { decision: 'approve' });
+    const done = await c.waitStatus(taskId, runId, ['completed', 'failed']);
+    expect(done.status).toBe('completed');
+    expect(readFileSync(join(run.workspace_path, 'out.txt'), 'utf8')).toBe('approved\n');
+    // After the approval: the approved call ran, then one model call for the answer — not a repeat of the first.
+    const requests = upstream.requests.filter((r) => r.path === '/v1/chat/completions');
+    expect(requests).toHaveLength(2);
+    expect(((requests[1].body as Json).messages as Json[]).at(-1)).toMatchObject({ role: 'tool', content: expect.stringContaining('exit code 0') });
+  });
+
+  it('reject cancels the run and the call never runs', async () => {
+    upstream.script(call('shell_exec', { command: 'echo nope > rejected.txt' }));
+    const { taskId, runId, run } = await runAgent(c, { prompt: 'try' });
+    expect(run.status).toBe('awaiting_approval');
+    const [approval] = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/approvals`)) as unknown as Json[];
+    await c.ok('POST', `/hecate/v1/tasks/${taskId}/approvals/${approval.id}/resolve`, { decision: 'reject' });
+    expect((await c.run(taskId, runId)).status).toBe('cancelled');
+    expect(existsSync(join(run.workspace_path, 'rejected.txt'))).toBe(false);
+    expect(upstream.requestCount).toBe(1);
+  });
+
+  it('stops at GATEWAY_TASK_AGENT_LOOP_MAX_TURNS, fails a blank final answer, and a response with more than 16 tool calls', async () => {
+    for (let i = 0; i < 4; i++) upstream.script(call('list_dir', {}));
+    const capped = await runAgent(c, { prompt: 'loop forever' });
+    expect(capped.run).toMatchObject({ status: 'failed', error_kind: 'turn_limit_exceeded' });
+    expect(upstream.requestCount).toBe(4);
+
+    upstream.reset();
+    upstream.script({ content: '   ' });
+    expect((await runAgent(c, { prompt: 'say nothing' })).run).toMatchObject({ status: 'failed', error_kind: 'blank_final_answer' });
+
+    upstream.reset();
+    upstream.script({ toolCalls: Array.from({ length: 17 }, (_, i) => ({ name: 'list_dir', arguments: {}, id: `call_${i}` })) });
+    expect((await runAgent(c, { prompt: 'too many' })).run).toMatchObject({ status: 'failed', error_kind: 'too_many_tool_calls' });
+  });
+
+  it('http_request to a metadata or loopback address is refused by policy and the model is told so', async () => {
+    upstream.script(call('http_request', { url: 'http://169.254.169.254/latest/meta-data/iam' }));
+    upstream.script(call('http_request', { url: `${upstream.url}/v1/models` }));
+    upstream.script({ content: 'Could not fetch.' });
+    const { run } = await runAgent(c, { prompt: 'fetch the metadata' });
+    expect(run.status).toBe('completed');
+    const requests = upstream.requests.filter((r) => r.path === '/v1/chat/completions');
+    expect(((requests[1].body as Json).messages as Json[]).at(-1)).toMatchObject({
+      role: 'tool',
+      content: expect.stringContaining('refused by the outbound policy'),
+    });
+    expect(((requests[2].body as Json).messages as Json[]).at(-1)).toMatchObject({ role: 'tool', content: expect.stringContaining('private or loopback') });
+  });
+
+  it('start answers 422 model_not_configured when no model resolves, and creates no run', async () => {
+    const other = new Client(noModel.url);
+    const task = await other.createTask({ execution_kind: 'agent_loop', prompt: 'hi' });
+    const res = await other.call('POST', `/hecate/v1/tasks/${task.id}/start`);
+    expect(res.status).toBe(422);
+    expect(res.body.error.type).toBe('model_not_configured');
+    expect(((await other.ok('GET', `/hecate/v1/tasks/${task.id}/runs`)) as unknown as Json[]).length).toBe(0);
+    const bad = await other.call('POST', '/hecate/v1/tasks', { execution_kind: 'agent_loop' });
+    expect(bad.status).toBe(400);
+  });
+});
