@@ -15,7 +15,8 @@ export interface ApiKeyResource {
   revoked_at: string | null;
 }
 
-export type ApiKeyScope = 'inference' | 'operator';
+/** `admin`: settings every tenant shares (providers and their keys, pricing, capabilities, retention, system operations). */
+export type ApiKeyScope = 'inference' | 'operator' | 'admin';
 
 export interface CreatedApiKeyResource extends ApiKeyResource {
   /** Returned exactly once, at creation. */

@@ -1,3 +1,4 @@
+import { RequireScope } from '@core/http/auth/public.decorator';
 import { Body, Controller, Get, HttpCode, Param, ParseUUIDPipe, Post } from '@nestjs/common';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import type { Principal } from '@core/context/request-context';
@@ -8,6 +9,7 @@ import { QueueProbeService } from './queue-probe.service';
 export class QueueProbesController {
   constructor(private readonly probes: QueueProbeService) {}
 
+  @RequireScope('admin')
   @Post()
   @HttpCode(202)
   async create(@CurrentPrincipal() caller: Principal, @Body() dto: CreateQueueProbeDto) {

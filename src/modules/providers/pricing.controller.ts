@@ -1,3 +1,4 @@
+import { RequireScope } from '@core/http/auth/public.decorator';
 import { Body, Controller, Delete, Get, Param, Put } from '@nestjs/common';
 import { NotFoundError } from '@core/http/domain-error';
 import { PutPriceDto } from './pricing.dto';
@@ -12,11 +13,13 @@ export class PricingController {
     return { object: 'pricing', data: this.pricing.listOverrides() };
   }
 
+  @RequireScope('admin')
   @Put(':provider/:model')
   async put(@Param('provider') provider: string, @Param('model') model: string, @Body() dto: PutPriceDto) {
     return { object: 'model_price', data: await this.pricing.put(provider, model, dto) };
   }
 
+  @RequireScope('admin')
   @Delete(':provider/:model')
   async remove(@Param('provider') provider: string, @Param('model') model: string) {
     if (!(await this.pricing.remove(provider, model))) throw new NotFoundError(`no price override for ${provider}/${model}`);

@@ -1,3 +1,4 @@
+import { RequireScope } from '@core/http/auth/public.decorator';
 import { Body, Controller, Delete, Get, Param, Patch, Post, Put } from '@nestjs/common';
 import { LocalDiscoveryService } from './local-discovery.service';
 import { CreateProviderDto, SetProviderKeyDto, UpdateProviderDto } from './provider-settings.dto';
@@ -15,6 +16,7 @@ export class ProviderSettingsController {
     return { object: 'providers', data: this.settings.list() };
   }
 
+  @RequireScope('admin')
   @Post()
   async create(@Body() dto: CreateProviderDto) {
     return { object: 'provider', data: await this.settings.create(dto) };
@@ -30,16 +32,19 @@ export class ProviderSettingsController {
     return { object: 'provider', data: this.settings.get(id) };
   }
 
+  @RequireScope('admin')
   @Patch(':id')
   async update(@Param('id') id: string, @Body() dto: UpdateProviderDto) {
     return { object: 'provider', data: await this.settings.update(id, dto) };
   }
 
+  @RequireScope('admin')
   @Put(':id/api-key')
   async setApiKey(@Param('id') id: string, @Body() dto: SetProviderKeyDto) {
     return { object: 'provider', data: await this.settings.setApiKey(id, dto) };
   }
 
+  @RequireScope('admin')
   @Delete(':id')
   async remove(@Param('id') id: string) {
     return { object: 'provider', data: await this.settings.remove(id) };

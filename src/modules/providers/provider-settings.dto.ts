@@ -24,6 +24,8 @@ export class UpdateProviderDto {
   @IsOptional() @IsString() @Length(0, 256) default_model?: string;
   @IsOptional() @IsString() @Length(1, 64) custom_name?: string;
   @IsOptional() @IsBoolean() enabled?: boolean;
+  /** With a base_url change: the key for the new host (without it, the stored key is dropped). */
+  @IsOptional() @ValidateIf((o: UpdateProviderDto) => o.api_key !== null && o.api_key !== '') @IsString() @Length(1, 4096) api_key?: string | null;
 }
 
 export class SetProviderKeyDto {

@@ -68,7 +68,15 @@ export class ProviderSettingsService {
 
   async update(id: string, dto: UpdateProviderDto) {
     const row = await this.rowFor(id);
-    if (dto.base_url !== undefined) row.baseUrl = dto.base_url.replace(/\/+$/, '');
+    if (dto.base_url !== undefined) {
+      const baseUrl = dto.base_url.replace(/\/+$/, '');
+      // A key belongs to the host it was given for: a new base_url drops the stored key and keeps an env key from being
+      // sent there (a stored empty key) unless this same request sets one.
+      if (baseUrl !== row.baseUrl && !dto.api_key) row.apiKeyCiphertext = this.secrets.encrypt('');
+      row.baseUrl = baseUrl;
+    }
+    if (dto.api_key) row.apiKeyCiphertext = this.secrets.encrypt(dto.api_key);
+    else if (dto.api_key !== undefined && dto.base_url === undefined) row.apiKeyCiphertext = null;
     if (dto.default_model !== undefined) row.defaultModel = dto.default_model || null;
     if (dto.kind !== undefined) row.kind = dto.kind;
     if (dto.protocol !== undefined) row.protocol = dto.protocol;

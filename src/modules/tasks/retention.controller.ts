@@ -1,7 +1,9 @@
+import { RequireScope } from '@core/http/auth/public.decorator';
 import { Controller, Get, HttpCode, Post } from '@nestjs/common';
 import { RetentionService } from './retention.service';
 
 /** Retention history and manual sweep (inventory §1.6 `/system/retention/runs`, `/retention/run`). */
+@RequireScope('admin')
 @Controller('hecate/v1/system/retention')
 export class RetentionController {
   constructor(private readonly retention: RetentionService) {}

@@ -4,7 +4,7 @@ import type { ApiKeyEntity } from './api-key.entity';
 
 export class CreateApiKeyDto {
   @IsString() @Length(1, 200) name!: string;
-  @IsArray() @ArrayNotEmpty() @ArrayUnique() @IsIn(['inference', 'operator'], { each: true }) scopes!: ApiKeyScope[];
+  @IsArray() @ArrayNotEmpty() @ArrayUnique() @IsIn(['inference', 'operator', 'admin'], { each: true }) scopes!: ApiKeyScope[];
   /** Only the operator token may create keys for another tenant. */
   @IsOptional() @IsString() @Matches(/^[A-Za-z0-9._-]{1,64}$/) tenant_id?: string;
 }

@@ -48,6 +48,9 @@ export class ApiKeyService implements OnModuleInit {
     if (dto.tenant_id && dto.tenant_id !== caller.tenantId && caller.kind !== 'operator' && caller.kind !== 'local_operator') {
       throw new ForbiddenError('only the operator token may create keys for another tenant');
     }
+    if (dto.scopes.includes('admin') && caller.kind !== 'operator' && caller.kind !== 'local_operator') {
+      throw new ForbiddenError('only the operator token may create keys with the admin scope');
+    }
     const prefix = `hk_${alnum(12)}`;
     const secret = `${prefix}_${randomBytes(32).toString('base64url')}`;
     const row: ApiKeyEntity = {

@@ -6,7 +6,7 @@ import { AppConfig } from '@core/config/app-config';
 import { DEFAULT_TENANT_ID, Principal } from '@core/context/request-context';
 import { ForbiddenError, UnauthorizedError } from '@core/http/domain-error';
 import { ApiKeyService } from './api-key.service';
-import { IS_PUBLIC } from './public.decorator';
+import { IS_PUBLIC, REQUIRED_SCOPE } from './public.decorator';
 
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 
@@ -49,6 +49,10 @@ export class AuthGuard implements CanActivate {
     if (!principal.scopes.includes(scope)) {
       throw new ForbiddenError(`this API key lacks the "${scope}" scope needed for ${request.url.split('?')[0]}`);
     }
+    const extra = this.reflector.getAllAndOverride<'admin' | undefined>(REQUIRED_SCOPE, [context.getHandler(), context.getClass()]);
+    if (extra && !principal.scopes.includes(extra)) {
+      throw new ForbiddenError(`this API key lacks the "${extra}" scope: ${request.method} ${request.url.split('?')[0]} changes settings every tenant shares`);
+    }
     if (request.hecate) request.hecate.principal = principal;
     return true;
   }
@@ -57,11 +61,11 @@ export class AuthGuard implements CanActivate {
     const credential = credentialOf(request);
     if (credential && this.tokenDigest && (this.provenOperator.has(credential) || timingSafeEqual(digest(credential), this.tokenDigest))) {
       this.provenOperator.add(credential);
-      return { kind: 'operator', tenantId: DEFAULT_TENANT_ID, scopes: ['inference', 'operator'] };
+      return { kind: 'operator', tenantId: DEFAULT_TENANT_ID, scopes: ['inference', 'operator', 'admin'] };
     }
     const keyPrincipal = credential?.startsWith('hk_') ? await this.keys.verify(credential) : null;
     if (keyPrincipal) return keyPrincipal;
-    if (!this.tokenDigest) return { kind: 'local_operator', tenantId: DEFAULT_TENANT_ID, scopes: ['inference', 'operator'] };
+    if (!this.tokenDigest) return { kind: 'local_operator', tenantId: DEFAULT_TENANT_ID, scopes: ['inference', 'operator', 'admin'] };
     throw new UnauthorizedError(credential ? 'invalid credential' : 'missing credential');
   }
 }
