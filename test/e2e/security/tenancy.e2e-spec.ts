@@ -73,8 +73,10 @@ describe('tenancy', () => {
     expect((await chat()).status).toBe(200);
     expect(real.requests.at(-1)!.headers.authorization).toBe('Bearer sk-shared-provider-key');
     await op.ok('PATCH', '/hecate/v1/settings/providers/shared', { base_url: `${attacker.url}/v1` });
-    await chat();
-    expect(attacker.requests.some((r) => r.path === '/v1/chat/completions')).toBe(true);
+    // Without its key the cloud provider is not routable (credential_missing): nothing, least of all the key, goes there.
+    const moved = await chat();
+    expect(moved.status).toBe(422);
+    expect(attacker.requests.filter((r) => r.path === '/v1/chat/completions')).toHaveLength(0);
     for (const r of attacker.requests) expect(JSON.stringify(r.headers)).not.toContain('sk-shared-provider-key');
     await op.ok('PATCH', '/hecate/v1/settings/providers/shared', { base_url: `${real.url}/v1`, api_key: 'sk-new-key' });
     expect((await chat()).status).toBe(200);
