@@ -21,12 +21,14 @@ import { EventsController } from '@modules/events';
 import { RetentionController } from '@modules/tasks';
 import { TaskRunsController } from '@modules/tasks';
 import { TasksController } from '@modules/tasks';
+import { AgentLoopRunsController } from '@modules/agent-loop';
 
 /** The HTTP role: every controller is mounted here and nowhere else (STYLE rule 1). */
 @Module({})
 export class ApiModule {
   static controllers = [
     TasksController,
+    AgentLoopRunsController,
     TaskRunsController,
     EventsController,
     RetentionController,

@@ -2,13 +2,15 @@ import { Module } from '@nestjs/common';
 import { ApprovalsModule } from '@modules/approvals';
 import { InferenceModule } from '@modules/inference';
 import { TasksModule } from '@modules/tasks';
+import { AgentLoopRunsService } from './agent-loop-runs.service';
 import { AgentLoopExecutor } from './agent-loop.executor';
 import { AgentLoopRunner } from './agent-loop.runner';
 
 /** execution_kind=agent_loop for both roles: validation, the start-time model check, the plan (DESIGN §5: registers into tasks). */
 @Module({
   imports: [TasksModule],
-  providers: [AgentLoopExecutor],
+  providers: [AgentLoopExecutor, AgentLoopRunsService],
+  exports: [AgentLoopRunsService],
 })
 export class AgentLoopModule {}
 

@@ -7,29 +7,13 @@ import { ApprovalsService, planHash } from '@modules/approvals';
 import { InferenceService, type InferenceMessage, type InferenceResult, type InferenceTool } from '@modules/inference';
 import { type ExecutionContext, type ExecutionOutcome, ExecutorRegistry, type RunRunner, type StepOutcome } from '@modules/tasks';
 import { BUILTIN_BY_NAME, BUILTIN_TOOLS, ToolInputError, type ToolResult } from './builtin-tools';
+import { type Conversation, parseConversation, startingHistory, type ToolCall } from './conversation';
 
 /** At most this many tool calls in one model response (a larger one fails the turn). */
 export const MAX_TOOL_CALLS_PER_RESPONSE = 16;
 const AGENTS_FILES = ['AGENTS.md', 'CLAUDE.md'];
 const AGENTS_MAX_BYTES = 8 * 1024;
 const TOOL_RESULT_MAX_CHARS = 64 * 1024;
-
-interface ToolCall {
-  id: string;
-  type: 'function';
-  function: { name: string; arguments: string };
-}
-
-/** The `agent_conversation` artifact: the messages so far and where the loop stands. */
-interface Conversation {
-  messages: InferenceMessage[];
-  /** The step index the next model or tool call gets. */
-  next_step: number;
-  /** Model calls made by this run. */
-  model_calls: number;
-  /** Tool calls of the last assistant message not answered yet. */
-  pending?: ToolCall[];
-}
 
 /**
  * The agent loop (seed 002/003, DESIGN §11): model call → tool calls → results → model call, until a final answer,
@@ -106,16 +90,18 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
     }
   }
 
-  /** The conversation to continue: this run's checkpoint, else the source run's (resume), else a fresh one. */
+  /**
+   * The conversation to continue: this run's checkpoint (a run taken over, or requeued after an approval), else the
+   * source run's for resume / continue / retry-from-turn (seed 003), else a fresh one.
+   */
   private async hydrate(ctx: ExecutionContext): Promise<Conversation> {
-    const own = await ctx.writer.latestArtifact('agent_conversation');
-    if (own) return JSON.parse(own.content) as Conversation;
+    const own = parseConversation((await ctx.writer.latestArtifact('agent_conversation'))?.content ?? null);
+    if (own) return own;
     if (ctx.run.resumedFromRunId) {
-      const source = await ctx.writer.latestArtifact('agent_conversation', ctx.run.resumedFromRunId);
+      const source = parseConversation((await ctx.writer.latestArtifact('agent_conversation', ctx.run.resumedFromRunId))?.content ?? null);
       if (source) {
-        const prior = JSON.parse(source.content) as Conversation;
-        // A resumed run continues the saved history; its own steps and model calls count from here.
-        return { messages: prior.messages, pending: prior.pending, next_step: ctx.firstStepIndex, model_calls: 0 };
+        const input = ctx.run.checkpoint?.input as { continue_prompt?: string; retry_from_turn?: number } | undefined;
+        return { ...startingHistory(source, input), next_step: ctx.firstStepIndex };
       }
     }
     return {

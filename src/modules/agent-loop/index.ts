@@ -1,2 +1,3 @@
 /** The agent-loop module's public face: the composition root imports `@modules/agent-loop`, never its files. */
 export { AgentLoopModule, AgentLoopWorkerModule } from './agent-loop.module';
+export { AgentLoopRunsController } from './agent-loop-runs.controller';

@@ -17,3 +17,7 @@ export { runProcess } from './sandbox/process-runner';
 export { relativeInside } from './workspace/path-resolver';
 export { newId } from './task-ids';
 export { InvalidTaskError } from './tasks.errors';
+export { RunLifecycleService } from './run-lifecycle.service';
+export { RunQueriesService } from './run-queries.service';
+export { toRunResponse } from './task-run.dto';
+export { TasksService } from './tasks.service';

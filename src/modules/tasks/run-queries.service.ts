@@ -67,6 +67,12 @@ export class RunQueriesService {
     return toArtifactResponse(artifact);
   }
 
+  /** The newest artifact of `kind` of a run, with its content (null when there is none). */
+  async latestArtifactContent(tenantId: string, runId: string, kind: string): Promise<string | null> {
+    const rows = await this.artifacts.listForRun(tenantId, runId, { kind, withContent: true });
+    return rows.at(-1)?.contentText ?? null;
+  }
+
   async listTaskArtifacts(tenantId: string, taskId: string) {
     if (!(await this.tasks.find(tenantId, taskId))) throw new TaskNotFoundError(taskId);
     return (await this.artifacts.listForTask(tenantId, taskId)).map(toArtifactResponse);

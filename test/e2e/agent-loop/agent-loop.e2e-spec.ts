@@ -186,6 +186,52 @@ describe('agent loop (embedded)', () => {
     expect(((requests[2].body as Json).messages as Json[]).at(-1)).toMatchObject({ role: 'tool', content: expect.stringContaining('private or loopback') });
   });
 
+  it('continue appends a prompt to the saved conversation; retry-from-turn re-issues turn N; resume hydrates it', async () => {
+    upstream.script(call('read_file', { path: 'hello.txt' }));
+    upstream.script({ content: 'first answer' });
+    const first = await runAgent(c, { prompt: 'read hello', working_directory: project });
+    expect(first.run.status).toBe('completed');
+    const chat = () => upstream.requests.filter((r) => r.path === '/v1/chat/completions');
+    const roles = (r: { body: unknown }) => ((r.body as Json).messages as Json[]).map((m) => m.role as string);
+
+    upstream.script({ content: 'bye' });
+    const continued = await c.ok('POST', `/hecate/v1/tasks/${first.taskId}/runs/${first.runId}/continue`, { prompt: 'now say bye' });
+    expect(continued).toMatchObject({ resumed_from_run_id: first.runId, workspace_path: first.run.workspace_path, number: 2 });
+    expect(await c.waitStatus(first.taskId, continued.id as string, ['completed', 'failed'])).toMatchObject({ status: 'completed' });
+    const afterContinue = chat().at(-1)!;
+    expect(roles(afterContinue)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'user']);
+    expect(((afterContinue.body as Json).messages as Json[]).at(-1)).toEqual({ role: 'user', content: 'now say bye' });
+
+    upstream.script({ content: 'second try' });
+    const retried = await c.ok('POST', `/hecate/v1/tasks/${first.taskId}/runs/${first.runId}/retry-from-turn`, { turn: 2, reason: 'explore' });
+    expect(await c.waitStatus(first.taskId, retried.id as string, ['completed', 'failed'])).toMatchObject({ status: 'completed' });
+    expect(roles(chat().at(-1)!)).toEqual(['system', 'user', 'assistant', 'tool']);
+    const retriedEvents = await c.events(first.taskId, retried.id as string);
+    expect(retriedEvents.find((e) => e.type === 'run.resumed_from_event')).toMatchObject({ data: { from_run_id: first.runId, reason: 'explore' } });
+
+    upstream.script({ content: 'resumed' });
+    const resumed = await c.ok('POST', `/hecate/v1/tasks/${first.taskId}/runs/${retried.id}/resume`, { reason: 'again' });
+    expect(await c.waitStatus(first.taskId, resumed.id as string, ['completed', 'failed'])).toMatchObject({ status: 'completed' });
+    expect(roles(chat().at(-1)!)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant']);
+
+    const call400 = async (path: string, body: Json) => (await c.call('POST', `/hecate/v1/tasks/${first.taskId}/runs/${first.runId}/${path}`, body)).status;
+    expect(await call400('retry-from-turn', { turn: 3 })).toBe(400);
+    expect(await call400('retry-from-turn', { turn: 0 })).toBe(400);
+    expect(await call400('continue', { prompt: '  ' })).toBe(400);
+    const shell = await c.startTask({ execution_kind: 'shell', shell_command: 'true' });
+    await c.waitStatus(shell.taskId, shell.runId, ['completed', 'failed', 'awaiting_approval']);
+    expect((await c.call('POST', `/hecate/v1/tasks/${shell.taskId}/runs/${shell.runId}/continue`, { prompt: 'x' })).status).toBe(400);
+  });
+
+  it('continue answers 409 while the source run is still active', async () => {
+    upstream.script(call('shell_exec', { command: 'true' }));
+    const { taskId, runId, run } = await runAgent(c, { prompt: 'gate me' });
+    expect(run.status).toBe('awaiting_approval');
+    const res = await c.call('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/continue`, { prompt: 'more' });
+    expect(res.status).toBe(409);
+    await c.ok('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/cancel`);
+  });
+
   it('start answers 422 model_not_configured when no model resolves, and creates no run', async () => {
     const other = new Client(noModel.url);
     const task = await other.createTask({ execution_kind: 'agent_loop', prompt: 'hi' });

@@ -1,0 +1,55 @@
+import type { InferenceMessage } from '@modules/inference';
+
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+/** The `agent_conversation` artifact: the messages so far and where the loop stands. */
+export interface Conversation {
+  messages: InferenceMessage[];
+  /** The step index the next model or tool call gets. */
+  next_step: number;
+  /** Model calls made by this run. */
+  model_calls: number;
+  /** Tool calls of the last assistant message not answered yet. */
+  pending?: ToolCall[];
+}
+
+/** Parses a saved conversation; null when it is missing or malformed. */
+export function parseConversation(text: string | null): Conversation | null {
+  if (!text) return null;
+  try {
+    const c = JSON.parse(text) as Conversation;
+    return Array.isArray(c.messages) && c.messages.length > 0 ? c : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Assistant messages of a conversation (the turns `retry-from-turn` counts). */
+export const assistantTurns = (c: Conversation): number => c.messages.filter((m) => m.role === 'assistant').length;
+
+/**
+ * The history a new run of the chain starts from (seed 003): `resume` keeps it as saved (pending calls are gated and
+ * dispatched again); `continue` answers any unanswered call as not run and appends the new prompt; `retry-from-turn N`
+ * cuts it right before the Nth assistant message, so the model issues that turn again.
+ */
+export function startingHistory(source: Conversation, input: { continue_prompt?: string; retry_from_turn?: number } | undefined): Conversation {
+  const base = { next_step: 0, model_calls: 0 };
+  if (input?.retry_from_turn) {
+    let seen = 0;
+    const cut = source.messages.findIndex((m) => m.role === 'assistant' && ++seen === input.retry_from_turn);
+    return { ...base, messages: source.messages.slice(0, cut < 0 ? source.messages.length : cut) };
+  }
+  if (input?.continue_prompt !== undefined) {
+    const messages = [...source.messages];
+    for (const call of source.pending ?? []) {
+      messages.push({ role: 'tool', tool_call_id: call.id, content: 'not run: the run ended before this call was made', tool_error: true });
+    }
+    messages.push({ role: 'user', content: input.continue_prompt });
+    return { ...base, messages };
+  }
+  return { ...base, messages: source.messages, pending: source.pending };
+}
