@@ -4,7 +4,7 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { DomainError } from '@core/http/domain-error';
 import { ApprovalsService, planHash } from '@modules/approvals';
-import { InferenceService, type InferenceMessage, type InferenceResult, type InferenceTool } from '@modules/inference';
+import { InferenceService, type InferenceResult, type InferenceTool } from '@modules/inference';
 import { type ExecutionContext, type ExecutionOutcome, ExecutorRegistry, type RunRunner, type StepOutcome } from '@modules/tasks';
 import { BUILTIN_BY_NAME, BUILTIN_TOOLS, ToolInputError, type ToolResult } from './builtin-tools';
 import { type Conversation, parseConversation, startingHistory, type ToolCall } from './conversation';
