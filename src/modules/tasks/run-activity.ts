@@ -45,6 +45,8 @@ export function buildActivity(run: Run, steps: Step[], artifacts: Artifact[], ap
     });
   }
   for (const a of artifacts) {
+    // The agent loop's conversation checkpoints are machinery, not activity.
+    if (a.kind === 'agent_conversation') continue;
     const type: ActivityItem['type'] =
       a.kind === 'patch' ? 'patch' : a.kind === 'git_summary' ? 'changed_files' : a.kind === 'summary' ? 'final_answer' : 'artifact';
     items.push({

@@ -13,6 +13,7 @@ import { Client, embeddedTasksEnv, Json, Processes } from '../tasks/tasks-harnes
 describe('agent loop (embedded)', () => {
   const procs = new Processes();
   let upstream: FakeUpstream;
+  let anthropic: FakeUpstream;
   let server: ServerProcess;
   let noModel: ServerProcess;
   let c: Client;
@@ -27,13 +28,17 @@ describe('agent loop (embedded)', () => {
   };
 
   beforeAll(async () => {
-    upstream = await startFakeUpstream({ models: ['gpt-4o-mini'] });
+    [upstream, anthropic] = await Promise.all([startFakeUpstream({ models: ['gpt-4o-mini'] }), startFakeUpstream({ models: ['claude-sonnet-4-5'] })]);
     project = mkdtempSync(join(tmpdir(), 'hecate-agent-project-'));
     writeFileSync(join(project, 'hello.txt'), 'hello world\n');
     writeFileSync(join(project, 'AGENTS.md'), 'Always be brief. house-rule-42\n');
     mkdirSync(join(project, 'src'));
     writeFileSync(join(project, 'src', 'a.ts'), 'export const answer = 42;\n');
-    const base = { ...providerEnv('fake', upstream, { kind: 'local' }), GATEWAY_TASK_AGENT_LOOP_MAX_TURNS: '4' };
+    const base = {
+      ...providerEnv('fake', upstream, { kind: 'local' }),
+      ...providerEnv('anth', anthropic, { kind: 'local', protocol: 'anthropic' }),
+      GATEWAY_TASK_AGENT_LOOP_MAX_TURNS: '4',
+    };
     [server, noModel] = await Promise.all([
       procs.start('all', embeddedTasksEnv({ ...base, GATEWAY_TASK_APPROVAL_POLICIES: 'shell_exec' })),
       procs.start('all', embeddedTasksEnv({ GATEWAY_TASK_SANDBOX: 'none' })),
@@ -42,9 +47,12 @@ describe('agent loop (embedded)', () => {
   }, 120_000);
   afterAll(async () => {
     await procs.stopAll();
-    await upstream?.close();
+    await Promise.all([upstream?.close(), anthropic?.close()]);
   });
-  beforeEach(() => upstream.reset());
+  beforeEach(() => {
+    upstream.reset();
+    anthropic.reset();
+  });
 
   it('read → edit → list loop ends in a final answer: the file changed, the events in order, the results went back to the model', async () => {
     upstream.script(call('read_file', { path: 'hello.txt' }));
@@ -230,6 +238,42 @@ describe('agent loop (embedded)', () => {
     const res = await c.call('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/continue`, { prompt: 'more' });
     expect(res.status).toBe(409);
     await c.ok('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/cancel`);
+  });
+
+  it('runs over an Anthropic-protocol provider: tool_use out, tool_result back, a final answer', async () => {
+    anthropic.script({ toolCalls: [{ name: 'read_file', arguments: { path: 'hello.txt' }, id: 'toolu_1' }] });
+    anthropic.script({ content: 'It says hello world.' });
+    const { taskId, runId, run } = await runAgent(c, { prompt: 'what does hello.txt say?', working_directory: project, requested_model: 'claude-sonnet-4-5' });
+    expect(run).toMatchObject({ status: 'completed', provider: 'anth', model: 'claude-sonnet-4-5' });
+    const requests = anthropic.requests.filter((r) => r.path === '/v1/messages');
+    expect(requests).toHaveLength(2);
+    const second = requests[1].body as Json;
+    expect(second.system).toEqual(expect.anything());
+    const last = (second.messages as Json[]).at(-1)!;
+    expect(last.role).toBe('user');
+    expect(last.content).toEqual([expect.objectContaining({ type: 'tool_result', tool_use_id: 'toolu_1' })]);
+    expect(JSON.stringify(last.content)).toContain('hello world');
+    const final = (await c.events(taskId, runId)).find((e) => e.type === 'assistant.final_answer');
+    expect(final!.data.text).toBe('It says hello world.');
+  });
+
+  it('budget_micros_usd: spend is recorded per call and a call the rest cannot cover is not made', async () => {
+    // 1 micro-USD per output token: a call's worst case is max_tokens (4096) micro-USD.
+    await c.ok('PUT', '/hecate/v1/settings/pricing/fake/gpt-4o-mini', {
+      input_micros_usd_per_million_tokens: 1_000_000,
+      output_micros_usd_per_million_tokens: 1_000_000,
+    });
+    try {
+      upstream.script({ ...call('list_dir', {}), usage: { input: 50, output: 10 } });
+      upstream.script({ content: 'never asked', usage: { input: 50, output: 10 } });
+      const { taskId, runId, run } = await runAgent(c, { prompt: 'spend', budget_micros_usd: 4100 });
+      expect(run).toMatchObject({ status: 'failed', error_kind: 'budget_exceeded', total_cost_micros_usd: 60 });
+      expect(upstream.requests.filter((r) => r.path === '/v1/chat/completions')).toHaveLength(1);
+      const turn = (await c.events(taskId, runId)).find((e) => e.type === 'turn.completed')!;
+      expect(turn.data).toMatchObject({ turn: 1, cost_micros_usd: 60, run_cost_micros_usd: 60, task_cost_micros_usd: 60, input_tokens: 50, output_tokens: 10 });
+    } finally {
+      await c.ok('DELETE', '/hecate/v1/settings/pricing/fake/gpt-4o-mini');
+    }
   });
 
   it('start answers 422 model_not_configured when no model resolves, and creates no run', async () => {
