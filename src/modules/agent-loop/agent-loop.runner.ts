@@ -5,7 +5,7 @@ import { AppConfig } from '@core/config/app-config';
 import { DomainError } from '@core/http/domain-error';
 import { ApprovalsService, planHash } from '@modules/approvals';
 import { InferenceService, type InferenceResult, type InferenceTool } from '@modules/inference';
-import { type ExecutionContext, type ExecutionOutcome, ExecutorRegistry, type RunRunner, type StepOutcome } from '@modules/tasks';
+import { type ExecutionContext, type ExecutionOutcome, ExecutorRegistry, type NewArtifact, type RunRunner, type StepOutcome } from '@modules/tasks';
 import { BUILTIN_BY_NAME, BUILTIN_TOOLS, ToolInputError, type ToolResult } from './builtin-tools';
 import { type Conversation, parseConversation, startingHistory, type ToolCall } from './conversation';
 
@@ -46,16 +46,21 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
     }));
     for (;;) {
       if (ctx.signal.aborted) return { status: 'failed', error: 'cancelled', errorKind: 'cancelled' };
-      if (conv.pending) {
+      if (conv.pending?.length) {
+        if (conv.pending.length > MAX_TOOL_CALLS_PER_RESPONSE) {
+          return {
+            status: 'failed',
+            error: `the model asked for ${conv.pending.length} tool calls in one response (at most ${MAX_TOOL_CALLS_PER_RESPONSE})`,
+            errorKind: 'too_many_tool_calls',
+          };
+        }
         const gate = await this.gate(ctx, conv);
         if (gate) return gate;
-        for (const call of conv.pending) {
-          const text = await this.dispatch(ctx, conv, call);
-          conv.messages.push({ role: 'tool', tool_call_id: call.id, content: text.content, tool_error: text.isError || undefined });
-          await this.checkpoint(ctx, conv);
-        }
-        conv.pending = undefined;
-        await this.checkpoint(ctx, conv);
+        while (conv.pending?.length) await this.dispatch(ctx, conv);
+      }
+      if (conv.final !== undefined) {
+        if (!conv.final.trim()) return { status: 'failed', error: 'the model ended with a blank final answer', errorKind: 'blank_final_answer' };
+        return { status: 'completed', summary: { final_answer: conv.final, model_calls: conv.model_calls } };
       }
       if (conv.model_calls >= this.config.agent.maxTurns) {
         return {
@@ -64,29 +69,8 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
           errorKind: 'turn_limit_exceeded',
         };
       }
-      const turn = await this.modelCall(ctx, conv, tools);
-      if ('status' in turn) return turn;
-      const calls = turn.tool_calls;
-      conv.messages.push({ role: 'assistant', content: turn.text || null, ...(calls.length ? { tool_calls: calls } : {}) });
-      if (calls.length > MAX_TOOL_CALLS_PER_RESPONSE) {
-        await this.checkpoint(ctx, conv);
-        return {
-          status: 'failed',
-          error: `the model asked for ${calls.length} tool calls in one response (at most ${MAX_TOOL_CALLS_PER_RESPONSE})`,
-          errorKind: 'too_many_tool_calls',
-        };
-      }
-      if (calls.length === 0) {
-        await this.checkpoint(ctx, conv);
-        if (!turn.text.trim()) return { status: 'failed', error: 'the model ended with a blank final answer', errorKind: 'blank_final_answer' };
-        await ctx.writer.tx(async (tx) => {
-          await ctx.writer.emitIn(tx, 'assistant.final_answer', { turn: conv.model_calls, text: turn.text });
-          await ctx.writer.addArtifactIn(tx, { kind: 'summary', name: 'final_answer', mimeType: 'text/markdown', content: turn.text });
-        });
-        return { status: 'completed', summary: { final_answer: turn.text, model_calls: conv.model_calls } };
-      }
-      conv.pending = calls;
-      await this.checkpoint(ctx, conv);
+      const failed = await this.modelCall(ctx, conv, tools);
+      if (failed) return failed;
     }
   }
 
@@ -111,6 +95,7 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
       ],
       next_step: ctx.firstStepIndex,
       model_calls: 0,
+      run_cost: 0,
     };
   }
 
@@ -133,22 +118,24 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
     return parts.join('\n\n');
   }
 
-  private checkpoint(ctx: ExecutionContext, conv: Conversation): Promise<unknown> {
-    return ctx.writer.addArtifact({ kind: 'agent_conversation', name: 'agent_conversation', mimeType: 'application/json', content: JSON.stringify(conv) });
+  /** The checkpoint of a conversation, written in the same transaction as the step that produced it. */
+  private checkpoint(conv: Conversation): NewArtifact {
+    return { kind: 'agent_conversation', name: 'agent_conversation', mimeType: 'application/json', content: JSON.stringify(conv) };
   }
 
-  /** One model call as a step; replayed from the step when an earlier attempt completed it. */
-  private async modelCall(
-    ctx: ExecutionContext,
-    conv: Conversation,
-    tools: InferenceTool[],
-  ): Promise<{ text: string; tool_calls: ToolCall[] } | { status: 'failed'; error: string; errorKind: string }> {
+  /**
+   * One model call as a step. Its result transaction holds the step, the run's spend, the events and the new
+   * checkpoint (the assistant message appended, its tool calls pending): a crash leaves either all of it or none.
+   * Mutates `conv` to the state after the call; returns the run's failure, or null.
+   */
+  private async modelCall(ctx: ExecutionContext, conv: Conversation, tools: InferenceTool[]): Promise<ExecutionOutcome | null> {
     const { task, run, writer } = ctx;
     const turn = conv.model_calls + 1;
     const index = conv.next_step;
     const model = task.requestedModel || this.config.gateway.defaultModel;
-    let spentBefore = 0;
-    const { outcome } = await writer.step(
+    const prior = Number(run.priorCostMicrosUsd);
+    let next: Conversation | undefined;
+    const { outcome, replayed } = await writer.step(
       {
         index,
         kind: 'model',
@@ -163,11 +150,9 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
         ],
       },
       async (): Promise<StepOutcome> => {
-        const current = await this.spent(ctx);
-        spentBefore = current.run;
         let costCapMicros: number | undefined;
         if (task.budgetMicrosUsd > 0) {
-          costCapMicros = task.budgetMicrosUsd - current.prior - current.run;
+          costCapMicros = task.budgetMicrosUsd - prior - conv.run_cost;
           if (costCapMicros <= 0) return { status: 'failed', error: `budget of ${task.budgetMicrosUsd} micro-USD is spent`, errorKind: 'budget_exceeded' };
         }
         let result: InferenceResult;
@@ -185,12 +170,15 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
           const kind = err instanceof DomainError ? err.type : 'model_error';
           return { status: 'failed', error: err instanceof Error ? err.message : String(err), errorKind: kind };
         }
-        await writer.recordUsage({
-          model: result.model,
-          provider: result.provider,
-          providerKind: result.provider_kind,
-          addCostMicrosUsd: result.cost_micros_usd,
-        });
+        const calls = result.tool_calls as ToolCall[];
+        const cost = result.cost_micros_usd;
+        next = {
+          messages: [...conv.messages, { role: 'assistant', content: result.text || null, ...(calls.length ? { tool_calls: calls } : {}) }],
+          next_step: index + 1,
+          model_calls: turn,
+          run_cost: conv.run_cost + cost,
+          ...(calls.length ? { pending: calls } : { final: result.text }),
+        };
         const costs = {
           turn,
           model_call_index: turn,
@@ -198,14 +186,14 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
           model: result.model,
           input_tokens: result.usage.input_tokens,
           output_tokens: result.usage.output_tokens,
-          cost_micros_usd: result.cost_micros_usd,
-          run_cost_micros_usd: spentBefore + result.cost_micros_usd,
-          task_cost_micros_usd: current.prior + spentBefore + result.cost_micros_usd,
+          cost_micros_usd: cost,
+          run_cost_micros_usd: next.run_cost,
+          task_cost_micros_usd: prior + next.run_cost,
         };
-        const calls = result.tool_calls as ToolCall[];
+        const final = calls.length === 0 && result.text.trim() !== '';
         return {
           status: 'completed',
-          result: JSON.stringify({ text: result.text, tool_calls: calls }),
+          result: JSON.stringify({ text: result.text, tool_calls: calls, cost_micros_usd: cost }),
           outputSummary: { ...costs, stop_reason: result.stop_reason, tool_calls: calls.length },
           events: [
             { type: 'model.call.completed', data: { ...costs, stop_reason: result.stop_reason } },
@@ -214,21 +202,32 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
               data: { turn, tool_call_id: c.id, tool_name: c.function.name, arguments: c.function.arguments },
             })),
             { type: 'turn.completed', data: costs },
+            ...(final ? [{ type: 'assistant.final_answer', data: { turn, text: result.text } }] : []),
           ],
+          artifacts: [this.checkpoint(next), ...(final ? [{ kind: 'summary', name: 'final_answer', mimeType: 'text/markdown', content: result.text }] : [])],
+          finishIn: (tx) =>
+            writer.recordUsageIn(tx, { model: result.model, provider: result.provider, providerKind: result.provider_kind, addCostMicrosUsd: cost }),
         };
       },
     );
-    conv.next_step = index + 1;
-    conv.model_calls = turn;
     if (outcome.status !== 'completed') {
       return { status: 'failed', error: outcome.error || 'model call failed', errorKind: outcome.errorKind || 'model_error' };
     }
-    return JSON.parse(outcome.result ?? '{"text":"","tool_calls":[]}') as { text: string; tool_calls: ToolCall[] };
-  }
-
-  private async spent(ctx: ExecutionContext): Promise<{ prior: number; run: number }> {
-    const row = await ctx.writer.runCosts();
-    return { prior: Number(row.prior), run: Number(row.total) };
+    if (replayed || !next) {
+      // Completed by an earlier attempt past our checkpoint (not expected: the checkpoint commits with the step).
+      const r = JSON.parse(outcome.result ?? '{}') as { text?: string; tool_calls?: ToolCall[]; cost_micros_usd?: number };
+      const calls = r.tool_calls ?? [];
+      next = {
+        messages: [...conv.messages, { role: 'assistant', content: r.text || null, ...(calls.length ? { tool_calls: calls } : {}) }],
+        next_step: index + 1,
+        model_calls: turn,
+        run_cost: conv.run_cost + (r.cost_micros_usd ?? 0),
+        ...(calls.length ? { pending: calls } : { final: r.text ?? '' }),
+      };
+      await writer.addArtifact(this.checkpoint(next));
+    }
+    replaceState(conv, next);
+    return null;
   }
 
   /**
@@ -251,10 +250,13 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
     return { status: 'awaiting_approval' };
   }
 
-  /** One tool call as a step: replayed when done, "outcome unknown" when a side-effecting one was cut off. */
-  private async dispatch(ctx: ExecutionContext, conv: Conversation, call: ToolCall): Promise<{ content: string; isError: boolean }> {
+  /**
+   * The first pending tool call as a step; its result and the new checkpoint commit together. A completed call is
+   * never run again; a side-effecting one cut off by a crash is answered as "outcome unknown".
+   */
+  private async dispatch(ctx: ExecutionContext, conv: Conversation): Promise<void> {
+    const [call, ...rest] = conv.pending!;
     const index = conv.next_step;
-    conv.next_step = index + 1;
     const tool = BUILTIN_BY_NAME.get(call.function.name);
     let args: Record<string, unknown> = {};
     let inputError = '';
@@ -265,7 +267,14 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
     } catch {
       inputError = 'arguments are not valid JSON';
     }
-    const { outcome } = await ctx.writer.step(
+    const after = (content: string, isError: boolean): Conversation => ({
+      ...conv,
+      messages: [...conv.messages, { role: 'tool', tool_call_id: call.id, content, ...(isError ? { tool_error: true } : {}) }],
+      next_step: index + 1,
+      pending: rest.length ? rest : undefined,
+    });
+    let next: Conversation | undefined;
+    const { outcome, replayed } = await ctx.writer.step(
       {
         index,
         kind: 'tool',
@@ -292,6 +301,7 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
           }
         }
         const text = result.text.length > TOOL_RESULT_MAX_CHARS ? `${result.text.slice(0, TOOL_RESULT_MAX_CHARS)}\n[truncated]` : result.text;
+        next = after(text, result.isError);
         return {
           status: result.isError ? 'failed' : 'completed',
           result: JSON.stringify({ text, is_error: result.isError }),
@@ -299,18 +309,35 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
           outputSummary: result.summary ?? {},
           error: result.isError ? text.slice(0, 500) : undefined,
           errorKind: result.isError ? 'tool_error' : undefined,
-          artifacts: result.artifacts,
+          artifacts: [...(result.artifacts ?? []), this.checkpoint(next)],
         };
       },
     );
-    if (outcome.errorKind === 'ambiguous_side_effect') {
-      return { content: 'outcome unknown after a restart: the worker running this tool call was lost; it was not run again', isError: true };
+    if (replayed || !next) {
+      let content: string;
+      let isError: boolean;
+      if (outcome.errorKind === 'ambiguous_side_effect') {
+        content = 'outcome unknown after a restart: the worker running this tool call was lost; it was not run again';
+        isError = true;
+      } else {
+        try {
+          const r = JSON.parse(outcome.result ?? '') as { text: string; is_error: boolean };
+          content = r.text;
+          isError = r.is_error;
+        } catch {
+          content = outcome.error || outcome.status;
+          isError = outcome.status !== 'completed';
+        }
+      }
+      next = after(content, isError);
+      await ctx.writer.addArtifact(this.checkpoint(next));
     }
-    try {
-      const r = JSON.parse(outcome.result ?? '') as { text: string; is_error: boolean };
-      return { content: r.text, isError: r.is_error };
-    } catch {
-      return { content: outcome.error || outcome.status, isError: outcome.status !== 'completed' };
-    }
+    replaceState(conv, next);
   }
+}
+
+/** Moves the loop's state forward in place. */
+function replaceState(conv: Conversation, next: Conversation): void {
+  for (const key of Object.keys(conv) as (keyof Conversation)[]) delete conv[key];
+  Object.assign(conv, next);
 }

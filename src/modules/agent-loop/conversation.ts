@@ -15,6 +15,10 @@ export interface Conversation {
   model_calls: number;
   /** Tool calls of the last assistant message not answered yet. */
   pending?: ToolCall[];
+  /** This run's model spend so far, micro-USD (the chain's earlier runs are the run's prior_cost_micros_usd). */
+  run_cost: number;
+  /** The final answer, once the model gave one (the run then ends). */
+  final?: string;
 }
 
 /** Parses a saved conversation; null when it is missing or malformed. */
@@ -37,7 +41,7 @@ export const assistantTurns = (c: Conversation): number => c.messages.filter((m)
  * cuts it right before the Nth assistant message, so the model issues that turn again.
  */
 export function startingHistory(source: Conversation, input: { continue_prompt?: string; retry_from_turn?: number } | undefined): Conversation {
-  const base = { next_step: 0, model_calls: 0 };
+  const base = { next_step: 0, model_calls: 0, run_cost: 0 };
   if (input?.retry_from_turn) {
     let seen = 0;
     const cut = source.messages.findIndex((m) => m.role === 'assistant' && ++seen === input.retry_from_turn);

@@ -66,6 +66,39 @@ export class EventStoreRepository {
     return rows[0];
   }
 
+  /**
+   * Appends several events of one run in one statement (consecutive sequences, in the given order): what a step's
+   * dispatch or result transaction writes, without a round trip per event.
+   */
+  async appendMany(manager: EntityManager, run: Omit<NewEventRow, 'type' | 'data'>, events: Array<Pick<NewEventRow, 'type' | 'data'>>): Promise<EventRow[]> {
+    if (events.length === 0) return [];
+    const { rows } = await execSql<EventRow>(
+      manager,
+      `WITH head AS (
+         INSERT INTO event_stream_heads AS h (run_id, tenant_id, last_sequence) VALUES ($1, $2, $3)
+         ON CONFLICT (run_id) DO UPDATE SET last_sequence = h.last_sequence + $3
+         RETURNING last_sequence
+       )
+       INSERT INTO task_run_events (id, tenant_id, run_id, task_id, session_id, sequence, type, data, request_id, trace_id)
+       SELECT e.id, $2, $1, $4, $5, head.last_sequence - $3 + e.ord, e.type, e.data::jsonb, $6, $7
+         FROM head, unnest($8::text[], $9::text[], $10::text[]) WITH ORDINALITY AS e(id, type, data, ord)
+       RETURNING ${COLUMNS}`,
+      [
+        run.runId,
+        run.tenantId,
+        events.length,
+        run.taskId,
+        run.sessionId,
+        run.requestId,
+        run.traceId,
+        events.map(() => newEventId()),
+        events.map((e) => e.type),
+        events.map((e) => JSON.stringify(e.data)),
+      ],
+    );
+    return rows.sort((a, b) => Number(a.sequence) - Number(b.sequence));
+  }
+
   async listRun(q: { tenantId: string; runId: string; afterSequence: number; limit: number }): Promise<EventRow[]> {
     const { rows } = await execSql<EventRow>(
       this.dataSource.manager,

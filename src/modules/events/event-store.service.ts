@@ -26,6 +26,8 @@ export interface AppendedEvent {
 export interface EventTx {
   manager: EntityManager;
   emit(input: AppendEventInput): Promise<EventEnvelope>;
+  /** Several events of one run, in order, in one statement. */
+  emitMany(run: Omit<AppendEventInput, 'type' | 'data'>, events: Array<Pick<AppendEventInput, 'type' | 'data'>>): Promise<EventEnvelope[]>;
 }
 
 /**
@@ -55,6 +57,23 @@ export class EventStore {
           const a = await this.append(manager, input, origin);
           appended.push(a);
           return a.envelope;
+        },
+        emitMany: async (run, events) => {
+          const rows = await this.repo.appendMany(
+            manager,
+            {
+              tenantId: run.tenantId,
+              runId: run.runId,
+              taskId: run.taskId ?? null,
+              sessionId: run.sessionId ?? null,
+              requestId: origin?.requestId ?? null,
+              traceId: origin?.traceId ?? null,
+            },
+            events.map((e) => ({ type: e.type, data: e.data ?? {} })),
+          );
+          const added = rows.map((row) => ({ tenantId: run.tenantId, envelope: toEnvelope(row) }));
+          appended.push(...added);
+          return added.map((a) => a.envelope);
         },
       }),
     );

@@ -46,6 +46,13 @@ export interface NewArtifact {
   metadata?: Record<string, unknown>;
 }
 
+export interface RunUsage {
+  model?: string;
+  provider?: string;
+  providerKind?: string;
+  addCostMicrosUsd?: number;
+}
+
 export interface StepSpec {
   index: number;
   kind: string;
@@ -75,6 +82,8 @@ export interface StepOutcome {
   events?: { type: string; data: Record<string, unknown> }[];
   /** Extra fields of the terminal tool.* event. */
   eventData?: Record<string, unknown>;
+  /** More writes in the step's result transaction (e.g. the run's spend), so the step and they commit together. */
+  finishIn?(tx: EventTx): Promise<void>;
 }
 
 const TOOL_EVENT: Record<StepOutcomeStatus, string> = {
@@ -124,6 +133,11 @@ export class RunWriter {
 
   emitIn(tx: EventTx, type: string, data: Record<string, unknown>): Promise<EventEnvelope> {
     return tx.emit({ tenantId: this.ref.tenantId, runId: this.ref.runId, taskId: this.ref.taskId, type, data });
+  }
+
+  /** Several events of this run in one statement, in order. */
+  emitManyIn(tx: EventTx, events: { type: string; data: Record<string, unknown> }[]): Promise<EventEnvelope[]> {
+    return tx.emitMany({ tenantId: this.ref.tenantId, runId: this.ref.runId, taskId: this.ref.taskId }, events);
   }
 
   emit(type: string, data: Record<string, unknown>): Promise<EventEnvelope> {
@@ -215,9 +229,11 @@ export class RunWriter {
       await this.tx(async (tx) => {
         await this.deps.steps.insert(tx.manager, step);
         const base = { tool_call_id: step.id, tool_name: spec.toolName, kind: spec.kind, step_id: step.id };
-        await this.emitIn(tx, 'tool.invoked', { ...base, input: spec.input });
-        await this.emitIn(tx, 'tool.started', base);
-        for (const e of spec.startEvents?.(step.id) ?? []) await this.emitIn(tx, e.type, e.data);
+        await this.emitManyIn(tx, [
+          { type: 'tool.invoked', data: { ...base, input: spec.input } },
+          { type: 'tool.started', data: base },
+          ...(spec.startEvents?.(step.id) ?? []),
+        ]);
       });
     }
     const started = Date.now();
@@ -239,17 +255,23 @@ export class RunWriter {
         finishedAt: () => 'now()',
       });
       for (const a of outcome.artifacts ?? []) await this.addArtifactIn(tx, { ...a, stepId: step.id });
-      for (const e of outcome.events ?? []) await this.emitIn(tx, e.type, e.data);
-      await this.emitIn(tx, TOOL_EVENT[outcome.status], {
-        tool_call_id: step.id,
-        tool_name: spec.toolName,
-        kind: spec.kind,
-        step_id: step.id,
-        duration_ms: durationMs,
-        ...(outcome.error ? { error: outcome.error, error_kind: outcome.errorKind } : {}),
-        ...(outcome.exitCode !== undefined && outcome.exitCode !== null ? { exit_code: outcome.exitCode } : {}),
-        ...(outcome.eventData ?? {}),
-      });
+      await outcome.finishIn?.(tx);
+      await this.emitManyIn(tx, [
+        ...(outcome.events ?? []),
+        {
+          type: TOOL_EVENT[outcome.status],
+          data: {
+            tool_call_id: step.id,
+            tool_name: spec.toolName,
+            kind: spec.kind,
+            step_id: step.id,
+            duration_ms: durationMs,
+            ...(outcome.error ? { error: outcome.error, error_kind: outcome.errorKind } : {}),
+            ...(outcome.exitCode !== undefined && outcome.exitCode !== null ? { exit_code: outcome.exitCode } : {}),
+            ...(outcome.eventData ?? {}),
+          },
+        },
+      ]);
     });
   }
 
@@ -328,12 +350,6 @@ export class RunWriter {
     });
   }
 
-  /** What the run chain has spent so far (prior runs of the chain, this run), in micro-USD. */
-  async runCosts(): Promise<{ prior: number; total: number }> {
-    const run = await retryTransient(() => this.deps.runs.findById(this.ref.tenantId, this.ref.runId));
-    return { prior: Number(run?.priorCostMicrosUsd ?? 0), total: Number(run?.totalCostMicrosUsd ?? 0) };
-  }
-
   /** The newest artifact of `kind` of this run (or of `runId`, a run of the same task), with its content. */
   async latestArtifact(kind: string, runId = this.ref.runId): Promise<{ id: string; content: string; metadata: Record<string, unknown> } | null> {
     const rows = await retryTransient(() => this.deps.artifacts.listForRun(this.ref.tenantId, runId, { kind, withContent: true }));
@@ -342,15 +358,19 @@ export class RunWriter {
   }
 
   /** Records what the run actually used (agent_loop: after routing) and its spend. */
-  async recordUsage(u: { model?: string; provider?: string; providerKind?: string; addCostMicrosUsd?: number }): Promise<void> {
-    await this.tx(async (tx) => {
-      const set: Record<string, unknown> = {};
-      if (u.model !== undefined) set.model = u.model;
-      if (u.provider !== undefined) set.provider = u.provider;
-      if (u.providerKind !== undefined) set.providerKind = u.providerKind;
-      if (u.addCostMicrosUsd) set.totalCostMicrosUsd = () => `total_cost_micros_usd + ${Math.trunc(u.addCostMicrosUsd!)}`;
+  async recordUsage(u: RunUsage): Promise<void> {
+    await this.tx((tx) => this.recordUsageIn(tx, u));
+  }
+
+  /** recordUsage inside a transaction the caller holds (a step's result transaction). */
+  async recordUsageIn(tx: EventTx, u: RunUsage): Promise<void> {
+    const set: Record<string, unknown> = {};
+    if (u.model !== undefined) set.model = u.model;
+    if (u.provider !== undefined) set.provider = u.provider;
+    if (u.providerKind !== undefined) set.providerKind = u.providerKind;
+    if (u.addCostMicrosUsd) set.totalCostMicrosUsd = () => `total_cost_micros_usd + ${Math.trunc(u.addCostMicrosUsd!)}`;
+    if (Object.keys(set).length > 0)
       await this.deps.runs.transition(tx.manager, { tenantId: this.ref.tenantId, runId: this.ref.runId, from: ['running'], set });
-    });
   }
 }
 

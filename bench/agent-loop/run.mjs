@@ -1,0 +1,242 @@
+#!/usr/bin/env node
+/**
+ * Agent-loop benchmark (issue 14). A scripted 8-turn loop (7 × `read_file`, then a final answer) against a model
+ * server that answers at once, run by Hecate (embedded: one process; scaled: api + one worker, Postgres + Redis),
+ * against the same 8 streamed model calls and 7 file reads made directly by a plain Node loop in this process:
+ *   1. loop overhead per turn = (Hecate's run time − the direct loop's time) / 8, p50/p90 over sequential runs
+ *      (run time from the run's `run.started` to `run.finished` events, so queueing is not counted);
+ *   2. turn throughput with 50 runs at once on one worker (turns/s), against the direct loop run 50 at once;
+ *   3. worker RSS after 20 and after 200 runs.
+ * Prints a table and writes bench/results/agent-loop-<date>.{md,json}.
+ *
+ *   npm run bench agent-loop
+ *   node bench/agent-loop/run.mjs --quick
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { rssMb, stats } from '../lib/load.mjs';
+import { ROOT, startHecate, stopChildren } from '../lib/processes.mjs';
+
+const argv = process.argv.slice(2);
+const QUICK = argv.includes('--quick');
+const TOKEN = 'bench-agent-loop-operator-token-0123456789';
+const DATABASE = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const TURNS = 8;
+const SEQUENTIAL = QUICK ? 15 : 40;
+const CONCURRENT = 50;
+const MEMORY_RUNS = QUICK ? 60 : 200;
+
+// ---------------------------------------------------------------- the model server
+/** OpenAI chat completions, streamed: a read_file tool call until the request holds 7 tool results, then an answer. */
+export function modelServer() {
+  let n = 0;
+  const server = createServer((req, res) => {
+    if (req.method === 'GET') {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ object: 'list', data: [{ id: 'bench-model', object: 'model', created: 0, owned_by: 'bench' }] }));
+      return;
+    }
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      const tools = body.messages.filter((m) => m.role === 'tool').length;
+      const id = `chatcmpl-${++n}`;
+      const frame = (delta, finish = null) =>
+        `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 0, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      if (tools < TURNS - 1) {
+        res.write(
+          frame({
+            role: 'assistant',
+            tool_calls: [{ index: 0, id: `call_${n}`, type: 'function', function: { name: 'read_file', arguments: '{"path":"notes.txt"}' } }],
+          }),
+        );
+        res.write(frame({}, 'tool_calls'));
+      } else {
+        res.write(frame({ role: 'assistant', content: 'All notes read.' }));
+        res.write(frame({}, 'stop'));
+      }
+      res.write(
+        `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 0, model: body.model, choices: [], usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 } })}\n\n`,
+      );
+      res.end('data: [DONE]\n\n');
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${server.address().port}` })));
+}
+
+// ---------------------------------------------------------------- the baseline: the same calls, directly
+async function directLoop(modelUrl, file) {
+  const messages = [
+    { role: 'system', content: 'bench' },
+    { role: 'user', content: 'read the notes' },
+  ];
+  for (let turn = 0; turn < TURNS; turn++) {
+    const res = await fetch(`${modelUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'bench-model', messages, stream: true }),
+    });
+    const text = await res.text();
+    const call = /"id":"(call_\d+)"/.exec(text);
+    if (!call) return;
+    messages.push({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: call[1], type: 'function', function: { name: 'read_file', arguments: '{"path":"notes.txt"}' } }],
+    });
+    messages.push({ role: 'tool', tool_call_id: call[1], content: await readFile(file, 'utf8') });
+  }
+}
+
+// ---------------------------------------------------------------- Hecate
+async function call(base, method, path, body) {
+  const res = await fetch(base + path, {
+    method,
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await res.json();
+  if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status}: ${JSON.stringify(json)}`);
+  return json.data;
+}
+
+async function agentRun(base, project) {
+  const task = await call(base, 'POST', '/hecate/v1/tasks', {
+    execution_kind: 'agent_loop',
+    prompt: 'read the notes',
+    requested_model: 'bench-model',
+    working_directory: project,
+  });
+  const run = await call(base, 'POST', `/hecate/v1/tasks/${task.id}/start`, {});
+  for (;;) {
+    const r = await call(base, 'GET', `/hecate/v1/tasks/${task.id}/runs/${run.id}`);
+    if (['completed', 'failed', 'cancelled'].includes(r.status)) {
+      if (r.status !== 'completed') throw new Error(`run ${r.id} ${r.status}: ${r.last_error}`);
+      const events = await call(base, 'GET', `/hecate/v1/tasks/${task.id}/runs/${run.id}/events?after_sequence=0`);
+      const at = (type) => new Date(events.find((e) => e.type === type).occurred_at).getTime();
+      return { ms: at('run.finished') - at('run.started'), turns: events.filter((e) => e.type === 'turn.completed').length };
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+async function measure(label, base, modelUrl, project, file, workerPid) {
+  for (let i = 0; i < 3; i++) await agentRun(base, project); // warm-up
+  const hecate = [];
+  const direct = [];
+  for (let i = 0; i < SEQUENTIAL; i++) {
+    const t0 = performance.now();
+    await directLoop(modelUrl, file);
+    direct.push(performance.now() - t0);
+    const r = await agentRun(base, project);
+    if (r.turns !== TURNS) throw new Error(`expected ${TURNS} turns, got ${r.turns}`);
+    hecate.push(r.ms);
+  }
+  const overhead = hecate.map((ms, i) => (ms - direct[i]) / TURNS);
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: CONCURRENT }, () => agentRun(base, project)));
+  const concurrentS = (performance.now() - t0) / 1000;
+  const d0 = performance.now();
+  await Promise.all(Array.from({ length: CONCURRENT }, () => directLoop(modelUrl, file)));
+  const directConcurrentS = (performance.now() - d0) / 1000;
+  // Memory: RSS of the process that runs the loop after 20 and after MEMORY_RUNS runs (sequential batches of 10).
+  let done = SEQUENTIAL + 3 + CONCURRENT;
+  const rss = {};
+  for (const mark of [20 + done, MEMORY_RUNS + done]) {
+    while (done < mark) {
+      await Promise.all(Array.from({ length: 10 }, () => agentRun(base, project)));
+      done += 10;
+    }
+    rss[mark - SEQUENTIAL - 3 - CONCURRENT] = rssMb(workerPid);
+  }
+  return {
+    label,
+    run_ms: stats(hecate),
+    direct_ms: stats(direct),
+    overhead_per_turn_ms: stats(overhead),
+    concurrent: {
+      runs: CONCURRENT,
+      seconds: concurrentS,
+      turns_per_s: (CONCURRENT * TURNS) / concurrentS,
+      direct_turns_per_s: (CONCURRENT * TURNS) / directConcurrentS,
+    },
+    rss_mb: rss,
+  };
+}
+
+async function main() {
+  const model = await modelServer();
+  const project = mkdtempSync(join(tmpdir(), 'hecate-bench-agent-'));
+  const file = join(project, 'notes.txt');
+  writeFileSync(file, 'note\n'.repeat(200));
+  const common = {
+    GATEWAY_AUTH_TOKEN: TOKEN,
+    GATEWAY_TASK_APPROVAL_POLICIES: 'none',
+    GATEWAY_TASK_SANDBOX: 'none',
+    GATEWAY_TASK_QUEUE_WORKERS: String(CONCURRENT),
+    PROVIDER_BENCH_BASE_URL: `${model.url}/v1`,
+    PROVIDER_BENCH_KIND: 'local',
+    GATEWAY_WORKSPACES_DIR: mkdtempSync(join(tmpdir(), 'hecate-bench-agent-ws-')),
+  };
+  const results = [];
+
+  const embedded = await startHecate('embedded', 'main.js', { ...common, GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'hecate-bench-agent-data-')) });
+  results.push(await measure('embedded', embedded.url, model.url, project, file, embedded.pid));
+  embedded.kill('SIGTERM');
+
+  const name = `hecate_bench_agent_${process.pid}`;
+  const admin = new pg.Client({ connectionString: DATABASE });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const dbUrl = new URL(DATABASE);
+  dbUrl.pathname = `/${name}`;
+  const scaledEnv = { ...common, DATABASE_URL: dbUrl.toString(), REDIS_URL: REDIS, GATEWAY_REDIS_PREFIX: `ba${process.pid}`, GATEWAY_MIGRATE_ON_BOOT: 'true' };
+  try {
+    const api = await startHecate('api', 'main.api.js', scaledEnv);
+    const worker = await startHecate('worker', 'main.worker.js', scaledEnv, { portVar: 'WORKER_HEALTH_PORT' });
+    results.push(await measure('scaled', api.url, model.url, project, file, worker.pid));
+  } finally {
+    stopChildren();
+    await new Promise((r) => setTimeout(r, 500));
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+    model.server.close();
+  }
+
+  const f = (x) => x.toFixed(2);
+  const targets = { embedded: 3, scaled: 5 };
+  const rows = results.map((r) => {
+    const marks = Object.keys(r.rss_mb).map(Number);
+    const growth = (r.rss_mb[marks[1]] / r.rss_mb[marks[0]] - 1) * 100;
+    return `| ${r.label} | ${f(r.direct_ms.p50)} | ${f(r.run_ms.p50)} | **${f(r.overhead_per_turn_ms.p50)}** / ${f(r.overhead_per_turn_ms.p90)} | ≤ ${targets[r.label]} | ${f(r.concurrent.turns_per_s)} (direct ${f(r.concurrent.direct_turns_per_s)}) | ${r.rss_mb[marks[0]]} → ${r.rss_mb[marks[1]]} (${growth >= 0 ? '+' : ''}${growth.toFixed(1)} %) |`;
+  });
+  const date = new Date().toISOString().slice(0, 10);
+  const md = [
+    `# agent-loop bench ${date}`,
+    '',
+    `Machine: ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}. ${TURNS}-turn loop (7 × read_file + answer), model server answering at once; ${SEQUENTIAL} sequential runs (after 3 warm-up), ${CONCURRENT} concurrent, RSS after 20 and ${MEMORY_RUNS} runs.`,
+    '',
+    '| mode | direct loop ms (p50) | Hecate run ms (p50) | overhead per turn ms p50 / p90 | target p50 | turns/s with 50 runs at once | RSS MB of the loop process |',
+    '|---|---|---|---|---|---|---|',
+    ...rows,
+    '',
+  ].join('\n');
+  console.log(md);
+  mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
+  writeFileSync(join(ROOT, 'bench', 'results', `agent-loop-${date}.md`), md);
+  writeFileSync(join(ROOT, 'bench', 'results', `agent-loop-${date}.json`), JSON.stringify({ date, results }, null, 2));
+}
+
+if (!process.env.AGENT_BENCH_IMPORT)
+  main().catch((err) => {
+    console.error(err);
+    stopChildren();
+    process.exit(1);
+  });
