@@ -1,8 +1,11 @@
 import { Body, Controller, Delete, HttpCode, Post, Put, Query } from '@nestjs/common';
+import { RequireScope } from '@core/http/auth/require-scope.decorator';
 import { CapabilityKeyQuery, CapabilityOverrideDto, CapabilityProbeDto } from './model-capabilities.dto';
 import { ModelCapabilitiesService } from './model-capabilities.service';
 
+/** Capability overrides and probes change routing for every tenant: `admin`. */
 @Controller('hecate/v1/model-capabilities')
+@RequireScope('admin')
 export class ModelCapabilitiesController {
   constructor(private readonly capabilities: ModelCapabilitiesService) {}
 

@@ -1,8 +1,10 @@
 import { Body, Controller, Delete, Get, Param, Put } from '@nestjs/common';
+import { RequireScope } from '@core/http/auth/require-scope.decorator';
 import { NotFoundError } from '@core/http/domain-error';
 import { PutPriceDto } from './pricing.dto';
 import { PricingService } from './pricing.service';
 
+/** Prices apply to every tenant: reads need `operator`, writes `admin`. */
 @Controller('hecate/v1/settings/pricing')
 export class PricingController {
   constructor(private readonly pricing: PricingService) {}
@@ -13,11 +15,13 @@ export class PricingController {
   }
 
   @Put(':provider/:model')
+  @RequireScope('admin')
   async put(@Param('provider') provider: string, @Param('model') model: string, @Body() dto: PutPriceDto) {
     return { object: 'model_price', data: await this.pricing.put(provider, model, dto) };
   }
 
   @Delete(':provider/:model')
+  @RequireScope('admin')
   async remove(@Param('provider') provider: string, @Param('model') model: string) {
     if (!(await this.pricing.remove(provider, model))) throw new NotFoundError(`no price override for ${provider}/${model}`);
     return { object: 'model_price', data: { provider, model, deleted: true } };

@@ -1,8 +1,10 @@
 import { Body, Controller, Delete, Get, Param, Patch, Post, Put } from '@nestjs/common';
+import { RequireScope } from '@core/http/auth/require-scope.decorator';
 import { LocalDiscoveryService } from './local-discovery.service';
 import { CreateProviderDto, SetProviderKeyDto, UpdateProviderDto } from './provider-settings.dto';
 import { ProviderSettingsService } from './provider-settings.service';
 
+/** Providers are shared by every tenant: reads need `operator`, writes `admin`. */
 @Controller('hecate/v1/settings/providers')
 export class ProviderSettingsController {
   constructor(
@@ -16,6 +18,7 @@ export class ProviderSettingsController {
   }
 
   @Post()
+  @RequireScope('admin')
   async create(@Body() dto: CreateProviderDto) {
     return { object: 'provider', data: await this.settings.create(dto) };
   }
@@ -31,16 +34,19 @@ export class ProviderSettingsController {
   }
 
   @Patch(':id')
+  @RequireScope('admin')
   async update(@Param('id') id: string, @Body() dto: UpdateProviderDto) {
     return { object: 'provider', data: await this.settings.update(id, dto) };
   }
 
   @Put(':id/api-key')
+  @RequireScope('admin')
   async setApiKey(@Param('id') id: string, @Body() dto: SetProviderKeyDto) {
     return { object: 'provider', data: await this.settings.setApiKey(id, dto) };
   }
 
   @Delete(':id')
+  @RequireScope('admin')
   async remove(@Param('id') id: string) {
     return { object: 'provider', data: await this.settings.remove(id) };
   }
