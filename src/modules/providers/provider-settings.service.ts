@@ -68,7 +68,14 @@ export class ProviderSettingsService {
 
   async update(id: string, dto: UpdateProviderDto) {
     const row = await this.rowFor(id);
-    if (dto.base_url !== undefined) row.baseUrl = dto.base_url.replace(/\/+$/, '');
+    if (dto.base_url !== undefined) {
+      const baseUrl = dto.base_url.replace(/\/+$/, '');
+      // A key belongs to the host it was configured for: a new base_url drops it (an env key no longer applies
+      // either, see ProviderRegistryService.fromRow), so nobody can redirect a shared key to a host they control.
+      if (baseUrl !== row.baseUrl) row.apiKeyCiphertext = null;
+      row.baseUrl = baseUrl;
+    }
+    if (dto.api_key !== undefined) row.apiKeyCiphertext = this.secrets.encrypt(dto.api_key);
     if (dto.default_model !== undefined) row.defaultModel = dto.default_model || null;
     if (dto.kind !== undefined) row.kind = dto.kind;
     if (dto.protocol !== undefined) row.protocol = dto.protocol;

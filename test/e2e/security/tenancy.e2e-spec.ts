@@ -102,6 +102,38 @@ describe('tenancy: admin scope, keys follow their host, auth before the body, pe
     expect((await operator.call('DELETE', '/hecate/v1/settings/pricing/shared/gpt-4o')).status).toBe(200);
   });
 
+  it("drops a provider's stored or env key when its base_url changes, unless the same request sets a key", async () => {
+    const created = await operator.call('POST', '/hecate/v1/settings/providers', {
+      name: 'keyed',
+      base_url: `${shared.url}/v1`,
+      kind: 'local',
+      api_key: STORED_KEY,
+      custom_name: 'keyed',
+    });
+    expect(created.status).toBe(201);
+    const pinned = (provider: string) => operator.call('POST', '/v1/chat/completions', chatBody('where', { provider, model: 'gpt-4o-mini' }));
+    expect((await pinned('keyed')).status).toBe(200);
+    expect(shared.requests.find((r) => r.method === 'POST')?.apiKey).toBe(STORED_KEY);
+
+    for (const id of ['keyed', 'envkeyed']) {
+      const moved = await operator.call('PATCH', `/hecate/v1/settings/providers/${id}`, { base_url: `${attacker.url}/v1` });
+      expect(moved.status).toBe(200);
+      expect(moved.body.data).toMatchObject({ base_url: `${attacker.url}/v1`, api_key_configured: false, credential_state: 'not_required' });
+      expect((await pinned(id)).status).toBe(200);
+    }
+    const reached = attacker.requests.filter((r) => r.method === 'POST');
+    expect(reached).toHaveLength(2);
+    for (const r of reached) {
+      expect(r.headers.authorization).toBeUndefined();
+      expect(r.apiKey).toBeUndefined();
+    }
+
+    // A new base_url with a key in the same request keeps that (new) key.
+    attacker.reset();
+    const rekeyed = await operator.call('PATCH', '/hecate/v1/settings/providers/keyed', { base_url: `${attacker.url}/v2`, api_key: 'sk-new-host-key' });
+    expect(rekeyed.body.data).toMatchObject({ api_key_configured: true });
+  });
+
   it('authorises on the matched route: a percent-encoded /v1 path needs the inference scope and is rate limited', async () => {
     const operatorOnly = await createKey(server.url, ['operator'], 'acme');
     const sneaky = await operatorOnly.client.call('POST', '/%761/chat/completions', chatBody());
