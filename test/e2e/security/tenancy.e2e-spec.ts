@@ -187,4 +187,36 @@ describe('tenancy: admin scope, keys follow their host, auth before the body, pe
     expect(own.status).toBe(200);
     expect(own.headers.get('x-ratelimit-remaining')).toBe(String(BURST - 1));
   });
+
+  it("keeps each tenant's trace under a request id both chose", async () => {
+    const a = await createKey(server.url, ['inference', 'operator'], 'tenant-a');
+    const b = await createKey(server.url, ['inference', 'operator'], 'tenant-b');
+    const requestId = 'same-request-id-0001';
+    for (const [key, text] of [
+      [a, 'from a'],
+      [b, 'from b'],
+    ] as const) {
+      const r = await key.client.call('POST', '/v1/chat/completions', chatBody(text), { 'x-request-id': requestId });
+      expect(r.status).toBe(200);
+      expect(r.headers.get('x-request-id')).toBe(requestId);
+    }
+    for (const [key, tenant] of [
+      [a, 'tenant-a'],
+      [b, 'tenant-b'],
+    ] as const) {
+      const trace = await key.client.call<{ data: GatewayTrace }>('GET', `/hecate/v1/traces?request_id=${requestId}`);
+      expect(trace.status).toBe(200);
+      expect(trace.body.data).toMatchObject({ request_id: requestId, tenant_id: tenant, status: 'ok' });
+    }
+    const listed = await a.client.call<{ data: GatewayTrace[] }>('GET', '/hecate/v1/traces');
+    expect(listed.body.data.filter((t) => t.request_id === requestId).map((t) => t.tenant_id)).toEqual(['tenant-a']);
+    // The operator token sees both.
+    const all = await operator.call<{ data: GatewayTrace[] }>('GET', '/hecate/v1/traces?limit=500');
+    expect(
+      all.body.data
+        .filter((t) => t.request_id === requestId)
+        .map((t) => t.tenant_id)
+        .sort(),
+    ).toEqual(['tenant-a', 'tenant-b']);
+  });
 });
