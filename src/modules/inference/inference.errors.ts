@@ -52,6 +52,16 @@ export class UpstreamFailedError extends DomainError {
   }
 }
 
+/** A client's request the gateway cannot serialise for the upstream (e.g. nesting too deep): the client's fault. */
+export class UnsendableRequestError extends InvalidRequestError {
+  constructor(reason: string) {
+    super(`the request cannot be sent upstream: ${reason}`, {
+      userMessage: 'The request is invalid.',
+      operatorAction: 'Simplify the request body (nesting depth, sizes) and retry.',
+    });
+  }
+}
+
 /** A call whose worst-case cost (the model's output price × its max_tokens) exceeds the caller's cost cap. */
 export class BudgetExceededError extends DomainError {
   constructor(details: { cost_cap_micros_usd: number; worst_case_micros_usd: number; provider?: string; model?: string }) {

@@ -34,6 +34,9 @@ export async function createKey(base: string, scopes: string[], tenantId?: strin
 
 export const chatBody = (content = 'hello', extra: Record<string, unknown> = {}) => ({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }], ...extra });
 
+/** Completion requests an upstream received (model discovery GETs aside). */
+export const completions = (u: FakeUpstream): number => u.requests.filter((r) => r.method === 'POST').length;
+
 export const errorType = (r: HttpResponse): string | undefined => (r.body as { error?: { type?: string } })?.error?.type;
 
 /**
