@@ -104,4 +104,20 @@ describe('hostile input (embedded): deep JSON, NUL characters, upstream redirect
     expect(session.status).toBe(201);
     expect(completions(upstream)).toBe(0);
   });
+
+  it('answers an upstream redirect 502 upstream_error, streaming or not, without relaying its body', async () => {
+    for (const stream of [false, true]) {
+      const r = await operator.call('POST', '/v1/chat/completions', {
+        provider: 'redirector',
+        model: 'redirected-model',
+        stream,
+        messages: [{ role: 'user', content: 'x' }],
+      });
+      expect(r.status).toBe(502);
+      expect(r.headers.get('content-type')).toMatch(/application\/json/);
+      expect(r.body.error).toMatchObject({ type: 'upstream_error', request_id: expect.any(String) });
+      expect(r.text).not.toContain('moved');
+    }
+    expect(redirector.posts()).toBe(2);
+  });
 });
