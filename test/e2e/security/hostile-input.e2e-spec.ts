@@ -121,3 +121,73 @@ describe('hostile input (embedded): deep JSON, NUL characters, upstream redirect
     expect(redirector.posts()).toBe(2);
   });
 });
+
+describe('hostile conditions (scaled): Postgres backends terminated under load', () => {
+  let db: ScratchDatabase;
+  let api: ServerProcess;
+
+  beforeAll(async () => {
+    db = await createScratchDatabase();
+    const env = {
+      DATABASE_URL: db.url,
+      REDIS_URL: testRedisUrl(),
+      GATEWAY_REDIS_PREFIX: uniqueId('sec'),
+      GATEWAY_AUTH_TOKEN: OPERATOR_TOKEN,
+      GATEWAY_DB_POOL_SIZE: '4',
+    };
+    expect((await runMigrate(env)).code).toBe(0);
+    api = await startServer('api', env);
+  });
+  afterAll(async () => {
+    await api?.stop('SIGKILL');
+    await db?.drop();
+  });
+
+  it('answers 2xx or 503 with Retry-After, never 500, while its connections are killed, and recovers', async () => {
+    const client = new HttpClient(api.url, OPERATOR_TOKEN);
+    const killer = new Client({ connectionString: db.url });
+    await killer.connect();
+    let killing = true;
+    let killed = 0;
+    const loop = (async () => {
+      while (killing) {
+        const r = await killer.query(
+          'SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+        );
+        killed += (r.rows[0] as { n: number }).n;
+        await new Promise((res) => setTimeout(res, 5));
+      }
+    })();
+    const answers: Array<{ status: number; type?: string; retryAfter: string | null; error?: string }> = [];
+    // A dropped connection is recorded (status 0), not thrown: the assertion below shows every odd answer at once.
+    const call = (method: string, path: string, body?: unknown) =>
+      client.call(method, path, body).then(
+        (r) => ({ status: r.status, type: errorType(r), retryAfter: r.headers.get('retry-after') }),
+        (err: unknown) => ({ status: 0, retryAfter: null, error: String((err as { cause?: unknown }).cause ?? err) }),
+      );
+    try {
+      for (let round = 0; round < 20; round++) {
+        const batch = await Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            i % 2 === 0 ? call('POST', '/hecate/v1/chat/sessions', { title: `s${round}-${i}` }) : call('GET', '/hecate/v1/chat/sessions?limit=5'),
+          ),
+        );
+        answers.push(...batch);
+      }
+    } finally {
+      killing = false;
+      await loop;
+      await killer.end();
+    }
+    expect(answers).toHaveLength(200);
+    expect(killed).toBeGreaterThan(0);
+    const unexpected = answers.filter((a) => !(a.status >= 200 && a.status < 300) && a.status !== 503);
+    expect(unexpected).toEqual([]);
+    for (const a of answers.filter((x) => x.status === 503))
+      expect(a).toMatchObject({ type: 'service_unavailable', retryAfter: expect.stringMatching(/^\d+$/) });
+
+    expect((await request(api.url, 'GET', '/healthz')).status).toBe(200);
+    await waitFor(async () => (await request(api.url, 'GET', '/readyz')).status === 200, { what: 'readiness after the storm' });
+    expect((await client.call('POST', '/hecate/v1/chat/sessions', { title: 'after' })).status).toBe(201);
+  });
+});
