@@ -15,8 +15,10 @@ export interface ApiKeyResource {
   revoked_at: string | null;
 }
 
-/** `admin`: settings every tenant shares (providers and their keys, pricing, capabilities, retention, system operations). */
+/** `inference`: /v1; `operator`: the tenant's own /hecate/v1 resources; `admin`: settings every tenant shares. */
 export type ApiKeyScope = 'inference' | 'operator' | 'admin';
+
+export const API_KEY_SCOPES: readonly ApiKeyScope[] = ['inference', 'operator', 'admin'];
 
 export interface CreatedApiKeyResource extends ApiKeyResource {
   /** Returned exactly once, at creation. */

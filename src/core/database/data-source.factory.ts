@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { Client, type ClientConfig } from 'pg';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { MIGRATIONS } from '@migrations';
 import { rootLogger, scrubSecrets } from '@core/logging/logger';
@@ -17,6 +18,20 @@ export interface DataSourceSettings {
 }
 
 const INT8_OID = 20;
+
+/**
+ * A pool client that always has an 'error' listener. pg emits 'error' on a client whose backend is terminated; the
+ * pool listens only while the client is idle and TypeORM only until it releases a checked-out client, so a second
+ * error (the FATAL message, then the closed socket) or one between those hands would be an unhandled 'error' event
+ * and kill the process. Whoever holds the client still sees the error; its queries fail (answered 503 by the
+ * HTTP filter) and the pool replaces it.
+ */
+class ResilientClient extends Client {
+  constructor(config?: ClientConfig) {
+    super(config);
+    this.on('error', (err: Error) => rootLogger().debug({ err: scrubSecrets(err.message) }, 'postgres client error; the pool replaces the client'));
+  }
+}
 
 /** Builds (does not initialise) the DataSource for either backend: same entities, same migrations. */
 export async function createDataSource(settings: DataSourceSettings): Promise<DataSource> {
@@ -40,7 +55,7 @@ export async function createDataSource(settings: DataSourceSettings): Promise<Da
       // A Postgres restart or pg_terminate_backend must not crash the process: pg emits 'error' on idle
       // clients; the pool discards them and the next query opens a new connection.
       poolErrorHandler: (err: unknown) => rootLogger().warn({ err: scrubSecrets(String(err)) }, 'postgres pool client error; it will be replaced'),
-      extra: { idleTimeoutMillis: 30_000, keepAlive: true },
+      extra: { idleTimeoutMillis: 30_000, keepAlive: true, Client: ResilientClient },
     };
     return new DataSource(options);
   }

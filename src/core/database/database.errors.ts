@@ -7,3 +7,28 @@ export class PendingMigrationsError extends Error {
     this.name = 'PendingMigrationsError';
   }
 }
+
+/** Connection-level failures (terminated backends, restarts, pool exhaustion on reconnect): retrying is right. */
+const CONNECTION_CODES = new Set(['57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT']);
+const CONNECTION_TEXT =
+  /terminating connection|Connection terminated|connection.*(closed|ended)|Client has encountered a connection error|timeout exceeded when trying to connect|ECONNRESET|ECONNREFUSED|Client was closed and is not queryable/i;
+/** Values the database refuses to store (NUL in text/jsonb, invalid UTF-8): the request's fault, not the server's. */
+const UNSTORABLE_CODES = new Set(['22021', '22P05']);
+
+type DbErrorLike = { code?: string; driverError?: { code?: string; message?: string }; message?: string };
+const codeOf = (err: unknown): string | undefined => {
+  const e = err as DbErrorLike;
+  return e?.driverError?.code ?? e?.code;
+};
+
+export function isDatabaseConnectionError(err: unknown): boolean {
+  const code = codeOf(err);
+  if (code && CONNECTION_CODES.has(code)) return true;
+  const e = err as DbErrorLike;
+  return CONNECTION_TEXT.test(`${e?.message ?? ''} ${e?.driverError?.message ?? ''}`);
+}
+
+export function isUnstorableValueError(err: unknown): boolean {
+  const code = codeOf(err);
+  return code !== undefined && UNSTORABLE_CODES.has(code);
+}

@@ -1,15 +1,16 @@
-import { RequireScope } from '@core/http/auth/public.decorator';
 import { Body, Controller, Get, HttpCode, Param, ParseUUIDPipe, Post } from '@nestjs/common';
+import { RequireScope } from '@core/http/auth/require-scope.decorator';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import type { Principal } from '@core/context/request-context';
 import { CreateQueueProbeDto } from './queue-probe.dto';
 import { QueueProbeService } from './queue-probe.service';
 
+/** A system operation (a job through the system queue): `admin`. */
 @Controller('hecate/v1/system/queue-probes')
+@RequireScope('admin')
 export class QueueProbesController {
   constructor(private readonly probes: QueueProbeService) {}
 
-  @RequireScope('admin')
   @Post()
   @HttpCode(202)
   async create(@CurrentPrincipal() caller: Principal, @Body() dto: CreateQueueProbeDto) {

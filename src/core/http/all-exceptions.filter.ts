@@ -34,5 +34,5 @@ export function sendError(exception: unknown, request: FastifyRequest, reply: Fa
   void reply
     .status(domain.status)
     .header('content-type', 'application/json; charset=utf-8')
-    .send(renderError(dialectOf(request.url), domain, requestId, traceId));
+    .send(renderError(dialectOf(request.routeOptions?.url ?? request.url), domain, requestId, traceId));
 }

@@ -70,7 +70,7 @@ export class ForbiddenError extends DomainError {
   constructor(message: string) {
     super(ErrorType.Forbidden, 403, message, {
       userMessage: 'This credential is not allowed to do that.',
-      operatorAction: 'Use a key with the required scope (inference for /v1, operator for /hecate/v1).',
+      operatorAction: 'Use a key with the required scope (inference for /v1, operator for /hecate/v1, admin for shared settings).',
     });
   }
 }

@@ -1,7 +1,8 @@
 import { HttpException } from '@nestjs/common';
 import { ErrorType } from '@contracts/errors';
+import { isDatabaseConnectionError, isUnstorableValueError } from '@core/database/database.errors';
 import { QueueUnavailableError } from '@core/queue/run-queue.port';
-import { DomainError, ServiceUnavailableError } from './domain-error';
+import { DomainError, InvalidRequestError, ServiceUnavailableError } from './domain-error';
 
 export type ErrorDialect = 'hecate' | 'openai' | 'anthropic';
 
@@ -27,6 +28,17 @@ export function toDomainError(error: unknown): { domain: DomainError; internal: 
     const message =
       typeof response === 'object' && response !== null && 'message' in response ? String((response as { message: unknown }).message) : error.message;
     return { domain: fromStatus(status, message), internal: false };
+  }
+  // Fallbacks for what reached the database unchecked: a value it cannot store is the request's fault (400); a
+  // lost connection is an outage to retry (503 + Retry-After), never a 500.
+  if (isUnstorableValueError(error)) {
+    return {
+      domain: new InvalidRequestError('the request holds a value the database cannot store (a NUL character or an invalid byte sequence)'),
+      internal: false,
+    };
+  }
+  if (isDatabaseConnectionError(error)) {
+    return { domain: new ServiceUnavailableError('the database connection was lost; retry the request'), internal: false };
   }
   const fe = error as FastifyishError;
   if (typeof fe?.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
@@ -93,7 +105,8 @@ export function renderError(dialect: ErrorDialect, err: DomainError, requestId: 
     ...(traceId ? { trace_id: traceId } : {}),
     ...err.details,
   };
-  if (dialect === 'openai') return { error: { ...common, type: err.type, code: err.type, param: null } };
+  if (dialect === 'openai')
+    return { error: { ...common, type: err.type, code: err.type, param: typeof err.details.param === 'string' ? err.details.param : null } };
   if (dialect === 'anthropic') return { type: 'error', error: { type: err.type, ...common }, request_id: requestId };
   return { error: { type: err.type, ...common } };
 }

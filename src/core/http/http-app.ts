@@ -1,11 +1,13 @@
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppConfig } from '@core/config/app-config';
 import { PinoNestLogger, rootLogger } from '@core/logging/logger';
 import { MetricsService } from '@core/metrics/metrics.service';
-import { AllExceptionsFilter } from './all-exceptions.filter';
+import { AllExceptionsFilter, sendError } from './all-exceptions.filter';
+import { InvalidRequestError } from './domain-error';
+import { jsonDepthExceeds, MAX_JSON_DEPTH, mayHoldNul, nulInUrl, nulPath } from './json-limits';
 import { currentTraceId, incomingRequestId } from './request-id';
 import { createValidationPipe } from './validation.pipe';
 
@@ -34,6 +36,14 @@ export async function createHttpApp(rootModule: unknown, config: AppConfig): Pro
     void reply.header('x-request-id', store.requestId).header('x-trace-id', store.traceId);
     done();
   });
+  // A NUL in the path or a query value can only fail later (Postgres refuses it in text): 400 naming where it is.
+  fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    const where = nulInUrl(request.url);
+    if (!where) return;
+    const what = where === 'path' ? 'the path' : where === 'query' ? 'the query string' : `query parameter ${where}`;
+    sendError(new InvalidRequestError(`${what} contains a NUL character (%00)`, { details: { param: where } }), request, reply);
+    return reply;
+  });
   fastify.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const route = request.routeOptions?.url ?? 'unmatched';
     metrics.httpDuration.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
@@ -41,9 +51,36 @@ export async function createHttpApp(rootModule: unknown, config: AppConfig): Pro
   });
   // Errors raised by Fastify itself (body too large, malformed JSON, bad content type) reach the same filter:
   // Nest installs its own Fastify error handler at init, which hands them to the exception filters.
+  app.useBodyParser('application/json', { bodyLimit: config.server.bodyLimitBytes }, guardedJsonParser(fastify));
   app.useGlobalFilters(new AllExceptionsFilter());
   app.useGlobalPipes(createValidationPipe());
   return app;
+}
+
+type ParserDone = (err: Error | null, body?: unknown) => void;
+
+/**
+ * Fastify's JSON parser (prototype-poisoning checks included) behind the ingress limits of json-limits.ts: nesting
+ * deeper than MAX_JSON_DEPTH and NUL characters in strings or keys answer 400 before any handler sees the body.
+ */
+function guardedJsonParser(fastify: FastifyInstance) {
+  const { onProtoPoisoning, onConstructorPoisoning } = fastify.initialConfig as {
+    onProtoPoisoning?: 'error' | 'remove' | 'ignore';
+    onConstructorPoisoning?: 'error' | 'remove' | 'ignore';
+  };
+  const parse = fastify.getDefaultJsonParser(onProtoPoisoning ?? 'error', onConstructorPoisoning ?? 'error');
+  return (request: FastifyRequest, body: Buffer, done: ParserDone): void => {
+    const text = body.toString('utf8');
+    if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
+      return done(new InvalidRequestError(`the JSON body nests deeper than ${MAX_JSON_DEPTH} levels`, { details: { param: 'body' } }));
+    }
+    parse(request, text, (err: Error | null, value?: unknown) => {
+      if (err) return done(err);
+      const at = mayHoldNul(text) ? nulPath(value) : undefined;
+      if (at) return done(new InvalidRequestError(`${at} contains a NUL character (\\u0000)`, { details: { param: at } }));
+      done(null, value);
+    });
+  };
 }
 
 export async function listen(app: INestApplication, config: AppConfig): Promise<string> {

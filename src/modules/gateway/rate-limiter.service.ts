@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
 import { Inject, Injectable, OnModuleInit, Optional } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { credentialOf } from '@core/http/auth/auth.guard';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify';
+import type { Principal } from '@core/context/request-context';
 import { AppConfig } from '@core/config/app-config';
 import { rootLogger } from '@core/logging/logger';
 import { RedisConnections } from '@core/redis/redis-connections';
@@ -43,13 +42,23 @@ const DISABLED_HEADERS = { 'x-ratelimit-limit': '0', 'x-ratelimit-remaining': '0
 const COMPLETION_PATHS = new Set(['/v1/chat/completions', '/v1/messages']);
 const MAX_LOCAL_BUCKETS = 10_000;
 
+type PreParsingDone = (err: Error | null, payload?: RequestPayload) => void;
+
+/** The bucket of an authenticated caller: its API key's id, the operator token's, or the local operator's. */
+export function bucketOf(principal: Principal | undefined): string {
+  if (principal?.kind === 'api_key' && principal.apiKeyId) return `key_${principal.apiKeyId}`;
+  if (principal?.kind === 'operator') return 'operator';
+  return 'global';
+}
+
 type RedisWithBucket = { hecateTokenBucket(key: string, cap: number, rate: number, cost: number): Promise<[number, number, number]> };
 
 /**
- * Gateway rate limit (GATEWAY_RATE_LIMIT_RPM / _BURST): a token bucket per credential (API key prefix, or the
- * operator token / anonymous local operator as one global bucket). Cluster-wide through Redis in scaled mode,
+ * Gateway rate limit (GATEWAY_RATE_LIMIT_RPM / _BURST): a token bucket per authenticated caller (the API key's id,
+ * the operator token, or the local operator), taken after authentication so a presented key prefix without its
+ * secret spends nothing. Keyed by the matched route, not the raw URL. Cluster-wide through Redis in scaled mode,
  * in-process in embedded mode. Every /v1 response carries X-RateLimit-Limit/Remaining/Reset (zeros when off);
- * only completion requests consume a token.
+ * only completion requests consume a token (a request refused with 401/404 carries no rate-limit headers).
  */
 @Injectable()
 export class RateLimiterService implements OnModuleInit {
@@ -68,33 +77,29 @@ export class RateLimiterService implements OnModuleInit {
     }
     const fastify = this.adapterHost?.httpAdapter?.getInstance?.() as FastifyInstance | undefined;
     if (!fastify || typeof fastify.addHook !== 'function') return;
-    fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
-      if (!request.url.startsWith('/v1/')) return done();
+    // preParsing runs after every onRequest hook, so after authentication (a request with a bogus credential was
+    // answered 401 there and spends nobody's bucket), and still before the body is read.
+    fastify.addHook('preParsing', (request: FastifyRequest, reply: FastifyReply, payload: RequestPayload, done: PreParsingDone) => {
+      const route = request.routeOptions.url;
+      if (!route?.startsWith('/v1/')) return done(null, payload);
       const { enabled } = this.config.gateway.rateLimit;
       if (!enabled) {
         void reply.headers(DISABLED_HEADERS);
-        return done();
+        return done(null, payload);
       }
-      const path = request.url.split('?')[0];
-      const cost = request.method === 'POST' && COMPLETION_PATHS.has(path) ? 1 : 0;
-      this.take(this.keyOf(request), cost).then(
+      const cost = request.method === 'POST' && COMPLETION_PATHS.has(route) ? 1 : 0;
+      this.take(bucketOf(request.hecate?.principal), cost).then(
         (d) => {
           void reply
             .header('x-ratelimit-limit', String(d.limit))
             .header('x-ratelimit-remaining', String(d.remaining))
             .header('x-ratelimit-reset', String(d.reset));
-          done(d.allowed ? undefined : new RateLimitExceededError(d.retryAfterS));
+          if (d.allowed) done(null, payload);
+          else done(new RateLimitExceededError(d.retryAfterS));
         },
-        () => done(),
+        () => done(null, payload),
       );
     });
-  }
-
-  keyOf(request: FastifyRequest): string {
-    const credential = credentialOf(request);
-    if (!credential) return 'global';
-    if (/^hk_[A-Za-z0-9]{12}_/.test(credential)) return credential.slice(0, 15);
-    return `c_${createHash('sha256').update(credential).digest('hex').slice(0, 16)}`;
   }
 
   async take(key: string, cost: number): Promise<RateDecision> {

@@ -5,7 +5,7 @@ import { newRequestId } from '@core/context/request-context';
 import { PricingService, ProviderHealthService, transportError, UpstreamError } from '@modules/providers';
 import type { CompletedCall, GatewayRouteInfo, InferenceContext, OpenStream } from './call-types';
 import type { CancelSignal } from './client-abort';
-import { BudgetExceededError, RouteImpossibleError, UpstreamFailedError } from './inference.errors';
+import { BudgetExceededError, RouteImpossibleError, UnsendableRequestError, UpstreamFailedError } from './inference.errors';
 import { anthropicUsage, NormalizedUsage, openaiUsage, ZERO_USAGE } from './protocol/normalized';
 import { AttemptHandle, RequestRecorder } from './request-recorder';
 import { RouteCandidate, RoutePlan } from './route-planner';
@@ -199,6 +199,12 @@ export class InferenceEngineService {
           this.health.recordSuccess(c.provider.id, performance.now() - t0);
           return { value, candidate: c, attempts: { n, failover: firstProvider !== c.provider.id } };
         } catch (err) {
+          if (err instanceof UnsendableRequestError) {
+            // Nothing reached the provider: the request is at fault, so the provider's health is untouched.
+            handle.end({ ok: false, error: new UpstreamError('protocol', err.message, { retryable: false }) });
+            this.health.release(c.provider.id);
+            throw err;
+          }
           const e = err instanceof UpstreamError ? err : transportError(c.provider, err, signal);
           handle.end({ ok: false, error: e });
           if (e.kind === 'aborted') {

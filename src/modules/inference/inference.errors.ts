@@ -52,6 +52,16 @@ export class UpstreamFailedError extends DomainError {
   }
 }
 
+/** A client's request the gateway cannot serialise for the upstream (e.g. nesting too deep): the client's fault. */
+export class UnsendableRequestError extends InvalidRequestError {
+  constructor(reason: string) {
+    super(`the request cannot be sent upstream: ${reason}`, {
+      userMessage: 'The request is invalid.',
+      operatorAction: 'Simplify the request body (nesting depth, sizes) and retry.',
+    });
+  }
+}
+
 /** A call whose worst-case cost (the model's output price × its max_tokens) exceeds the caller's cost cap. */
 export class BudgetExceededError extends DomainError {
   constructor(details: { cost_cap_micros_usd: number; worst_case_micros_usd: number; provider?: string; model?: string }) {
@@ -78,6 +88,7 @@ function classify(e: UpstreamError): { status: number; type: string; user: strin
   if (e.kind === 'network' || e.kind === 'url_blocked') return { status: 502, type: 'upstream_unavailable', user: 'The provider could not be reached.' };
   if (e.kind === 'protocol') return { status: 502, type: 'upstream_error', user: 'The provider sent an invalid response.' };
   const s = e.info.status ?? 502;
+  if (s < 400) return { status: 502, type: 'upstream_error', user: 'The provider answered with a redirect or an unexpected status.' };
   if (s === 429) return { status: 429, type: 'provider_rate_limited', user: 'The provider is rate limiting requests.' };
   if (s === 401 || s === 403) return { status: 502, type: 'upstream_auth_failed', user: 'The provider rejected the gateway credentials.' };
   if (s >= 500) return { status: 502, type: 'upstream_error', user: 'The provider failed to answer.' };

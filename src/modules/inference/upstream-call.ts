@@ -4,6 +4,7 @@ import type { RuntimeProvider } from '@modules/providers';
 import { ChunkReader } from './chunk-reader';
 import type { CancelSignal } from './client-abort';
 import { transportError, UpstreamError } from '@modules/providers';
+import { UnsendableRequestError } from './inference.errors';
 import { isObject, Json, WireProtocol } from './protocol/normalized';
 import { anthropicToOpenaiRequest, openaiToAnthropicRequest, withoutHecateMessageFields } from './protocol/request-translation';
 
@@ -76,8 +77,17 @@ export interface AttemptTarget {
   onHeaders: () => void;
 }
 
+/** The upstream body, or UnsendableRequestError: a body we cannot serialise is the client's fault, not the provider's. */
+function serialise(req: PreparedRequest, provider: RuntimeProvider, model: string): string {
+  try {
+    return upstreamBody(req, provider, model);
+  } catch (err) {
+    throw new UnsendableRequestError(err instanceof RangeError ? 'it nests too deeply' : err instanceof Error ? err.message : String(err));
+  }
+}
+
 async function send({ req, provider, model, timeouts, signal, onHeaders }: AttemptTarget) {
-  const res = await LlmClient.complete(provider, upstreamBody(req, provider, model), {
+  const res = await LlmClient.complete(provider, serialise(req, provider, model), {
     signal,
     headers: forwardHeaders(req, provider),
     firstByteMs: timeouts.firstByteMs,

@@ -19,6 +19,8 @@ export interface UpstreamResponse {
   body: Dispatcher.ResponseData['body'];
 }
 
+const isSuccess = (status: number): boolean => status >= 200 && status < 300;
+
 async function readLimited(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -42,7 +44,7 @@ async function readLimited(body: Dispatcher.ResponseData['body'], limit: number)
 /**
  * LlmClient (DESIGN §3): the one way bytes reach a provider. Paths and credentials come from the provider's
  * protocol (OpenAI: Bearer, `/chat/completions`; Anthropic: x-api-key + anthropic-version, `/messages`).
- * Non-2xx answers become an `UpstreamError` (body read, scrubbed); transport failures too.
+ * Non-2xx answers (3xx included) become an `UpstreamError` (body read, scrubbed); transport failures too.
  */
 export const LlmClient = {
   /** POSTs a completion body; resolves with the 2xx response whose body the caller consumes. */
@@ -63,7 +65,9 @@ export const LlmClient = {
     } catch (err) {
       throw transportError(provider, err, options.signal);
     }
-    if (res.statusCode >= 400) {
+    // Anything but a 2xx is an upstream error, redirects included (they are not followed: a provider that redirects
+    // is misconfigured, and relaying its 3xx body as our 200 would hand the client garbage).
+    if (!isSuccess(res.statusCode)) {
       const text = await readLimited(res.body, MAX_ERROR_BODY);
       throw httpError(provider, res.statusCode, text, res.headers['retry-after']);
     }
@@ -86,7 +90,7 @@ export const LlmClient = {
       throw transportError(provider, err, signal);
     }
     const text = await readLimited(res.body, 8 * 1024 * 1024);
-    if (res.statusCode >= 400) throw httpError(provider, res.statusCode, text, res.headers['retry-after']);
+    if (!isSuccess(res.statusCode)) throw httpError(provider, res.statusCode, text, res.headers['retry-after']);
     try {
       return JSON.parse(text) as unknown;
     } catch {

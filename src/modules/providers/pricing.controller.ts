@@ -1,9 +1,10 @@
-import { RequireScope } from '@core/http/auth/public.decorator';
 import { Body, Controller, Delete, Get, Param, Put } from '@nestjs/common';
+import { RequireScope } from '@core/http/auth/require-scope.decorator';
 import { NotFoundError } from '@core/http/domain-error';
 import { PutPriceDto } from './pricing.dto';
 import { PricingService } from './pricing.service';
 
+/** Prices apply to every tenant: reads need `operator`, writes `admin`. */
 @Controller('hecate/v1/settings/pricing')
 export class PricingController {
   constructor(private readonly pricing: PricingService) {}
@@ -13,14 +14,14 @@ export class PricingController {
     return { object: 'pricing', data: this.pricing.listOverrides() };
   }
 
-  @RequireScope('admin')
   @Put(':provider/:model')
+  @RequireScope('admin')
   async put(@Param('provider') provider: string, @Param('model') model: string, @Body() dto: PutPriceDto) {
     return { object: 'model_price', data: await this.pricing.put(provider, model, dto) };
   }
 
-  @RequireScope('admin')
   @Delete(':provider/:model')
+  @RequireScope('admin')
   async remove(@Param('provider') provider: string, @Param('model') model: string) {
     if (!(await this.pricing.remove(provider, model))) throw new NotFoundError(`no price override for ${provider}/${model}`);
     return { object: 'model_price', data: { provider, model, deleted: true } };

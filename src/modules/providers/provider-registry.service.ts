@@ -156,7 +156,8 @@ export class ProviderRegistryService implements OnModuleInit, OnApplicationShutd
       protocol: row.protocol === 'anthropic' ? 'anthropic' : 'openai',
       baseUrl: row.baseUrl,
       defaultModel: row.defaultModel ?? undefined,
-      apiKey: stored ?? env?.apiKey,
+      // The env key was given for the env base URL; a row pointing elsewhere does not inherit it.
+      apiKey: stored ?? (env && sameUrl(env.baseUrl, row.baseUrl) ? env.apiKey : undefined),
       enabled: row.enabled,
       source: 'settings',
       envConfigured: env !== undefined,
@@ -165,6 +166,8 @@ export class ProviderRegistryService implements OnModuleInit, OnApplicationShutd
     };
   }
 }
+
+const sameUrl = (a: string, b: string): boolean => a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
 
 const fingerprint = (p: RuntimeProvider): string =>
   JSON.stringify([p.baseUrl, p.kind, p.protocol, p.defaultModel, p.enabled, p.credentialState, p.updatedAt.getTime(), p.keyFingerprint]);

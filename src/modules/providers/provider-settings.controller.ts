@@ -1,9 +1,10 @@
-import { RequireScope } from '@core/http/auth/public.decorator';
 import { Body, Controller, Delete, Get, Param, Patch, Post, Put } from '@nestjs/common';
+import { RequireScope } from '@core/http/auth/require-scope.decorator';
 import { LocalDiscoveryService } from './local-discovery.service';
 import { CreateProviderDto, SetProviderKeyDto, UpdateProviderDto } from './provider-settings.dto';
 import { ProviderSettingsService } from './provider-settings.service';
 
+/** Providers are shared by every tenant: reads need `operator`, writes `admin`. */
 @Controller('hecate/v1/settings/providers')
 export class ProviderSettingsController {
   constructor(
@@ -16,8 +17,8 @@ export class ProviderSettingsController {
     return { object: 'providers', data: this.settings.list() };
   }
 
-  @RequireScope('admin')
   @Post()
+  @RequireScope('admin')
   async create(@Body() dto: CreateProviderDto) {
     return { object: 'provider', data: await this.settings.create(dto) };
   }
@@ -32,20 +33,20 @@ export class ProviderSettingsController {
     return { object: 'provider', data: this.settings.get(id) };
   }
 
-  @RequireScope('admin')
   @Patch(':id')
+  @RequireScope('admin')
   async update(@Param('id') id: string, @Body() dto: UpdateProviderDto) {
     return { object: 'provider', data: await this.settings.update(id, dto) };
   }
 
-  @RequireScope('admin')
   @Put(':id/api-key')
+  @RequireScope('admin')
   async setApiKey(@Param('id') id: string, @Body() dto: SetProviderKeyDto) {
     return { object: 'provider', data: await this.settings.setApiKey(id, dto) };
   }
 
-  @RequireScope('admin')
   @Delete(':id')
+  @RequireScope('admin')
   async remove(@Param('id') id: string) {
     return { object: 'provider', data: await this.settings.remove(id) };
   }

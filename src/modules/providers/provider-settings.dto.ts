@@ -21,11 +21,11 @@ export class UpdateProviderDto {
   @IsOptional() @IsIn(['cloud', 'local']) kind?: 'cloud' | 'local';
   @IsOptional() @IsIn(['openai', 'anthropic']) protocol?: 'openai' | 'anthropic';
   @IsOptional() @Matches(URL_PATTERN, { message: URL_MESSAGE }) base_url?: string;
+  /** The key for the new `base_url`: a changed `base_url` drops the stored key unless this sets one. */
+  @IsOptional() @IsString() @Length(1, 4096) api_key?: string;
   @IsOptional() @IsString() @Length(0, 256) default_model?: string;
   @IsOptional() @IsString() @Length(1, 64) custom_name?: string;
   @IsOptional() @IsBoolean() enabled?: boolean;
-  /** With a base_url change: the key for the new host (without it, the stored key is dropped). */
-  @IsOptional() @ValidateIf((o: UpdateProviderDto) => o.api_key !== null && o.api_key !== '') @IsString() @Length(1, 4096) api_key?: string | null;
 }
 
 export class SetProviderKeyDto {

@@ -70,13 +70,12 @@ export class ProviderSettingsService {
     const row = await this.rowFor(id);
     if (dto.base_url !== undefined) {
       const baseUrl = dto.base_url.replace(/\/+$/, '');
-      // A key belongs to the host it was given for: a new base_url drops the stored key and keeps an env key from being
-      // sent there (a stored empty key) unless this same request sets one.
-      if (baseUrl !== row.baseUrl && !dto.api_key) row.apiKeyCiphertext = this.secrets.encrypt('');
+      // A key belongs to the host it was configured for: a new base_url drops it (an env key no longer applies
+      // either, see ProviderRegistryService.fromRow), so nobody can redirect a shared key to a host they control.
+      if (baseUrl !== row.baseUrl) row.apiKeyCiphertext = null;
       row.baseUrl = baseUrl;
     }
-    if (dto.api_key) row.apiKeyCiphertext = this.secrets.encrypt(dto.api_key);
-    else if (dto.api_key !== undefined && dto.base_url === undefined) row.apiKeyCiphertext = null;
+    if (dto.api_key !== undefined) row.apiKeyCiphertext = this.secrets.encrypt(dto.api_key);
     if (dto.default_model !== undefined) row.defaultModel = dto.default_model || null;
     if (dto.kind !== undefined) row.kind = dto.kind;
     if (dto.protocol !== undefined) row.protocol = dto.protocol;

@@ -71,7 +71,12 @@ export function httpError(provider: RuntimeProvider, status: number, bodyText: s
   const parsed = parseUpstreamErrorBody(bodyText);
   const ra = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
   const retryAfterMs = ra && /^\d+(\.\d+)?$/.test(ra) ? Number(ra) * 1000 : undefined;
-  const message = scrubUpstreamText(provider, parsed.message ?? `upstream returned HTTP ${status}`);
+  const message =
+    status < 400
+      ? status >= 300
+        ? 'redirects are not followed; check the provider base_url'
+        : 'unexpected status'
+      : scrubUpstreamText(provider, parsed.message ?? `upstream returned HTTP ${status}`);
   return new UpstreamError('http', `${provider.id} returned HTTP ${status}: ${message}`, {
     status,
     retryable: status === 429 || status === 408 || status >= 500,

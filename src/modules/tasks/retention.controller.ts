@@ -1,10 +1,10 @@
-import { RequireScope } from '@core/http/auth/public.decorator';
 import { Controller, Get, HttpCode, Post } from '@nestjs/common';
+import { RequireScope } from '@core/http/auth/require-scope.decorator';
 import { RetentionService } from './retention.service';
 
 /** Retention history and manual sweep (inventory §1.6 `/system/retention/runs`, `/retention/run`). */
-@RequireScope('admin')
 @Controller('hecate/v1/system/retention')
+@RequireScope('admin')
 export class RetentionController {
   constructor(private readonly retention: RetentionService) {}
 

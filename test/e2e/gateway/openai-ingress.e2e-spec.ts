@@ -263,7 +263,9 @@ describe('OpenAI-compatible ingress with the official openai client', () => {
     expect(huge.body).toMatchObject({ error: { type: 'payload_too_large' } });
     const invalid = await post(server.url, '/v1/chat/completions', { model: 'gpt-4o-mini', messages: [] });
     expect(invalid.status).toBe(400);
-    expect(invalid.body).toMatchObject({ error: { type: 'invalid_request', param: null } });
+    // Like OpenAI, `param` names the offending field when the gateway knows it (null otherwise, as for bad JSON).
+    expect(invalid.body).toMatchObject({ error: { type: 'invalid_request', param: 'messages' } });
+    expect(bad.body).toMatchObject({ error: { param: null } });
   });
 
   it('requires a credential when GATEWAY_AUTH_TOKEN is set', async () => {

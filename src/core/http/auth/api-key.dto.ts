@@ -1,11 +1,11 @@
 import { ArrayNotEmpty, ArrayUnique, IsArray, IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
-import type { ApiKeyResource, ApiKeyScope } from '@contracts/api';
+import { API_KEY_SCOPES, type ApiKeyResource, type ApiKeyScope } from '@contracts/api';
 import type { ApiKeyEntity } from './api-key.entity';
 
 export class CreateApiKeyDto {
   @IsString() @Length(1, 200) name!: string;
-  @IsArray() @ArrayNotEmpty() @ArrayUnique() @IsIn(['inference', 'operator', 'admin'], { each: true }) scopes!: ApiKeyScope[];
-  /** Only the operator token may create keys for another tenant. */
+  @IsArray() @ArrayNotEmpty() @ArrayUnique() @IsIn(API_KEY_SCOPES, { each: true }) scopes!: ApiKeyScope[];
+  /** Only the operator token may create keys for another tenant (or with the `admin` scope). */
   @IsOptional() @IsString() @Matches(/^[A-Za-z0-9._-]{1,64}$/) tenant_id?: string;
 }
 

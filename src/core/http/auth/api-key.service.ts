@@ -45,12 +45,12 @@ export class ApiKeyService implements OnModuleInit {
   }
 
   async create(caller: Principal, dto: CreateApiKeyDto): Promise<CreatedApiKeyResource> {
-    if (dto.tenant_id && dto.tenant_id !== caller.tenantId && caller.kind !== 'operator' && caller.kind !== 'local_operator') {
+    // Keys cannot grant more than a tenant has: the admin scope and other tenants are the operator token's alone.
+    const operatorToken = caller.kind === 'operator' || caller.kind === 'local_operator';
+    if (dto.tenant_id && dto.tenant_id !== caller.tenantId && !operatorToken) {
       throw new ForbiddenError('only the operator token may create keys for another tenant');
     }
-    if (dto.scopes.includes('admin') && caller.kind !== 'operator' && caller.kind !== 'local_operator') {
-      throw new ForbiddenError('only the operator token may create keys with the admin scope');
-    }
+    if (dto.scopes.includes('admin') && !operatorToken) throw new ForbiddenError('only the operator token may create keys with the admin scope');
     const prefix = `hk_${alnum(12)}`;
     const secret = `${prefix}_${randomBytes(32).toString('base64url')}`;
     const row: ApiKeyEntity = {

@@ -5,11 +5,12 @@ import { ApiKeyEntity } from './api-key.entity';
 import { ApiKeyRepository } from './api-key.repository';
 import { ApiKeyService } from './api-key.service';
 import { AuthGuard } from './auth.guard';
+import { AuthenticationService } from './authentication.service';
 
 /** Imported by ApiModule only: the guard applies to every HTTP route. */
 @Module({
   imports: [DatabaseModule.forFeature([ApiKeyEntity])],
-  providers: [ApiKeyRepository, ApiKeyService, { provide: APP_GUARD, useClass: AuthGuard }],
-  exports: [ApiKeyService],
+  providers: [ApiKeyRepository, ApiKeyService, AuthenticationService, { provide: APP_GUARD, useClass: AuthGuard }],
+  exports: [ApiKeyService, AuthenticationService],
 })
 export class AuthModule {}

@@ -1,12 +1,14 @@
-import { SetMetadata } from '@nestjs/common';
+import { applyDecorators, SetMetadata } from '@nestjs/common';
+import { RouteConfig } from '@nestjs/platform-fastify';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    hecatePublic?: boolean;
+  }
+}
 
 export const IS_PUBLIC = 'hecate:public';
-/** Route needs no credential (liveness, readiness, metrics). */
-export const Public = (): MethodDecorator & ClassDecorator => SetMetadata(IS_PUBLIC, true);
-
-export const REQUIRED_SCOPE = 'hecate:required-scope';
-/**
- * Route needs this scope besides its path's (`inference` for /v1, `operator` for /hecate/v1). `admin` guards what every
- * tenant shares (DESIGN §8): only the operator token has it by default.
- */
-export const RequireScope = (scope: 'admin'): MethodDecorator & ClassDecorator => SetMetadata(REQUIRED_SCOPE, scope);
+/** Key of the Fastify route config that marks a public route (read by the authentication hook before the body). */
+export const PUBLIC_ROUTE = 'hecatePublic' as const;
+/** Route needs no credential (liveness, readiness, metrics). Method-level only: the hook reads the route's config. */
+export const Public = (): MethodDecorator => applyDecorators(SetMetadata(IS_PUBLIC, true), RouteConfig({ [PUBLIC_ROUTE]: true }));

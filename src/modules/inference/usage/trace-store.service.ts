@@ -69,12 +69,15 @@ export interface TraceEntry {
 }
 
 const LOOKUP_CHANNEL = 'gateway.traces.lookup';
+/** Traces are keyed by tenant and request id: a request id is the client's choice, so two tenants may pick the same. */
+const keyOf = (tenantId: string, requestId: string): string => `${tenantId} ${requestId}`;
 const PEER_WAIT_MS = 300;
 
 /**
  * Recent request traces, in memory per process (bounded by GATEWAY_TRACES_MAX_COUNT and _MAX_AGE, like the
  * reference's in-process tracer). A lookup that misses locally asks the other api processes over the
- * EventBus, so a trace is found whichever pod served the request.
+ * EventBus, so a trace is found whichever pod served the request. Keyed by (tenant, request id): another tenant
+ * reusing a request id neither overwrites nor sees the first tenant's trace.
  */
 @Injectable()
 export class TraceStoreService implements OnModuleInit, OnModuleDestroy {
@@ -90,9 +93,9 @@ export class TraceStoreService implements OnModuleInit, OnModuleDestroy {
   async onModuleInit(): Promise<void> {
     if (this.config.mode !== 'scaled') return;
     this.unsubscribe = await this.bus.subscribe(LOOKUP_CHANNEL, (_c, message) => {
-      const m = message as { requestId?: string; replyTo?: string; origin?: string };
+      const m = message as { requestId?: string; tenantId?: string | null; replyTo?: string; origin?: string };
       if (!m.requestId || !m.replyTo || m.origin === this.origin) return;
-      const found = this.local(m.requestId);
+      const found = this.local(m.requestId, m.tenantId ?? null);
       if (found.length > 0) void this.bus.publish(m.replyTo, { traces: found }).catch(() => undefined);
     });
   }
@@ -104,8 +107,9 @@ export class TraceStoreService implements OnModuleInit, OnModuleDestroy {
   /** Keeps a trace; its document is built on first read (the hot path only stores a closure). */
   record(entry: TraceEntry): void {
     const { maxCount } = this.config.gateway.traces;
-    this.traces.delete(entry.requestId);
-    this.traces.set(entry.requestId, { at: Date.now(), entry });
+    const key = keyOf(entry.tenantId, entry.requestId);
+    this.traces.delete(key);
+    this.traces.set(key, { at: Date.now(), entry });
     while (this.traces.size > maxCount) {
       const oldest = this.traces.keys().next().value as string;
       this.traces.delete(oldest);
@@ -114,8 +118,8 @@ export class TraceStoreService implements OnModuleInit, OnModuleDestroy {
 
   /** Traces with this request id visible to the tenant (null: operator sees all). */
   async find(requestId: string, tenantId: string | null): Promise<GatewayTrace[]> {
-    let found = this.local(requestId);
-    if (found.length === 0 && this.config.mode === 'scaled') found = await this.askPeers(requestId);
+    let found = this.local(requestId, tenantId);
+    if (found.length === 0 && this.config.mode === 'scaled') found = await this.askPeers(requestId, tenantId);
     return found.filter((t) => tenantId === null || t.tenant_id === tenantId);
   }
 
@@ -129,10 +133,16 @@ export class TraceStoreService implements OnModuleInit, OnModuleDestroy {
     return out;
   }
 
-  private local(requestId: string): GatewayTrace[] {
+  /** The tenant's trace with this request id; for the operator (null), every tenant's, newest first. */
+  private local(requestId: string, tenantId: string | null): GatewayTrace[] {
     this.prune();
-    const hit = this.traces.get(requestId);
-    return hit ? [this.built(hit)] : [];
+    if (tenantId !== null) {
+      const hit = this.traces.get(keyOf(tenantId, requestId));
+      return hit ? [this.built(hit)] : [];
+    }
+    const out: GatewayTrace[] = [];
+    for (const item of this.traces.values()) if (item.entry.requestId === requestId) out.unshift(this.built(item));
+    return out;
   }
 
   private built(item: { entry: TraceEntry; built?: GatewayTrace }): GatewayTrace {
@@ -148,13 +158,13 @@ export class TraceStoreService implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  private async askPeers(requestId: string): Promise<GatewayTrace[]> {
+  private async askPeers(requestId: string, tenantId: string | null): Promise<GatewayTrace[]> {
     const replyTo = `gateway.traces.reply.${randomUUID()}`;
     let resolve!: (t: GatewayTrace[]) => void;
     const answer = new Promise<GatewayTrace[]>((r) => (resolve = r));
     const unsubscribe = await this.bus.subscribe(replyTo, (_c, message) => resolve((message as { traces: GatewayTrace[] }).traces ?? []));
     try {
-      await this.bus.publish(LOOKUP_CHANNEL, { requestId, replyTo, origin: this.origin });
+      await this.bus.publish(LOOKUP_CHANNEL, { requestId, tenantId, replyTo, origin: this.origin });
       const timeout = new Promise<GatewayTrace[]>((r) => setTimeout(() => r([]), PEER_WAIT_MS).unref());
       return await Promise.race([answer, timeout]);
     } catch {
