@@ -17,6 +17,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { rssMb, stats } from '../lib/load.mjs';
 import { ROOT, startHecate, stopChildren } from '../lib/processes.mjs';
@@ -95,6 +96,29 @@ async function directLoop(modelUrl, file) {
   }
 }
 
+// ---------------------------------------------------------------- the floor: the commits a durable loop needs
+/**
+ * Each turn needs at least four commits (a model call's dispatch and result, a tool call's dispatch and result, each
+ * proving the lease). The floor is four bare transactions of one lease check and one insert each, on the same engine.
+ */
+async function floorPerTurn(query) {
+  await query('CREATE TABLE IF NOT EXISTS floor_lease (id text PRIMARY KEY, token text)');
+  await query('CREATE TABLE IF NOT EXISTS floor_rows (id serial PRIMARY KEY, body text)');
+  await query("INSERT INTO floor_lease VALUES ('r', 't') ON CONFLICT DO NOTHING");
+  const sample = [];
+  for (let turn = 0; turn < (QUICK ? 100 : 300); turn++) {
+    const t0 = performance.now();
+    for (let i = 0; i < 4; i++) {
+      await query('BEGIN');
+      await query("SELECT 1 FROM floor_lease WHERE id = 'r' AND token = 't' FOR UPDATE");
+      await query('INSERT INTO floor_rows (body) VALUES ($1)', ['x'.repeat(2000)]);
+      await query('COMMIT');
+    }
+    sample.push(performance.now() - t0);
+  }
+  return stats(sample);
+}
+
 // ---------------------------------------------------------------- Hecate
 async function call(base, method, path, body) {
   const res = await fetch(base + path, {
@@ -154,7 +178,7 @@ async function measure(label, base, modelUrl, project, file, workerPid) {
       await Promise.all(Array.from({ length: 10 }, () => agentRun(base, project)));
       done += 10;
     }
-    rss[mark - SEQUENTIAL - 3 - CONCURRENT] = rssMb(workerPid);
+    rss[mark - SEQUENTIAL - 3 - CONCURRENT] = Math.round(rssMb(workerPid));
   }
   return {
     label,
@@ -187,6 +211,10 @@ async function main() {
   };
   const results = [];
 
+  const lite = await PGlite.create({ dataDir: mkdtempSync(join(tmpdir(), 'hecate-bench-floor-')), relaxedDurability: true });
+  const floors = { embedded: await floorPerTurn((q, p) => lite.query(q, p)) };
+  await lite.close();
+
   const embedded = await startHecate('embedded', 'main.js', { ...common, GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'hecate-bench-agent-data-')) });
   results.push(await measure('embedded', embedded.url, model.url, project, file, embedded.pid));
   embedded.kill('SIGTERM');
@@ -199,6 +227,10 @@ async function main() {
   dbUrl.pathname = `/${name}`;
   const scaledEnv = { ...common, DATABASE_URL: dbUrl.toString(), REDIS_URL: REDIS, GATEWAY_REDIS_PREFIX: `ba${process.pid}`, GATEWAY_MIGRATE_ON_BOOT: 'true' };
   try {
+    const client = new pg.Client({ connectionString: scaledEnv.DATABASE_URL });
+    await client.connect();
+    floors.scaled = await floorPerTurn((q, p) => client.query(q, p));
+    await client.end();
     const api = await startHecate('api', 'main.api.js', scaledEnv);
     const worker = await startHecate('worker', 'main.worker.js', scaledEnv, { portVar: 'WORKER_HEALTH_PORT' });
     results.push(await measure('scaled', api.url, model.url, project, file, worker.pid));
@@ -215,7 +247,7 @@ async function main() {
   const rows = results.map((r) => {
     const marks = Object.keys(r.rss_mb).map(Number);
     const growth = (r.rss_mb[marks[1]] / r.rss_mb[marks[0]] - 1) * 100;
-    return `| ${r.label} | ${f(r.direct_ms.p50)} | ${f(r.run_ms.p50)} | **${f(r.overhead_per_turn_ms.p50)}** / ${f(r.overhead_per_turn_ms.p90)} | ≤ ${targets[r.label]} | ${f(r.concurrent.turns_per_s)} (direct ${f(r.concurrent.direct_turns_per_s)}) | ${r.rss_mb[marks[0]]} → ${r.rss_mb[marks[1]]} (${growth >= 0 ? '+' : ''}${growth.toFixed(1)} %) |`;
+    return `| ${r.label} | ${f(r.direct_ms.p50)} | ${f(r.run_ms.p50)} | **${f(r.overhead_per_turn_ms.p50)}** / ${f(r.overhead_per_turn_ms.p90)} | ≤ ${targets[r.label]} | ${f(floors[r.label].p50)} | ${f(r.concurrent.turns_per_s)} (direct ${f(r.concurrent.direct_turns_per_s)}) | ${r.rss_mb[marks[0]]} → ${r.rss_mb[marks[1]]} (${growth >= 0 ? '+' : ''}${growth.toFixed(1)} %) |`;
   });
   const date = new Date().toISOString().slice(0, 10);
   const md = [
@@ -223,15 +255,15 @@ async function main() {
     '',
     `Machine: ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}. ${TURNS}-turn loop (7 × read_file + answer), model server answering at once; ${SEQUENTIAL} sequential runs (after 3 warm-up), ${CONCURRENT} concurrent, RSS after 20 and ${MEMORY_RUNS} runs.`,
     '',
-    '| mode | direct loop ms (p50) | Hecate run ms (p50) | overhead per turn ms p50 / p90 | target p50 | turns/s with 50 runs at once | RSS MB of the loop process |',
-    '|---|---|---|---|---|---|---|',
+    '| mode | direct loop ms (p50) | Hecate run ms (p50) | overhead per turn ms p50 / p90 | target p50 | floor: 4 bare commits ms (p50) | turns/s with 50 runs at once | RSS MB of the loop process |',
+    '|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
   ].join('\n');
   console.log(md);
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   writeFileSync(join(ROOT, 'bench', 'results', `agent-loop-${date}.md`), md);
-  writeFileSync(join(ROOT, 'bench', 'results', `agent-loop-${date}.json`), JSON.stringify({ date, results }, null, 2));
+  writeFileSync(join(ROOT, 'bench', 'results', `agent-loop-${date}.json`), JSON.stringify({ date, floors, results }, null, 2));
 }
 
 if (!process.env.AGENT_BENCH_IMPORT)
