@@ -147,7 +147,8 @@ async function agentRun(base, project) {
       const at = (type) => new Date(events.find((e) => e.type === type).occurred_at).getTime();
       return { ms: at('run.finished') - at('run.started'), turns: events.filter((e) => e.type === 'turn.completed').length };
     }
-    await new Promise((r) => setTimeout(r, 5));
+    // Polling slowly: the run time comes from its events, and a busy poll would compete with the worker for the database.
+    await new Promise((r) => setTimeout(r, 100));
   }
 }
 

@@ -3,9 +3,9 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFil
 import { createServer, Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { waitFor } from '../../support/infra';
+import { type ScratchDatabase, waitFor } from '../../support/infra';
 import { ServerProcess } from '../../support/server-process';
-import { Client, embeddedTasksEnv, Json, Processes, TOKEN } from '../tasks/tasks-harness';
+import { Client, embeddedTasksEnv, Json, Processes, scaledEnv, TOKEN } from '../tasks/tasks-harness';
 
 /**
  * An attacker's view of the tools a task runs (DESIGN §8): a command chosen by a tenant — or, next, by a model —
@@ -352,5 +352,44 @@ describe('tool isolation', () => {
       expect(redirected.run.status).toBe('failed');
       expect(redirected.run.last_error ?? redirected.run.error).toContain('git clone');
     });
+  });
+});
+
+/** The same attack on the scaled deployment: the command runs on a worker process that holds DATABASE_URL and REDIS_URL. */
+describe('tool isolation (scaled worker)', () => {
+  const procs = new Processes();
+  let db: ScratchDatabase;
+  let env: Record<string, string>;
+  let c: Client;
+  let worker: ServerProcess;
+
+  beforeAll(async () => {
+    const s = await scaledEnv({
+      GATEWAY_TASK_APPROVAL_POLICIES: 'none',
+      PROVIDER_ISOLATED_BASE_URL: 'https://api.isolated.example/v1',
+      PROVIDER_ISOLATED_API_KEY: PROVIDER_KEY,
+    });
+    db = s.db;
+    env = s.env;
+    const [api, w] = await Promise.all([procs.start('api', env), procs.start('worker', env)]);
+    c = new Client(api.url);
+    worker = w;
+  }, 120_000);
+  afterAll(async () => {
+    await procs.stopAll();
+    await db?.drop();
+  });
+
+  (bwrapWorks ? it : it.skip)("a shell task cannot read the worker's DATABASE_URL, REDIS_URL, operator token or provider key", async () => {
+    const health = (await (await fetch(`${worker.url}/healthz`)).json()) as Json;
+    expect(health.sandbox).toMatchObject({ os_isolation: true, commands: 'allowed' });
+    const probe = 'cat /proc/$PPID/environ /proc/1/environ 2>&1; for p in /proc/[0-9]*; do cat $p/environ 2>/dev/null; done; env; true';
+    const { taskId, runId } = await c.startTask({ execution_kind: 'shell', shell_command: probe });
+    expect((await c.waitStatus(taskId, runId, ['completed', 'failed'])).status).toBe('completed');
+    const artifacts = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/artifacts`)) as unknown as Json[];
+    let seen = '';
+    for (const a of artifacts) seen += (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/artifacts/${a.id}`)).content_text as string;
+    for (const secret of [env.DATABASE_URL, env.REDIS_URL, TOKEN, PROVIDER_KEY]) expect(seen).not.toContain(secret);
+    expect(seen).not.toContain('postgres://');
   });
 });
