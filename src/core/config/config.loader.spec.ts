@@ -40,6 +40,15 @@ describe('loadConfig', () => {
     expect(problemsOf({ HOST: '0.0.0.0', GATEWAY_ALLOW_INSECURE_BIND: 'true' })).toEqual([]);
   });
 
+  it('derives the queue lock and the reconcile period from the run lease unless they are set (one recovery clock)', () => {
+    const defaults = loadConfig({});
+    expect([defaults.queue.lockDurationMs, defaults.tasks.reconcileIntervalMs]).toEqual([30_000, 30_000]);
+    const lease4 = loadConfig({ GATEWAY_TASK_QUEUE_LEASE_SECONDS: '4' });
+    expect([lease4.queue.lockDurationMs, lease4.tasks.reconcileIntervalMs]).toEqual([4000, 4000]);
+    const own = loadConfig({ GATEWAY_TASK_QUEUE_LEASE_SECONDS: '4', GATEWAY_QUEUE_LOCK_MS: '9000', GATEWAY_TASK_RECONCILE_INTERVAL: '2s' });
+    expect([own.queue.lockDurationMs, own.tasks.reconcileIntervalMs]).toEqual([9000, 2000]);
+  });
+
   it('treats empty strings as unset', () => {
     expect(loadConfig({ PORT: '', GATEWAY_AUTH_TOKEN: '' }).server.port).toBe(8765);
   });

@@ -48,14 +48,29 @@ export function loadConfig(raw: RawEnv): AppConfigValues {
   const tasks = validateGroup(TasksEnv, env, problems, checkTasksEnv);
   const agent = validateGroup(AgentEnv, env, problems);
   if (problems.length > 0) throw new ConfigValidationError(problems);
-  return {
-    ...platformConfig(platform),
-    version: packageVersion,
-    startedAt: new Date(),
-    gateway: gatewayConfig(gateway),
-    chat: chatConfig(chat),
-    tasks: tasksConfig(tasks),
-    agent: agentConfig(agent),
-    secretFiles: files,
-  };
+  return oneRecoveryClock(
+    {
+      ...platformConfig(platform),
+      version: packageVersion,
+      startedAt: new Date(),
+      gateway: gatewayConfig(gateway),
+      chat: chatConfig(chat),
+      tasks: tasksConfig(tasks),
+      agent: agentConfig(agent),
+      secretFiles: files,
+    },
+    env,
+  );
+}
+
+/**
+ * The run lease is the one clock of recovery (DESIGN §11.3): unless set on their own, the queue's job lock (after
+ * which BullMQ redelivers a dead worker's job) and the reconciler's period follow GATEWAY_TASK_QUEUE_LEASE_SECONDS, so
+ * a dead worker's run is taken over within 2 × lease whatever else is configured.
+ */
+function oneRecoveryClock(config: AppConfigValues, env: RawEnv): AppConfigValues {
+  const leaseMs = config.tasks.leaseSeconds * 1000;
+  if (!env.GATEWAY_QUEUE_LOCK_MS) config.queue.lockDurationMs = Math.max(1000, leaseMs);
+  if (!env.GATEWAY_TASK_RECONCILE_INTERVAL) config.tasks.reconcileIntervalMs = Math.min(config.tasks.reconcileIntervalMs, leaseMs);
+  return config;
 }

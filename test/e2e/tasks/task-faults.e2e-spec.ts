@@ -211,3 +211,46 @@ describe('task runtime under faults (scaled)', () => {
     expect(((await c.ok('GET', `/hecate/v1/tasks/${task.id}/runs`)) as unknown as Json[]).length).toBe(1);
   });
 });
+
+/** Issue 18: with only the lease set, the queue's redelivery and the reconciler follow it — takeover within 2 × lease. */
+describe('one recovery clock (scaled, only GATEWAY_TASK_QUEUE_LEASE_SECONDS set)', () => {
+  const procs = new Processes();
+  let db: ScratchDatabase;
+  let env: Record<string, string>;
+  let c: Client;
+
+  beforeAll(async () => {
+    const s = await scaledEnv({ GATEWAY_TASK_APPROVAL_POLICIES: 'none', GATEWAY_TASK_QUEUE_LEASE_SECONDS: '3', GATEWAY_TASK_SANDBOX: 'none' });
+    db = s.db;
+    env = s.env;
+    c = new Client((await procs.start('api', env)).url);
+  });
+  afterAll(async () => {
+    await procs.stopAll();
+    await db?.drop();
+  });
+
+  it('kill -9 of the worker mid-step: the run is taken over by the other worker within 2 × lease', async () => {
+    const doomed = await procs.start('worker', env);
+    const { taskId, runId, run } = await c.startTask({ execution_kind: 'shell', shell_command: 'echo $$ > pid; echo started; sleep 30' });
+    await waitFor(
+      async () => existsSync(join(run.workspace_path as string, 'pid')) && (await c.events(taskId, runId)).some((e) => e.type === 'tool.shell.output_chunk'),
+      {
+        what: 'the command running',
+      },
+    );
+    const survivor = await procs.start('worker', env);
+    const killedAt = Date.now();
+    await doomed.stop('SIGKILL');
+    const orphan = Number(readFileSync(join(run.workspace_path as string, 'pid'), 'utf8'));
+    try {
+      await c.waitStatus(taskId, runId, ['completed', 'failed', 'cancelled'], 20_000);
+      const starts = (await c.events(taskId, runId)).filter((e) => e.type === 'run.started');
+      expect(starts).toHaveLength(2);
+      expect(starts[1].data.worker).toContain(`:${survivor.proc.pid}:`);
+      expect(new Date(starts[1].occurred_at as string).getTime() - killedAt).toBeLessThanOrEqual(2 * 3000);
+    } finally {
+      if (pidAlive(orphan)) process.kill(-orphan, 'SIGKILL');
+    }
+  });
+});
