@@ -1,13 +1,19 @@
-import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, MaxLength, Min } from 'class-validator';
 import type { Principal, RequestOrigin } from '@core/context/request-context';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import { Origin } from '@core/http/origin.decorator';
+import { SseService } from '@core/http/sse';
 import { AgentLoopRunsService } from './agent-loop-runs.service';
 
 export class ContinueRunDto {
   @IsOptional() @IsString() @MaxLength(200_000) prompt?: string;
+}
+
+export class LiveQueryDto {
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) after?: number;
 }
 
 export class RetryFromTurnDto {
@@ -18,7 +24,24 @@ export class RetryFromTurnDto {
 /** The agent loop's own run operations (seed 003 "Continue" and "Retry-from-turn-N" semantics). */
 @Controller('hecate/v1/tasks/:id/runs')
 export class AgentLoopRunsController {
-  constructor(private readonly runs: AgentLoopRunsService) {}
+  constructor(
+    private readonly runs: AgentLoopRunsService,
+    private readonly sse: SseService,
+  ) {}
+
+  /** The run's live stream: model deltas and tool_progress frames, resumable by index (`?after=` or `Last-Event-ID`). */
+  @Get(':runId/live')
+  async live(
+    @CurrentPrincipal() p: Principal,
+    @Param('id') id: string,
+    @Param('runId') runId: string,
+    @Query() q: LiveQueryDto,
+    @Headers('last-event-id') lastEventId: string | undefined,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const fromHeader = lastEventId && /^\d+$/.test(lastEventId) ? Number(lastEventId) : 0;
+    await this.runs.serveLive(this.sse.opener(reply), p.tenantId, id, runId, q.after ?? fromHeader);
+  }
 
   @Post(':runId/continue')
   @HttpCode(200)

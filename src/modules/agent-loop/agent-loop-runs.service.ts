@@ -1,4 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import type { SseOpener } from '@core/http/sse';
+import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import type { RequestOrigin } from '@core/context/request-context';
 import { InvalidRequestError } from '@core/http/domain-error';
 import { RunLifecycleService, RunQueriesService, TasksService, toRunResponse } from '@modules/tasks';
@@ -15,7 +17,44 @@ export class AgentLoopRunsService {
     private readonly tasks: TasksService,
     private readonly lifecycle: RunLifecycleService,
     private readonly queries: RunQueriesService,
+    @Inject(LiveStreamBuffer) private readonly live: LiveStreamBuffer,
   ) {}
+
+  /**
+   * A run's live stream over SSE (DESIGN §11.4): the model's text deltas (`event: delta`) and running tools' output
+   * (`event: tool_progress`), each with `id:` = its index in the stream, so `Last-Event-ID` resumes after it; then
+   * `event: done` with the run's status. When the buffer no longer has the stream (expired, or another deployment's)
+   * the terminal state comes from Postgres with `resume_fallback: true`; a stalled tail re-reads the run's status.
+   */
+  async serveLive(open: SseOpener, tenantId: string, taskId: string, runId: string, after: number): Promise<void> {
+    await this.queries.getRun(tenantId, taskId, runId);
+    const sse = open();
+    let index = after;
+    while (sse.isOpen) {
+      const r = await this.live.read(runId, index, { blockMs: 2000, limit: 500 });
+      for (const chunk of r.chunks) {
+        const type = (JSON.parse(chunk.data) as { type?: string }).type === 'tool_progress' ? 'tool_progress' : 'delta';
+        sse.send({ id: chunk.index, event: type, data: chunk.data });
+        index = chunk.index;
+      }
+      if (r.done) return this.finishLive(sse, tenantId, taskId, runId, false);
+      if (r.chunks.length > 0) continue;
+      const run = await this.queries.getRun(tenantId, taskId, runId);
+      if (['completed', 'failed', 'cancelled'].includes(run.status)) return this.finishLive(sse, tenantId, taskId, runId, r.expired);
+      if (r.expired) await new Promise((res) => setTimeout(res, 250));
+    }
+  }
+
+  private async finishLive(sse: ReturnType<SseOpener>, tenantId: string, taskId: string, runId: string, fallback: boolean): Promise<void> {
+    // The stream is marked done just before the run's result commits: give that commit a moment to land.
+    let run = await this.queries.getRun(tenantId, taskId, runId);
+    for (let i = 0; i < 40 && !['completed', 'failed', 'cancelled', 'awaiting_approval'].includes(run.status); i++) {
+      await new Promise((res) => setTimeout(res, 50));
+      run = await this.queries.getRun(tenantId, taskId, runId);
+    }
+    sse.send({ event: 'done', data: JSON.stringify({ run_id: runId, status: run.status, ...(fallback ? { resume_fallback: true } : {}) }) });
+    sse.end();
+  }
 
   async continue(tenantId: string, taskId: string, runId: string, prompt: string, origin: RequestOrigin | null) {
     await this.agentTask(tenantId, taskId);

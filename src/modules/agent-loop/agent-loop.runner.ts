@@ -1,8 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { DomainError } from '@core/http/domain-error';
+import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
+import { rootLogger } from '@core/logging/logger';
 import { ApprovalsService, planHash } from '@modules/approvals';
 import { InferenceService, type InferenceResult, type InferenceTool } from '@modules/inference';
 import { type ExecutionContext, type ExecutionOutcome, ExecutorRegistry, type NewArtifact, type RunRunner, type StepOutcome } from '@modules/tasks';
@@ -32,6 +34,7 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
     private readonly inference: InferenceService,
     private readonly approvals: ApprovalsService,
     private readonly config: AppConfig,
+    @Inject(LiveStreamBuffer) private readonly live: LiveStreamBuffer,
   ) {}
 
   onModuleInit(): void {
@@ -39,6 +42,17 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
   }
 
   async execute(ctx: ExecutionContext): Promise<ExecutionOutcome> {
+    const outcome = await this.loop(ctx);
+    // The run's live stream ends with the run (a run waiting for an approval goes on later under the same id).
+    if (outcome.status !== 'awaiting_approval') {
+      await this.live
+        .markDone(ctx.run.id)
+        .catch((err: unknown) => rootLogger().warn({ err: String(err), run_id: ctx.run.id }, 'could not mark the live stream done'));
+    }
+    return outcome;
+  }
+
+  private async loop(ctx: ExecutionContext): Promise<ExecutionOutcome> {
     const conv = await this.hydrate(ctx);
     const tools: InferenceTool[] = BUILTIN_TOOLS.map((t) => ({
       type: 'function',
@@ -251,6 +265,26 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
   }
 
   /**
+   * `tool_progress` frames of one tool call on the run's live stream (seed 004): appended in order, never in the
+   * conversation; `closed: true` ends them. A buffer outage loses progress, never the call.
+   */
+  private progressOf(runId: string, toolCallId: string): { push(stream: 'stdout' | 'stderr', text: string): void; close(): Promise<void> } {
+    let chain: Promise<unknown> = Promise.resolve();
+    const append = (frame: Record<string, unknown>) => {
+      chain = chain.then(() => this.live.append(runId, JSON.stringify(frame))).catch(() => undefined);
+    };
+    return {
+      push: (stream, text) => {
+        if (text) append({ type: 'tool_progress', tool_call_id: toolCallId, text, stream, closed: false, ts: Date.now() / 1000 });
+      },
+      close: async () => {
+        append({ type: 'tool_progress', tool_call_id: toolCallId, text: '', stream: 'stdout', closed: true, ts: Date.now() / 1000 });
+        await chain;
+      },
+    };
+  }
+
+  /**
    * The first pending tool call as a step; its result and the new checkpoint commit together. A completed call is
    * never run again; a side-effecting one cut off by a crash is answered as "outcome unknown".
    */
@@ -289,13 +323,19 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
         else if (inputError) result = { text: inputError, isError: true };
         else {
           try {
-            result = await tool.run(args, {
-              workspace: ctx.workspace,
-              sandbox: this.registry.sandbox(),
-              config: this.config,
-              signal: ctx.signal,
-              timeoutMs: ctx.task.timeoutMs || ctx.config.defaultTimeoutMs,
-            });
+            const progress = this.config.agent.toolProgress ? this.progressOf(ctx.run.id, call.id) : undefined;
+            try {
+              result = await tool.run(args, {
+                workspace: ctx.workspace,
+                sandbox: this.registry.sandbox(),
+                config: this.config,
+                signal: ctx.signal,
+                timeoutMs: ctx.task.timeoutMs || ctx.config.defaultTimeoutMs,
+                progress: progress?.push,
+              });
+            } finally {
+              await progress?.close();
+            }
           } catch (err) {
             result = { text: err instanceof ToolInputError ? `invalid arguments: ${err.message}` : (err as Error).message, isError: true };
           }

@@ -1,4 +1,5 @@
 import { lstat, readdir } from 'node:fs/promises';
+import { StringDecoder } from 'node:string_decoder';
 import { join, matchesGlob, relative } from 'node:path';
 import {
   commandEnv,
@@ -82,6 +83,7 @@ async function runCommand(argv: string[], ctx: ToolContext, extraEnv: Record<str
   const refusal = ctx.sandbox.refusal();
   if (refusal) return fail(refusal);
   const ws = ctx.workspace;
+  const decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
   const r = await runProcess({
     argv: ctx.sandbox.wrap(argv, { workspace: ws.path, cwd: ws.path, readOnly: ws.readOnly, network }),
     cwd: ws.path,
@@ -89,6 +91,7 @@ async function runCommand(argv: string[], ctx: ToolContext, extraEnv: Record<str
     timeoutMs: ctx.timeoutMs,
     maxOutputBytes: ctx.config.tasks.maxOutputBytes,
     signal: ctx.signal,
+    onOutput: ctx.progress ? (stream, chunk) => ctx.progress!(stream, decoders[stream].write(chunk)) : undefined,
   });
   const out = storableText(r.stdout.toString('utf8'));
   const err = storableText(r.stderr.toString('utf8'));

@@ -10,6 +10,8 @@ export interface ToolContext {
   config: AppConfig;
   signal: AbortSignal;
   timeoutMs: number;
+  /** Incremental output of a running command (tool_progress on the run's live stream), when enabled. */
+  progress?(stream: 'stdout' | 'stderr', text: string): void;
 }
 
 export interface ToolResult {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/fake-upstream.js';
 import { providerEnv } from '../../support/provider-env';
 import { ServerProcess } from '../../support/server-process';
-import { Client, embeddedTasksEnv, Json, Processes } from '../tasks/tasks-harness';
+import { Client, embeddedTasksEnv, Json, Processes, SseClient } from '../tasks/tasks-harness';
 
 /**
  * The agent loop on the built server (embedded): a scripted fake upstream (OpenAI protocol) proposes tool calls, the
@@ -274,6 +274,45 @@ describe('agent loop (embedded)', () => {
     } finally {
       await c.ok('DELETE', '/hecate/v1/settings/pricing/fake/gpt-4o-mini');
     }
+  });
+
+  it("the run's live stream carries the model's deltas and a running tool's tool_progress, resumable by index; progress never enters the conversation", async () => {
+    upstream.script(call('shell_exec', { command: 'echo one; sleep 0.3; echo two' }));
+    upstream.script({ content: 'alpha beta gamma', chunks: 3 });
+    const { taskId, runId, run } = await runAgent(c, { prompt: 'run and report' });
+    expect(run.status).toBe('awaiting_approval');
+    const live = new SseClient(`${c.url}/hecate/v1/tasks/${taskId}/runs/${runId}/live`);
+    const [approval] = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/approvals`)) as unknown as Json[];
+    await c.ok('POST', `/hecate/v1/tasks/${taskId}/approvals/${approval.id}/resolve`, { decision: 'approve' });
+    await live.done;
+    const events = live.events;
+    const progress = events.filter((e) => e.event === 'tool_progress').map((e) => e.data as Json);
+    expect(
+      progress
+        .filter((p) => !p.closed)
+        .map((p) => p.text)
+        .join(''),
+    ).toBe('one\ntwo\n');
+    expect(progress.at(-1)).toMatchObject({ type: 'tool_progress', closed: true, tool_call_id: expect.any(String) });
+    expect(progress.filter((p) => !p.closed)[0]).toMatchObject({ stream: 'stdout', ts: expect.any(Number) });
+    const text = events
+      .filter((e) => e.event === 'delta')
+      .map((e) => (e.data as Json).content ?? '')
+      .join('');
+    expect(text).toBe('alpha beta gamma');
+    expect(events.at(-1)).toMatchObject({ event: 'done', data: { run_id: runId, status: 'completed' } });
+    const ids = events.filter((e) => e.id !== undefined).map((e) => Number(e.id));
+    expect(ids).toEqual(ids.map((_, i) => ids[0] + i));
+    // Resume after the first tool_progress frame: exactly the frames after it.
+    const firstProgress = events.find((e) => e.event === 'tool_progress')!;
+    const resumed = new SseClient(`${c.url}/hecate/v1/tasks/${taskId}/runs/${runId}/live`, { 'last-event-id': firstProgress.id! });
+    await resumed.done;
+    expect(resumed.events.filter((e) => e.id !== undefined).map((e) => e.id)).toEqual(
+      events.filter((e) => e.id !== undefined && Number(e.id) > Number(firstProgress.id)).map((e) => e.id),
+    );
+    // The model got the tool's result, not its progress frames.
+    const second = upstream.requests.filter((r) => r.path === '/v1/chat/completions')[1].body as Json;
+    expect(JSON.stringify(second.messages)).not.toContain('tool_progress');
   });
 
   it('start answers 422 model_not_configured when no model resolves, and creates no run', async () => {
