@@ -8,16 +8,17 @@ import { DOMAIN_MODULES } from './domain.modules';
 import { RunJob } from '@modules/tasks';
 import { TaskRunnersModule } from '@modules/tasks';
 import { AgentLoopWorkerModule } from '@modules/agent-loop';
+import { McpWorkerModule } from '@modules/mcp';
 
 /** The worker role: job processors are provided here and nowhere else (STYLE rule 1). */
 @Module({})
 export class WorkerModule {
   static processors = [QueueProbeJob, RunJob];
   /**
-   * Modules only the worker role builds (STYLE rule 16, DESIGN §11.2): tool runners and the sandbox today; MCP
-   * clients and ACP adapter processes join this list. The api role never constructs them.
+   * Modules only the worker role builds (STYLE rule 16, DESIGN §11.2): tool runners and the sandbox, MCP
+   * clients; ACP adapter processes join this list. The api role never constructs them.
    */
-  static workerOnlyModules = [TaskRunnersModule, AgentLoopWorkerModule];
+  static workerOnlyModules = [TaskRunnersModule, McpWorkerModule, AgentLoopWorkerModule];
 
   static forRoot(core: CoreResources, options: { standalone: boolean } = { standalone: true }): DynamicModule {
     return {

@@ -7,6 +7,8 @@ import { WorkerModule } from '../../src/worker.module';
 import { GatewayModule } from '@modules/gateway/gateway.module';
 import { TaskRunnersModule } from '@modules/tasks/runners/task-runners.module';
 import { SandboxService } from '@modules/tasks/sandbox/sandbox.service';
+import { McpClientPool } from '@modules/mcp/mcp-client-pool.service';
+import { McpWorkerModule } from '@modules/mcp/mcp-worker.module';
 
 type Node = Type | DynamicModule | Promise<DynamicModule>;
 
@@ -35,6 +37,8 @@ describe('roles build what they use (STYLE rule 16)', () => {
     const api = tree(ApiModule.forRoot(core));
     expect(api.modules.has(TaskRunnersModule)).toBe(false);
     expect(api.providers.has(SandboxService)).toBe(false);
+    expect(api.modules.has(McpWorkerModule)).toBe(false);
+    expect(api.providers.has(McpClientPool)).toBe(false);
     for (const m of WorkerModule.workerOnlyModules) expect(api.modules.has(m)).toBe(false);
   });
 
@@ -42,6 +46,7 @@ describe('roles build what they use (STYLE rule 16)', () => {
     const worker = tree(WorkerModule.forRoot(core));
     expect(worker.modules.has(TaskRunnersModule)).toBe(true);
     expect(worker.providers.has(SandboxService)).toBe(true);
+    expect(worker.providers.has(McpClientPool)).toBe(true);
     expect(worker.modules.has(GatewayModule)).toBe(false);
     for (const m of ApiModule.apiOnlyModules) expect(worker.modules.has(m)).toBe(false);
   });

@@ -31,3 +31,16 @@ describe('tasks config group', () => {
     expect(error?.problems.join('\n')).toMatch(/GATEWAY_TASK_RECONCILE_INTERVAL/);
   });
 });
+
+describe('tasks config: MCP client settings', () => {
+  it('defaults to the seed values and accepts 0 to disable the ping', () => {
+    expect(loadConfig({}).tasks.mcp).toEqual({ maxServersPerTask: 16, cacheMaxEntries: 256, cachePingIntervalMs: 60_000, cachePingTimeoutMs: 5_000 });
+    const c = loadConfig({
+      GATEWAY_TASK_MAX_MCP_SERVERS_PER_TASK: '0',
+      GATEWAY_TASK_MCP_CLIENT_CACHE_MAX_ENTRIES: '8',
+      GATEWAY_TASK_MCP_CLIENT_CACHE_PING_INTERVAL: '0',
+      GATEWAY_TASK_MCP_CLIENT_CACHE_PING_TIMEOUT: '2s',
+    }).tasks.mcp;
+    expect(c).toEqual({ maxServersPerTask: 0, cacheMaxEntries: 8, cachePingIntervalMs: 0, cachePingTimeoutMs: 2_000 });
+  });
+});

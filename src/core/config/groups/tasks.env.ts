@@ -47,6 +47,12 @@ export class TasksEnv {
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_RETENTION_RUN_EVENTS_MAX_COUNT?: number;
   @IsOptional() @IsDuration() GATEWAY_RETENTION_RUN_ARTIFACTS_MAX_AGE?: string;
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_RETENTION_RUN_ARTIFACTS_MAX_COUNT?: number;
+
+  /** MCP client (seed 003): servers per task (0 = no cap) and the worker's cache of connected MCP clients. */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_TASK_MAX_MCP_SERVERS_PER_TASK?: number;
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) GATEWAY_TASK_MCP_CLIENT_CACHE_MAX_ENTRIES?: number;
+  @IsOptional() @IsDuration() GATEWAY_TASK_MCP_CLIENT_CACHE_PING_INTERVAL?: string;
+  @IsOptional() @IsDuration() GATEWAY_TASK_MCP_CLIENT_CACHE_PING_TIMEOUT?: string;
 }
 
 export interface TasksConfig {
@@ -76,6 +82,15 @@ export interface TasksConfig {
     intervalMs: number;
     runEvents: { maxAgeMs: number; maxCount: number };
     runArtifacts: { maxAgeMs: number; maxCount: number };
+  };
+  mcp: {
+    /** 0 = no cap on `mcp_servers` entries per task. */
+    maxServersPerTask: number;
+    /** Soft cap of the worker's MCP client cache (idle entries are evicted LRU; fail-open when all are in use). */
+    cacheMaxEntries: number;
+    /** 0 = no proactive ping of idle cached servers. */
+    cachePingIntervalMs: number;
+    cachePingTimeoutMs: number;
   };
 }
 
@@ -143,6 +158,12 @@ export function tasksConfig(env: TasksEnv): TasksConfig {
         maxAgeMs: duration(env.GATEWAY_RETENTION_RUN_ARTIFACTS_MAX_AGE, 720 * HOUR),
         maxCount: env.GATEWAY_RETENTION_RUN_ARTIFACTS_MAX_COUNT ?? 100_000,
       },
+    },
+    mcp: {
+      maxServersPerTask: env.GATEWAY_TASK_MAX_MCP_SERVERS_PER_TASK ?? 16,
+      cacheMaxEntries: env.GATEWAY_TASK_MCP_CLIENT_CACHE_MAX_ENTRIES ?? 256,
+      cachePingIntervalMs: duration(env.GATEWAY_TASK_MCP_CLIENT_CACHE_PING_INTERVAL, 60_000),
+      cachePingTimeoutMs: duration(env.GATEWAY_TASK_MCP_CLIENT_CACHE_PING_TIMEOUT, 5_000),
     },
   };
 }
