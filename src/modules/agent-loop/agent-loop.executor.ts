@@ -1,6 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { ModelNotConfiguredError } from '@modules/inference';
+import { mcpServerProblems } from '@modules/mcp';
 import { ExecutorRegistry, type ExecutionPlan, type RunExecutor } from '@modules/tasks';
 import type { ExecutionContext } from '@modules/tasks';
 
@@ -28,6 +29,7 @@ export class AgentLoopExecutor implements RunExecutor, OnModuleInit {
     const problems: string[] = [];
     if (!task.prompt.trim()) problems.push('prompt is required for execution_kind=agent_loop');
     if (task.budgetMicrosUsd < 0) problems.push('budget_micros_usd must not be negative');
+    problems.push(...mcpServerProblems(task.mcpServers, this.config.tasks.mcp.maxServersPerTask));
     return problems;
   }
 

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ApprovalsModule } from '@modules/approvals';
 import { InferenceModule } from '@modules/inference';
+import { McpWorkerModule } from '@modules/mcp';
 import { TasksModule } from '@modules/tasks';
 import { AgentLoopRunsService } from './agent-loop-runs.service';
 import { AgentLoopExecutor } from './agent-loop.executor';
@@ -16,7 +17,7 @@ export class AgentLoopModule {}
 
 /** Worker-only (DESIGN §11.2): the loop itself — model calls and tool calls run on workers, never in the api. */
 @Module({
-  imports: [TasksModule, InferenceModule, ApprovalsModule],
+  imports: [TasksModule, InferenceModule, ApprovalsModule, McpWorkerModule],
   providers: [AgentLoopRunner],
 })
 export class AgentLoopWorkerModule {}

@@ -7,8 +7,9 @@ import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import { rootLogger } from '@core/logging/logger';
 import { ApprovalsService, planHash } from '@modules/approvals';
 import { InferenceService, type InferenceResult, type InferenceTool } from '@modules/inference';
+import { McpClientPool, type McpServerSpec, type McpTool, type McpToolSet } from '@modules/mcp';
 import { type ExecutionContext, type ExecutionOutcome, ExecutorRegistry, type NewArtifact, type RunRunner, type StepOutcome } from '@modules/tasks';
-import { BUILTIN_BY_NAME, BUILTIN_TOOLS, ToolInputError, type ToolResult } from './builtin-tools';
+import { BUILTIN_BY_NAME, BUILTIN_TOOLS, type BuiltinTool, ToolInputError, type ToolResult } from './builtin-tools';
 import { type Conversation, parseConversation, startingHistory, type ToolCall } from './conversation';
 
 /** At most this many tool calls in one model response (a larger one fails the turn). */
@@ -35,6 +36,7 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
     private readonly approvals: ApprovalsService,
     private readonly config: AppConfig,
     @Inject(LiveStreamBuffer) private readonly live: LiveStreamBuffer,
+    private readonly mcp: McpClientPool,
   ) {}
 
   onModuleInit(): void {
@@ -42,7 +44,24 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
   }
 
   async execute(ctx: ExecutionContext): Promise<ExecutionOutcome> {
-    const outcome = await this.loop(ctx);
+    let mcp: McpToolSet | null = null;
+    let outcome: ExecutionOutcome;
+    try {
+      if (ctx.task.mcpServers.length > 0) {
+        try {
+          mcp = await this.mcp.open(ctx.run.tenantId, ctx.task.mcpServers as McpServerSpec[], {
+            workspace: ctx.workspace.path,
+            network: ctx.workspace.network,
+            signal: ctx.signal,
+          });
+        } catch (err) {
+          return { status: 'failed', error: `MCP servers could not start: ${(err as Error).message}`, errorKind: 'mcp_unavailable' };
+        }
+      }
+      outcome = await this.loop(ctx, mcp);
+    } finally {
+      await mcp?.release();
+    }
     // The run's live stream ends with the run (a run waiting for an approval goes on later under the same id).
     if (outcome.status !== 'awaiting_approval') {
       await this.live
@@ -52,12 +71,14 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
     return outcome;
   }
 
-  private async loop(ctx: ExecutionContext): Promise<ExecutionOutcome> {
+  private async loop(ctx: ExecutionContext, mcp: McpToolSet | null): Promise<ExecutionOutcome> {
     const conv = await this.hydrate(ctx);
-    const tools: InferenceTool[] = BUILTIN_TOOLS.map((t) => ({
-      type: 'function',
-      function: { name: t.name, description: t.description, parameters: t.parameters },
-    }));
+    const mcpTools = new Map((mcp?.tools ?? []).map((t) => [t.alias, t]));
+    const tools: InferenceTool[] = [
+      ...BUILTIN_TOOLS.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.parameters } })),
+      ...[...mcpTools.values()].map((t) => ({ type: 'function' as const, function: { name: t.alias, description: t.description, parameters: t.inputSchema } })),
+    ];
+    const calls = { mcp, mcpTools };
     for (;;) {
       if (ctx.signal.aborted) return { status: 'failed', error: 'cancelled', errorKind: 'cancelled' };
       if (conv.pending?.length) {
@@ -68,9 +89,9 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
             errorKind: 'too_many_tool_calls',
           };
         }
-        const gate = await this.gate(ctx, conv);
+        const gate = await this.gate(ctx, conv, calls.mcpTools);
         if (gate) return gate;
-        while (conv.pending?.length) await this.dispatch(ctx, conv);
+        while (conv.pending?.length) await this.dispatch(ctx, conv, calls);
       }
       if (conv.final !== undefined) {
         if (!conv.final.trim()) return { status: 'failed', error: 'the model ended with a blank final answer', errorKind: 'blank_final_answer' };
@@ -248,8 +269,13 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
    * Gated calls of one response wait under one `agent_loop_tool_call` approval listing each call's exact arguments;
    * approving requeues the run, which dispatches exactly those calls (the approval's hash proves it) with no new model call.
    */
-  private async gate(ctx: ExecutionContext, conv: Conversation): Promise<ExecutionOutcome | null> {
-    const gated = conv.pending!.filter((c) => this.approvals.toolRequiresApproval(c.function.name));
+  private async gate(ctx: ExecutionContext, conv: Conversation, mcpTools: Map<string, McpTool>): Promise<ExecutionOutcome | null> {
+    // Built-in tools by GATEWAY_TASK_APPROVAL_POLICIES, MCP tools by their server's approval_policy.
+    const needsApproval = (name: string) => {
+      const mcp = mcpTools.get(name);
+      return mcp ? mcp.approvalPolicy === 'require_approval' : this.approvals.toolRequiresApproval(name);
+    };
+    const gated = conv.pending!.filter((c) => needsApproval(c.function.name));
     if (gated.length === 0) return null;
     const details = { tool_calls: gated.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })) };
     const hash = planHash(details);
@@ -288,10 +314,11 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
    * The first pending tool call as a step; its result and the new checkpoint commit together. A completed call is
    * never run again; a side-effecting one cut off by a crash is answered as "outcome unknown".
    */
-  private async dispatch(ctx: ExecutionContext, conv: Conversation): Promise<void> {
+  private async dispatch(ctx: ExecutionContext, conv: Conversation, calls: { mcp: McpToolSet | null; mcpTools: Map<string, McpTool> }): Promise<void> {
     const [call, ...rest] = conv.pending!;
     const index = conv.next_step;
-    const tool = BUILTIN_BY_NAME.get(call.function.name);
+    const mcpTool = calls.mcpTools.get(call.function.name);
+    const tool = mcpTool ? mcpToolAsBuiltin(mcpTool, calls.mcp!) : BUILTIN_BY_NAME.get(call.function.name);
     let args: Record<string, unknown> = {};
     let inputError = '';
     try {
@@ -319,6 +346,20 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
       },
       async (): Promise<StepOutcome> => {
         let result: ToolResult;
+        if (mcpTool?.approvalPolicy === 'block') {
+          const reason = `server ${mcpTool.server} has approval_policy=block`;
+          const text = `blocked by policy: ${reason}; the tool was not called`;
+          next = after(text, true);
+          return {
+            status: 'failed',
+            result: JSON.stringify({ text, is_error: true }),
+            error: text,
+            errorKind: 'policy_blocked',
+            events: [{ type: 'policy.tool_blocked', data: { tool_name: call.function.name, kind: 'mcp', policy: 'block', reason } }],
+            eventData: { mcp_server: mcpTool.server, mcp_tool: mcpTool.name, result: 'blocked' },
+            artifacts: [this.checkpoint(next)],
+          };
+        }
         if (!tool) result = { text: `unknown tool ${call.function.name}`, isError: true };
         else if (inputError) result = { text: inputError, isError: true };
         else {
@@ -349,6 +390,7 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
           outputSummary: result.summary ?? {},
           error: result.isError ? text.slice(0, 500) : undefined,
           errorKind: result.isError ? 'tool_error' : undefined,
+          eventData: mcpTool ? { mcp_server: mcpTool.server, mcp_tool: mcpTool.name, result: result.isError ? 'tool_error' : 'dispatched' } : undefined,
           artifacts: [...(result.artifacts ?? []), this.checkpoint(next)],
         };
       },
@@ -380,4 +422,23 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
 function replaceState(conv: Conversation, next: Conversation): void {
   for (const key of Object.keys(conv) as (keyof Conversation)[]) delete conv[key];
   Object.assign(conv, next);
+}
+
+/** An MCP tool in the loop's tool shape: classified by its annotations (DESIGN §11.6), called through the pool. */
+function mcpToolAsBuiltin(tool: McpTool, set: McpToolSet): BuiltinTool {
+  const a = tool.annotations;
+  return {
+    name: tool.alias,
+    description: tool.description,
+    parameters: tool.inputSchema,
+    classification: a.readOnlyHint ? 'read_only' : a.idempotentHint ? 'idempotent' : 'side_effecting',
+    async run(args, ctx) {
+      const r = await set.call(tool.alias, args, {
+        signal: ctx.signal,
+        timeoutMs: ctx.timeoutMs,
+        onProgress: ctx.progress ? (text) => ctx.progress!('stdout', text) : undefined,
+      });
+      return { text: r.text, isError: r.isError, summary: { mcp_server: tool.server, mcp_tool: tool.name } };
+    },
+  };
 }

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/fake-upstream.js';
@@ -38,6 +38,8 @@ describe('agent loop (embedded)', () => {
       ...providerEnv('fake', upstream, { kind: 'local' }),
       ...providerEnv('anth', anthropic, { kind: 'local', protocol: 'anthropic' }),
       GATEWAY_TASK_AGENT_LOOP_MAX_TURNS: '4',
+      // MCP stdio servers run in the sandbox: the test's node_modules (where server-everything lives) is readable there.
+      GATEWAY_TASK_SANDBOX_READ_PATHS: realpathSync(join(__dirname, '../../../node_modules')),
     };
     [server, noModel] = await Promise.all([
       procs.start('all', embeddedTasksEnv({ ...base, GATEWAY_TASK_APPROVAL_POLICIES: 'shell_exec' })),
@@ -313,6 +315,72 @@ describe('agent loop (embedded)', () => {
     // The model got the tool's result, not its progress frames.
     const second = upstream.requests.filter((r) => r.path === '/v1/chat/completions')[1].body as Json;
     expect(JSON.stringify(second.messages)).not.toContain('tool_progress');
+  });
+
+  describe('MCP tools', () => {
+    const everything = (extra: Json = {}) => ({
+      name: 'everything',
+      command: process.execPath,
+      args: [realpathSync(join(__dirname, '../../../node_modules/@modelcontextprotocol/server-everything/dist/index.js')), 'stdio'],
+      ...extra,
+    });
+    const lastToolMessage = (i: number) => ((upstream.requests.filter((r) => r.path === '/v1/chat/completions')[i].body as Json).messages as Json[]).at(-1);
+
+    it("offers the servers' tools as mcp__<server>__<tool> and calls them (server-everything over stdio, in the sandbox)", async () => {
+      upstream.script(call('mcp__everything__echo', { message: 'hello mcp' }));
+      upstream.script({ content: 'It echoed.' });
+      const { taskId, runId, run } = await runAgent(c, { prompt: 'echo', mcp_servers: [everything()] });
+      expect(run.status).toBe('completed');
+      const first = upstream.requests.filter((r) => r.path === '/v1/chat/completions')[0].body as Json;
+      expect((first.tools as Json[]).map((t) => t.function.name)).toEqual(
+        expect.arrayContaining(['mcp__everything__echo', 'mcp__everything__get-sum', 'read_file']),
+      );
+      expect(lastToolMessage(1)).toMatchObject({ role: 'tool', content: expect.stringContaining('hello mcp') });
+      const done = (await c.events(taskId, runId)).find((e) => e.type === 'tool.completed' && e.data.tool_name === 'mcp__everything__echo');
+      expect(done!.data).toMatchObject({ mcp_server: 'everything', mcp_tool: 'echo', result: 'dispatched' });
+    });
+
+    it('approval_policy=block answers the model with a tool error and emits policy.tool_blocked; require_approval pauses', async () => {
+      upstream.script(call('mcp__everything__echo', { message: 'nope' }));
+      upstream.script({ content: 'Blocked, fine.' });
+      const blocked = await runAgent(c, { prompt: 'echo', mcp_servers: [everything({ approval_policy: 'block' })] });
+      expect(blocked.run.status).toBe('completed');
+      expect(lastToolMessage(1)).toMatchObject({ role: 'tool', content: expect.stringContaining('blocked by policy') });
+      const events = await c.events(blocked.taskId, blocked.runId);
+      expect(events.find((e) => e.type === 'policy.tool_blocked')!.data).toMatchObject({ tool_name: 'mcp__everything__echo', kind: 'mcp', policy: 'block' });
+
+      upstream.reset();
+      upstream.script(call('mcp__everything__echo', { message: 'may I' }));
+      const gated = await runAgent(c, { prompt: 'echo', mcp_servers: [everything({ approval_policy: 'require_approval' })] });
+      expect(gated.run.status).toBe('awaiting_approval');
+      const [approval] = (await c.ok('GET', `/hecate/v1/tasks/${gated.taskId}/approvals`)) as unknown as Json[];
+      expect(approval).toMatchObject({ kind: 'agent_loop_tool_call', details: { tool_calls: [{ name: 'mcp__everything__echo' }] } });
+      await c.ok('POST', `/hecate/v1/tasks/${gated.taskId}/runs/${gated.runId}/cancel`);
+    });
+
+    it('validates mcp_servers at create (400 naming the field) and never returns their secrets', async () => {
+      const bad = await c.call('POST', '/hecate/v1/tasks', {
+        execution_kind: 'agent_loop',
+        prompt: 'x',
+        mcp_servers: [{ name: 'bad name!', command: 'x' }, { name: 'ok' }],
+      });
+      expect(bad.status).toBe(400);
+      expect(bad.body.error.message).toContain('mcp_servers[0]');
+      expect(bad.body.error.message).toContain('mcp_servers[1]');
+      const task = await c.ok('POST', '/hecate/v1/tasks', {
+        execution_kind: 'agent_loop',
+        prompt: 'x',
+        mcp_servers: [
+          everything({ env: { SECRET_TOKEN: 'literal-mcp-secret-0123' } }),
+          { name: 'remote', url: 'https://mcp.example.com/mcp', headers: { authorization: 'Bearer header-secret-0123' } },
+        ],
+      });
+      const shown = JSON.stringify([task, await c.ok('GET', `/hecate/v1/tasks/${task.id}`), await c.ok('GET', '/hecate/v1/tasks')]);
+      expect(shown).not.toContain('literal-mcp-secret-0123');
+      expect(shown).not.toContain('header-secret-0123');
+      expect(shown).toContain('[redacted]');
+      expect(server.output()).not.toContain('literal-mcp-secret-0123');
+    });
   });
 
   it('start answers 422 model_not_configured when no model resolves, and creates no run', async () => {
