@@ -1,5 +1,6 @@
 import { Transform, Type } from 'class-transformer';
 import { IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { redactMcpServers } from './mcp-servers-redaction';
 import type { TaskEntity } from './task.entity';
 
 export const WORKSPACE_MODES = ['', 'persistent', 'ephemeral', 'in_place'] as const;
@@ -71,7 +72,8 @@ export const toTaskResponse = (t: TaskEntity) => ({
   budget_micros_usd: t.budgetMicrosUsd || undefined,
   latest_run_id: t.latestRunId ?? undefined,
   last_error: opt(t.lastError),
-  mcp_servers: t.mcpServers.length > 0 ? t.mcpServers : undefined,
+  // env and header values may be literal secrets: never echoed (DESIGN §4.8).
+  mcp_servers: t.mcpServers.length > 0 ? redactMcpServers(t.mcpServers) : undefined,
   created_at: t.createdAt.toISOString(),
   updated_at: t.updatedAt.toISOString(),
   started_at: t.startedAt?.toISOString(),
