@@ -21,6 +21,7 @@ import { EventsController } from '@modules/events';
 import { RetentionController } from '@modules/tasks';
 import { TaskRunsController } from '@modules/tasks';
 import { TasksController } from '@modules/tasks';
+import { McpController } from '@modules/mcp';
 
 /** The HTTP role: every controller is mounted here and nowhere else (STYLE rule 1). */
 @Module({})
@@ -45,6 +46,7 @@ export class ApiModule {
     PricingController,
     UsageController,
     TracesController,
+    McpController,
   ];
 
   /** Modules only the api role builds: the edges (the /v1 ingress; later the MCP server). */

@@ -4,9 +4,10 @@ import { ProvidersModule } from '@modules/providers';
 import { ApprovalsModule } from '@modules/approvals';
 import { EventsModule } from '@modules/events';
 import { TasksModule } from '@modules/tasks';
+import { McpModule } from '@modules/mcp';
 
 /**
  * Domain modules both roles load (services, repositories, entities). Controllers and the edges (`gateway`) are
  * added by ApiModule, job processors and worker-only modules by WorkerModule.
  */
-export const DOMAIN_MODULES = [ProvidersModule, InferenceModule, ChatSessionsModule, EventsModule, ApprovalsModule, TasksModule];
+export const DOMAIN_MODULES = [ProvidersModule, InferenceModule, ChatSessionsModule, EventsModule, ApprovalsModule, TasksModule, McpModule];
