@@ -22,6 +22,7 @@ import { RetentionController } from '@modules/tasks';
 import { TaskRunsController } from '@modules/tasks';
 import { TasksController } from '@modules/tasks';
 import { AgentLoopRunsController } from '@modules/agent-loop';
+import { McpController } from '@modules/mcp';
 
 /** The HTTP role: every controller is mounted here and nowhere else (STYLE rule 1). */
 @Module({})
@@ -47,6 +48,7 @@ export class ApiModule {
     PricingController,
     UsageController,
     TracesController,
+    McpController,
   ];
 
   /** Modules only the api role builds: the edges (the /v1 ingress; later the MCP server). */

@@ -5,9 +5,10 @@ import { ApprovalsModule } from '@modules/approvals';
 import { EventsModule } from '@modules/events';
 import { TasksModule } from '@modules/tasks';
 import { AgentLoopModule } from '@modules/agent-loop';
+import { McpModule } from '@modules/mcp';
 
 /**
  * Domain modules both roles load (services, repositories, entities). Controllers and the edges (`gateway`) are
  * added by ApiModule, job processors and worker-only modules by WorkerModule.
  */
-export const DOMAIN_MODULES = [ProvidersModule, InferenceModule, ChatSessionsModule, EventsModule, ApprovalsModule, TasksModule, AgentLoopModule];
+export const DOMAIN_MODULES = [ProvidersModule, InferenceModule, ChatSessionsModule, EventsModule, ApprovalsModule, TasksModule, McpModule, AgentLoopModule];

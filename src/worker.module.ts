@@ -8,12 +8,12 @@ import { DOMAIN_MODULES } from './domain.modules';
 import { RunJob } from '@modules/tasks';
 import { TaskRunnersModule } from '@modules/tasks';
 import { AgentLoopWorkerModule } from '@modules/agent-loop';
-import { McpWorkerModule } from '@modules/mcp';
+import { McpProbeJob, McpWorkerModule } from '@modules/mcp';
 
 /** The worker role: job processors are provided here and nowhere else (STYLE rule 1). */
 @Module({})
 export class WorkerModule {
-  static processors = [QueueProbeJob, RunJob];
+  static processors = [QueueProbeJob, RunJob, McpProbeJob];
   /**
    * Modules only the worker role builds (STYLE rule 16, DESIGN §11.2): tool runners and the sandbox, MCP
    * clients; ACP adapter processes join this list. The api role never constructs them.

@@ -11,6 +11,11 @@ export interface JobPayloads {
   'system.echo': { token: string; sleepMs?: number; attempt?: number };
   /** Executes one task run; job id = run id (the run's lease in Postgres decides who owns it). */
   'run.execute': { runId: string; tenantId: string };
+  /**
+   * `POST /hecate/v1/mcp/probe` run on a worker: the worker claims it over the bus and receives the server entry
+   * there (env and header values may be literal secrets, so they never ride in a job payload).
+   */
+  'mcp.probe': { probeId: string; tenantId: string };
 }
 
 export type JobName = keyof JobPayloads;
@@ -18,6 +23,7 @@ export type JobName = keyof JobPayloads;
 export const JOB_QUEUES: { readonly [K in JobName]: QueueName } = {
   'system.echo': 'system',
   'run.execute': 'runs',
+  'mcp.probe': 'system',
 };
 
 export const jobsOfQueue = (queue: QueueName): JobName[] => (Object.keys(JOB_QUEUES) as JobName[]).filter((name) => JOB_QUEUES[name] === queue);

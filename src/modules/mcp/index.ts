@@ -1,6 +1,9 @@
 /** The mcp module's public face (DESIGN §5): the MCP client of the agent loop, its probe and cache stats. */
 export { McpClientPool } from './mcp-client-pool.service';
 export type { McpCacheStats, McpCallOptions, McpCallResult, McpOpenContext, McpTool, McpToolSet } from './mcp-client-pool.service';
+export { McpController } from './mcp.controller';
+export { McpModule } from './mcp.module';
+export { McpProbeJob } from './mcp-probe.job';
 export { McpWorkerModule } from './mcp-worker.module';
 export { MCP_APPROVAL_POLICIES, MCP_SERVER_NAME, mcpServerEntryProblems, mcpServerProblems, mcpToolAlias } from './mcp-server-spec';
 export type { McpApprovalPolicy, McpServerSpec } from './mcp-server-spec';

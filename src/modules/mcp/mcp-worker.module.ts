@@ -1,7 +1,9 @@
 import { Module, OnModuleInit } from '@nestjs/common';
 import { SystemInfoRegistry } from '@core/health/system-info.registry';
 import { TasksModule } from '@modules/tasks';
+import { McpCacheReporter } from './mcp-cache-reporter.service';
 import { McpClientPool } from './mcp-client-pool.service';
+import { McpProbeRunner } from './mcp-probe-runner.service';
 
 /**
  * Worker-only (STYLE rule 16, DESIGN §11.2): the MCP client pool, the probe runner and the cache reporter. Servers
@@ -9,8 +11,8 @@ import { McpClientPool } from './mcp-client-pool.service';
  */
 @Module({
   imports: [TasksModule],
-  providers: [McpClientPool],
-  exports: [McpClientPool],
+  providers: [McpClientPool, McpProbeRunner, McpCacheReporter],
+  exports: [McpClientPool, McpProbeRunner],
 })
 export class McpWorkerModule implements OnModuleInit {
   constructor(

@@ -1,0 +1,44 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { EventBus } from '@core/bus/event-bus.port';
+import { RunQueue } from '@core/queue/run-queue.port';
+import { CacheReplyMessage, mcpChannels } from './mcp-bus';
+
+const COLLECT_TIMEOUT_MS = 1_000;
+
+/**
+ * `GET /hecate/v1/system/mcp/cache`: the MCP client caches of the whole deployment. Asks every worker over the bus
+ * and sums the answers that arrive until each live worker answered or a short deadline passed (`workers` says how
+ * many did). In embedded mode the one process answers itself.
+ */
+@Injectable()
+export class McpCacheStatsService {
+  constructor(
+    @Inject(RunQueue) private readonly queue: RunQueue,
+    @Inject(EventBus) private readonly bus: EventBus,
+  ) {}
+
+  async collect(timeoutMs = COLLECT_TIMEOUT_MS) {
+    const id = randomUUID();
+    const replies = new Map<string, CacheReplyMessage>();
+    const expected = await this.queue.workerCount().catch(() => 0);
+    let done!: () => void;
+    const complete = new Promise<void>((r) => (done = r));
+    const unsubscribe = await this.bus.subscribe(mcpChannels.cacheReply(id), (_channel, raw) => {
+      const reply = raw as CacheReplyMessage;
+      replies.set(reply.worker, reply);
+      if (expected > 0 && replies.size >= expected) done();
+    });
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await this.bus.publish(mcpChannels.cacheRequest, { id });
+      // No live worker: nobody would answer.
+      if (expected > 0) await Promise.race([complete, new Promise<void>((r) => (timer = setTimeout(r, timeoutMs)))]);
+    } finally {
+      clearTimeout(timer);
+      await unsubscribe();
+    }
+    const sum = (k: 'entries' | 'in_use' | 'idle') => [...replies.values()].reduce((n, r) => n + (Number(r[k]) || 0), 0);
+    return { checked_at: new Date().toISOString(), configured: true, entries: sum('entries'), in_use: sum('in_use'), idle: sum('idle'), workers: replies.size };
+  }
+}

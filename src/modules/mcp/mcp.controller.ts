@@ -1,0 +1,27 @@
+import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
+import type { Principal } from '@core/context/request-context';
+import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
+import { InvalidRequestError } from '@core/http/domain-error';
+import { McpCacheStatsService } from './mcp-cache-stats.service';
+import { McpProbeService } from './mcp-probe.service';
+
+/** MCP client surface (seed 003): dry-run discovery of a server entry, and the deployment's MCP client cache. */
+@Controller('hecate/v1')
+export class McpController {
+  constructor(
+    private readonly probes: McpProbeService,
+    private readonly cache: McpCacheStatsService,
+  ) {}
+
+  @Post('mcp/probe')
+  @HttpCode(200)
+  async probe(@CurrentPrincipal() caller: Principal, @Body() body: unknown) {
+    if (!body || typeof body !== 'object' || Array.isArray(body)) throw new InvalidRequestError('the body must be one MCP server entry (a JSON object)');
+    return { object: 'mcp_probe', data: await this.probes.probe(caller.tenantId, body as Record<string, unknown>) };
+  }
+
+  @Get('system/mcp/cache')
+  async cacheStats() {
+    return { object: 'mcp_cache_stats', data: await this.cache.collect() };
+  }
+}
