@@ -25,6 +25,6 @@ export class McpCacheReporter implements OnApplicationBootstrap, OnModuleDestroy
   }
 
   async onModuleDestroy(): Promise<void> {
-    await this.unsubscribe?.();
+    await this.unsubscribe?.().catch(() => undefined);
   }
 }
