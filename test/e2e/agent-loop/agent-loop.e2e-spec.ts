@@ -43,7 +43,11 @@ describe('agent loop (embedded)', () => {
     };
     [server, noModel] = await Promise.all([
       procs.start('all', embeddedTasksEnv({ ...base, GATEWAY_TASK_APPROVAL_POLICIES: 'shell_exec' })),
-      procs.start('all', embeddedTasksEnv({ GATEWAY_TASK_SANDBOX: 'none' })),
+      // No model configured (422 at start) and every tool gated (all_tools).
+      procs.start(
+        'all',
+        embeddedTasksEnv({ ...providerEnv('fake', upstream, { kind: 'local' }), GATEWAY_TASK_SANDBOX: 'none', GATEWAY_TASK_APPROVAL_POLICIES: 'all_tools' }),
+      ),
     ]);
     c = new Client(server.url);
   }, 120_000);
@@ -381,6 +385,15 @@ describe('agent loop (embedded)', () => {
       expect(shown).toContain('[redacted]');
       expect(server.output()).not.toContain('literal-mcp-secret-0123');
     });
+  });
+
+  it('all_tools gates every built-in tool, read_file included', async () => {
+    upstream.script(call('read_file', { path: 'x.txt' }));
+    const gated = await runAgent(new Client(noModel.url), { prompt: 'read' });
+    expect(gated.run.status).toBe('awaiting_approval');
+    const [approval] = (await new Client(noModel.url).ok('GET', `/hecate/v1/tasks/${gated.taskId}/approvals`)) as unknown as Json[];
+    expect(approval).toMatchObject({ kind: 'agent_loop_tool_call', details: { tool_calls: [{ name: 'read_file' }] } });
+    await new Client(noModel.url).ok('POST', `/hecate/v1/tasks/${gated.taskId}/runs/${gated.runId}/cancel`);
   });
 
   it('start answers 422 model_not_configured when no model resolves, and creates no run', async () => {
