@@ -3,7 +3,7 @@ import type { SseOpener } from '@core/http/sse';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import type { RequestOrigin } from '@core/context/request-context';
 import { InvalidRequestError } from '@core/http/domain-error';
-import { RunLifecycleService, RunQueriesService, TasksService, toRunResponse } from '@modules/tasks';
+import { TaskRunChainsService } from '@modules/tasks';
 import { assistantTurns, parseConversation, type Conversation } from './conversation';
 
 /**
@@ -14,9 +14,7 @@ import { assistantTurns, parseConversation, type Conversation } from './conversa
 @Injectable()
 export class AgentLoopRunsService {
   constructor(
-    private readonly tasks: TasksService,
-    private readonly lifecycle: RunLifecycleService,
-    private readonly queries: RunQueriesService,
+    private readonly chains: TaskRunChainsService,
     @Inject(LiveStreamBuffer) private readonly live: LiveStreamBuffer,
   ) {}
 
@@ -27,7 +25,7 @@ export class AgentLoopRunsService {
    * the terminal state comes from Postgres with `resume_fallback: true`; a stalled tail re-reads the run's status.
    */
   async serveLive(open: SseOpener, tenantId: string, taskId: string, runId: string, after: number): Promise<void> {
-    await this.queries.getRun(tenantId, taskId, runId);
+    await this.chains.getRun(tenantId, taskId, runId);
     const sse = open();
     let index = after;
     while (sse.isOpen) {
@@ -39,7 +37,7 @@ export class AgentLoopRunsService {
       }
       if (r.done) return this.finishLive(sse, tenantId, taskId, runId, false);
       if (r.chunks.length > 0) continue;
-      const run = await this.queries.getRun(tenantId, taskId, runId);
+      const run = await this.chains.getRun(tenantId, taskId, runId);
       if (['completed', 'failed', 'cancelled'].includes(run.status)) return this.finishLive(sse, tenantId, taskId, runId, r.expired);
       if (r.expired) await new Promise((res) => setTimeout(res, 250));
     }
@@ -47,10 +45,10 @@ export class AgentLoopRunsService {
 
   private async finishLive(sse: ReturnType<SseOpener>, tenantId: string, taskId: string, runId: string, fallback: boolean): Promise<void> {
     // The stream is marked done just before the run's result commits: give that commit a moment to land.
-    let run = await this.queries.getRun(tenantId, taskId, runId);
+    let run = await this.chains.getRun(tenantId, taskId, runId);
     for (let i = 0; i < 40 && !['completed', 'failed', 'cancelled', 'awaiting_approval'].includes(run.status); i++) {
       await new Promise((res) => setTimeout(res, 50));
-      run = await this.queries.getRun(tenantId, taskId, runId);
+      run = await this.chains.getRun(tenantId, taskId, runId);
     }
     sse.send({ event: 'done', data: JSON.stringify({ run_id: runId, status: run.status, ...(fallback ? { resume_fallback: true } : {}) }) });
     sse.end();
@@ -59,44 +57,27 @@ export class AgentLoopRunsService {
   async continue(tenantId: string, taskId: string, runId: string, prompt: string, origin: RequestOrigin | null) {
     await this.agentTask(tenantId, taskId);
     if (!prompt.trim()) throw new InvalidRequestError('prompt is required to continue a run', { details: { field: 'prompt' } });
-    const source = await this.lifecycle.terminalSource(tenantId, taskId, runId);
-    await this.conversationOf(tenantId, source.id);
-    const run = await this.lifecycle.createAttempt(tenantId, taskId, {
-      trigger: 'continue',
-      resumeFrom: source,
-      reason: 'continue',
-      input: { continue_prompt: prompt },
-      origin,
-    });
-    return toRunResponse(run);
+    await this.conversationOf(tenantId, taskId, runId);
+    return this.chains.attemptFrom(tenantId, taskId, runId, { trigger: 'continue', reason: 'continue', input: { continue_prompt: prompt }, origin });
   }
 
   async retryFromTurn(tenantId: string, taskId: string, runId: string, turn: number, reason: string, origin: RequestOrigin | null) {
     await this.agentTask(tenantId, taskId);
-    const source = await this.lifecycle.terminalSource(tenantId, taskId, runId);
-    const conversation = await this.conversationOf(tenantId, source.id);
-    const turns = assistantTurns(conversation);
+    const turns = assistantTurns(await this.conversationOf(tenantId, taskId, runId));
     if (turn < 1 || turn > turns) {
       throw new InvalidRequestError(`turn must be between 1 and ${turns} (the run's assistant turns)`, { details: { field: 'turn', turns } });
     }
-    const run = await this.lifecycle.createAttempt(tenantId, taskId, {
-      trigger: 'retry_from_turn',
-      resumeFrom: source,
-      reason,
-      input: { retry_from_turn: turn },
-      origin,
-    });
-    return toRunResponse(run);
+    return this.chains.attemptFrom(tenantId, taskId, runId, { trigger: 'retry_from_turn', reason, input: { retry_from_turn: turn }, origin });
   }
 
   private async agentTask(tenantId: string, taskId: string): Promise<void> {
-    const task = await this.tasks.get(tenantId, taskId);
-    if (task.execution_kind !== 'agent_loop')
+    if ((await this.chains.executionKind(tenantId, taskId)) !== 'agent_loop')
       throw new InvalidRequestError(`task ${taskId} is not an agent_loop task`, { details: { field: 'execution_kind' } });
   }
 
-  private async conversationOf(tenantId: string, runId: string): Promise<Conversation> {
-    const conversation = parseConversation(await this.queries.latestArtifactContent(tenantId, runId, 'agent_conversation'));
+  /** The terminal source run's saved conversation (409 while the run is active, 400 when it has none). */
+  private async conversationOf(tenantId: string, taskId: string, runId: string): Promise<Conversation> {
+    const conversation = parseConversation(await this.chains.terminalRunArtifact(tenantId, taskId, runId, 'agent_conversation'));
     if (!conversation) throw new InvalidRequestError(`run ${runId} has no agent_conversation artifact to start from`, { details: { field: 'run_id' } });
     return conversation;
   }

@@ -144,7 +144,8 @@ export class RunWriter {
     return this.tx((tx) => this.emitIn(tx, type, data));
   }
 
-  async addArtifactIn(tx: EventTx, a: NewArtifact): Promise<TaskArtifactEntity> {
+  /** Writes an artifact in the caller's transaction; returns its id. */
+  async addArtifactIn(tx: EventTx, a: NewArtifact): Promise<{ id: string }> {
     const row: TaskArtifactEntity = {
       id: a.id ?? newId('artifact'),
       tenantId: this.ref.tenantId,
@@ -166,10 +167,10 @@ export class RunWriter {
       updatedAt: new Date(),
     };
     await this.deps.artifacts.insert(tx.manager, row);
-    return row;
+    return { id: row.id };
   }
 
-  addArtifact(a: NewArtifact): Promise<TaskArtifactEntity> {
+  addArtifact(a: NewArtifact): Promise<{ id: string }> {
     return this.tx((tx) => this.addArtifactIn(tx, a));
   }
 

@@ -28,6 +28,7 @@ import { TaskStepEntity } from './task-step.entity';
 import { TaskStepRepository } from './task-step.repository';
 import { TaskEntity } from './task.entity';
 import { TaskRepository } from './task.repository';
+import { TaskRunChainsService } from './task-run-chains.service';
 import { TasksService } from './tasks.service';
 import { WorkspaceService } from './workspace/workspace.service';
 
@@ -60,8 +61,10 @@ import { WorkspaceService } from './workspace/workspace.service';
     RunExecutionService,
     RunReconcilerService,
     RetentionService,
+    TaskRunChainsService,
   ],
   exports: [
+    TaskRunChainsService,
     ExecutorRegistry,
     TasksService,
     RunLifecycleService,
