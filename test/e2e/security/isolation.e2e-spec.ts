@@ -1,9 +1,10 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ScratchDatabase, waitFor } from '../../support/infra';
+import { bwrapWorks, processRunning } from '../../support/sandbox';
 import { ServerProcess } from '../../support/server-process';
 import { Client, embeddedTasksEnv, Json, Processes, scaledEnv, TOKEN } from '../tasks/tasks-harness';
 
@@ -14,21 +15,11 @@ import { Client, embeddedTasksEnv, Json, Processes, scaledEnv, TOKEN } from '../
  * operator opted out.
  */
 
-const bwrapWorks = spawnSync('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--unshare-net', '--die-with-parent', 'true'], { stdio: 'ignore' }).status === 0;
 const asRoot = process.getuid?.() === 0;
 
 const PROVIDER_KEY = 'sk-isolation-provider-secret-0123456789';
 const SECRET_KEY = 'c2VjcmV0LWtleS1mb3ItaXNvbGF0aW9uLXRlc3RzLTAxMjM0NTY3ODk=';
 const SECRETS = [TOKEN, PROVIDER_KEY, SECRET_KEY];
-
-const running = (pattern: string): boolean => {
-  try {
-    execFileSync('pgrep', ['-f', pattern], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** A host layout with secrets where a careless sandbox would show them. */
 function hostLayout() {
@@ -180,9 +171,9 @@ describe('tool isolation', () => {
       const c = new Client(doomed.url);
       const { taskId, runId } = await c.startTask({ execution_kind: 'shell', shell_command: 'sleep 3000123 & sleep 3000123; wait' });
       await c.waitStatus(taskId, runId, ['running']);
-      await waitFor(() => running('sleep 3000123'), { what: 'the sandboxed commands to run' });
+      await waitFor(() => processRunning('sleep 3000123'), { what: 'the sandboxed commands to run' });
       await doomed.stop('SIGKILL');
-      await waitFor(() => !running('sleep 3000123'), { timeoutMs: 5000, what: 'every process of the killed worker’s command to be gone' });
+      await waitFor(() => !processRunning('sleep 3000123'), { timeoutMs: 5000, what: 'every process of the killed worker’s command to be gone' });
     });
   });
 

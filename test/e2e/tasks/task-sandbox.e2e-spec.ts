@@ -1,21 +1,9 @@
-import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer, Server } from 'node:net';
 import { join } from 'node:path';
 import { waitFor } from '../../support/infra';
+import { bwrapWorks, processRunning } from '../../support/sandbox';
 import { Client, embeddedTasksEnv, Json, Processes } from './tasks-harness';
-
-/** Whether bubblewrap can create its namespaces on this host (the same probe the server runs). */
-const bwrapWorks = spawnSync('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--unshare-net', '--die-with-parent', 'true'], { stdio: 'ignore' }).status === 0;
-
-const running = (pattern: string): boolean => {
-  try {
-    execFileSync('pgrep', ['-f', pattern], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe('task sandbox (embedded, GATEWAY_TASK_SANDBOX=auto)', () => {
   const procs = new Processes();
@@ -84,9 +72,9 @@ describe('task sandbox (embedded, GATEWAY_TASK_SANDBOX=auto)', () => {
 
     it('cancel kills the sandboxed process tree', async () => {
       const { taskId, runId } = await c.startTask({ execution_kind: 'shell', shell_command: 'echo up; sleep 61.25' });
-      await waitFor(() => running('sleep 61.25'), { what: 'the sandboxed sleep to run' });
+      await waitFor(() => processRunning('sleep 61.25'), { what: 'the sandboxed sleep to run' });
       await c.ok('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/cancel`);
-      await waitFor(() => !running('sleep 61.25'), { what: 'the sandboxed sleep to be killed' });
+      await waitFor(() => !processRunning('sleep 61.25'), { what: 'the sandboxed sleep to be killed' });
     });
   });
 });
