@@ -4,7 +4,7 @@ import { createServer, Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ScratchDatabase, waitFor } from '../../support/infra';
-import { bwrapWorks, processRunning } from '../../support/sandbox';
+import { bwrapWorks, describeWithBwrap, itWithBwrap, processRunning } from '../../support/sandbox';
 import { ServerProcess } from '../../support/server-process';
 import { Client, embeddedTasksEnv, Json, Processes, scaledEnv, TOKEN } from '../tasks/tasks-harness';
 
@@ -107,7 +107,7 @@ describe('tool isolation', () => {
     });
   });
 
-  (bwrapWorks ? describe : describe.skip)('with bubblewrap', () => {
+  describeWithBwrap('with bubblewrap', () => {
     it('says in /healthz that commands are isolated and who they run as', async () => {
       const health = (await (await fetch(`${sandboxed.url}/healthz`)).json()) as Json;
       expect(health.sandbox).toEqual({ os_isolation: true, layer: 'bwrap', commands: 'allowed', run_as: asRoot ? 'uid 65534' : 'server user' });
@@ -335,7 +335,7 @@ describe('tool isolation', () => {
       expect(hits).toBe(before);
     });
 
-    (bwrapWorks ? it : it.skip)('clones an allowed URL inside the sandbox as the unprivileged uid, without following redirects', async () => {
+    itWithBwrap('clones an allowed URL inside the sandbox as the unprivileged uid, without following redirects', async () => {
       const { run: r, stdout } = await run(a, { repo: `${base}/repo.git`, sandbox_network: true, shell_command: 'cat hello.txt; stat -c %u hello.txt' });
       expect(r.status).toBe('completed');
       expect(stdout).toBe(`cloned over http\n${asRoot ? 65534 : process.getuid?.()}\n`);
@@ -371,7 +371,7 @@ describe('tool isolation (scaled worker)', () => {
     await db?.drop();
   });
 
-  (bwrapWorks ? it : it.skip)("a shell task cannot read the worker's DATABASE_URL, REDIS_URL, operator token or provider key", async () => {
+  itWithBwrap("a shell task cannot read the worker's DATABASE_URL, REDIS_URL, operator token or provider key", async () => {
     const health = (await (await fetch(`${worker.url}/healthz`)).json()) as Json;
     expect(health.sandbox).toMatchObject({ os_isolation: true, commands: 'allowed' });
     const probe = 'cat /proc/$PPID/environ /proc/1/environ 2>&1; for p in /proc/[0-9]*; do cat $p/environ 2>/dev/null; done; env; true';

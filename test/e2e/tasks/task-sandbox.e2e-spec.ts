@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer, Server } from 'node:net';
 import { join } from 'node:path';
 import { waitFor } from '../../support/infra';
-import { bwrapWorks, processRunning } from '../../support/sandbox';
+import { bwrapWorks, describeWithBwrap, processRunning } from '../../support/sandbox';
 import { Client, embeddedTasksEnv, Json, Processes } from './tasks-harness';
 
 describe('task sandbox (embedded, GATEWAY_TASK_SANDBOX=auto)', () => {
@@ -39,18 +39,16 @@ describe('task sandbox (embedded, GATEWAY_TASK_SANDBOX=auto)', () => {
   });
 
   // Under CI=true bubblewrap is a dependency of this suite (.ci/run installs it): its absence fails here instead of
-  // skipping the isolation tests. Outside CI they are skipped with the reason printed.
+  // skipping the isolation tests (describeWithBwrap runs them there). Outside CI they are skipped with the reason printed.
   if (!bwrapWorks && process.env.CI === 'true') {
     it('needs bubblewrap under CI=true', () => {
       throw new Error(
         'bubblewrap (bwrap) is required under CI=true: install the Debian package bubblewrap (.ci/run does) or check that it can create namespaces here',
       );
     });
-  } else if (!bwrapWorks) {
-    process.stderr.write('task-sandbox: bubblewrap cannot create namespaces on this host; the isolation tests are skipped (they fail under CI=true)\n');
   }
 
-  (bwrapWorks ? describe : describe.skip)('with bubblewrap', () => {
+  describeWithBwrap('with bubblewrap', () => {
     it('lets the command write its workspace but not the rest of the filesystem', async () => {
       const { run, stdout } = await stdoutOf({ shell_command: 'echo ok > inside.txt; (touch /usr/hecate-escape 2>/dev/null && echo wrote) || echo refused' });
       expect(run.status).toBe('completed');
