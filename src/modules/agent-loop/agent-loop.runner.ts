@@ -155,7 +155,14 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
 
   /** The checkpoint of a conversation, written in the same transaction as the step that produced it. */
   private checkpoint(conv: Conversation): NewArtifact {
-    return { kind: 'agent_conversation', name: 'agent_conversation', mimeType: 'application/json', content: JSON.stringify(conv) };
+    // `seq` orders a run's checkpoints (two can share a millisecond): the newest is the one with the highest next step.
+    return {
+      kind: 'agent_conversation',
+      name: 'agent_conversation',
+      mimeType: 'application/json',
+      content: JSON.stringify(conv),
+      metadata: { seq: conv.next_step },
+    };
   }
 
   /**

@@ -69,8 +69,7 @@ export class RunQueriesService {
 
   /** The newest artifact of `kind` of a run, with its content (null when there is none). */
   async latestArtifactContent(tenantId: string, runId: string, kind: string): Promise<string | null> {
-    const rows = await this.artifacts.listForRun(tenantId, runId, { kind, withContent: true });
-    return rows.at(-1)?.contentText ?? null;
+    return (await this.artifacts.latestOfKind(tenantId, runId, kind))?.contentText ?? null;
   }
 
   async listTaskArtifacts(tenantId: string, taskId: string) {

@@ -353,8 +353,7 @@ export class RunWriter {
 
   /** The newest artifact of `kind` of this run (or of `runId`, a run of the same task), with its content. */
   async latestArtifact(kind: string, runId = this.ref.runId): Promise<{ id: string; content: string; metadata: Record<string, unknown> } | null> {
-    const rows = await retryTransient(() => this.deps.artifacts.listForRun(this.ref.tenantId, runId, { kind, withContent: true }));
-    const last = rows.at(-1);
+    const last = await retryTransient(() => this.deps.artifacts.latestOfKind(this.ref.tenantId, runId, kind));
     return last ? { id: last.id, content: last.contentText, metadata: last.metadata ?? {} } : null;
   }
 

@@ -43,6 +43,20 @@ export class TaskArtifactRepository {
     });
   }
 
+  /**
+   * The newest artifact of `kind` of a run, with its content (one row, however many checkpoints the run wrote).
+   * Checkpoints carry `metadata.seq` (their position in the run), which decides; the creation time breaks the rest.
+   */
+  latestOfKind(tenantId: string, runId: string, kind: string): Promise<TaskArtifactEntity | null> {
+    return this.repo()
+      .createQueryBuilder('a')
+      .where('a.tenant_id = :tenantId AND a.run_id = :runId AND a.kind = :kind', { tenantId, runId, kind })
+      .orderBy("(a.metadata->>'seq')::bigint", 'DESC', 'NULLS LAST')
+      .addOrderBy('a.created_at', 'DESC')
+      .limit(1)
+      .getOne();
+  }
+
   listForTask(tenantId: string, taskId: string): Promise<TaskArtifactEntity[]> {
     return this.repo().find({ where: { tenantId, taskId }, order: { createdAt: 'ASC', id: 'ASC' }, select: SUMMARY_COLUMNS });
   }
