@@ -6,6 +6,8 @@ import { TasksModule } from '@modules/tasks';
 import { AgentLoopRunsService } from './agent-loop-runs.service';
 import { AgentLoopExecutor } from './agent-loop.executor';
 import { AgentLoopRunner } from './agent-loop.runner';
+import { AgentModelCalls } from './agent-model-calls';
+import { AgentToolCalls } from './agent-tool-calls';
 
 /** execution_kind=agent_loop for both roles: validation, the start-time model check, the plan (DESIGN §5: registers into tasks). */
 @Module({
@@ -18,6 +20,6 @@ export class AgentLoopModule {}
 /** Worker-only (DESIGN §11.2): the loop itself — model calls and tool calls run on workers, never in the api. */
 @Module({
   imports: [TasksModule, InferenceModule, ApprovalsModule, McpWorkerModule],
-  providers: [AgentLoopRunner],
+  providers: [AgentLoopRunner, AgentModelCalls, AgentToolCalls],
 })
 export class AgentLoopWorkerModule {}

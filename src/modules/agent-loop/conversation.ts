@@ -1,3 +1,4 @@
+import type { NewArtifact } from '@modules/tasks';
 import type { InferenceMessage } from '@modules/inference';
 
 export interface ToolCall {
@@ -56,4 +57,22 @@ export function startingHistory(source: Conversation, input: { continue_prompt?:
     return { ...base, messages };
   }
   return { ...base, messages: source.messages, pending: source.pending };
+}
+
+/** The checkpoint of a conversation, written in the same transaction as the step that produced it. */
+export function checkpointArtifact(conv: Conversation): NewArtifact {
+  // `seq` orders a run's checkpoints (two can share a millisecond): the newest is the one with the highest next step.
+  return {
+    kind: 'agent_conversation',
+    name: 'agent_conversation',
+    mimeType: 'application/json',
+    content: JSON.stringify(conv),
+    metadata: { seq: conv.next_step },
+  };
+}
+
+/** Moves the loop's state forward in place. */
+export function replaceState(conv: Conversation, next: Conversation): void {
+  for (const key of Object.keys(conv) as (keyof Conversation)[]) delete conv[key];
+  Object.assign(conv, next);
 }

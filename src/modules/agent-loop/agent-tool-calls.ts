@@ -1,0 +1,174 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { AppConfig } from '@core/config/app-config';
+import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
+import type { McpTool, McpToolSet } from '@modules/mcp';
+import { type ExecutionContext, ExecutorRegistry, type StepOutcome } from '@modules/tasks';
+import { BUILTIN_BY_NAME, type BuiltinTool, ToolInputError, type ToolResult } from './builtin-tools';
+import { checkpointArtifact, type Conversation, replaceState } from './conversation';
+
+const TOOL_RESULT_MAX_CHARS = 64 * 1024;
+
+/** The run's MCP tools, by the alias the model calls them. */
+export interface McpCalls {
+  mcp: McpToolSet | null;
+  mcpTools: Map<string, McpTool>;
+}
+
+/**
+ * The agent loop's tool calls (DESIGN §11.6): one step each, built-in tools in the sandbox or MCP tools through the
+ * pool, their output as tool_progress on the run's live stream.
+ */
+@Injectable()
+export class AgentToolCalls {
+  constructor(
+    private readonly registry: ExecutorRegistry,
+    private readonly config: AppConfig,
+    @Inject(LiveStreamBuffer) private readonly live: LiveStreamBuffer,
+  ) {}
+
+  /**
+   * `tool_progress` frames of one tool call on the run's live stream (seed 004): appended in order, never in the
+   * conversation; `closed: true` ends them. A buffer outage loses progress, never the call.
+   */
+  private progressOf(runId: string, toolCallId: string): { push(stream: 'stdout' | 'stderr', text: string): void; close(): Promise<void> } {
+    let chain: Promise<unknown> = Promise.resolve();
+    const append = (frame: Record<string, unknown>) => {
+      chain = chain.then(() => this.live.append(runId, JSON.stringify(frame))).catch(() => undefined);
+    };
+    return {
+      push: (stream, text) => {
+        if (text) append({ type: 'tool_progress', tool_call_id: toolCallId, text, stream, closed: false, ts: Date.now() / 1000 });
+      },
+      close: async () => {
+        append({ type: 'tool_progress', tool_call_id: toolCallId, text: '', stream: 'stdout', closed: true, ts: Date.now() / 1000 });
+        await chain;
+      },
+    };
+  }
+
+  /**
+   * The first pending tool call as a step; its result and the new checkpoint commit together. A completed call is
+   * never run again; a side-effecting one cut off by a crash is answered as "outcome unknown".
+   */
+  async dispatch(ctx: ExecutionContext, conv: Conversation, calls: McpCalls): Promise<void> {
+    const [call, ...rest] = conv.pending!;
+    const index = conv.next_step;
+    const mcpTool = calls.mcpTools.get(call.function.name);
+    const tool = mcpTool ? mcpToolAsBuiltin(mcpTool, calls.mcp!) : BUILTIN_BY_NAME.get(call.function.name);
+    let args: Record<string, unknown> = {};
+    let inputError = '';
+    try {
+      const parsed: unknown = JSON.parse(call.function.arguments || '{}');
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) args = parsed as Record<string, unknown>;
+      else inputError = 'arguments must be a JSON object';
+    } catch {
+      inputError = 'arguments are not valid JSON';
+    }
+    const after = (content: string, isError: boolean): Conversation => ({
+      ...conv,
+      messages: [...conv.messages, { role: 'tool', tool_call_id: call.id, content, ...(isError ? { tool_error: true } : {}) }],
+      next_step: index + 1,
+      pending: rest.length ? rest : undefined,
+    });
+    let next: Conversation | undefined;
+    const { outcome, replayed } = await ctx.writer.step(
+      {
+        index,
+        kind: 'tool',
+        title: call.function.name,
+        toolName: call.function.name,
+        input: { tool_call_id: call.id, arguments: args, classification: tool?.classification ?? 'unknown' },
+        idempotent: tool ? tool.classification !== 'side_effecting' : true,
+      },
+      async (): Promise<StepOutcome> => {
+        let result: ToolResult;
+        if (mcpTool?.approvalPolicy === 'block') {
+          const reason = `server ${mcpTool.server} has approval_policy=block`;
+          const text = `blocked by policy: ${reason}; the tool was not called`;
+          next = after(text, true);
+          return {
+            status: 'failed',
+            result: JSON.stringify({ text, is_error: true }),
+            error: text,
+            errorKind: 'policy_blocked',
+            events: [{ type: 'policy.tool_blocked', data: { tool_name: call.function.name, kind: 'mcp', policy: 'block', reason } }],
+            eventData: { mcp_server: mcpTool.server, mcp_tool: mcpTool.name, result: 'blocked' },
+            artifacts: [checkpointArtifact(next)],
+          };
+        }
+        if (!tool) result = { text: `unknown tool ${call.function.name}`, isError: true };
+        else if (inputError) result = { text: inputError, isError: true };
+        else {
+          try {
+            const progress = this.config.agent.toolProgress ? this.progressOf(ctx.run.id, call.id) : undefined;
+            try {
+              result = await tool.run(args, {
+                workspace: ctx.workspace,
+                sandbox: this.registry.sandbox(),
+                config: this.config,
+                signal: ctx.signal,
+                timeoutMs: ctx.task.timeoutMs || ctx.config.defaultTimeoutMs,
+                progress: progress?.push,
+              });
+            } finally {
+              await progress?.close();
+            }
+          } catch (err) {
+            result = { text: err instanceof ToolInputError ? `invalid arguments: ${err.message}` : (err as Error).message, isError: true };
+          }
+        }
+        const text = result.text.length > TOOL_RESULT_MAX_CHARS ? `${result.text.slice(0, TOOL_RESULT_MAX_CHARS)}\n[truncated]` : result.text;
+        next = after(text, result.isError);
+        return {
+          status: result.isError ? 'failed' : 'completed',
+          result: JSON.stringify({ text, is_error: result.isError }),
+          exitCode: result.exitCode,
+          outputSummary: result.summary ?? {},
+          error: result.isError ? text.slice(0, 500) : undefined,
+          errorKind: result.isError ? 'tool_error' : undefined,
+          eventData: mcpTool ? { mcp_server: mcpTool.server, mcp_tool: mcpTool.name, result: result.isError ? 'tool_error' : 'dispatched' } : undefined,
+          artifacts: [...(result.artifacts ?? []), checkpointArtifact(next)],
+        };
+      },
+    );
+    if (replayed || !next) {
+      let content: string;
+      let isError: boolean;
+      if (outcome.errorKind === 'ambiguous_side_effect') {
+        content = 'outcome unknown after a restart: the worker running this tool call was lost; it was not run again';
+        isError = true;
+      } else {
+        try {
+          const r = JSON.parse(outcome.result ?? '') as { text: string; is_error: boolean };
+          content = r.text;
+          isError = r.is_error;
+        } catch {
+          content = outcome.error || outcome.status;
+          isError = outcome.status !== 'completed';
+        }
+      }
+      next = after(content, isError);
+      await ctx.writer.addArtifact(checkpointArtifact(next));
+    }
+    replaceState(conv, next);
+  }
+}
+
+/** An MCP tool in the loop's tool shape: classified by its annotations (DESIGN §11.6), called through the pool. */
+function mcpToolAsBuiltin(tool: McpTool, set: McpToolSet): BuiltinTool {
+  const a = tool.annotations;
+  return {
+    name: tool.alias,
+    description: tool.description,
+    parameters: tool.inputSchema,
+    classification: a.readOnlyHint ? 'read_only' : a.idempotentHint ? 'idempotent' : 'side_effecting',
+    async run(args, ctx) {
+      const r = await set.call(tool.alias, args, {
+        signal: ctx.signal,
+        timeoutMs: ctx.timeoutMs,
+        onProgress: ctx.progress ? (text) => ctx.progress!('stdout', text) : undefined,
+      });
+      return { text: r.text, isError: r.isError, summary: { mcp_server: tool.server, mcp_tool: tool.name } };
+    },
+  };
+}
