@@ -11,9 +11,12 @@ import { TaskArtifactEntity } from './task-artifact.entity';
 import { TaskArtifactRepository } from './task-artifact.repository';
 import { newId } from './task-ids';
 import { TaskRunRepository } from './task-run.repository';
-import type { StepStatus, TaskStepEntity } from './task-step.entity';
+import type { TaskStepEntity } from './task-step.entity';
 import { TaskStepRepository } from './task-step.repository';
 import { TaskRepository } from './task.repository';
+import { type NewArtifact, outcomeOf, type RunUsage, STEP_STATUS, type StepOutcome, type StepSpec, TOOL_EVENT } from './run-step';
+
+export type { NewArtifact, RunUsage, StepOutcome, StepOutcomeStatus, StepSpec } from './run-step';
 
 /** The lease was taken over, or the run was cancelled: the writer must stop without writing. */
 export class LeaseLostError extends Error {
@@ -31,74 +34,6 @@ export interface RunRef {
   /** The job executing the run: recorded on the events it writes. */
   origin: RequestOrigin;
 }
-
-export interface NewArtifact {
-  id?: string;
-  stepId?: string | null;
-  kind: string;
-  name: string;
-  description?: string;
-  mimeType?: string;
-  path?: string;
-  content: string;
-  truncated?: boolean;
-  status?: string;
-  metadata?: Record<string, unknown>;
-}
-
-export interface RunUsage {
-  model?: string;
-  provider?: string;
-  providerKind?: string;
-  addCostMicrosUsd?: number;
-}
-
-export interface StepSpec {
-  index: number;
-  kind: string;
-  title: string;
-  toolName: string;
-  input: Record<string, unknown>;
-  /** Safe to run again after a crash mid-step (else the step is reported failed, never repeated). */
-  idempotent: boolean;
-  /** The run's pre-execution approval, linked on the step. */
-  approvalId?: string | null;
-  /** Extra events written with the step's dispatch record (same transaction), e.g. tool.shell.command. */
-  startEvents?(stepId: string): { type: string; data: Record<string, unknown> }[];
-}
-
-export type StepOutcomeStatus = 'completed' | 'failed' | 'cancelled' | 'timed_out';
-
-export interface StepOutcome {
-  status: StepOutcomeStatus;
-  outputSummary?: Record<string, unknown>;
-  exitCode?: number | null;
-  error?: string;
-  errorKind?: string;
-  result?: string;
-  /** Written with the step result, in the same transaction. */
-  artifacts?: NewArtifact[];
-  /** Emitted before the terminal tool event, in the same transaction. */
-  events?: { type: string; data: Record<string, unknown> }[];
-  /** Extra fields of the terminal tool.* event. */
-  eventData?: Record<string, unknown>;
-  /** More writes in the step's result transaction (e.g. the run's spend), so the step and they commit together. */
-  finishIn?(tx: EventTx): Promise<void>;
-}
-
-const TOOL_EVENT: Record<StepOutcomeStatus, string> = {
-  completed: 'tool.completed',
-  failed: 'tool.failed',
-  cancelled: 'tool.cancelled',
-  timed_out: 'tool.timed_out',
-};
-
-const STEP_STATUS: Record<StepOutcomeStatus, StepStatus> = {
-  completed: 'completed',
-  failed: 'failed',
-  cancelled: 'cancelled',
-  timed_out: 'failed',
-};
 
 /**
  * Every write a worker makes for a run, each one a transaction that starts by proving the lease token
@@ -373,15 +308,6 @@ export class RunWriter {
       await this.deps.runs.transition(tx.manager, { tenantId: this.ref.tenantId, runId: this.ref.runId, from: ['running'], set });
   }
 }
-
-const outcomeOf = (s: TaskStepEntity): StepOutcome => ({
-  status: s.status === 'completed' ? 'completed' : s.status === 'cancelled' ? 'cancelled' : s.errorKind === 'timeout' ? 'timed_out' : 'failed',
-  outputSummary: s.outputSummary,
-  exitCode: s.exitCode,
-  error: s.error,
-  errorKind: s.errorKind,
-  result: s.result,
-});
 
 /** Builds RunWriters; one per execution attempt. */
 @Injectable()
