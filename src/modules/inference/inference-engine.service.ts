@@ -45,20 +45,18 @@ export class InferenceEngineService {
     };
   }
 
+  /** What one attempt sends upstream: the request, the candidate's provider and model, timeouts, cancel, headers hook. */
+  private upstreamArgs(req: PreparedRequest, c: RouteCandidate, signal: CancelSignal | undefined, handle: AttemptHandle) {
+    return { req, provider: c.provider, model: c.model, timeouts: this.config.gateway.timeouts, signal, onHeaders: handle.headers };
+  }
+
   async dispatchComplete(req: PreparedRequest, id: CallIdentity, signal?: CancelSignal, cap?: CostCap): Promise<CompletedCall> {
     const rec = new RequestRecorder(id, req, this.ledger, this.traces);
     try {
       const plan = await this.plan(req);
       rec.routed(plan);
       const out = await this.attemptLoop(plan, rec, signal, cap, async (c, handle) => {
-        const body = await callComplete({
-          req,
-          provider: c.provider,
-          model: c.model,
-          timeouts: this.config.gateway.timeouts,
-          signal,
-          onHeaders: handle.headers,
-        });
+        const body = await callComplete(this.upstreamArgs(req, c, signal, handle));
         const raw = body.usage();
         const usage = (c.provider.protocol === 'openai' ? openaiUsage(raw) : fullAnthropicUsage(raw)) ?? { ...ZERO_USAGE };
         const costMicros = this.cost(c, usage);
@@ -85,14 +83,7 @@ export class InferenceEngineService {
       rec.routed(plan);
       let attemptEnd: AttemptHandle['end'] | undefined;
       const out = await this.attemptLoop(plan, rec, signal, cap, async (c, handle) => {
-        const upstream = await callStream({
-          req,
-          provider: c.provider,
-          model: c.model,
-          timeouts: this.config.gateway.timeouts,
-          signal,
-          onHeaders: handle.headers,
-        });
+        const upstream = await callStream(this.upstreamArgs(req, c, signal, handle));
         attemptEnd = handle.end;
         return upstream;
       });
