@@ -60,14 +60,20 @@ describe('SseStream (core/http/sse)', () => {
   });
 
   it('sends heartbeat comments at the configured interval', async () => {
+    // Waits on the bytes, not on a wall-clock window: a loaded CI machine delays timers, never removes pings.
+    let stream!: SseStream;
     const s = await serve((reply) => {
-      const stream = new SseStream(reply, { heartbeatMs: 30, maxBufferBytes: 1 << 20 });
-      setTimeout(() => stream.end(), 200);
+      stream = new SseStream(reply, { heartbeatMs: 30, maxBufferBytes: 1 << 20 });
     });
     app = s.app;
     const r = await read(s.url);
+    const pings = (): number => r.body().match(/: ping\n\n/g)?.length ?? 0;
+    const deadline = Date.now() + 10_000;
+    while (pings() < 3 && Date.now() < deadline) await new Promise((done) => setTimeout(done, 10));
+    stream.end();
     await r.ended;
-    expect(r.body().match(/: ping\n\n/g)?.length ?? 0).toBeGreaterThanOrEqual(3);
+    expect(pings()).toBeGreaterThanOrEqual(3);
+    expect(r.body()).toMatch(/^(: ping\n\n)+$/);
   });
 
   it('disconnects a slow consumer once its unread bytes pass the bound, without growing memory', async () => {
