@@ -6,34 +6,48 @@
  *   1. loop overhead per turn = (Hecate's run time − the direct loop's time) / 8, p50/p90 over sequential runs
  *      (run time from the run's `run.started` to `run.finished` events, so queueing is not counted);
  *   2. turn throughput with 50 runs at once on one worker (turns/s), against the direct loop run 50 at once;
- *   3. worker RSS after 20 and after 200 runs.
+ *   3. worker RSS after 20 and after 200 runs;
+ *   4. MCP cached-call overhead: the same loop with 7 × MCP `echo` (server-everything over stdio, one client the
+ *      worker's cache keeps across runs) against the same `echo` calls made directly with the SDK's Client over stdio
+ *      in this process, paced like the loop's: per run, the mean of its 7 calls' step durations (`tool.completed`
+ *      duration_ms) minus the mean of 7 direct calls, p50/p90 over sequential runs.
  * Prints a table and writes bench/results/agent-loop-<date>.{md,json}.
  *
  *   npm run bench agent-loop
  *   node bench/agent-loop/run.mjs --quick
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import pg from 'pg';
-import { rssMb, stats } from '../lib/load.mjs';
+import { rssMb, sleep, stats } from '../lib/load.mjs';
+import { scratchDatabase } from '../lib/database.mjs';
 import { ROOT, startHecate, stopChildren } from '../lib/processes.mjs';
 
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
 const TOKEN = 'bench-agent-loop-operator-token-0123456789';
-const DATABASE = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const TURNS = 8;
 const SEQUENTIAL = QUICK ? 15 : 40;
 const CONCURRENT = 50;
 const MEMORY_RUNS = QUICK ? 60 : 200;
+const NODE_MODULES = realpathSync(join(ROOT, 'node_modules'));
+const EVERYTHING = join(NODE_MODULES, '@modelcontextprotocol/server-everything/dist/index.js');
+/** The prompt that makes the model server call MCP `echo` instead of `read_file`. */
+const MCP_PROMPT = 'echo the notes';
+const ECHO = { message: 'note '.repeat(20) };
 
 // ---------------------------------------------------------------- the model server
-/** OpenAI chat completions, streamed: a read_file tool call until the request holds 7 tool results, then an answer. */
+/**
+ * OpenAI chat completions, streamed: a tool call until the request holds 7 tool results, then an answer. The tool is
+ * read_file, or MCP `echo` when the user prompt is MCP_PROMPT.
+ */
 export function modelServer() {
   let n = 0;
   const server = createServer((req, res) => {
@@ -47,6 +61,8 @@ export function modelServer() {
     req.on('end', () => {
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
       const tools = body.messages.filter((m) => m.role === 'tool').length;
+      const mcp = body.messages.find((m) => m.role === 'user')?.content === MCP_PROMPT;
+      const fn = mcp ? { name: 'mcp__everything__echo', arguments: JSON.stringify(ECHO) } : { name: 'read_file', arguments: '{"path":"notes.txt"}' };
       const id = `chatcmpl-${++n}`;
       const frame = (delta, finish = null) =>
         `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 0, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
@@ -55,7 +71,7 @@ export function modelServer() {
         res.write(
           frame({
             role: 'assistant',
-            tool_calls: [{ index: 0, id: `call_${n}`, type: 'function', function: { name: 'read_file', arguments: '{"path":"notes.txt"}' } }],
+            tool_calls: [{ index: 0, id: `call_${n}`, type: 'function', function: fn }],
           }),
         );
         res.write(frame({}, 'tool_calls'));
@@ -131,12 +147,13 @@ async function call(base, method, path, body) {
   return json.data;
 }
 
-async function agentRun(base, project) {
+async function agentRun(base, project, extra = {}) {
   const task = await call(base, 'POST', '/hecate/v1/tasks', {
     execution_kind: 'agent_loop',
     prompt: 'read the notes',
     requested_model: 'bench-model',
     working_directory: project,
+    ...extra,
   });
   const run = await call(base, 'POST', `/hecate/v1/tasks/${task.id}/start`, {});
   for (;;) {
@@ -145,7 +162,7 @@ async function agentRun(base, project) {
       if (r.status !== 'completed') throw new Error(`run ${r.id} ${r.status}: ${r.last_error}`);
       const events = await call(base, 'GET', `/hecate/v1/tasks/${task.id}/runs/${run.id}/events?after_sequence=0`);
       const at = (type) => new Date(events.find((e) => e.type === type).occurred_at).getTime();
-      return { ms: at('run.finished') - at('run.started'), turns: events.filter((e) => e.type === 'turn.completed').length };
+      return { ms: at('run.finished') - at('run.started'), turns: events.filter((e) => e.type === 'turn.completed').length, events };
     }
     // Polling slowly: the run time comes from its events, and a busy poll would compete with the worker for the database.
     await new Promise((r) => setTimeout(r, 100));
@@ -196,6 +213,74 @@ async function measure(label, base, modelUrl, project, file, workerPid) {
   };
 }
 
+// ---------------------------------------------------------------- MCP: a cached call vs a direct SDK call
+/** server-everything over stdio, connected once, as the worker's cache holds it; `echo()` is one timed call. */
+async function directMcp() {
+  const client = new McpClient({ name: 'bench', version: '1' });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'], stderr: 'ignore' }));
+  return {
+    async echo() {
+      const t0 = performance.now();
+      const r = await client.callTool({ name: 'echo', arguments: ECHO });
+      const ms = performance.now() - t0;
+      if (r.isError) throw new Error(`direct echo failed: ${JSON.stringify(r.content)}`);
+      return ms;
+    },
+    close: () => client.close(),
+  };
+}
+
+/**
+ * The 8-turn loop with 7 × MCP `echo` instead of read_file. The task runs in place, so every run has the same
+ * workspace and so the same cache key: after the warm-up, each run's tool set is a cache hit (no spawn). Each call's
+ * time in Hecate is its step's duration (`tool.completed` duration_ms: from the dispatch record to the result in hand,
+ * the pool's lookup, the SDK call, result rendering and the tool_progress close frame included; the step's two
+ * commits are not, they are the loop overhead above). duration_ms is whole milliseconds, so a run's sample is the
+ * mean of its 7 calls (unbiased; ±0.1 ms of rounding noise) minus the mean of 7 direct calls made just before it.
+ * The direct calls are paced like the loop's: each follows an idle pause as long as a turn of the previous run (run
+ * time ÷ 8). A server that has sat idle for a turn answers slower than one called back to back (on this VM ~0.5 ms
+ * against ~0.2 ms), and that wake-up is not the cache's doing.
+ */
+async function measureMcp(label, base, project) {
+  const direct = await directMcp();
+  const mcpTask = {
+    prompt: MCP_PROMPT,
+    workspace_mode: 'in_place',
+    mcp_servers: [{ name: 'everything', command: process.execPath, args: [EVERYTHING, 'stdio'] }],
+  };
+  try {
+    let gapMs = 0;
+    for (let i = 0; i < 3; i++) {
+      gapMs = (await agentRun(base, project, mcpTask)).ms / TURNS; // warm-up: the first run spawns the server
+      await direct.echo();
+    }
+    const hecateCall = [];
+    const directCall = [];
+    const overhead = [];
+    const runMs = [];
+    for (let i = 0; i < SEQUENTIAL; i++) {
+      let directSum = 0;
+      for (let c = 0; c < TURNS - 1; c++) {
+        await sleep(gapMs);
+        directSum += await direct.echo();
+      }
+      const r = await agentRun(base, project, mcpTask);
+      const calls = r.events.filter((e) => e.type === 'tool.completed' && e.data.tool_name === 'mcp__everything__echo').map((e) => e.data.duration_ms);
+      if (calls.length !== TURNS - 1) throw new Error(`expected ${TURNS - 1} MCP echo calls, got ${calls.length}`);
+      const mean = calls.reduce((a, b) => a + b, 0) / calls.length;
+      hecateCall.push(mean);
+      directCall.push(directSum / (TURNS - 1));
+      overhead.push(mean - directSum / (TURNS - 1));
+      runMs.push(r.ms);
+      gapMs = r.ms / TURNS;
+    }
+    const cache = await call(base, 'GET', '/hecate/v1/system/mcp/cache');
+    return { label, run_ms: stats(runMs), hecate_call_ms: stats(hecateCall), direct_call_ms: stats(directCall), overhead_per_call_ms: stats(overhead), cache };
+  } finally {
+    await direct.close();
+  }
+}
+
 async function main() {
   const model = await modelServer();
   const project = mkdtempSync(join(tmpdir(), 'hecate-bench-agent-'));
@@ -209,8 +294,11 @@ async function main() {
     PROVIDER_BENCH_BASE_URL: `${model.url}/v1`,
     PROVIDER_BENCH_KIND: 'local',
     GATEWAY_WORKSPACES_DIR: mkdtempSync(join(tmpdir(), 'hecate-bench-agent-ws-')),
+    // server-everything must be readable where MCP stdio servers run (under bubblewrap, when the sandbox is on).
+    GATEWAY_TASK_SANDBOX_READ_PATHS: NODE_MODULES,
   };
   const results = [];
+  const mcp = [];
 
   const lite = await PGlite.create({ dataDir: mkdtempSync(join(tmpdir(), 'hecate-bench-floor-')), relaxedDurability: true });
   const floors = { embedded: await floorPerTurn((q, p) => lite.query(q, p)) };
@@ -218,15 +306,11 @@ async function main() {
 
   const embedded = await startHecate('embedded', 'main.js', { ...common, GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'hecate-bench-agent-data-')) });
   results.push(await measure('embedded', embedded.url, model.url, project, file, embedded.pid));
+  mcp.push(await measureMcp('embedded', embedded.url, project));
   embedded.kill('SIGTERM');
 
-  const name = `hecate_bench_agent_${process.pid}`;
-  const admin = new pg.Client({ connectionString: DATABASE });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  const dbUrl = new URL(DATABASE);
-  dbUrl.pathname = `/${name}`;
-  const scaledEnv = { ...common, DATABASE_URL: dbUrl.toString(), REDIS_URL: REDIS, GATEWAY_REDIS_PREFIX: `ba${process.pid}`, GATEWAY_MIGRATE_ON_BOOT: 'true' };
+  const db = await scratchDatabase('hecate_bench');
+  const scaledEnv = { ...common, DATABASE_URL: db.url, REDIS_URL: REDIS, GATEWAY_REDIS_PREFIX: `ba${process.pid}`, GATEWAY_MIGRATE_ON_BOOT: 'true' };
   try {
     const client = new pg.Client({ connectionString: scaledEnv.DATABASE_URL });
     await client.connect();
@@ -235,11 +319,11 @@ async function main() {
     const api = await startHecate('api', 'main.api.js', scaledEnv);
     const worker = await startHecate('worker', 'main.worker.js', scaledEnv, { portVar: 'WORKER_HEALTH_PORT' });
     results.push(await measure('scaled', api.url, model.url, project, file, worker.pid));
+    mcp.push(await measureMcp('scaled', api.url, project));
   } finally {
     stopChildren();
     await new Promise((r) => setTimeout(r, 500));
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.end();
+    await db.drop();
     model.server.close();
   }
 
@@ -260,11 +344,20 @@ async function main() {
     '|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
+    `MCP cached-call overhead: the same loop with 7 × MCP \`echo\` (server-everything over stdio, in place, one cached client) against 7 direct \`echo\` calls through the SDK's Client over stdio, each after an idle pause of one turn of the previous run (run ms ÷ 8); per run, the mean of its calls' step durations minus the mean of the direct calls.`,
+    '',
+    '| mode | direct SDK call ms (p50) | Hecate call ms (p50, step duration) | overhead per call ms p50 / p90 | target p50 | MCP run ms (p50) | cache entries after |',
+    '|---|---|---|---|---|---|---|',
+    ...mcp.map(
+      (m) =>
+        `| ${m.label} | ${f(m.direct_call_ms.p50)} | ${f(m.hecate_call_ms.p50)} | **${f(m.overhead_per_call_ms.p50)}** / ${f(m.overhead_per_call_ms.p90)} | ≤ 1 | ${f(m.run_ms.p50)} | ${m.cache.entries} |`,
+    ),
+    '',
   ].join('\n');
   console.log(md);
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   writeFileSync(join(ROOT, 'bench', 'results', `agent-loop-${date}.md`), md);
-  writeFileSync(join(ROOT, 'bench', 'results', `agent-loop-${date}.json`), JSON.stringify({ date, floors, results }, null, 2));
+  writeFileSync(join(ROOT, 'bench', 'results', `agent-loop-${date}.json`), JSON.stringify({ date, floors, results, mcp }, null, 2));
 }
 
 if (!process.env.AGENT_BENCH_IMPORT)

@@ -9,7 +9,10 @@ export const ROOT = resolve(__dirname, '../..');
 export const NODE_MODULES = realpathSync(join(ROOT, 'node_modules'));
 export const EVERYTHING = join(NODE_MODULES, '@modelcontextprotocol/server-everything/dist/index.js');
 export const FILESYSTEM = join(NODE_MODULES, '@modelcontextprotocol/server-filesystem/dist/index.js');
-/** Tools `instance`, `env`, `env-keys`, `crash` (exits 3 mid-call), `hang`; argv `silent` answers nothing at all. */
+/**
+ * Tools `instance`, `env`, `env-keys`, `crash` (exits 3 mid-call), `hang`, `slow-append` (side-effecting: appends to
+ * calls.log in its cwd before and after a wait); argv `silent` answers nothing at all.
+ */
 export const MISBEHAVING = join(__dirname, 'mcp/misbehaving-server.mjs');
 /** What a worker's sandbox must mount read-only for those servers to run in it. */
 export const MCP_SANDBOX_READ_PATHS = `${ROOT},${NODE_MODULES}`;

@@ -16,6 +16,11 @@ export interface LiveReadOptions {
   /** Wait up to this long for a chunk after `afterIndex` when none is buffered yet (live tail). */
   blockMs?: number;
   limit?: number;
+  /**
+   * With `blockMs`: a stream unknown here is waited for like an empty one (its producer may not have started yet)
+   * instead of being reported `expired` at once; `expired` still comes back when it is unknown after the wait.
+   */
+  waitForStart?: boolean;
 }
 
 /**

@@ -55,7 +55,7 @@ export class MemoryLiveStreamBuffer extends LiveStreamBuffer {
   async read(streamId: string, afterIndex: number, options: LiveReadOptions = {}): Promise<LiveReadResult> {
     const collect = (): LiveReadResult | undefined => {
       const ring = this.live(streamId);
-      if (!ring) return { chunks: [], done: false, expired: true };
+      if (!ring) return options.waitForStart && options.blockMs ? undefined : { chunks: [], done: false, expired: true };
       const chunks = ring.chunks.filter((c) => c.index > afterIndex).slice(0, options.limit ?? Infinity);
       const last = chunks.length > 0 ? chunks[chunks.length - 1].index : afterIndex;
       const done = ring.done && last >= ring.next - 1;
@@ -69,7 +69,7 @@ export class MemoryLiveStreamBuffer extends LiveStreamBuffer {
         const result = collect();
         if (result) finish(result);
       };
-      const timer = setTimeout(() => finish(collect() ?? { chunks: [], done: false, expired: false }), options.blockMs);
+      const timer = setTimeout(() => finish(collect() ?? { chunks: [], done: false, expired: !this.live(streamId) }), options.blockMs);
       const finish = (r: LiveReadResult) => {
         clearTimeout(timer);
         this.wake.off(streamId, onWake);

@@ -17,13 +17,26 @@ redis.call('PEXPIRE', KEYS[1], ARGV[1])
 redis.call('PEXPIRE', KEYS[2], ARGV[1])
 return i`;
 
+// Entries after an id and, when there are none, whether the stream exists at all — one round trip.
+const READ = `
+local e
+if ARGV[2] == '0' then e = redis.call('XRANGE', KEYS[1], ARGV[1], '+') else e = redis.call('XRANGE', KEYS[1], ARGV[1], '+', 'COUNT', ARGV[2]) end
+if #e == 0 then return {redis.call('EXISTS', KEYS[1]), e} end
+return {1, e}`;
+
+/** What an append's doorbell carries: the chunk itself, so a reader waiting for exactly it needs no read. */
+interface Doorbell {
+  i: number;
+  d?: string;
+}
+
 /**
  * Redis Streams LiveStreamBuffer. Entry id `<index>-1` makes "read after index" an exclusive XRANGE.
  * Live tail does not hold a blocking connection per reader: appends ring a bus doorbell and waiting
  * readers re-read, so one subscriber connection serves every tailing reader of the process.
  */
 export class RedisLiveStreamBuffer extends LiveStreamBuffer {
-  private readonly waiters = new Map<string, Set<() => void>>();
+  private readonly waiters = new Map<string, Set<(bell?: Doorbell | number) => void>>();
   private unsubscribe: Unsubscribe | undefined;
 
   constructor(
@@ -36,10 +49,10 @@ export class RedisLiveStreamBuffer extends LiveStreamBuffer {
   }
 
   async init(): Promise<void> {
-    this.unsubscribe = await this.bus.subscribe('live.*', (channel) => {
+    this.unsubscribe = await this.bus.subscribe('live.*', (channel, message) => {
       const id = channel.slice('live.'.length);
       const set = this.waiters.get(id);
-      if (set) for (const w of [...set]) w();
+      if (set) for (const w of [...set]) w(message as Doorbell | number | undefined);
     });
     this.bus.onReconnect(() => {
       for (const set of this.waiters.values()) for (const w of [...set]) w();
@@ -52,23 +65,24 @@ export class RedisLiveStreamBuffer extends LiveStreamBuffer {
 
   async append(streamId: string, data: string): Promise<number> {
     const index = (await this.redis.command.eval(APPEND, 2, ...this.keys(streamId), data, String(this.ttlMs))) as number;
-    void this.bus.publish(`live.${streamId}`, index).catch(() => undefined);
+    const bell: Doorbell = { i: index, d: data };
+    void this.bus.publish(`live.${streamId}`, bell).catch(() => undefined);
     return index;
   }
 
   async markDone(streamId: string): Promise<void> {
     await this.redis.command.eval(DONE, 2, ...this.keys(streamId), String(this.ttlMs));
-    void this.bus.publish(`live.${streamId}`, -1).catch(() => undefined);
+    const bell: Doorbell = { i: -1 };
+    void this.bus.publish(`live.${streamId}`, bell).catch(() => undefined);
   }
 
   private async readNow(streamId: string, afterIndex: number, limit?: number): Promise<LiveReadResult> {
     const [key] = this.keys(streamId);
-    const args: (string | number)[] = [key, `(${afterIndex}-1`, '+'];
-    if (limit) args.push('COUNT', limit + 1);
-    const entries = (await this.redis.command.call('XRANGE', ...args)) as [string, string[]][];
-    if (entries.length === 0 && (await this.redis.command.exists(key)) === 0) {
-      return { chunks: [], done: false, expired: true };
-    }
+    const [exists, entries] = (await this.redis.command.eval(READ, 1, key, `(${afterIndex}-1`, String(limit ? limit + 1 : 0))) as [
+      number,
+      [string, string[]][],
+    ];
+    if (entries.length === 0 && exists === 0) return { chunks: [], done: false, expired: true };
     const chunks: LiveChunk[] = [];
     let done = false;
     for (const [id, fields] of entries) {
@@ -84,9 +98,10 @@ export class RedisLiveStreamBuffer extends LiveStreamBuffer {
 
   async read(streamId: string, afterIndex: number, options: LiveReadOptions = {}): Promise<LiveReadResult> {
     const first = await this.readNow(streamId, afterIndex, options.limit);
-    if (first.chunks.length > 0 || first.done || first.expired || !options.blockMs) return first;
+    const ready = (r: LiveReadResult) => r.chunks.length > 0 || r.done || (r.expired && !options.waitForStart);
+    if (ready(first) || !options.blockMs) return first;
     return new Promise<LiveReadResult>((resolve, reject) => {
-      let set = this.waiters.get(streamId);
+      let set = this.waiters.get(streamId) as Set<(bell?: Doorbell | number) => void> | undefined;
       if (!set) {
         set = new Set();
         this.waiters.set(streamId, set);
@@ -100,10 +115,15 @@ export class RedisLiveStreamBuffer extends LiveStreamBuffer {
         if (set.size === 0) this.waiters.delete(streamId);
         result.then(resolve, reject);
       };
-      const wake = () => {
+      const wake = (bell?: Doorbell | number) => {
+        // The doorbell of the very next chunk carries it: no read needed (anything else — a gap, done, a reconnect — reads).
+        if (bell && typeof bell === 'object' && bell.i === afterIndex + 1 && bell.d !== undefined) {
+          finish(Promise.resolve({ chunks: [{ index: bell.i, data: bell.d }], done: false, expired: false }));
+          return;
+        }
         void this.readNow(streamId, afterIndex, options.limit).then(
           (r) => {
-            if (r.chunks.length > 0 || r.done || r.expired) finish(Promise.resolve(r));
+            if (ready(r)) finish(Promise.resolve(r));
           },
           (e: unknown) => finish(Promise.reject(e)),
         );

@@ -20,7 +20,9 @@ export class RedisConnections {
   readonly command: Redis;
 
   constructor(private readonly url: string) {
-    this.command = this.create('command', { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    // Auto-pipelining: the commands issued in one event-loop tick (live-buffer appends and doorbells of many streams,
+    // their readers' range reads) go out in one write.
+    this.command = this.create('command', { enableOfflineQueue: false, maxRetriesPerRequest: 1, enableAutoPipelining: true });
   }
 
   create(name: string, extra: RedisOptions = {}): Redis {

@@ -8,18 +8,19 @@ import { AgentLoopExecutor } from './agent-loop.executor';
 import { AgentLoopRunner } from './agent-loop.runner';
 import { AgentModelCalls } from './agent-model-calls';
 import { AgentToolCalls } from './agent-tool-calls';
+import { GuidanceRegistry } from './guidance-source';
 
 /** execution_kind=agent_loop for both roles: validation, the start-time model check, the plan (DESIGN §5: registers into tasks). */
 @Module({
   imports: [TasksModule],
-  providers: [AgentLoopExecutor, AgentLoopRunsService],
-  exports: [AgentLoopRunsService],
+  providers: [AgentLoopExecutor, AgentLoopRunsService, GuidanceRegistry],
+  exports: [AgentLoopRunsService, GuidanceRegistry],
 })
 export class AgentLoopModule {}
 
 /** Worker-only (DESIGN §11.2): the loop itself — model calls and tool calls run on workers, never in the api. */
 @Module({
-  imports: [TasksModule, InferenceModule, ApprovalsModule, McpWorkerModule],
+  imports: [TasksModule, InferenceModule, ApprovalsModule, McpWorkerModule, AgentLoopModule],
   providers: [AgentLoopRunner, AgentModelCalls, AgentToolCalls],
 })
 export class AgentLoopWorkerModule {}

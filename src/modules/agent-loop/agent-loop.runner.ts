@@ -6,12 +6,13 @@ import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import { rootLogger } from '@core/logging/logger';
 import { ApprovalsService, planHash } from '@modules/approvals';
 import type { InferenceTool } from '@modules/inference';
-import { McpClientPool, type McpServerSpec, type McpTool, type McpToolSet } from '@modules/mcp';
+import { MAX_TOOLS_PER_REQUEST, McpClientPool, type McpServerSpec, type McpTool, type McpToolSet } from '@modules/mcp';
 import { AgentModelCalls } from './agent-model-calls';
 import { AgentToolCalls } from './agent-tool-calls';
-import { type ExecutionContext, type ExecutionOutcome, ExecutorRegistry, type RunRunner } from '@modules/tasks';
+import { type ExecutionContext, type ExecutionOutcome, ExecutorRegistry, type RunRunner, WorkspaceGit } from '@modules/tasks';
 import { BUILTIN_TOOLS } from './builtin-tools';
-import { type Conversation, parseConversation, startingHistory } from './conversation';
+import { checkpointArtifact, type Conversation, parseConversation, replaceState, startingHistory } from './conversation';
+import { type ConsumedGuidance, GuidanceRegistry } from './guidance-source';
 
 /** At most this many tool calls in one model response (a larger one fails the turn). */
 export const MAX_TOOL_CALLS_PER_RESPONSE = 16;
@@ -38,6 +39,7 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
     private readonly mcp: McpClientPool,
     private readonly models: AgentModelCalls,
     private readonly tools: AgentToolCalls,
+    private readonly guidance: GuidanceRegistry,
   ) {}
 
   onModuleInit(): void {
@@ -58,8 +60,19 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
         } catch (err) {
           return { status: 'failed', error: `MCP servers could not start: ${(err as Error).message}`, errorKind: 'mcp_unavailable' };
         }
+        const total = BUILTIN_TOOLS.length + mcp.tools.length;
+        if (total > MAX_TOOLS_PER_REQUEST) {
+          const counts = [...new Set(mcp.tools.map((t) => t.server))].map((server) => `${server}: ${mcp!.tools.filter((t) => t.server === server).length}`);
+          return {
+            status: 'failed',
+            error: `the run would offer the model ${total} tools (${BUILTIN_TOOLS.length} built-in; MCP ${counts.join(', ')}); at most ${MAX_TOOLS_PER_REQUEST} fit in one model request`,
+            errorKind: 'too_many_tools',
+          };
+        }
       }
+      const base = await this.diffBase(ctx);
       outcome = await this.loop(ctx, mcp);
+      if (base && outcome.status !== 'awaiting_approval') await this.captureDiff(ctx, base);
     } finally {
       await mcp?.release();
     }
@@ -70,6 +83,35 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
         .catch((err: unknown) => rootLogger().warn({ err: String(err), run_id: ctx.run.id }, 'could not mark the live stream done'));
     }
     return outcome;
+  }
+
+  /**
+   * A git workspace's state when the run began (a tree id, kept as the `workspace_base` artifact so a run taken over or
+   * resumed after an approval keeps its first base): the run's changes are everything since (seed 003 changed files).
+   */
+  private async diffBase(ctx: ExecutionContext): Promise<string | null> {
+    if (ctx.workspace.readOnly) return null;
+    const saved = await ctx.writer.latestArtifact('workspace_base');
+    if (saved) return saved.content || null;
+    const tree = await new WorkspaceGit(this.registry.sandbox(), this.config.tasks, ctx.workspace.path, ctx.signal).tree().catch(() => null);
+    await ctx.writer.addArtifact({
+      kind: 'workspace_base',
+      name: 'workspace_base',
+      content: tree ?? '',
+      description: 'git tree of the workspace when the run began',
+    });
+    return tree;
+  }
+
+  /** The run's changes as a unified diff (`diff` artifact `workspace_diff`, with the base tree in its metadata). */
+  private async captureDiff(ctx: ExecutionContext, base: string): Promise<void> {
+    try {
+      const diff = await new WorkspaceGit(this.registry.sandbox(), this.config.tasks, ctx.workspace.path, ctx.signal).diff(base);
+      if (diff === null) return;
+      await ctx.writer.addArtifact({ kind: 'diff', name: 'workspace_diff', mimeType: 'text/x-diff', content: diff, metadata: { base_tree: base } });
+    } catch (err) {
+      rootLogger().warn({ run_id: ctx.run.id, err: String(err) }, 'workspace diff not captured');
+    }
   }
 
   private async loop(ctx: ExecutionContext, mcp: McpToolSet | null): Promise<ExecutionOutcome> {
@@ -105,8 +147,45 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
           errorKind: 'turn_limit_exceeded',
         };
       }
+      await this.takeGuidance(ctx, conv);
       const failed = await this.models.call(ctx, conv, tools);
       if (failed) return failed;
+    }
+  }
+
+  /**
+   * Guidance for the running agent (DESIGN §11.5), taken right before a model call: in one lease-checked transaction the
+   * items are consumed (with their receipt), appended to the conversation as `role=user` messages and checkpointed; the
+   * run's live stream then carries each as a `message` frame and a `guidance.consumed` receipt.
+   */
+  private async takeGuidance(ctx: ExecutionContext, conv: Conversation): Promise<void> {
+    const source = this.guidance.source;
+    if (!source || !(await source.pendingFor(ctx.run.tenantId, ctx.run.id))) return;
+    const modelCallIndex = conv.model_calls + 1;
+    let taken: ConsumedGuidance[] = [];
+    let next: Conversation | undefined;
+    await ctx.writer.tx(async (tx) => {
+      taken = await source.consumeIn(tx.manager, { tenantId: ctx.run.tenantId, runId: ctx.run.id, modelCallIndex });
+      if (taken.length === 0) return;
+      // A step index of its own keeps the checkpoints' order (`seq`) strict.
+      next = { ...conv, messages: [...conv.messages, ...taken.map((g) => ({ role: 'user' as const, content: g.content }))], next_step: conv.next_step + 1 };
+      await ctx.writer.addArtifactIn(tx, checkpointArtifact(next));
+      await ctx.writer.emitManyIn(
+        tx,
+        taken.map((g) => ({ type: 'guidance.consumed', data: { guidance_id: g.guidance_id, model_call_index: modelCallIndex, message_id: g.message_id } })),
+      );
+    });
+    if (!next) return;
+    replaceState(conv, next);
+    for (const g of taken) {
+      const receipt = { guidance_id: g.guidance_id, turn_id: g.turn_id, run_id: ctx.run.id, model_call_index: modelCallIndex, message_id: g.message_id };
+      await this.live
+        .append(
+          ctx.run.id,
+          JSON.stringify({ type: 'message', id: g.message_id, role: 'user', content: g.content, metadata: { ...g.metadata, guidance_id: g.guidance_id } }),
+        )
+        .then(() => this.live.append(ctx.run.id, JSON.stringify({ type: 'guidance.consumed', ...receipt })))
+        .catch((err: unknown) => rootLogger().warn({ err: String(err), run_id: ctx.run.id }, 'guidance frames not appended to the live stream'));
     }
   }
 

@@ -1,6 +1,7 @@
 /** The inference module's public face: other modules import from `@modules/inference`, never its files. */
 export { InferenceModule } from './inference.module';
 export { InferenceEngineService } from './inference-engine.service';
+export { RoutePlanningService } from './route-planning.service';
 export {
   InferenceService,
   DEFAULT_WORST_CASE_OUTPUT_TOKENS,

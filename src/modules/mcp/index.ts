@@ -5,6 +5,6 @@ export { McpController } from './mcp.controller';
 export { McpModule } from './mcp.module';
 export { McpProbeJob } from './mcp-probe.job';
 export { McpWorkerModule } from './mcp-worker.module';
-export { MCP_APPROVAL_POLICIES, MCP_SERVER_NAME, mcpServerEntryProblems, mcpServerProblems, mcpToolAlias } from './mcp-server-spec';
+export { MAX_TOOLS_PER_REQUEST, MCP_APPROVAL_POLICIES, MCP_SERVER_NAME, mcpServerEntryProblems, mcpServerProblems, mcpToolAlias } from './mcp-server-spec';
 export type { McpApprovalPolicy, McpServerSpec } from './mcp-server-spec';
 export { redactMcpServers } from '@modules/tasks';

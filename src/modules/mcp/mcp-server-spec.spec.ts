@@ -1,6 +1,6 @@
 import { redactMcpServers } from '@modules/tasks';
 import { resolveSecretMap, scrubSecrets } from './mcp-secrets';
-import { envReference, mcpServerEntryProblems, mcpServerProblems, mcpToolAlias } from './mcp-server-spec';
+import { envReference, mcpServerEntryProblems, mcpServerProblems, mcpToolAlias, TOOL_NAME } from './mcp-server-spec';
 
 describe('mcpServerProblems', () => {
   it('accepts stdio and Streamable HTTP entries', () => {
@@ -104,6 +104,15 @@ describe('redactMcpServers', () => {
   });
 });
 
-it('aliases tools as mcp__<server>__<tool>', () => {
+it('aliases tools as mcp__<server>__<tool>, made a valid, stable, distinct function name when the tool name is not one', () => {
   expect(mcpToolAlias('fs', 'read_text_file')).toBe('mcp__fs__read_text_file');
+  const dotted = mcpToolAlias('gh', 'repos.list/all files');
+  expect(dotted).toMatch(/^mcp__gh__repos_list_all_files_[0-9a-f]{8}$/);
+  expect(dotted).toMatch(TOOL_NAME);
+  expect(mcpToolAlias('gh', 'repos.list/all files')).toBe(dotted);
+  expect(mcpToolAlias('gh', 'repos_list/all files')).not.toBe(dotted);
+  const long = mcpToolAlias('a'.repeat(40), 'b'.repeat(80));
+  expect(long).toHaveLength(64);
+  expect(long).toMatch(TOOL_NAME);
+  expect(mcpToolAlias('a'.repeat(40), `${'b'.repeat(80)}x`)).not.toBe(long);
 });

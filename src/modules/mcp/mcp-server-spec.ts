@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 /** Per-server gate on the agent's use of an MCP server's tools (seed 003 `mcp_servers[].approval_policy`). */
 export const MCP_APPROVAL_POLICIES = ['auto', 'require_approval', 'block'] as const;
 export type McpApprovalPolicy = (typeof MCP_APPROVAL_POLICIES)[number];
@@ -133,5 +134,20 @@ export function mcpServerProblems(list: unknown, maxServers: number, field = 'mc
   return problems;
 }
 
-/** The tool alias the model sees: `mcp__<server>__<tool>` (split on the first `__` after the prefix). */
-export const mcpToolAlias = (server: string, tool: string): string => `mcp__${server}__${tool}`;
+/** Function names every provider protocol accepts (OpenAI: `^[a-zA-Z0-9_-]{1,64}$`; Anthropic allows 128). */
+export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** At most this many tools in one model request (OpenAI's limit): built-in plus MCP tools of a run. */
+export const MAX_TOOLS_PER_REQUEST = 128;
+
+/**
+ * The tool alias the model sees: `mcp__<server>__<tool>`. An MCP tool name is free text (dots, slashes, spaces, any
+ * length); when the alias is not a valid function name it is the sanitised alias cut to 55 characters plus `_` and
+ * 8 hex of the original name's SHA-256, so it stays valid, stable and distinct (the pool maps it back to the real name).
+ */
+export const mcpToolAlias = (server: string, tool: string): string => {
+  const plain = `mcp__${server}__${tool}`;
+  if (TOOL_NAME.test(plain)) return plain;
+  const hash = createHash('sha256').update(`${server}\u0000${tool}`).digest('hex').slice(0, 8);
+  return `${plain.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 55)}_${hash}`;
+};

@@ -29,7 +29,8 @@ export function buildActivity(run: Run, steps: Step[], artifacts: Artifact[], ap
   const items: ActivityItem[] = [];
   for (const s of steps) {
     const type: ActivityItem['type'] =
-      s.kind === 'model' ? 'thinking' : s.tool_name || ['shell', 'git', 'file', 'tool'].includes(s.kind) ? 'tool_call' : 'step';
+      // The workspace step is bookkeeping (a `step`, under Details), not a tool the run chose.
+      s.kind === 'model' ? 'thinking' : s.kind !== 'workspace' && (s.tool_name || ['shell', 'git', 'file', 'tool'].includes(s.kind)) ? 'tool_call' : 'step';
     items.push({
       id: `step:${s.id}`,
       type,
@@ -45,10 +46,10 @@ export function buildActivity(run: Run, steps: Step[], artifacts: Artifact[], ap
     });
   }
   for (const a of artifacts) {
-    // The agent loop's conversation checkpoints are machinery, not activity.
-    if (a.kind === 'agent_conversation') continue;
+    // The agent loop's conversation checkpoints and the workspace's base tree are machinery, not activity.
+    if (a.kind === 'agent_conversation' || a.kind === 'workspace_base') continue;
     const type: ActivityItem['type'] =
-      a.kind === 'patch' ? 'patch' : a.kind === 'git_summary' ? 'changed_files' : a.kind === 'summary' ? 'final_answer' : 'artifact';
+      a.kind === 'patch' ? 'patch' : a.kind === 'git_summary' || a.kind === 'diff' ? 'changed_files' : a.kind === 'summary' ? 'final_answer' : 'artifact';
     items.push({
       id: `artifact:${a.id}`,
       type,

@@ -76,6 +76,8 @@ export interface SandboxPolicy {
   network: boolean;
   /** Extra host paths the command may read (a local clone source). */
   readPaths?: string[];
+  /** Extra host directories the command may write besides its workspace (an external agent's own home). */
+  writePaths?: string[];
 }
 
 /** The worker's command sandbox (SandboxService), registered by the worker-only runners module. */
@@ -84,6 +86,8 @@ export interface CommandSandbox {
   refusal(): string | null;
   /** The argv that runs `argv` under the policy; throws when commands are refused. */
   wrap(argv: string[], policy: SandboxPolicy): string[];
+  /** Who commands in `workspace` run as (null: the worker's own user). */
+  identityFor(workspace: string): { uid: number; gid: number } | null;
   /** uid/gid that files the server creates for a managed workspace must belong to (null: leave as is). */
   workspaceIdentity(): { uid: number; gid: number } | null;
 }

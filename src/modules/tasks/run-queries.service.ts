@@ -68,6 +68,11 @@ export class RunQueriesService {
   }
 
   /** The newest artifact of `kind` of a run, with its content (null when there is none). */
+  async latestArtifact(tenantId: string, runId: string, kind: string): Promise<{ content: string; metadata: Record<string, unknown> } | null> {
+    const a = await this.artifacts.latestOfKind(tenantId, runId, kind);
+    return a ? { content: a.contentText, metadata: a.metadata ?? {} } : null;
+  }
+
   async latestArtifactContent(tenantId: string, runId: string, kind: string): Promise<string | null> {
     return (await this.artifacts.latestOfKind(tenantId, runId, kind))?.contentText ?? null;
   }
@@ -87,6 +92,11 @@ export class RunQueriesService {
     const artifact = await this.artifacts.find(tenantId, runId, artifactId);
     if (!artifact || artifact.kind !== 'patch') throw new ArtifactNotFoundError(artifactId);
     return toPatchResponse(artifact);
+  }
+
+  /** The run's approvals as records (request and resolution times). */
+  listRunApprovals(tenantId: string, runId: string) {
+    return this.approvals.listForRun(tenantId, runId);
   }
 
   async listApprovals(tenantId: string, taskId: string) {

@@ -2,13 +2,24 @@ import { Injectable } from '@nestjs/common';
 import type { RequestOrigin } from '@core/context/request-context';
 import { RunLifecycleService, type RunTrigger } from './run-lifecycle.service';
 import { RunQueriesService } from './run-queries.service';
+import { runTiming, type RunTiming } from './run-timing';
+import { type ActivityItem, buildActivity } from './run-activity';
+import { toApprovalResponse } from '@modules/approvals';
 import { toRunResponse } from './task-run.dto';
+import type { CreateTaskDto } from './task.dto';
 import { TasksService } from './tasks.service';
+import type { WorkspaceCaller } from './workspace/workspace.service';
 
 export type RunResponse = ReturnType<typeof toRunResponse>;
 
+/** A task as another module asks for it (Agent Chat's agent turns): the fields of `POST /hecate/v1/tasks`. */
+export type TaskSpec = Pick<
+  CreateTaskDto,
+  'title' | 'prompt' | 'system_prompt' | 'execution_kind' | 'working_directory' | 'workspace_mode' | 'requested_provider' | 'requested_model'
+>;
+
 /**
- * What other modules (the agent loop's continue / retry-from-turn and its live stream) need of a task's run chain,
+ * What other modules (the agent loop's continue / retry-from-turn and its live stream, Agent Chat) need of a task's run chain,
  * in plain shapes: no entity leaves the tasks module (STYLE rule 14).
  */
 @Injectable()
@@ -27,6 +38,50 @@ export class TaskRunChainsService {
   /** The run as the API shows it (404 when unknown). */
   getRun(tenantId: string, taskId: string, runId: string): Promise<RunResponse> {
     return this.queries.getRun(tenantId, taskId, runId);
+  }
+
+  /**
+   * Creates a task and starts its first run (validation 400s and the start-time 422 as `POST /hecate/v1/tasks` and
+   * `…/start` answer them; a task whose start is refused is removed again).
+   */
+  async createAndStart(tenantId: string, spec: TaskSpec, caller: WorkspaceCaller, origin: RequestOrigin | null): Promise<RunResponse> {
+    const task = await this.tasks.create(tenantId, spec, caller);
+    try {
+      return await this.lifecycle.start(tenantId, task.id, origin);
+    } catch (err) {
+      await this.tasks.delete(tenantId, task.id).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /**
+   * The run's story in the compact activity vocabulary Task Detail shows (seed 000 "Activity rendering": model turns,
+   * tool calls, approvals, changed files, final answer, terminal state) and where its time went (seed 003 `timing`),
+   * from one read of its steps, artifacts and approvals.
+   */
+  async activityAndTiming(tenantId: string, taskId: string, runId: string): Promise<{ activity: ActivityItem[]; timing: RunTiming }> {
+    const [run, steps, artifacts, approvals] = await Promise.all([
+      this.queries.getRun(tenantId, taskId, runId),
+      this.queries.listSteps(tenantId, taskId, runId),
+      this.queries.listArtifacts(tenantId, taskId, runId),
+      this.queries.listRunApprovals(tenantId, runId),
+    ]);
+    return { activity: buildActivity(run, steps, artifacts, approvals.map(toApprovalResponse)), timing: runTiming(run, steps, approvals) };
+  }
+
+  /** Cancels a queued, running or waiting run (409 when it is already terminal). */
+  cancelRun(tenantId: string, taskId: string, runId: string, reason: string, origin: RequestOrigin | null): Promise<RunResponse> {
+    return this.lifecycle.cancel(tenantId, taskId, runId, reason, origin);
+  }
+
+  /** The newest artifact of `kind` of a run, whatever its state, or null. */
+  runArtifact(tenantId: string, runId: string, kind: string): Promise<string | null> {
+    return this.queries.latestArtifactContent(tenantId, runId, kind);
+  }
+
+  /** The same with the artifact's metadata. */
+  runArtifactWithMetadata(tenantId: string, runId: string, kind: string): Promise<{ content: string; metadata: Record<string, unknown> } | null> {
+    return this.queries.latestArtifact(tenantId, runId, kind);
   }
 
   /** The newest artifact of `kind` of a terminal run (409 while it is active, 404 when unknown), or null. */

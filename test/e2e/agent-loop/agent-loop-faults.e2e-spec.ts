@@ -2,18 +2,20 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/fake-upstream.js';
 import type { ScratchDatabase } from '../../support/infra';
-import { waitFor } from '../../support/infra';
+import { uniqueId, waitFor } from '../../support/infra';
+import { EVERYTHING, MCP_SANDBOX_READ_PATHS, MISBEHAVING, processesMatching } from '../../support/mcp-servers';
 import { providerEnv } from '../../support/provider-env';
 import type { ServerProcess } from '../../support/server-process';
-import { Client, expectGapFree, Json, Processes, scaledEnv } from '../tasks/tasks-harness';
+import { Client, expectGapFree, Json, Processes, scaledEnv, SseClient } from '../tasks/tasks-harness';
 
 const LEASE_MS = 2000;
 
 /**
- * The agent loop on scaled workers under kill -9 (real Postgres, Redis and worker processes, a 2 s lease): the run
- * is taken over by the other worker and completes; a model call cut off mid-stream is made again (it has no side
- * effect), a tool call cut off mid-run is never run again and the model is told its outcome is unknown; the event
- * sequence has no gap and one terminal state.
+ * The agent loop on scaled workers under kill -9 (real Postgres, Redis, api and worker processes, a 2 s lease): the
+ * run is taken over by the other worker and completes; a model call cut off mid-stream is made again (it has no side
+ * effect), a side-effecting tool call cut off mid-run is never run again and the model is told its outcome is
+ * unknown, a read-only one is run again (DESIGN §11.6); an approval outlives the worker that asked for it; a live
+ * stream outlives the api serving it. The event sequence has no gap and one terminal state.
  */
 describe('agent loop under faults (scaled)', () => {
   const procs = new Processes();
@@ -30,6 +32,8 @@ describe('agent loop under faults (scaled)', () => {
       GATEWAY_TASK_QUEUE_LEASE_SECONDS: String(LEASE_MS / 1000),
       GATEWAY_TASK_RECONCILE_INTERVAL: '500ms',
       GATEWAY_QUEUE_LOCK_MS: '2000',
+      // MCP stdio servers run in the sandbox: the fixture (test/support) and server-everything (node_modules).
+      GATEWAY_TASK_SANDBOX_READ_PATHS: MCP_SANDBOX_READ_PATHS,
     });
     db = s.db;
     env = s.env;
@@ -43,6 +47,11 @@ describe('agent loop under faults (scaled)', () => {
   beforeEach(() => upstream.reset());
 
   const chatRequests = () => upstream.requests.filter((r) => r.path === '/v1/chat/completions');
+  const everything = { name: 'everything', command: process.execPath, args: [EVERYTHING, 'stdio'] };
+  /** `slow-append` has no readOnlyHint / idempotentHint: a side-effecting tool. */
+  const fixture = { name: 'fixture', command: process.execPath, args: [MISBEHAVING] };
+  const ofTool = (events: Json[], type: string, tool: string) => events.filter((e) => e.type === type && e.data.tool_name === tool);
+  const lastMessages = (request: number, n: number) => ((chatRequests()[request].body as Json).messages as Json[]).slice(-n);
 
   const finish = async (taskId: string, runId: string, survivor: ServerProcess) => {
     const run = await c.waitStatus(taskId, runId, ['completed', 'failed', 'cancelled'], 30_000);
@@ -87,5 +96,130 @@ describe('agent loop under faults (scaled)', () => {
     expect(requests).toHaveLength(2);
     expect(((requests[1].body as Json).messages as Json[]).at(-1)).toMatchObject({ role: 'tool', content: expect.stringContaining('outcome unknown') });
     await survivor.stop('SIGTERM');
+  });
+
+  it('kill -9 mid MCP tool call: the side-effecting call is not run again (the model hears "outcome unknown"), the completed one before it is not repeated; the run completes', async () => {
+    upstream.script({
+      toolCalls: [
+        { name: 'mcp__everything__echo', arguments: { message: 'before the crash' } },
+        { name: 'mcp__fixture__slow-append', arguments: { tag: 'once', seconds: 30 } },
+      ],
+    });
+    upstream.script({ content: 'The append may or may not have happened.' });
+    // Tagged, so the test can count this task's server processes.
+    const tag = uniqueId('mcp-fixture');
+    const doomed = await procs.start('worker', env);
+    const {
+      taskId,
+      runId,
+      run: started,
+    } = await c.startTask({
+      execution_kind: 'agent_loop',
+      requested_model: 'gpt-4o-mini',
+      prompt: 'echo, then append once',
+      mcp_servers: [everything, { ...fixture, args: [MISBEHAVING, tag] }],
+    });
+    const log = join(started.workspace_path as string, 'calls.log');
+    await waitFor(() => existsSync(log) && readFileSync(log, 'utf8') === 'once start\n', { timeoutMs: 20_000, what: 'the MCP tool call to start' });
+    expect(processesMatching(tag)).toBeGreaterThan(0);
+    const survivor = await procs.start('worker', env);
+    await doomed.stop('SIGKILL');
+    const { run, events } = await finish(taskId, runId, survivor);
+    expect(run).toMatchObject({ status: 'completed', attempts: 2 });
+    // Started once, never again, and its server died with its worker (no end).
+    expect(readFileSync(log, 'utf8')).toBe('once start\n');
+    expect(ofTool(events, 'tool.invoked', 'mcp__fixture__slow-append')).toHaveLength(1);
+    expect(ofTool(events, 'tool.started', 'mcp__fixture__slow-append')).toHaveLength(1);
+    expect(ofTool(events, 'tool.failed', 'mcp__fixture__slow-append')[0].data).toMatchObject({ error_kind: 'ambiguous_side_effect' });
+    // The echo completed before the crash: its recorded result is reused, the call is not made again.
+    expect(ofTool(events, 'tool.started', 'mcp__everything__echo')).toHaveLength(1);
+    expect(chatRequests()).toHaveLength(2);
+    const [echoed, unknown] = lastMessages(1, 2);
+    expect(echoed).toMatchObject({ role: 'tool', content: expect.stringContaining('Echo: before the crash') });
+    expect(unknown).toMatchObject({ role: 'tool', content: expect.stringContaining('outcome unknown') });
+    await survivor.stop('SIGTERM');
+    // The doomed worker's server died with it, and the survivor's with the survivor: none left behind.
+    await waitFor(() => processesMatching(tag) === 0 || undefined, { timeoutMs: 5000, what: `no ${tag} server process left` });
+  });
+
+  it('kill -9 mid read-only MCP tool call (server-everything trigger-long-running-operation): the other worker runs it again and the model gets its result', async () => {
+    upstream.script({ toolCalls: [{ name: 'mcp__everything__trigger-long-running-operation', arguments: { duration: 4, steps: 4 } }] });
+    upstream.script({ content: 'The operation completed.' });
+    const doomed = await procs.start('worker', env);
+    const { taskId, runId } = await c.startTask({ execution_kind: 'agent_loop', requested_model: 'gpt-4o-mini', prompt: 'run it', mcp_servers: [everything] });
+    // The server's first progress notification, relayed as tool_progress: the call is in flight on the doomed worker.
+    const live = new SseClient(`${c.url}/hecate/v1/tasks/${taskId}/runs/${runId}/live`);
+    await live.until((e) => e.event === 'tool_progress');
+    live.close();
+    const survivor = await procs.start('worker', env);
+    await doomed.stop('SIGKILL');
+    const { run, events } = await finish(taskId, runId, survivor);
+    expect(run).toMatchObject({ status: 'completed', attempts: 2 });
+    const name = 'mcp__everything__trigger-long-running-operation';
+    expect(ofTool(events, 'tool.invoked', name)).toHaveLength(1);
+    expect(ofTool(events, 'tool.started', name).map((e) => e.data.retry ?? false)).toEqual([false, true]);
+    expect(ofTool(events, 'tool.completed', name)).toHaveLength(1);
+    expect(chatRequests()).toHaveLength(2);
+    expect(lastMessages(1, 1)[0]).toMatchObject({ role: 'tool', content: expect.stringContaining('Long running operation completed') });
+    await survivor.stop('SIGTERM');
+  });
+
+  it('kill -9 of the worker while the run waits for an approval: approving runs the approved call exactly once on the other worker, with no new model call', async () => {
+    upstream.script({ toolCalls: [{ name: 'mcp__fixture__slow-append', arguments: { tag: 'approved', seconds: 0 } }] });
+    upstream.script({ content: 'Appended after the approval.' });
+    const doomed = await procs.start('worker', env);
+    const {
+      taskId,
+      runId,
+      run: started,
+    } = await c.startTask({
+      execution_kind: 'agent_loop',
+      requested_model: 'gpt-4o-mini',
+      prompt: 'append once, with approval',
+      mcp_servers: [{ ...fixture, approval_policy: 'require_approval' }],
+    });
+    await c.waitStatus(taskId, runId, ['awaiting_approval'], 20_000);
+    await doomed.stop('SIGKILL');
+    // Approved while no worker is alive: the run waits in the queue for one.
+    const [approval] = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/approvals`)) as unknown as Json[];
+    expect(approval).toMatchObject({ kind: 'agent_loop_tool_call', status: 'pending', details: { tool_calls: [{ name: 'mcp__fixture__slow-append' }] } });
+    await c.ok('POST', `/hecate/v1/tasks/${taskId}/approvals/${approval.id}/resolve`, { decision: 'approve' });
+    const survivor = await procs.start('worker', env);
+    const { run, events } = await finish(taskId, runId, survivor);
+    expect(run.status).toBe('completed');
+    expect(readFileSync(join(started.workspace_path as string, 'calls.log'), 'utf8')).toBe('approved start\napproved end\n');
+    expect(ofTool(events, 'tool.invoked', 'mcp__fixture__slow-append')).toHaveLength(1);
+    expect(ofTool(events, 'tool.completed', 'mcp__fixture__slow-append')).toHaveLength(1);
+    expect(chatRequests()).toHaveLength(2);
+    expect(lastMessages(1, 1)[0]).toMatchObject({ role: 'tool', content: 'approved appended' });
+    expect(events.find((e) => e.type === 'assistant.final_answer')!.data.text).toBe('Appended after the approval.');
+    await survivor.stop('SIGTERM');
+  });
+
+  it('kill -9 of the api serving a live stream: the client resumes on the other api with Last-Event-ID; the text is whole, no index repeated or missing', async () => {
+    const answer = 'Ünïcödé résumé — naïve café, streamed piece by piece across two api processes. '.repeat(2);
+    upstream.script({ content: answer, chunks: 60, chunkIntervalMs: 50 });
+    const doomedApi = await procs.start('api', env);
+    const worker = await procs.start('worker', env);
+    const { taskId, runId } = await new Client(doomedApi.url).startTask({ execution_kind: 'agent_loop', requested_model: 'gpt-4o-mini', prompt: 'stream' });
+    const path = `/hecate/v1/tasks/${taskId}/runs/${runId}/live`;
+    const first = new SseClient(doomedApi.url + path);
+    await first.waitFrames(10);
+    await doomedApi.stop('SIGKILL');
+    await first.done;
+    const before = first.events.filter((e) => e.id !== undefined);
+    expect(first.events.some((e) => e.event === 'done')).toBe(false);
+    const resumed = new SseClient(c.url + path, { 'last-event-id': before.at(-1)!.id! });
+    await resumed.done;
+    expect(resumed.status).toBe(200);
+    expect(resumed.events.at(-1)).toMatchObject({ event: 'done', data: { run_id: runId, status: 'completed' } });
+    const frames = [...before, ...resumed.events.filter((e) => e.id !== undefined)];
+    expect(frames.every((e) => e.event === 'delta')).toBe(true);
+    expect(frames.map((e) => Number(e.id))).toEqual(frames.map((_, i) => i + 1));
+    const text = frames.map((e) => (e.data as Json).content as string).join('');
+    const events = await c.events(taskId, runId);
+    expect(events.find((e) => e.type === 'assistant.final_answer')!.data.text).toBe(answer);
+    expect(Buffer.from(text, 'utf8').equals(Buffer.from(answer, 'utf8'))).toBe(true);
+    await worker.stop('SIGTERM');
   });
 });

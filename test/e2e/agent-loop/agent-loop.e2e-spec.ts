@@ -39,7 +39,7 @@ describe('agent loop (embedded)', () => {
       ...providerEnv('anth', anthropic, { kind: 'local', protocol: 'anthropic' }),
       GATEWAY_TASK_AGENT_LOOP_MAX_TURNS: '4',
       // MCP stdio servers run in the sandbox: the test's node_modules (where server-everything lives) is readable there.
-      GATEWAY_TASK_SANDBOX_READ_PATHS: realpathSync(join(__dirname, '../../../node_modules')),
+      GATEWAY_TASK_SANDBOX_READ_PATHS: [join(__dirname, '../../../node_modules'), join(__dirname, '../../support/mcp')].map((p) => realpathSync(p)).join(','),
     };
     [server, noModel] = await Promise.all([
       procs.start('all', embeddedTasksEnv({ ...base, GATEWAY_TASK_APPROVAL_POLICIES: 'shell_exec' })),
@@ -342,6 +342,19 @@ describe('agent loop (embedded)', () => {
       expect(lastToolMessage(1)).toMatchObject({ role: 'tool', content: expect.stringContaining('hello mcp') });
       const done = (await c.events(taskId, runId)).find((e) => e.type === 'tool.completed' && e.data.tool_name === 'mcp__everything__echo');
       expect(done!.data).toMatchObject({ mcp_server: 'everything', mcp_tool: 'echo', result: 'dispatched' });
+    });
+
+    it('more tools than one model request can carry: the run fails with too_many_tools before any model call', async () => {
+      const misbehaving = {
+        name: 'wide',
+        command: process.execPath,
+        args: [realpathSync(join(__dirname, '../../support/mcp/misbehaving-server.mjs')), '--many=120'],
+      };
+      const { taskId, runId, run } = await runAgent(c, { prompt: 'use them', mcp_servers: [misbehaving] });
+      expect(run).toMatchObject({ status: 'failed', error_kind: 'too_many_tools' });
+      expect(run.last_error).toMatch(/the run would offer the model \d+ tools \(\d+ built-in; MCP wide: 12\d\); at most 128/);
+      expect(upstream.requests.filter((r) => r.path === '/v1/chat/completions')).toHaveLength(0);
+      expect((await c.events(taskId, runId)).some((e) => e.type === 'model.call.started')).toBe(false);
     });
 
     it('approval_policy=block answers the model with a tool error and emits policy.tool_blocked; require_approval pauses', async () => {

@@ -53,6 +53,13 @@ describe('McpClientPool against real MCP servers, stdio servers under the real s
     expect(await call(set, 'mcp__every__nope')).toMatchObject({ isError: true, text: expect.stringContaining('unknown MCP tool') });
   });
 
+  it('a tool whose name is no valid function name gets a valid, stable alias and is called by its real name', async () => {
+    const set = await open('tenant-a', [misbehaving('odd')]);
+    const weird = set.tools.find((t) => t.name === 'weird.name/with spaces')!;
+    expect(weird.alias).toMatch(/^mcp__odd__weird_name_with_spaces_[0-9a-f]{8}$/);
+    expect(await call(set, weird.alias)).toMatchObject({ isError: false, text: 'weird tool called' });
+  });
+
   it('reuses a cached client for the same tenant and spec, never across tenants', async () => {
     const spec = misbehaving('cached');
     const before = h.pool.stats().entries;

@@ -1,0 +1,76 @@
+import { randomUUID } from 'node:crypto';
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { TasksConfig } from '@core/config/groups/tasks.env';
+import { commandEnv } from '../executors/command-step';
+import { GIT_ENV } from '../executors/git-argv';
+import type { CommandSandbox } from '../run-executor';
+import { runProcess } from '../sandbox/process-runner';
+
+const MAX_DIFF_BYTES = 4 * 1024 * 1024;
+
+/**
+ * A git workspace's changes, seen by the worker through the command sandbox (DESIGN §11.7: the workspace's own
+ * `.git/config` is its content, never trusted outside it). `tree()` snapshots the working tree — tracked and untracked
+ * files, `.gitignore` respected — as a tree object through a private index file, so neither the user's index nor HEAD
+ * changes; `diff(base)` is everything since such a snapshot; `applyReverse` takes a patch back out.
+ */
+export class WorkspaceGit {
+  constructor(
+    private readonly sandbox: CommandSandbox,
+    private readonly config: TasksConfig,
+    readonly workspace: string,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  private async git(args: string[], extraEnv: Record<string, string> = {}): Promise<{ ok: boolean; out: string; err: string }> {
+    const r = await runProcess({
+      argv: this.sandbox.wrap(['git', ...args], { workspace: this.workspace, cwd: this.workspace, readOnly: false, network: false }),
+      cwd: this.workspace,
+      env: commandEnv(this.config, this.workspace, { ...GIT_ENV, ...extraEnv }),
+      timeoutMs: 60_000,
+      maxOutputBytes: MAX_DIFF_BYTES,
+      signal: this.signal,
+    });
+    return { ok: r.exitCode === 0 && !r.truncated, out: r.stdout.toString('utf8'), err: r.stderr.toString('utf8') };
+  }
+
+  /** The working tree as a tree id, or null when the workspace is not a git work tree. */
+  async tree(): Promise<string | null> {
+    const top = await this.git(['rev-parse', '--show-toplevel', '--git-dir']);
+    if (!top.ok) return null;
+    const [, gitDir] = top.out.trim().split('\n');
+    const index = join(gitDir.startsWith('/') ? gitDir : join(this.workspace, gitDir), `hecate-index-${randomUUID()}`);
+    try {
+      const env = { GIT_INDEX_FILE: index };
+      if (!(await this.git(['add', '-A', '--', '.'], env)).ok) return null;
+      const written = await this.git(['write-tree'], env);
+      return written.ok ? written.out.trim() : null;
+    } finally {
+      await rm(index, { force: true });
+    }
+  }
+
+  /** Unified diff from `base` (a tree id) to the working tree now, optionally limited to `paths`. */
+  async diff(base: string, paths: string[] = []): Promise<string | null> {
+    const now = await this.tree();
+    if (!now) return null;
+    const d = await this.git(['diff', '--no-color', '--no-ext-diff', '--binary', '-M', base, now, ...(paths.length ? ['--', ...paths] : [])]);
+    return d.ok ? d.out : null;
+  }
+
+  /** Applies `patch` in reverse to the working tree (all or nothing); the error is git's own. */
+  async applyReverse(patch: string): Promise<{ ok: boolean; error: string }> {
+    const top = await this.git(['rev-parse', '--git-dir']);
+    if (!top.ok) return { ok: false, error: 'the workspace is not a git work tree' };
+    const gitDir = top.out.trim();
+    const file = join(gitDir.startsWith('/') ? gitDir : join(this.workspace, gitDir), `hecate-revert-${randomUUID()}.patch`);
+    await writeFile(file, patch, { mode: 0o644 });
+    try {
+      const r = await this.git(['apply', '-R', '--whitespace=nowarn', file]);
+      return { ok: r.ok, error: r.err.trim() };
+    } finally {
+      await rm(file, { force: true });
+    }
+  }
+}
