@@ -1,0 +1,236 @@
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { EventBus, type Unsubscribe } from '@core/bus/event-bus.port';
+import { AppConfig } from '@core/config/app-config';
+import { keepLease, LEASE_OWNER, newLeaseToken } from '@core/lease';
+import { rootLogger } from '@core/logging/logger';
+import { type Acp, AcpProcess, AdapterCatalog, AdapterDiscoveryService, initializeRequest } from '@modules/agent-adapters';
+import type { SessionRow } from './agent-chat-rows';
+import { sessionChannel, type SessionDoorbell } from './agent-chat-signals';
+import { AdapterSessionRepository } from './adapter-session.repository';
+
+/** `close` / `delete` of an External Agent session, rung to the worker that holds its adapter. */
+export const ADAPTER_CONTROL_CHANNEL = 'agent_chat.adapter_control';
+export interface AdapterControl {
+  session_id: string;
+  action: 'close' | 'delete';
+}
+
+/** What the turn running on an adapter wants to hear (one turn at a time per session). */
+export interface AdapterTurnHandlers {
+  onUpdate(update: Acp.SessionUpdate, raw: Acp.SessionNotification): void;
+  onPermission(request: Acp.RequestPermissionRequest, signal: AbortSignal): Promise<Acp.RequestPermissionResponse>;
+}
+
+/** An adapter process this worker holds for a session, under the session's adapter lease. */
+export interface LiveAdapter {
+  sessionId: string;
+  adapterId: string;
+  proc: AcpProcess;
+  nativeId: string;
+  token: string;
+  agentCapabilities: Acp.AgentCapabilities;
+  turn: AdapterTurnHandlers | null;
+  stopBeat: () => void;
+  idle: NodeJS.Timeout | undefined;
+}
+
+/** How the adapter was made ready for this turn. */
+export type Restored = 'kept' | 'new' | 'loaded' | 'reset';
+
+/** Milliseconds an adapter gets to start and open (or load) its session. */
+const START_TIMEOUT_MS = 60_000;
+
+/**
+ * External Agent adapter processes on a worker (DESIGN §11.2–11.3). A session's adapter lives on the one worker that
+ * holds the session's adapter lease; that worker runs its turns. Another worker takes the lease once it expires (the
+ * holder died or drained), starts the adapter again and restores the native session with `session/load` when the agent
+ * offers it, else opens a new one (`reset`: the turn tells the transcript and recaps it to the agent). Idle processes
+ * are ended after GATEWAY_AGENT_ADAPTER_IDLE_TIMEOUT; close, delete, a lost lease and shutdown end them too, process
+ * group and all.
+ */
+@Injectable()
+export class AdapterSessionHost implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly live = new Map<string, LiveAdapter>();
+  private readonly starting = new Map<string, Promise<{ live: LiveAdapter; restored: Restored } | { owner: string }>>();
+  private control: Promise<Unsubscribe> | undefined;
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly catalog: AdapterCatalog,
+    private readonly discovery: AdapterDiscoveryService,
+    private readonly rows: AdapterSessionRepository,
+    @Inject(EventBus) private readonly bus: EventBus,
+  ) {}
+
+  private get leaseMs(): number {
+    return this.config.tasks.leaseSeconds * 1000;
+  }
+
+  onApplicationBootstrap(): void {
+    this.control = this.bus.subscribe(ADAPTER_CONTROL_CHANNEL, (_c, message) => {
+      const m = message as AdapterControl;
+      if (this.live.has(m.session_id)) void this.end(m.session_id, m.action);
+    });
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.control) await (await this.control)().catch(() => undefined);
+    await Promise.all([...this.live.keys()].map((id) => this.end(id, 'shutdown')));
+  }
+
+  /** Adapter processes this worker holds (for /healthz and the process-count tests). */
+  count(): number {
+    return this.live.size;
+  }
+
+  /**
+   * The session's adapter on this worker, started (or restored) when nobody holds it; `owner` when another live
+   * worker holds it (the turn belongs there).
+   */
+  acquire(session: SessionRow): Promise<{ live: LiveAdapter; restored: Restored } | { owner: string }> {
+    const have = this.live.get(session.id);
+    if (have?.proc.alive) {
+      this.touch(have);
+      return Promise.resolve({ live: have, restored: 'kept' });
+    }
+    let pending = this.starting.get(session.id);
+    if (!pending) {
+      pending = this.claimAndStart(session).finally(() => this.starting.delete(session.id));
+      this.starting.set(session.id, pending);
+    }
+    return pending;
+  }
+
+  private async claimAndStart(session: SessionRow): Promise<{ live: LiveAdapter; restored: Restored } | { owner: string }> {
+    const stale = this.live.get(session.id);
+    if (stale) await this.end(session.id, 'lost');
+    const token = newLeaseToken();
+    if (!(await this.rows.claim(session.id, LEASE_OWNER, token, this.leaseMs))) {
+      const owner = await this.rows.liveOwner(session.id);
+      if (owner && owner !== LEASE_OWNER) return { owner };
+      // Ours from an earlier life of this process, or it expired meanwhile: one more try.
+      if (!(await this.rows.claim(session.id, LEASE_OWNER, token, this.leaseMs))) return { owner: owner ?? 'unknown' };
+    }
+    try {
+      return await this.start(session, token);
+    } catch (err) {
+      await this.rows.release(session.id, token).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async start(session: SessionRow, token: string): Promise<{ live: LiveAdapter; restored: Restored }> {
+    const def = this.catalog.find(session.adapter_id);
+    if (!def) throw new Error(`agent adapter "${session.adapter_id}" is not registered on this worker`);
+    const resolved = this.discovery.resolve(def);
+    if (!resolved.available) throw new Error(resolved.error ?? `${def.name} is not installed on this worker`);
+    const home = this.discovery.home(def, session.workspace);
+    const holder: { live?: LiveAdapter } = {};
+    const proc = await AcpProcess.start(
+      {
+        argv: this.discovery.argv(resolved, session.workspace, home),
+        cwd: session.workspace,
+        env: this.discovery.env(def, home),
+        maxMessageBytes: this.config.agent.adapters.maxMessageBytes,
+      },
+      {
+        onUpdate: (n) => holder.live?.turn?.onUpdate(n.update, n),
+        onPermission: (req, signal) =>
+          holder.live?.turn ? holder.live.turn.onPermission(req, signal) : Promise.resolve({ outcome: { outcome: 'cancelled' } as const }),
+      },
+    );
+    try {
+      const init = await proc.request<Acp.InitializeResponse>('initialize', initializeRequest(), START_TIMEOUT_MS);
+      const caps = init.agentCapabilities ?? {};
+      let nativeId = '';
+      let restored: Restored = 'new';
+      if (session.native_session_id && caps.loadSession) {
+        try {
+          await proc.request('session/load', { sessionId: session.native_session_id, cwd: session.workspace, mcpServers: [] }, START_TIMEOUT_MS);
+          nativeId = session.native_session_id;
+          restored = 'loaded';
+        } catch (err) {
+          rootLogger().info({ session_id: session.id, err: String(err) }, 'adapter could not load its native session; starting a new one');
+        }
+      }
+      if (!nativeId) {
+        const created = await proc.request<Acp.NewSessionResponse>('session/new', { cwd: session.workspace, mcpServers: [] }, START_TIMEOUT_MS);
+        nativeId = created.sessionId;
+        if (session.native_session_id) restored = 'reset';
+      }
+      if (!(await this.rows.setNative(session.id, token, nativeId, 'ready'))) throw new Error('the session was closed or deleted while its adapter started');
+      const live: LiveAdapter = {
+        sessionId: session.id,
+        adapterId: def.id,
+        proc,
+        nativeId,
+        token,
+        agentCapabilities: caps,
+        turn: null,
+        idle: undefined,
+        stopBeat: keepLease(() => this.rows.heartbeat(session.id, token, this.leaseMs), {
+          leaseMs: this.leaseMs,
+          what: { session_id: session.id, adapter_id: def.id },
+          onLost: () => void this.end(session.id, 'lost'),
+        }),
+      };
+      holder.live = live;
+      this.live.set(session.id, live);
+      void proc.exited.then(() => {
+        // The process ended on its own (a crash): the next turn starts it again, here or elsewhere.
+        if (this.live.get(session.id) === live && !live.turn) void this.end(session.id, 'exited');
+      });
+      this.touch(live);
+      rootLogger().info({ session_id: session.id, adapter_id: def.id, pid: proc.pid, restored }, 'external agent adapter ready');
+      return { live, restored };
+    } catch (err) {
+      await proc.close();
+      throw err;
+    }
+  }
+
+  /** `agent_chat.adapter_open`: starts the new session's adapter (session/new) and rings the api waiting on the create. */
+  async open(sessionId: string, tenantId: string): Promise<void> {
+    const session = await this.rows.find(sessionId);
+    if (!session || session.adapter_state !== 'starting') return;
+    try {
+      const r = await this.acquire(session);
+      if ('owner' in r) throw new Error(`the adapter is already held by ${r.owner}`);
+    } catch (err) {
+      rootLogger().info({ session_id: sessionId, adapter_id: session.adapter_id, err: String(err) }, 'external agent adapter did not start');
+      await this.rows.markFailed(sessionId, err instanceof Error ? err.message : String(err));
+    }
+    const bell: SessionDoorbell = { tenant_id: tenantId, session_id: sessionId, status: 'adapter' };
+    await this.bus.publish(sessionChannel(sessionId), bell).catch(() => undefined);
+  }
+
+  /** Restarts the idle timer (a turn in progress is never idle). */
+  touch(live: LiveAdapter): void {
+    clearTimeout(live.idle);
+    const ms = this.config.agent.adapters.idleTimeoutMs;
+    if (ms <= 0) return;
+    live.idle = setTimeout(() => {
+      if (!live.turn) void this.end(live.sessionId, 'idle');
+      else this.touch(live);
+    }, ms);
+    live.idle.unref();
+  }
+
+  /**
+   * Ends the session's adapter here: `close`/`delete` close the native session first when the agent can, then the
+   * process group goes and the lease is released (the native session id stays for a later `session/load`).
+   */
+  async end(sessionId: string, why: 'close' | 'delete' | 'idle' | 'lost' | 'exited' | 'shutdown' | 'failed'): Promise<void> {
+    const live = this.live.get(sessionId);
+    if (!live) return;
+    this.live.delete(sessionId);
+    live.stopBeat();
+    clearTimeout(live.idle);
+    if ((why === 'close' || why === 'delete') && live.proc.alive && live.agentCapabilities.sessionCapabilities?.close) {
+      await live.proc.request('session/close', { sessionId: live.nativeId }, 5_000).catch(() => undefined);
+    }
+    await live.proc.close();
+    if (why !== 'lost') await this.rows.release(sessionId, live.token).catch(() => undefined);
+    rootLogger().info({ session_id: sessionId, adapter_id: live.adapterId, why }, 'external agent adapter ended');
+  }
+}

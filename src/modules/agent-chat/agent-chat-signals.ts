@@ -1,0 +1,63 @@
+import type { EventBus } from '@core/bus/event-bus.port';
+
+/**
+ * Bus channels of Agent Chat (doorbells after commit; readers refill from Postgres, DESIGN §4.3):
+ * `agent_chat.session.<id>` — a turn of the session started, changed state or settled;
+ * `agent_chat.cancel.<turn id>` — stop this turn (the worker running it listens).
+ */
+export const sessionChannel = (sessionId: string): string => `agent_chat.session.${sessionId}`;
+export const cancelChannel = (turnId: string): string => `agent_chat.cancel.${turnId}`;
+export const CANCEL_PATTERN = 'agent_chat.cancel.*';
+export const cancelledTurnOf = (channel: string): string => channel.slice('agent_chat.cancel.'.length);
+
+/** What a session doorbell says (enough for the active-sessions feed; readers take the rest from Postgres). */
+export interface SessionDoorbell {
+  tenant_id: string;
+  session_id: string;
+  turn_id?: string;
+  runtime_kind?: string;
+  /** The turn's status now, or `guidance`, `queued_next`, `deleted`. */
+  status: string;
+}
+export const SESSION_PATTERN = 'agent_chat.session.*';
+
+/** A session's doorbell held open while a caller polls Postgres: `next` waits for a ring (or `ms`, or the signal). */
+export interface Doorbell {
+  /** Resolves at the next ring since the last call (at once when one came meanwhile), after `ms`, or when `signal` aborts. */
+  next(ms: number, signal?: AbortSignal): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Subscribes to a session's doorbell for a wait loop (the waiting POST, a revert, an idle stream): a ring that arrives
+ * while the caller is reading Postgres is kept, so it never waits out the full timeout for a change it already missed.
+ */
+export async function sessionDoorbell(bus: EventBus, sessionId: string): Promise<Doorbell> {
+  let rung = false;
+  let wake: (() => void) | undefined;
+  const unsubscribe = await bus.subscribe(sessionChannel(sessionId), () => {
+    if (wake) wake();
+    else rung = true;
+  });
+  return {
+    async next(ms, signal) {
+      if (rung) {
+        rung = false;
+        return;
+      }
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', done);
+          wake = undefined;
+          resolve();
+        };
+        const timer = setTimeout(done, ms);
+        wake = done;
+        if (signal?.aborted) done();
+        else signal?.addEventListener('abort', done, { once: true });
+      });
+    },
+    close: () => unsubscribe().catch(() => undefined),
+  };
+}

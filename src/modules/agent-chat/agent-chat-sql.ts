@@ -1,0 +1,71 @@
+/** SQL pieces the Agent Chat repositories share: the turn lease, the active-turn predicate, SET building. */
+import { Lease } from '@core/lease';
+import type { NewMessage } from './agent-chat-rows';
+
+/** The turn lease (DESIGN §11.3): the one lease primitive over `agent_chat_turns`, held while the turn runs on a worker. */
+export const TURN_LEASE = new Lease({
+  table: 'agent_chat_turns',
+  id: 'id',
+  owner: 'lease_owner',
+  token: 'lease_token',
+  expiresAt: 'lease_expires_at',
+  heldWhere: `status = 'running'`,
+});
+
+/**
+ * The adapter-session lease (DESIGN §11.3): the worker whose ACP adapter process holds an External Agent session's
+ * native session. The same primitive as turns and runs; later turns of the session run on that worker.
+ */
+export const ADAPTER_LEASE = new Lease({
+  table: 'agent_chat_sessions',
+  id: 'id',
+  owner: 'adapter_owner',
+  token: 'adapter_token',
+  expiresAt: 'adapter_lease_expires_at',
+});
+
+export const ACTIVE = `status IN ('queued', 'running', 'awaiting_approval')`;
+
+/** Assignments built from code constants: column names are never input. */
+export type SetMap = Record<string, unknown>;
+const COLUMN = /^[a-z_]+$/;
+export function setClause(set: SetMap, first: number): { sql: string; params: unknown[] } {
+  const parts: string[] = [];
+  const params: unknown[] = [];
+  for (const [column, value] of Object.entries(set)) {
+    if (!COLUMN.test(column)) throw new Error(`agent-chat: bad column ${column}`);
+    if (value === NOW) parts.push(`${column} = now()`);
+    else {
+      params.push(value !== null && typeof value === 'object' && !(value instanceof Date) ? JSON.stringify(value) : value);
+      parts.push(`${column} = $${first + params.length - 1}`);
+    }
+  }
+  return { sql: parts.join(', '), params };
+}
+/** `now()` of the database in a SetMap. */
+export const NOW = Symbol('now');
+
+export const isUniqueViolation = (err: unknown): boolean =>
+  (err as { driverError?: { code?: string }; code?: string })?.driverError?.code === '23505' || (err as { code?: string })?.code === '23505';
+
+/** The columns of a message row after `id`, `session_id` and `sequence`, in the order `messageValues` gives them. */
+export const MESSAGE_TAIL_COLUMNS =
+  'role, content, status, runtime_kind, segment_id, turn_id, task_id, run_id, provider, model, capabilities, metadata, request_id, trace_id';
+
+/** A new message's values for MESSAGE_TAIL_COLUMNS (jsonb ones serialised). */
+export const messageValues = (m: NewMessage): unknown[] => [
+  m.role,
+  m.content,
+  m.status,
+  m.runtime_kind,
+  m.segment_id,
+  m.turn_id ?? null,
+  m.task_id ?? null,
+  m.run_id ?? null,
+  m.provider,
+  m.model,
+  JSON.stringify(m.capabilities),
+  JSON.stringify(m.metadata ?? {}),
+  m.request_id ?? null,
+  m.trace_id ?? null,
+];

@@ -1,0 +1,206 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { sleep } from '@core/async/sleep';
+import { EventBus } from '@core/bus/event-bus.port';
+import type { SseOpener, SseStream } from '@core/http/sse';
+import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
+import { isActiveTurn, isFinishedTurn, type SessionRow, type TurnRow } from './agent-chat-rows';
+import { SESSION_PATTERN, sessionDoorbell, type SessionDoorbell } from './agent-chat-signals';
+import { AgentChatTurnsService } from './agent-chat-turns.service';
+import { toMessageView, toSessionView } from './agent-chat-view';
+import { AgentChatRepository } from './agent-chat.repository';
+import { AgentChatService } from './agent-chat.service';
+
+/** A client's position: (turn, the turn's live stream, index) — the SSE id `<turn>:<stream>:<index>`. */
+export interface ChatCursor {
+  turnId?: string;
+  streamId?: string;
+  index: number;
+}
+
+export const parseChatCursor = (lastEventId: string | undefined, lastIndex: number | undefined): ChatCursor => {
+  const m = lastEventId ? /^([^:]+):([^:]+):(\d+)$/.exec(lastEventId) : null;
+  if (m) return { turnId: m[1], streamId: m[2], index: Number(m[3]) };
+  return { index: lastIndex ?? 0 };
+};
+
+/** Frames a live stream carries besides deltas (their `type`); anything else is a `delta`. */
+const TYPED_FRAMES = new Set(['tool_progress', 'message', 'guidance.consumed', 'approval.requested', 'approval.resolved']);
+const eventOf = (data: string): string => {
+  const type = data.includes('"type"') ? (JSON.parse(data) as { type?: string }).type : undefined;
+  return type && TYPED_FRAMES.has(type) ? type : 'delta';
+};
+
+/**
+ * `GET /hecate/v1/agent-chat/sessions/{id}/stream` (seed 003/004, DESIGN §11.4): a `snapshot` of the session, then the
+ * running turn's frames from its live stream — `delta`, `tool_progress`, … each with `id: <turn>:<stream>:<index>` —
+ * then `message` (the settled assistant message, from Postgres) and `done`. Any api process serves any session; a
+ * cursor resumes after its index; when the buffer lost the stream (expired, or a turn restarted after a lost buffer)
+ * the message comes from Postgres with `resume_fallback: true`. A stalled tail re-reads the turn from Postgres, so a
+ * lost doorbell never leaves a stream open. Without a running turn the stream waits for the next one.
+ */
+@Injectable()
+export class AgentChatStreamService {
+  constructor(
+    private readonly chats: AgentChatService,
+    private readonly repo: AgentChatRepository,
+    private readonly turns: AgentChatTurnsService,
+    @Inject(LiveStreamBuffer) private readonly live: LiveStreamBuffer,
+    @Inject(EventBus) private readonly bus: EventBus,
+  ) {}
+
+  async serve(open: SseOpener, tenantId: string, sessionId: string, cursor: ChatCursor): Promise<void> {
+    await this.chats.require(tenantId, sessionId);
+    const sse = open();
+    await this.sendSnapshot(sse, tenantId, sessionId);
+    let turn = cursor.turnId ? await this.repo.findTurn(cursor.turnId) : null;
+    if (turn && turn.session_id !== sessionId) turn = null;
+    if (!turn) {
+      turn = await this.chats.currentTurn(sessionId);
+      if (!turn && cursor.index > 0) turn = await this.repo.latestTurn(sessionId);
+      if (turn) cursor = { turnId: turn.id, streamId: turn.stream_id, index: cursor.index };
+    }
+    if (!turn) turn = await this.nextTurn(sse, tenantId, sessionId);
+    if (!turn) return;
+    await this.serveTurn(sse, tenantId, turn, cursor.turnId === turn.id ? cursor : { index: 0 });
+  }
+
+  /**
+   * The frames of one turn (the stream `POST …/messages {stream: true}` answers with), after a snapshot built from the
+   * session the turn was just opened on (one read: its messages).
+   */
+  async serveStarted(open: SseOpener, session: SessionRow, turn: TurnRow): Promise<void> {
+    const sse = open();
+    const view = toSessionView(session, await this.repo.messages(session.id), turn, this.chats.limitsView);
+    sse.send({ event: 'snapshot', data: JSON.stringify({ object: 'agent_chat_session', data: view }) });
+    await this.serveTurn(sse, session.tenant_id, turn, { index: 0 });
+  }
+
+  private async sendSnapshot(sse: SseStream, tenantId: string, sessionId: string): Promise<void> {
+    sse.send({ event: 'snapshot', data: JSON.stringify({ object: 'agent_chat_session', data: await this.chats.view(tenantId, sessionId) }) });
+  }
+
+  /** Waits (doorbell, or a Postgres re-read every 2 s) for a turn of an idle session to start; null when the client left. */
+  private async nextTurn(sse: SseStream, tenantId: string, sessionId: string): Promise<TurnRow | null> {
+    const bell = await sessionDoorbell(this.bus, sessionId);
+    try {
+      while (sse.isOpen) {
+        const turn = await this.chats.currentTurn(sessionId);
+        if (turn) {
+          await this.sendSnapshot(sse, tenantId, sessionId);
+          return turn;
+        }
+        if (!(await this.repo.findSession(tenantId, sessionId))) {
+          sse.end();
+          return null;
+        }
+        await bell.next(2000, sse.signal);
+      }
+      return null;
+    } finally {
+      await bell.close();
+    }
+  }
+
+  private async serveTurn(sse: SseStream, tenantId: string, first: TurnRow, cursor: ChatCursor): Promise<void> {
+    let turn = first;
+    let stream = turn.stream_id;
+    let index = cursor.streamId === undefined || cursor.streamId === stream ? cursor.index : 0;
+    let fallback = false;
+    if (cursor.streamId !== undefined && cursor.streamId !== stream && cursor.index > 0) {
+      // The client followed a stream this turn no longer writes (an agent turn's run changed, a lost buffer): what it
+      // has is replaced by the persisted partial; the new stream's frames follow from its start.
+      await this.sendMessage(sse, turn, true);
+    }
+    let approvalShown = turn.status === 'awaiting_approval';
+    if (approvalShown) sse.send({ event: 'approval.requested', data: JSON.stringify({ turn_id: turn.id, task_id: turn.task_id, run_id: turn.run_id }) });
+    while (sse.isOpen) {
+      // An active turn's stream may not exist yet (queued, or its model has not answered): wait for it, not poll.
+      const r = await this.live.read(stream, index, { blockMs: 2000, limit: 500, waitForStart: isActiveTurn(turn.status) });
+      for (const chunk of r.chunks) {
+        sse.send({ id: `${turn.id}:${stream}:${chunk.index}`, event: eventOf(chunk.data), data: chunk.data });
+        index = chunk.index;
+      }
+      if (r.done) break;
+      if (r.chunks.length > 0) continue;
+      // Nothing new: the truth is in Postgres.
+      turn = (await this.repo.findTurn(turn.id)) ?? turn;
+      turn = await this.turns.follow(turn);
+      if (!isActiveTurn(turn.status)) {
+        fallback = r.expired;
+        break;
+      }
+      if (turn.stream_id !== stream) {
+        if (index > 0) await this.sendMessage(sse, turn, true);
+        stream = turn.stream_id;
+        index = 0;
+        continue;
+      }
+      if (turn.status === 'awaiting_approval' && !approvalShown) {
+        approvalShown = true;
+        sse.send({ event: 'approval.requested', data: JSON.stringify({ turn_id: turn.id, task_id: turn.task_id, run_id: turn.run_id }) });
+      } else if (turn.status !== 'awaiting_approval' && approvalShown) {
+        approvalShown = false;
+        sse.send({ event: 'approval.resolved', data: JSON.stringify({ turn_id: turn.id, task_id: turn.task_id, run_id: turn.run_id, status: turn.status }) });
+      }
+    }
+    if (!sse.isOpen) return;
+    // The buffer is marked done just after (model turns) or just before (agent runs) the end commits: let it land.
+    for (let i = 0; i < 60 && isActiveTurn(turn.status); i++) {
+      await sleep(50);
+      turn = await this.turns.follow((await this.repo.findTurn(turn.id)) ?? turn);
+    }
+    await this.sendMessage(sse, turn, fallback);
+    sse.send({ event: 'done', data: JSON.stringify({ object: 'agent_chat_session', data: await this.chats.view(tenantId, turn.session_id) }) });
+    sse.end();
+  }
+
+  private async sendMessage(sse: SseStream, turn: TurnRow, fallback: boolean): Promise<void> {
+    const message = await this.repo.findMessage(turn.session_id, turn.assistant_message_id);
+    if (!message) return;
+    sse.send({ event: 'message', data: JSON.stringify({ ...toMessageView(message), ...(fallback ? { resume_fallback: true } : {}) }) });
+  }
+
+  /**
+   * `GET /hecate/v1/agent-chat/active-sessions` (seed 004 active sessions): a `snapshot` of the tenant's busy sessions,
+   * then `session.busy` / `session.idle` as turns start and end on any process (session doorbells over the bus; after a
+   * bus reconnect, a fresh snapshot).
+   */
+  async serveActive(open: SseOpener, tenantId: string): Promise<void> {
+    const sse = open();
+    const pending: SessionDoorbell[] = [];
+    let ready = false;
+    const onBell = (bell: SessionDoorbell) => {
+      if (bell.tenant_id !== tenantId || !bell.turn_id) return;
+      const busy = isActiveTurn(bell.status);
+      if (!busy && !isFinishedTurn(bell.status) && bell.status !== 'deleted') return;
+      sse.send({
+        event: busy ? 'session.busy' : 'session.idle',
+        data: JSON.stringify({ session_id: bell.session_id, turn_id: bell.turn_id, runtime_kind: bell.runtime_kind, status: bell.status }),
+      });
+    };
+    const unsubscribe = await this.bus.subscribe(SESSION_PATTERN, (_channel, message) => {
+      if (ready) onBell(message as SessionDoorbell);
+      else pending.push(message as SessionDoorbell);
+    });
+    const snapshot = async () => {
+      const turns = await this.repo.activeTurnsOfTenant(tenantId);
+      sse.send({
+        event: 'snapshot',
+        data: JSON.stringify({
+          object: 'agent_chat_active_sessions',
+          data: turns.map((t) => ({ session_id: t.session_id, turn_id: t.id, runtime_kind: t.runtime_kind, status: t.status })),
+        }),
+      });
+    };
+    const stopReconnect = this.bus.onReconnect(() => void snapshot().catch(() => undefined));
+    try {
+      await snapshot();
+      ready = true;
+      for (const bell of pending.splice(0)) onBell(bell);
+      await sse.closed;
+    } finally {
+      stopReconnect();
+      await unsubscribe().catch(() => undefined);
+    }
+  }
+}

@@ -1,0 +1,260 @@
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import type { JobPayloads } from '@contracts/jobs';
+import { sleep } from '@core/async/sleep';
+import { EventBus, type Unsubscribe } from '@core/bus/event-bus.port';
+import { AppConfig } from '@core/config/app-config';
+import { DomainError } from '@core/http/domain-error';
+import { keepLease, LEASE_OWNER, newLeaseToken } from '@core/lease';
+import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
+import { rootLogger } from '@core/logging/logger';
+import type { JobContext } from '@core/queue/run-queue.port';
+import { InferenceService, type InferenceMessage, type LiveDeltaFrame } from '@modules/inference';
+import type { MessageRow, TurnRow } from './agent-chat-rows';
+import { CANCEL_PATTERN, cancelledTurnOf } from './agent-chat-signals';
+import { AgentChatTurnsService } from './agent-chat-turns.service';
+import { GuidanceRepository } from './guidance.repository';
+import { TurnLeaseRepository } from './turn-lease.repository';
+import { AgentChatRepository } from './agent-chat.repository';
+import { adapterOwnerChannel, ExternalTurnExecutor } from './external-turn.executor';
+
+/** How often a running model turn writes its partial reply to Postgres (what a successor continues from without the buffer). */
+const PARTIAL_EVERY_MS = 1000;
+
+/**
+ * Agent Chat model turns on a worker (DESIGN §11.2–11.4): claim the turn's lease, stream the model's reply into the
+ * turn's live stream, keep the partial in Postgres, end the turn (message, turn, session in one token-checked
+ * transaction), then mark the stream done. A turn taken over from a dead worker continues from what its stream (or,
+ * without it, Postgres) already holds: the partial is sent back as the assistant's prefix and new deltas follow at the
+ * next index, so a client's stream goes on with nothing repeated.
+ */
+@Injectable()
+export class AgentChatTurnRunner implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly local = new Map<string, { controller: AbortController; cancelled: boolean }>();
+  private cancels: Promise<Unsubscribe> | undefined;
+  private forwards: Promise<Unsubscribe> | undefined;
+  /** Aborts the turns this worker runs for other workers' hand-offs (not queue jobs) when it shuts down. */
+  private readonly stopping = new AbortController();
+
+  constructor(
+    private readonly repo: AgentChatRepository,
+    private readonly leases: TurnLeaseRepository,
+    private readonly guidanceRows: GuidanceRepository,
+    private readonly turns: AgentChatTurnsService,
+    private readonly inference: InferenceService,
+    private readonly external: ExternalTurnExecutor,
+    private readonly config: AppConfig,
+    @Inject(LiveStreamBuffer) private readonly live: LiveStreamBuffer,
+    @Inject(EventBus) private readonly bus: EventBus,
+  ) {}
+
+  private get leaseMs(): number {
+    return this.config.tasks.leaseSeconds * 1000;
+  }
+
+  activeCount(): number {
+    return this.local.size;
+  }
+
+  /** External Agent turns whose session's adapter lives here are handed over by the worker that dequeued them. */
+  onApplicationBootstrap(): void {
+    this.forwards = this.bus.subscribe(adapterOwnerChannel(LEASE_OWNER), (_c, message) => {
+      const m = message as JobPayloads['agent_chat.turn'];
+      void this.execute(m, { jobId: m.turnId, attempt: 1, signal: this.stopping.signal }).catch((err: unknown) =>
+        rootLogger().warn({ turn_id: m.turnId, err: String(err) }, 'forwarded external agent turn failed'),
+      );
+    });
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopping.abort();
+    if (this.cancels) await (await this.cancels)().catch(() => undefined);
+    if (this.forwards) await (await this.forwards)().catch(() => undefined);
+  }
+
+  async execute(payload: JobPayloads['agent_chat.turn'], job: JobContext): Promise<void> {
+    this.cancels ??= this.bus.subscribe(CANCEL_PATTERN, (channel) => {
+      const local = this.local.get(cancelledTurnOf(channel));
+      if (local) {
+        local.cancelled = true;
+        local.controller.abort(new Error('turn cancelled'));
+      }
+    });
+    const token = newLeaseToken();
+    const turn = await this.claim(payload.turnId, token, job.signal);
+    if (!turn) return;
+    const state = { controller: new AbortController(), cancelled: turn.cancel_requested };
+    let halted = false;
+    const halt = (why: string) => {
+      halted = true;
+      state.controller.abort(new Error(why));
+    };
+    const onJobAbort = () => halt('worker shutting down');
+    job.signal.addEventListener('abort', onJobAbort, { once: true });
+    this.local.set(turn.id, state);
+    const stopBeat = keepLease(() => this.leases.heartbeat(turn.id, token, this.leaseMs), {
+      leaseMs: this.leaseMs,
+      what: { turn_id: turn.id },
+      onLost: () => halt('lease lost'),
+    });
+    try {
+      if (turn.runtime_kind === 'external_agent') await this.external.run(turn, token, state, () => halted);
+      else await this.run(turn, token, state, () => halted);
+    } catch (err) {
+      if (!halted) {
+        rootLogger().error({ turn_id: turn.id, err: err instanceof Error ? err.stack : String(err) }, 'agent chat turn failed');
+        await this.turns
+          .end(turn, { status: 'failed', content: '', error: { type: 'internal_error', message: err instanceof Error ? err.message : String(err) } }, token)
+          .catch(() => undefined);
+      }
+    } finally {
+      stopBeat();
+      job.signal.removeEventListener('abort', onJobAbort);
+      this.local.delete(turn.id);
+    }
+  }
+
+  /** Takes the lease; a turn whose lease is still held is waited on until it expires (at most 2 × lease), then claimed. */
+  private async claim(turnId: string, token: string, signal: AbortSignal): Promise<TurnRow | null> {
+    for (let attempt = 0; attempt < 3 && !signal.aborted; attempt += 1) {
+      const r = await this.leases.claimTurn(turnId, LEASE_OWNER, token, this.leaseMs);
+      if ('turn' in r) {
+        if (r.previousStatus === 'running')
+          rootLogger().warn({ turn_id: turnId, attempt: r.turn.attempts }, 'took over an agent chat turn whose worker was lost');
+        return r.turn;
+      }
+      if (r.reason === 'gone' || r.remainingMs > 2 * this.leaseMs) return null;
+      await sleep(Math.max(0, r.remainingMs) + 100, signal);
+    }
+    return null;
+  }
+
+  private async run(turn: TurnRow, token: string, state: { controller: AbortController; cancelled: boolean }, halted: () => boolean): Promise<void> {
+    const inputs = await this.repo.turnInputs(turn.tenant_id, turn.session_id);
+    let messages = inputs?.messages ?? [];
+    let assistant = messages.find((m) => m.id === turn.assistant_message_id);
+    const session = inputs?.session;
+    if (!assistant || !session) return; // deleted under us: nothing to write to
+    const { prefix, streamId } = await this.resumePoint(turn, token, assistant);
+    if (!state.cancelled && inputs.pendingGuidance > 0 && (await this.takeGuidance(turn, token, streamId))) {
+      messages = await this.repo.messages(turn.session_id);
+      assistant = messages.find((m) => m.id === turn.assistant_message_id)!;
+    }
+    if (state.cancelled) {
+      await this.turns.end(turn, { status: 'cancelled', content: prefix }, token);
+      await this.markDone(streamId);
+      return;
+    }
+    const system = turn.system_prompt || session.system_prompt;
+    const request: InferenceMessage[] = [
+      ...(system ? [{ role: 'system' as const, content: system }] : []),
+      ...historyOf(messages, assistant),
+      ...(prefix ? [{ role: 'assistant' as const, content: prefix }] : []),
+    ];
+    let text = prefix;
+    let savedAt = Date.now();
+    let saving: Promise<unknown> = Promise.resolve();
+    try {
+      const live = await this.inference.streamLive(
+        { messages: request, model: turn.model, provider: turn.provider || undefined },
+        {
+          tenantId: turn.tenant_id,
+          origin: { requestId: turn.request_id ?? `job_${turn.id}`, traceId: turn.trace_id ?? undefined },
+          signal: state.controller.signal,
+          endpoint: 'agent_chat',
+        },
+        { streamId },
+      );
+      for await (const { frame } of live.frames) {
+        text += contentOf(frame);
+        if (Date.now() - savedAt >= PARTIAL_EVERY_MS) {
+          savedAt = Date.now();
+          const snapshot = text;
+          saving = saving.then(() => this.leases.savePartial(turn.id, token, assistant.id, snapshot)).catch(() => undefined);
+        }
+      }
+      const result = await live.result;
+      await saving;
+      if (halted()) return;
+      if (state.cancelled) {
+        await this.turns.end(turn, { status: 'cancelled', content: prefix + result.text, provider: result.provider, model: result.model }, token);
+      } else {
+        await this.turns.end(turn, { status: 'completed', content: prefix + result.text, provider: result.provider, model: result.model }, token);
+      }
+    } catch (err) {
+      await saving;
+      if (halted()) return;
+      if (state.cancelled) await this.turns.end(turn, { status: 'cancelled', content: text }, token);
+      else {
+        const type = err instanceof DomainError ? err.type : 'model_error';
+        await this.turns.end(turn, { status: 'failed', content: text, error: { type, message: err instanceof Error ? err.message : String(err) } }, token);
+      }
+    }
+    await this.markDone(streamId);
+  }
+
+  /**
+   * Where this attempt starts: the turn's live stream as an earlier attempt left it (its deltas are the prefix, new ones
+   * follow at the next index); after a lost buffer, the partial persisted in Postgres, on a new stream id the turn
+   * records (clients following the old one get the persisted partial with `resume_fallback`).
+   */
+  private async resumePoint(turn: TurnRow, token: string, assistant: MessageRow): Promise<{ prefix: string; streamId: string }> {
+    if (turn.attempts <= 1) return { prefix: '', streamId: turn.stream_id };
+    let prefix = '';
+    let index = 0;
+    for (;;) {
+      const r = await this.live.read(turn.stream_id, index, { limit: 1000 });
+      if (r.expired && index === 0) break;
+      for (const c of r.chunks) {
+        prefix += contentOf(JSON.parse(c.data) as LiveDeltaFrame);
+        index = c.index;
+      }
+      if (r.chunks.length === 0) return { prefix, streamId: turn.stream_id };
+    }
+    const streamId = `${turn.id}.${turn.attempts}`;
+    await this.repo.transaction((m) => this.repo.updateTurn(m, turn.id, { stream_id: streamId }, { token }));
+    turn.stream_id = streamId;
+    return { prefix: assistant.content, streamId };
+  }
+
+  /**
+   * Guidance waiting for the session is taken by this turn's model call (DESIGN §11.5): consumed in a lease-checked
+   * transaction that makes it transcript messages before the reply, then announced on the turn's stream.
+   */
+  private async takeGuidance(turn: TurnRow, token: string, streamId: string): Promise<boolean> {
+    const taken = await this.repo.transaction(async (m) =>
+      (await this.leases.guardTurn(m, turn.id, token)) ? this.guidanceRows.consumeGuidanceIn(m, turn, 1) : [],
+    );
+    for (const g of taken) {
+      await this.live.append(
+        streamId,
+        JSON.stringify({ type: 'message', id: g.message_id, role: 'user', content: g.content, metadata: { ...g.metadata, guidance_id: g.guidance_id } }),
+      );
+      await this.live.append(
+        streamId,
+        JSON.stringify({ type: 'guidance.consumed', guidance_id: g.guidance_id, turn_id: turn.id, model_call_index: 1, message_id: g.message_id }),
+      );
+    }
+    return taken.length > 0;
+  }
+
+  private async markDone(streamId: string): Promise<void> {
+    await this.live
+      .markDone(streamId)
+      .catch((err: unknown) => rootLogger().warn({ stream_id: streamId, err: String(err) }, 'could not mark the live stream done'));
+  }
+}
+
+const contentOf = (f: LiveDeltaFrame & { type?: string }): string => (f.type === undefined && typeof f.content === 'string' ? f.content : '');
+
+/** The transcript the model sees: settled user and assistant messages before this turn's reply (model and agent segments alike). */
+function historyOf(messages: MessageRow[], upTo: MessageRow): InferenceMessage[] {
+  return messages
+    .filter(
+      (m) =>
+        m.sequence < upTo.sequence &&
+        m.content !== '' &&
+        m.status !== 'superseded' &&
+        (m.role === 'user' || m.status === 'completed' || m.status === 'cancelled'),
+    )
+    .map((m) => ({ role: m.role, content: m.content }));
+}

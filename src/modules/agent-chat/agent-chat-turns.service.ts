@@ -1,0 +1,115 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { EventBus } from '@core/bus/event-bus.port';
+import type { RequestOrigin } from '@core/context/request-context';
+import { rootLogger } from '@core/logging/logger';
+import { TurnRuntimes } from './turn-runtime';
+import { ACTIVE_TURN_STATUSES, isActiveTurn, type TurnRow, type TurnStatus } from './agent-chat-rows';
+import { AgentChatRepository, NOW } from './agent-chat.repository';
+import { sessionChannel, type SessionDoorbell } from './agent-chat-signals';
+
+export interface TurnEnd {
+  status: Extract<TurnStatus, 'completed' | 'failed' | 'cancelled'>;
+  content: string;
+  error?: { type: string; message: string };
+  provider?: string;
+  model?: string;
+  /** The turn's changes to a git workspace. */
+  diff?: { content: string; base_tree: string };
+  timing?: Record<string, unknown>;
+  /** A task-backed turn's run activity, in Task Detail's vocabulary. */
+  activity?: Array<Record<string, unknown>>;
+  /** When the turn's work began (for runtimes that do not move the message to `running` first). */
+  startedAt?: Date;
+  /** Runtime-specific fields of the assistant message (an External Agent's adapter, native session, raw output, activities). */
+  metadata?: Record<string, unknown>;
+}
+
+/**
+ * A turn's state changes, shared by both roles and every runtime: the end of a turn (its assistant message, the turn,
+ * the session in one transaction), moves between active states, following and cancelling through its runtime.
+ */
+@Injectable()
+export class AgentChatTurnsService {
+  constructor(
+    private readonly repo: AgentChatRepository,
+    private readonly runtimes: TurnRuntimes,
+    @Inject(EventBus) private readonly bus: EventBus,
+  ) {}
+
+  /** Rings the session's doorbell (after commit; lossy by design, readers re-read Postgres). */
+  announce(ref: { session_id: string; tenant_id: string; id?: string; runtime_kind?: string }, status: string): void {
+    const message: SessionDoorbell = { tenant_id: ref.tenant_id, session_id: ref.session_id, turn_id: ref.id, runtime_kind: ref.runtime_kind, status };
+    this.bus
+      .publish(sessionChannel(ref.session_id), message)
+      .catch((err: unknown) => rootLogger().warn({ session_id: ref.session_id, err: String(err) }, 'agent chat doorbell not published'));
+  }
+
+  /**
+   * Ends a turn: the assistant message gets its content and status, the turn its status, the session its state, in the
+   * caller's transaction. Only while the turn is active (and, with `token`, only while that token holds it): false when
+   * someone else ended or took it.
+   */
+  async endIn(m: EntityManager, turn: TurnRow, end: TurnEnd, token?: string): Promise<boolean> {
+    const ok = await this.repo.updateTurn(
+      m,
+      turn.id,
+      {
+        status: end.status,
+        finished_at: NOW,
+        error_kind: end.error?.type ?? '',
+        error: end.error?.message ?? '',
+        ...(token ? { lease_owner: null, lease_token: null, lease_expires_at: null } : {}),
+      },
+      token ? { token } : { from: ACTIVE_TURN_STATUSES },
+    );
+    if (!ok) return false;
+    await this.repo.updateMessage(m, turn.assistant_message_id, {
+      content: end.content,
+      status: end.status,
+      error: end.error ?? null,
+      completed_at: NOW,
+      ...(end.provider ? { provider: end.provider } : {}),
+      ...(end.model ? { model: end.model } : {}),
+      ...(end.diff ? { diff: end.diff.content, base_tree: end.diff.base_tree } : {}),
+      ...(end.timing ? { timing: end.timing } : {}),
+      ...(end.activity ? { run_activity: end.activity } : {}),
+      ...(end.metadata ? { metadata: end.metadata } : {}),
+      ...(end.startedAt ? { started_at: end.startedAt } : {}),
+    });
+    await this.repo.updateSession(m, turn.session_id, { status: end.status, last_activity_at: NOW });
+    return true;
+  }
+
+  async end(turn: TurnRow, end: TurnEnd, token?: string): Promise<boolean> {
+    const ok = await this.repo.transaction((m) => this.endIn(m, turn, end, token));
+    if (ok) this.announce(turn, end.status);
+    return ok;
+  }
+
+  /** Moves an active turn (and its message and session) to another active state, e.g. running → awaiting_approval. */
+  async moveTo(turn: TurnRow, status: 'running' | 'awaiting_approval'): Promise<void> {
+    const moved = await this.repo.transaction(async (m) => {
+      const ok = await this.repo.updateTurn(m, turn.id, { status, started_at: turn.started_at ?? new Date() }, { from: [turn.status] });
+      if (!ok) return false;
+      await this.repo.updateMessage(m, turn.assistant_message_id, { status, started_at: turn.started_at ?? new Date() });
+      await this.repo.updateSession(m, turn.session_id, { status });
+      return true;
+    });
+    if (moved) this.announce(turn, status);
+  }
+
+  /** An active turn brought up to date by its runtime (an agent turn follows its run). */
+  follow(turn: TurnRow): Promise<TurnRow> {
+    return isActiveTurn(turn.status) ? this.runtimes.get(turn.runtime_kind).follow(turn) : Promise.resolve(turn);
+  }
+
+  /**
+   * Stops an active turn from any api process: `cancel_requested` is recorded first (whoever owns the turn — now or
+   * after a takeover — ends it cancelled), then its runtime stops what runs it. Returns the turn's status after.
+   */
+  async cancel(turn: TurnRow, origin: RequestOrigin | null): Promise<string> {
+    await this.repo.transaction((m) => this.repo.updateTurn(m, turn.id, { cancel_requested: true }, { from: ACTIVE_TURN_STATUSES }));
+    return this.runtimes.get(turn.runtime_kind).cancel({ ...turn, cancel_requested: true }, origin);
+  }
+}

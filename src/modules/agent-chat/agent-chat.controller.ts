@@ -1,0 +1,200 @@
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import type { Principal, RequestOrigin } from '@core/context/request-context';
+import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
+import { Origin } from '@core/http/origin.decorator';
+import { SseService } from '@core/http/sse';
+import { toActiveTurnView } from './agent-chat-view';
+import { parseChatCursor, AgentChatStreamService } from './agent-chat-stream.service';
+import { AgentChatGuidanceService } from './agent-chat-guidance.service';
+import { AgentChatQueueService } from './agent-chat-queue.service';
+import { AgentChatFilesService } from './agent-chat-files.service';
+import { AgentChatService, type StartedTurn } from './agent-chat.service';
+import {
+  AddGuidanceDto,
+  AgentChatStreamQueryDto,
+  CreateAgentChatSessionDto,
+  EditLastUserMessageDto,
+  RevertFilesDto,
+  PatchQueueItemDto,
+  RerunDto,
+  ListAgentChatSessionsDto,
+  ListGuidanceDto,
+  PatchGuidanceDto,
+  PostAgentChatMessageDto,
+} from './agent-chat.dto';
+
+/** `/hecate/v1/agent-chat/*` (seed 003 Agent Chat, seed 004 live sessions). */
+@Controller('hecate/v1/agent-chat')
+export class AgentChatController {
+  constructor(
+    private readonly chats: AgentChatService,
+    private readonly streams: AgentChatStreamService,
+    private readonly guidance: AgentChatGuidanceService,
+    private readonly queue: AgentChatQueueService,
+    private readonly files: AgentChatFilesService,
+    private readonly sse: SseService,
+  ) {}
+
+  /** Sessions becoming busy or idle, across all api processes (seed 004 active sessions). */
+  @Get('active-sessions')
+  async active(@CurrentPrincipal() p: Principal, @Res() reply: FastifyReply): Promise<void> {
+    await this.streams.serveActive(this.sse.opener(reply), p.tenantId);
+  }
+
+  @Get('sessions')
+  async list(@CurrentPrincipal() p: Principal, @Query() q: ListAgentChatSessionsDto) {
+    return { object: 'agent_chat_sessions', data: await this.chats.list(p.tenantId, q.limit ?? 50) };
+  }
+
+  @Post('sessions')
+  @HttpCode(200)
+  async create(@CurrentPrincipal() p: Principal, @Body() dto: CreateAgentChatSessionDto) {
+    return { object: 'agent_chat_session', data: await this.chats.create(p, dto) };
+  }
+
+  @Get('sessions/:id')
+  async get(@CurrentPrincipal() p: Principal, @Param('id') id: string) {
+    return { object: 'agent_chat_session', data: await this.chats.view(p.tenantId, id) };
+  }
+
+  @Delete('sessions/:id')
+  async remove(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string) {
+    await this.chats.remove(p.tenantId, id, origin);
+    return { object: 'agent_chat_session', data: { id, deleted: true } };
+  }
+
+  /**
+   * A turn: waits for its end and answers the session (seed 003), or with `stream: true` answers with the turn's SSE
+   * stream, or with `wait: false` answers 202 with the turn at once. `on_busy: enqueue` answers 202 with the queued item.
+   */
+  @Post('sessions/:id/messages')
+  async post(
+    @CurrentPrincipal() p: Principal,
+    @Origin() origin: RequestOrigin,
+    @Param('id') id: string,
+    @Body() dto: PostAgentChatMessageDto,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const r = await this.queue.startOrQueue(p, origin, id, dto);
+    if ('queued' in r) {
+      await reply.status(202).send({ object: 'agent_chat_queue_item', data: r.queued });
+      return;
+    }
+    await this.answerTurn(reply, p, r, dto);
+  }
+
+  /** Seed 004 rerun: stops a running turn, then re-runs the last user message (or runs `guidance_content`). */
+  @Post('sessions/:id/rerun')
+  async rerun(
+    @CurrentPrincipal() p: Principal,
+    @Origin() origin: RequestOrigin,
+    @Param('id') id: string,
+    @Body() dto: RerunDto,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    await this.answerTurn(reply, p, await this.chats.rerun(p, origin, id, dto), dto);
+  }
+
+  @Post('sessions/:id/edit-last-user-message')
+  @HttpCode(200)
+  async editLast(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() dto: EditLastUserMessageDto) {
+    return { object: 'agent_chat_session', data: await this.chats.editLastUserMessage(p.tenantId, id, dto.content) };
+  }
+
+  @Get('sessions/:id/queue')
+  async listQueue(@CurrentPrincipal() p: Principal, @Param('id') id: string) {
+    return { object: 'agent_chat_queue', data: await this.queue.list(p.tenantId, id) };
+  }
+
+  @Patch('sessions/:id/queue/:itemId')
+  async patchQueue(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('itemId') itemId: string, @Body() dto: PatchQueueItemDto) {
+    return { object: 'agent_chat_queue_item', data: await this.queue.update(p.tenantId, id, itemId, dto) };
+  }
+
+  @Delete('sessions/:id/queue/:itemId')
+  async deleteQueue(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('itemId') itemId: string) {
+    return { object: 'agent_chat_queue_item', data: await this.queue.remove(p.tenantId, id, itemId) };
+  }
+
+  private async answerTurn(reply: FastifyReply, p: Principal, { turn, session }: StartedTurn, dto: { stream?: boolean; wait?: boolean }): Promise<void> {
+    if (dto.stream) return this.streams.serveStarted(this.sse.opener(reply), session, turn);
+    if (dto.wait === false) {
+      await reply.status(202).send({ object: 'agent_chat_turn', data: { session_id: turn.session_id, ...toActiveTurnView(turn) } });
+      return;
+    }
+    await this.chats.waitForTurn(turn.id, turn.session_id);
+    await reply.status(200).send({ object: 'agent_chat_session', data: await this.chats.view(p.tenantId, turn.session_id) });
+  }
+
+  /** Snapshot, then the running turn's frames; resumable with `Last-Event-ID` (`<turn>:<stream>:<index>`) or `?last_index=`. */
+  @Get('sessions/:id/stream')
+  async stream(
+    @CurrentPrincipal() p: Principal,
+    @Param('id') id: string,
+    @Query() q: AgentChatStreamQueryDto,
+    @Headers('last-event-id') lastEventId: string | undefined,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    await this.streams.serve(this.sse.opener(reply), p.tenantId, id, parseChatCursor(lastEventId, q.last_index));
+  }
+
+  @Post('sessions/:id/cancel')
+  @HttpCode(202)
+  async cancel(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string) {
+    return { object: 'agent_chat_cancel', data: await this.chats.cancel(p.tenantId, id, origin) };
+  }
+
+  /** Seed 004's interrupt: the same stop as cancel. */
+  @Post('sessions/:id/interrupt')
+  @HttpCode(202)
+  async interrupt(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string) {
+    return this.cancel(p, origin, id);
+  }
+
+  @Post('sessions/:id/close')
+  @HttpCode(200)
+  async close(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string) {
+    return { object: 'agent_chat_session', data: await this.chats.close(p.tenantId, id, origin) };
+  }
+
+  /** Guidance for the running turn (seed 004 inject-user-message): consumed before its next model call. */
+  @Post('sessions/:id/guidance')
+  @HttpCode(200)
+  async addGuidance(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() dto: AddGuidanceDto) {
+    return { object: 'agent_chat_guidance', data: await this.guidance.add(p.tenantId, id, dto) };
+  }
+
+  @Get('sessions/:id/guidance')
+  async listGuidance(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Query() q: ListGuidanceDto) {
+    return { object: 'agent_chat_guidance', data: await this.guidance.list(p.tenantId, id, q.status === 'all') };
+  }
+
+  @Patch('sessions/:id/guidance/:guidanceId')
+  async patchGuidance(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('guidanceId') gid: string, @Body() dto: PatchGuidanceDto) {
+    return { object: 'agent_chat_guidance', data: await this.guidance.update(p.tenantId, id, gid, dto.content) };
+  }
+
+  @Delete('sessions/:id/guidance/:guidanceId')
+  async deleteGuidance(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('guidanceId') gid: string) {
+    return { object: 'agent_chat_guidance', data: await this.guidance.remove(p.tenantId, id, gid) };
+  }
+
+  /** Files an agent turn changed (from its captured diff). */
+  @Get('sessions/:id/messages/:messageId/files')
+  async changedFiles(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('messageId') messageId: string) {
+    return { object: 'agent_chat_changed_files', data: await this.files.files(p.tenantId, id, messageId) };
+  }
+
+  /** One file's diff block; the path is one URL path component (`encodeURIComponent`). */
+  @Get('sessions/:id/messages/:messageId/files/:path')
+  async changedFile(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('messageId') messageId: string, @Param('path') path: string) {
+    return { object: 'agent_chat_changed_file_diff', data: await this.files.file(p.tenantId, id, messageId, path) };
+  }
+
+  @Post('sessions/:id/messages/:messageId/revert')
+  @HttpCode(200)
+  async revert(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('messageId') messageId: string, @Body() dto: RevertFilesDto) {
+    return { object: 'agent_chat_revert', data: await this.files.revert(p.tenantId, id, messageId, dto.paths ?? []) };
+  }
+}

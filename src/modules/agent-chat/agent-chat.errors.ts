@@ -1,0 +1,151 @@
+import { ConflictError, DomainError, NotFoundError } from '@core/http/domain-error';
+
+/** The `agent_chat.*` error table of seed 003. */
+export const AgentChatErrorType = {
+  WorkspaceRequired: 'agent_chat.workspace_required',
+  ModelRequired: 'agent_chat.model_required',
+  RuntimeKindInvalid: 'agent_chat.runtime_kind_invalid',
+  RuntimeMismatch: 'agent_chat.runtime_mismatch',
+  AdapterNotFound: 'agent_chat.adapter_not_found',
+  SessionBusy: 'agent_chat.agent_session_busy',
+  SessionStopping: 'agent_chat.session_stopping',
+  SessionNotRunning: 'agent_chat.session_not_running',
+  ModelCapabilityRequired: 'agent_chat.model_capability_required',
+  SessionLimitExceeded: 'agent_chat.session_limit_exceeded',
+  SessionDurationLimitExceeded: 'agent_chat.session_duration_limit_exceeded',
+  SessionIdleTimeout: 'agent_chat.session_idle_timeout',
+  GuidanceConsumed: 'agent_chat.guidance_consumed',
+} as const;
+
+export class AgentChatSessionNotFoundError extends NotFoundError {
+  constructor(id: string) {
+    super(`agent chat session ${id} not found`, { userMessage: 'The chat does not exist.', operatorAction: 'Check the session id; it may have been deleted.' });
+  }
+}
+
+export class AgentChatMessageNotFoundError extends NotFoundError {
+  constructor(sessionId: string, messageId: string) {
+    super(`message ${messageId} not found in agent chat session ${sessionId}`, { userMessage: 'The message does not exist in this chat.' });
+  }
+}
+
+const invalid = (type: string, message: string, userMessage: string, operatorAction: string, details?: Record<string, unknown>) =>
+  new DomainError(type, 400, message, { userMessage, operatorAction, details });
+
+export const workspaceRequired = (): DomainError =>
+  invalid(
+    AgentChatErrorType.WorkspaceRequired,
+    'Hecate Agent and External Agent chats need a workspace (an existing directory) before the first turn',
+    'Select a workspace folder for this chat.',
+    'Send `workspace` with the session or the turn.',
+    { field: 'workspace' },
+  );
+
+export const modelRequired = (): DomainError =>
+  invalid(
+    AgentChatErrorType.ModelRequired,
+    'Hecate Chat needs an explicit model for direct model and Hecate Agent turns',
+    'Select a model for this chat.',
+    'Send `model` with the session or the turn.',
+    { field: 'model' },
+  );
+
+export const runtimeKindInvalid = (value: unknown): DomainError =>
+  invalid(
+    AgentChatErrorType.RuntimeKindInvalid,
+    `runtime_kind ${JSON.stringify(value)} is not one of model, agent, external_agent`,
+    'The chat runtime is not known.',
+    'Use runtime_kind model, agent or external_agent.',
+    { field: 'runtime_kind' },
+  );
+
+export const runtimeMismatch = (session: string, requested: string): DomainError =>
+  invalid(
+    AgentChatErrorType.RuntimeMismatch,
+    `a ${session} session cannot run a ${requested} turn`,
+    'This chat cannot switch to that runtime.',
+    'Hecate Chat sessions switch between model and agent; External Agent sessions stay external_agent. Start a new chat instead.',
+    { field: 'runtime_kind', session_runtime_kind: session },
+  );
+
+export const adapterNotFound = (adapterId: string): DomainError =>
+  invalid(
+    AgentChatErrorType.AdapterNotFound,
+    `external-agent adapter ${JSON.stringify(adapterId)} is not registered`,
+    'The selected external agent is not available.',
+    'Choose a registered adapter (GET /hecate/v1/agent-adapters).',
+    { field: 'adapter_id', adapter_id: adapterId },
+  );
+
+export class AgentSessionBusyError extends ConflictError {
+  constructor(details: { task_id?: string | null; latest_run_id?: string | null; run_status: string; turn_id: string }) {
+    super(
+      'a turn of this chat is queued, running or awaiting approval',
+      {
+        userMessage: 'This chat is busy with a running turn.',
+        operatorAction: 'Wait for the turn to finish, resolve its pending approval, or cancel it (POST …/cancel) before sending another prompt.',
+        details: { ...details, task_id: details.task_id ?? undefined, latest_run_id: details.latest_run_id ?? undefined },
+      },
+      AgentChatErrorType.SessionBusy,
+    );
+  }
+}
+
+export class SessionStoppingError extends ConflictError {
+  constructor(turnId: string) {
+    super(
+      'the chat is still cancelling its running turn',
+      { userMessage: 'The chat is stopping.', operatorAction: 'Retry after the cancelled turn settles.', details: { turn_id: turnId } },
+      AgentChatErrorType.SessionStopping,
+    );
+  }
+}
+
+export class SessionNotRunningError extends ConflictError {
+  constructor(sessionId: string) {
+    super(
+      `agent chat session ${sessionId} has no running turn`,
+      { userMessage: 'Nothing is running in this chat.', operatorAction: 'Nothing to stop.' },
+      AgentChatErrorType.SessionNotRunning,
+    );
+  }
+}
+
+export const modelCapabilityRequired = (provider: string, model: string, capabilities: Record<string, unknown>): DomainError =>
+  new DomainError(AgentChatErrorType.ModelCapabilityRequired, 422, `tools are on, but ${provider}/${model} is marked as not tool-capable`, {
+    userMessage: 'The selected model cannot call tools.',
+    operatorAction: 'Turn tools off for direct model chat, or mark the model tool-capable (PUT /hecate/v1/model-capabilities).',
+    details: { provider, model, capabilities },
+  });
+
+export const guardrailExceeded = (
+  type: (typeof AgentChatErrorType)['SessionLimitExceeded' | 'SessionDurationLimitExceeded' | 'SessionIdleTimeout'],
+  message: string,
+  details: Record<string, unknown>,
+): DomainError =>
+  new DomainError(type, 422, message, {
+    userMessage: 'This chat reached a limit set by the operator.',
+    operatorAction: 'Start a new chat, or raise GATEWAY_AGENT_CHAT_MAX_TURNS_PER_SESSION / _MAX_SESSION_DURATION / _IDLE_TIMEOUT.',
+    details,
+  });
+
+export class GuidanceNotFoundError extends NotFoundError {
+  constructor(sessionId: string, guidanceId: string) {
+    super(`guidance ${guidanceId} not found in agent chat session ${sessionId}`, { userMessage: 'The guidance item does not exist.' });
+  }
+}
+
+/** PATCH or DELETE of guidance a model call already took: it is a transcript message now. */
+export class GuidanceConsumedError extends ConflictError {
+  constructor(guidanceId: string, receipt: Record<string, unknown>) {
+    super(
+      `guidance ${guidanceId} was already consumed by the running turn`,
+      {
+        userMessage: 'This guidance was already delivered to the agent.',
+        operatorAction: 'It is part of the transcript now; send new guidance instead.',
+        details: receipt,
+      },
+      AgentChatErrorType.GuidanceConsumed,
+    );
+  }
+}

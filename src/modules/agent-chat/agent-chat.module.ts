@@ -1,0 +1,79 @@
+import { Module, OnModuleInit } from '@nestjs/common';
+import { SystemInfoRegistry } from '@core/health/system-info.registry';
+import { AgentLoopModule, GuidanceRegistry } from '@modules/agent-loop';
+import { InferenceModule } from '@modules/inference';
+import { ProvidersModule } from '@modules/providers';
+import { TasksModule } from '@modules/tasks';
+import { AgentChatGuidanceService } from './agent-chat-guidance.service';
+import { AgentChatQueueService } from './agent-chat-queue.service';
+import { AgentChatFilesService } from './agent-chat-files.service';
+import { AgentChatRevertRunner } from './agent-chat-revert.runner';
+import { AgentTurnRuntime } from './agent-turn.runtime';
+import { ExternalAgentTurnRuntime, ModelTurnRuntime } from './model-turn.runtime';
+import { AdapterSessionRepository } from './adapter-session.repository';
+import { AdapterSessionHost } from './adapter-session-host';
+import { ExternalSessionsService } from './external-sessions.service';
+import { ExternalTurnExecutor } from './external-turn.executor';
+import { AgentAdaptersModule, AgentAdaptersWorkerModule } from '@modules/agent-adapters';
+import { TurnRuntimes } from './turn-runtime';
+import { AgentChatRecoveryService } from './agent-chat-recovery.service';
+import { AgentChatStreamService } from './agent-chat-stream.service';
+import { AgentChatTurnRunner } from './agent-chat-turn.runner';
+import { AgentChatTurnsService } from './agent-chat-turns.service';
+import { AgentChatRepository } from './agent-chat.repository';
+import { AgentChatService } from './agent-chat.service';
+import { GuidanceRepository } from './guidance.repository';
+import { QueueRepository } from './queue.repository';
+import { RevertsRepository } from './reverts.repository';
+import { TurnLeaseRepository } from './turn-lease.repository';
+
+/** What the worker-only module needs of the shared one (the runtimes stay private: they register themselves). */
+const SHARED = [
+  TurnLeaseRepository,
+  GuidanceRepository,
+  QueueRepository,
+  RevertsRepository,
+  AdapterSessionRepository,
+  ExternalSessionsService,
+  TurnRuntimes,
+  AgentChatRepository,
+  AgentChatTurnsService,
+  AgentChatService,
+  AgentChatStreamService,
+  AgentChatGuidanceService,
+  AgentChatQueueService,
+  AgentChatFilesService,
+];
+
+/**
+ * Agent Chat for both roles (seed 003/004, DESIGN §11): sessions, turns, streams, guidance, queued-next, changed files;
+ * the turn runtimes (model: a worker job; agent: an agent_loop run) register into TurnRuntimes.
+ */
+@Module({
+  imports: [TasksModule, AgentLoopModule, InferenceModule, ProvidersModule, AgentAdaptersModule],
+  providers: [...SHARED, ModelTurnRuntime, AgentTurnRuntime, ExternalAgentTurnRuntime],
+  exports: SHARED,
+})
+export class AgentChatModule {}
+
+/** Worker-only (DESIGN §11.2): model turns run here, the recovery pass that takes over turns of lost workers, and the guidance source of the agent loop. */
+@Module({
+  imports: [AgentChatModule, AgentLoopModule, InferenceModule, TasksModule, AgentAdaptersModule, AgentAdaptersWorkerModule],
+  providers: [AgentChatTurnRunner, AgentChatRecoveryService, AgentChatRevertRunner, AdapterSessionHost, ExternalTurnExecutor],
+  exports: [AgentChatTurnRunner, AgentChatRevertRunner, AdapterSessionHost],
+})
+export class AgentChatWorkerModule implements OnModuleInit {
+  constructor(
+    private readonly registry: SystemInfoRegistry,
+    private readonly runner: AgentChatTurnRunner,
+    private readonly guidance: AgentChatGuidanceService,
+    private readonly guidanceRegistry: GuidanceRegistry,
+    private readonly adapters: AdapterSessionHost,
+  ) {}
+
+  onModuleInit(): void {
+    // The agent loop asks Agent Chat for guidance before each model call of a chat's agent turn.
+    this.guidanceRegistry.register(this.guidance);
+    this.registry.addLiveness('agent_chat_turns', () => ({ local_running: this.runner.activeCount(), adapter_processes: this.adapters.count() }));
+  }
+}

@@ -1,0 +1,98 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ErrorType } from '@contracts/errors';
+import { EventBus } from '@core/bus/event-bus.port';
+import { DomainError } from '@core/http/domain-error';
+import type { Principal } from '@core/context/request-context';
+import { RunQueue } from '@core/queue/run-queue.port';
+import { AdapterCatalog } from '@modules/agent-adapters';
+import { canonicalWorkspace, newChatId } from './agent-chat-inputs';
+import type { CreateAgentChatSessionDto } from './agent-chat.dto';
+import { adapterNotFound, workspaceRequired } from './agent-chat.errors';
+import { sessionDoorbell } from './agent-chat-signals';
+import { AgentChatRepository } from './agent-chat.repository';
+import { ADAPTER_CONTROL_CHANNEL, type AdapterControl } from './adapter-session-host';
+import { AdapterSessionRepository } from './adapter-session.repository';
+
+/** Beyond the adapter's own start ceiling: the queue hand-off and the bus round trip. */
+const OPEN_WAIT_MS = 75_000;
+
+/**
+ * External Agent sessions, api side (seed 003; DESIGN §11.2: the adapter runs on a worker). Create opens the adapter
+ * on a worker — initialize + `session/new` in the session's workspace — and answers once the native session id is
+ * persisted; an adapter that cannot start fails the create (502 with its diagnostic) and leaves no session behind.
+ * Close and delete ring the worker holding the adapter and give its lease up (the lease ends it even if the ring is lost).
+ */
+@Injectable()
+export class ExternalSessionsService {
+  constructor(
+    private readonly repo: AgentChatRepository,
+    private readonly rows: AdapterSessionRepository,
+    private readonly adapters: AdapterCatalog,
+    @Inject(RunQueue) private readonly queue: RunQueue,
+    @Inject(EventBus) private readonly bus: EventBus,
+  ) {}
+
+  /** External Agent create (seed 003): `adapter_id` and `workspace` required; returns the session id once the adapter is open. */
+  async create(p: Principal, dto: CreateAgentChatSessionDto): Promise<string> {
+    const adapterId = dto.adapter_id?.trim() ?? '';
+    const def = this.adapters.find(adapterId);
+    if (!def) throw adapterNotFound(adapterId);
+    if (!dto.workspace?.trim()) throw workspaceRequired();
+    const workspace = await canonicalWorkspace(dto.workspace);
+    const id = newChatId('agent_chat');
+    await this.repo.insertSession({
+      id,
+      tenant_id: p.tenantId,
+      title: dto.title?.trim() || `${def.name} chat`,
+      runtime_kind: 'external_agent',
+      provider: '',
+      model: '',
+      workspace,
+      system_prompt: dto.system_prompt ?? '',
+      adapter_id: adapterId,
+      capabilities: {},
+      status: 'idle',
+      session_started_at: null,
+    });
+    await this.open(p.tenantId, id, adapterId);
+    return id;
+  }
+
+  private async open(tenantId: string, sessionId: string, adapterId: string): Promise<void> {
+    const bell = await sessionDoorbell(this.bus, sessionId);
+    let state = 'starting';
+    let error = '';
+    try {
+      await this.queue.enqueue('agent_chat.adapter_open', { sessionId, tenantId }, { jobId: `adapter-open-${sessionId}` });
+      const deadline = Date.now() + OPEN_WAIT_MS;
+      while (Date.now() < deadline) {
+        const s = await this.rows.find(sessionId);
+        state = s?.adapter_state ?? 'failed';
+        error = s?.adapter_error ?? 'the session was deleted';
+        if (state !== 'starting') break;
+        await bell.next(500);
+      }
+    } finally {
+      await bell.close();
+    }
+    if (state === 'ready') return;
+    await this.repo.transaction((m) => this.repo.deleteSession(m, tenantId, sessionId));
+    if (state === 'starting') {
+      throw new DomainError(ErrorType.ServiceUnavailable, 503, `no worker started the ${adapterId} adapter within ${OPEN_WAIT_MS / 1000} s`, {
+        userMessage: 'The external agent did not start.',
+        operatorAction: 'Check that workers are running (GET /healthz), then retry.',
+      });
+    }
+    throw new DomainError('agent_chat.adapter_start_failed', 502, `the ${adapterId} adapter did not start: ${error}`, {
+      userMessage: 'The external agent could not be started.',
+      operatorAction: `Check the adapter with POST /hecate/v1/agent-adapters/${adapterId}/probe (installation, login, version).`,
+      details: { adapter_id: adapterId },
+    });
+  }
+
+  /** `close` (history kept) or `delete`: the holder closes the native session and ends the process group. */
+  async release(sessionId: string, action: AdapterControl['action']): Promise<void> {
+    if (action === 'close') await this.rows.markClosed(sessionId);
+    await this.bus.publish(ADAPTER_CONTROL_CHANNEL, { session_id: sessionId, action } satisfies AdapterControl).catch(() => undefined);
+  }
+}
