@@ -3,6 +3,8 @@ import { GatewayProviders1795345195856 } from './1795345195856-GatewayProviders'
 import { ChatSessions1795345703807 } from './1795345703807-ChatSessions';
 import { TaskRuntime1795346724457 } from './1795346724457-TaskRuntime';
 import { ChatGenerationLease1795400000000 } from './1795400000000-ChatGenerationLease';
+import { AgentChat1795500000000 } from './1795500000000-AgentChat';
+import { ExternalAgentSessions1795600000000 } from './1795600000000-ExternalAgentSessions';
 
 /** Every migration, in order. Add new ones at the end (files: `<epoch>-<PascalName>.ts`). */
 export const MIGRATIONS = [
@@ -11,4 +13,6 @@ export const MIGRATIONS = [
   ChatSessions1795345703807,
   TaskRuntime1795346724457,
   ChatGenerationLease1795400000000,
+  AgentChat1795500000000,
+  ExternalAgentSessions1795600000000,
 ];

@@ -23,6 +23,8 @@ import { TaskRunsController } from '@modules/tasks';
 import { TasksController } from '@modules/tasks';
 import { AgentLoopRunsController } from '@modules/agent-loop';
 import { McpController } from '@modules/mcp';
+import { AgentChatController } from '@modules/agent-chat';
+import { AgentAdaptersController } from '@modules/agent-adapters';
 
 /** The HTTP role: every controller is mounted here and nowhere else (STYLE rule 1). */
 @Module({})
@@ -30,6 +32,8 @@ export class ApiModule {
   static controllers = [
     TasksController,
     AgentLoopRunsController,
+    AgentChatController,
+    AgentAdaptersController,
     TaskRunsController,
     EventsController,
     RetentionController,

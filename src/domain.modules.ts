@@ -6,9 +6,22 @@ import { EventsModule } from '@modules/events';
 import { TasksModule } from '@modules/tasks';
 import { AgentLoopModule } from '@modules/agent-loop';
 import { McpModule } from '@modules/mcp';
+import { AgentChatModule } from '@modules/agent-chat';
+import { AgentAdaptersModule } from '@modules/agent-adapters';
 
 /**
  * Domain modules both roles load (services, repositories, entities). Controllers and the edges (`gateway`) are
  * added by ApiModule, job processors and worker-only modules by WorkerModule.
  */
-export const DOMAIN_MODULES = [ProvidersModule, InferenceModule, ChatSessionsModule, EventsModule, ApprovalsModule, TasksModule, McpModule, AgentLoopModule];
+export const DOMAIN_MODULES = [
+  ProvidersModule,
+  InferenceModule,
+  ChatSessionsModule,
+  EventsModule,
+  ApprovalsModule,
+  TasksModule,
+  McpModule,
+  AgentLoopModule,
+  AgentAdaptersModule,
+  AgentChatModule,
+];

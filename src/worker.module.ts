@@ -9,16 +9,18 @@ import { RunJob } from '@modules/tasks';
 import { TaskRunnersModule } from '@modules/tasks';
 import { AgentLoopWorkerModule } from '@modules/agent-loop';
 import { McpProbeJob, McpWorkerModule } from '@modules/mcp';
+import { AgentChatTurnJob, AgentChatWorkerModule } from '@modules/agent-chat';
+import { AgentAdaptersJob, AgentAdaptersWorkerModule } from '@modules/agent-adapters';
 
 /** The worker role: job processors are provided here and nowhere else (STYLE rule 1). */
 @Module({})
 export class WorkerModule {
-  static processors = [QueueProbeJob, RunJob, McpProbeJob];
+  static processors = [QueueProbeJob, RunJob, McpProbeJob, AgentChatTurnJob, AgentAdaptersJob];
   /**
    * Modules only the worker role builds (STYLE rule 16, DESIGN §11.2): tool runners and the sandbox, MCP
-   * clients; ACP adapter processes join this list. The api role never constructs them.
+   * clients, ACP adapter processes. The api role never constructs them.
    */
-  static workerOnlyModules = [TaskRunnersModule, McpWorkerModule, AgentLoopWorkerModule];
+  static workerOnlyModules = [TaskRunnersModule, McpWorkerModule, AgentLoopWorkerModule, AgentAdaptersWorkerModule, AgentChatWorkerModule];
 
   static forRoot(core: CoreResources, options: { standalone: boolean } = { standalone: true }): DynamicModule {
     return {

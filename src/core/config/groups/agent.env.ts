@@ -1,5 +1,7 @@
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { IsIn, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
 import { bool, duration, IsBooleanString, IsDuration } from '../config-validators';
 
 /** The agent loop (execution_kind=agent_loop): turn cap, system prompt, per-call limits, the http_request tool. */
@@ -14,6 +16,24 @@ export class AgentEnv {
   @IsOptional() @Type(() => Number) @IsInt() @Min(1024) GATEWAY_TASK_HTTP_MAX_RESPONSE_BYTES?: number;
   /** A running tool's output as `tool_progress` frames on the run's live stream (never in the conversation). */
   @IsOptional() @IsBooleanString() GATEWAY_TOOL_PROGRESS_ENABLED?: string;
+  /** Agent Chat guardrails (seed 003): turns per session, wall clock since the first turn, idle time; 0 = none. */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_AGENT_CHAT_MAX_TURNS_PER_SESSION?: number;
+  @IsOptional() @IsDuration() GATEWAY_AGENT_CHAT_MAX_SESSION_DURATION?: string;
+  @IsOptional() @IsDuration() GATEWAY_AGENT_CHAT_IDLE_TIMEOUT?: string;
+  /** How long `POST …/messages` (without `wait: false` or `stream: true`) waits for the turn before answering its state. */
+  @IsOptional() @IsDuration() GATEWAY_AGENT_CHAT_WAIT_TIMEOUT?: string;
+  /** External agents (ACP adapters, seed 003): where managed launchers live, operator-defined adapters (JSON array). */
+  @IsOptional() @IsString() GATEWAY_AGENT_ADAPTERS_DIR?: string;
+  @IsOptional() @IsString() GATEWAY_AGENT_ADAPTERS?: string;
+  /** An adapter process unused this long is closed (restored on the next turn); a turn's ceiling; a probe's ceiling. */
+  @IsOptional() @IsDuration() GATEWAY_AGENT_ADAPTER_IDLE_TIMEOUT?: string;
+  @IsOptional() @IsDuration() GATEWAY_AGENT_ADAPTER_TURN_TIMEOUT?: string;
+  @IsOptional() @IsDuration() GATEWAY_AGENT_ADAPTER_PROBE_TIMEOUT?: string;
+  /** One ACP message (line) larger than this ends the adapter's turn with a clear error. */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(65536) GATEWAY_AGENT_ADAPTER_MAX_MESSAGE_BYTES?: number;
+  /** The approval coordinator: prompt (ask the operator), auto (allow), deny; a prompt's timeout. */
+  @IsOptional() @IsIn(['prompt', 'auto', 'deny']) GATEWAY_AGENT_ADAPTER_APPROVAL_MODE?: string;
+  @IsOptional() @IsDuration() GATEWAY_AGENT_ADAPTER_APPROVAL_TIMEOUT?: string;
 }
 
 export interface AgentConfig {
@@ -22,6 +42,18 @@ export interface AgentConfig {
   maxTokens: number;
   http: { timeoutMs: number; maxResponseBytes: number };
   toolProgress: boolean;
+  chat: { maxTurnsPerSession: number; maxSessionDurationMs: number; idleTimeoutMs: number; waitTimeoutMs: number };
+  adapters: {
+    dir: string;
+    /** GATEWAY_AGENT_ADAPTERS as given (validated by the catalog, which knows the shape). */
+    operatorDefined: string;
+    idleTimeoutMs: number;
+    turnTimeoutMs: number;
+    probeTimeoutMs: number;
+    maxMessageBytes: number;
+    approvalMode: 'prompt' | 'auto' | 'deny';
+    approvalTimeoutMs: number;
+  };
 }
 
 export function agentConfig(env: AgentEnv): AgentConfig {
@@ -31,5 +63,21 @@ export function agentConfig(env: AgentEnv): AgentConfig {
     maxTokens: env.GATEWAY_TASK_AGENT_MAX_TOKENS ?? 4096,
     http: { timeoutMs: duration(env.GATEWAY_TASK_HTTP_TIMEOUT, 30_000), maxResponseBytes: env.GATEWAY_TASK_HTTP_MAX_RESPONSE_BYTES ?? 256 * 1024 },
     toolProgress: bool(env.GATEWAY_TOOL_PROGRESS_ENABLED, true),
+    chat: {
+      maxTurnsPerSession: env.GATEWAY_AGENT_CHAT_MAX_TURNS_PER_SESSION ?? 0,
+      maxSessionDurationMs: duration(env.GATEWAY_AGENT_CHAT_MAX_SESSION_DURATION, 0),
+      idleTimeoutMs: duration(env.GATEWAY_AGENT_CHAT_IDLE_TIMEOUT, 0),
+      waitTimeoutMs: duration(env.GATEWAY_AGENT_CHAT_WAIT_TIMEOUT, 600_000),
+    },
+    adapters: {
+      dir: env.GATEWAY_AGENT_ADAPTERS_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'hecate', 'agent-adapters'),
+      operatorDefined: env.GATEWAY_AGENT_ADAPTERS ?? '',
+      idleTimeoutMs: duration(env.GATEWAY_AGENT_ADAPTER_IDLE_TIMEOUT, 900_000),
+      turnTimeoutMs: duration(env.GATEWAY_AGENT_ADAPTER_TURN_TIMEOUT, 1_800_000),
+      probeTimeoutMs: duration(env.GATEWAY_AGENT_ADAPTER_PROBE_TIMEOUT, 30_000),
+      maxMessageBytes: env.GATEWAY_AGENT_ADAPTER_MAX_MESSAGE_BYTES ?? 16 * 1024 * 1024,
+      approvalMode: (env.GATEWAY_AGENT_ADAPTER_APPROVAL_MODE as 'prompt' | 'auto' | 'deny' | undefined) ?? 'prompt',
+      approvalTimeoutMs: duration(env.GATEWAY_AGENT_ADAPTER_APPROVAL_TIMEOUT, 300_000),
+    },
   };
 }

@@ -195,6 +195,11 @@ export class SandboxService implements OnModuleInit, CommandSandbox {
     parents(policy.workspace);
     args.push(policy.readOnly ? '--ro-bind' : '--bind', policy.workspace, policy.workspace);
     mounted.push(real(policy.workspace));
+    for (const p of policy.writePaths ?? []) {
+      parents(p);
+      args.push('--bind', p, p);
+      mounted.push(real(p));
+    }
     // Never visible, even inside a mounted path (an in-place workspace that holds the data directory, say).
     for (const hidden of this.hiddenPaths()) {
       if (!exists(hidden) || !mounted.some((m) => inside(hidden, m)) || inside(real(policy.workspace), hidden)) continue;

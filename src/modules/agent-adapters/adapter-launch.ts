@@ -1,0 +1,164 @@
+import { spawn } from 'node:child_process';
+import { accessSync, chmodSync, chownSync, constants, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
+import type { CommandSandbox } from '@modules/tasks';
+import type { AdapterDefinition } from './adapter-definitions';
+
+/** Where the adapter was found (seed 003 catalog `path`, `managed`): a launcher script, an installed package, PATH. */
+export interface ResolvedAdapter {
+  available: boolean;
+  source?: 'launcher' | 'installed' | 'path';
+  path?: string;
+  /** The argv that starts it (before the sandbox wraps it). */
+  argv?: string[];
+  /** Host paths it must read besides the system (its package tree, the launcher directory). */
+  readPaths: string[];
+  /** The installed package's own version (when `--version` prints none). */
+  packageVersion?: string;
+  error?: string;
+}
+
+const executable = (p: string): boolean => {
+  try {
+    accessSync(p, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** The node_modules directories an installed adapter package is looked for in: the adapters dir's, then the server's. */
+function moduleRoots(adaptersDir: string): string[] {
+  const roots = [join(adaptersDir, 'node_modules')];
+  for (let d = __dirname; dirname(d) !== d; d = dirname(d)) {
+    if (existsSync(join(d, 'node_modules'))) {
+      roots.push(join(d, 'node_modules'));
+      break;
+    }
+  }
+  return roots;
+}
+
+function onPath(command: string, pathEnv: string): string | undefined {
+  if (command.includes('/')) return executable(command) ? command : undefined;
+  for (const dir of pathEnv.split(delimiter)) if (dir && executable(join(dir, command))) return join(dir, command);
+  return undefined;
+}
+
+/**
+ * Finds how to start the adapter on this worker: a managed launcher in GATEWAY_AGENT_ADAPTERS_DIR, the managed
+ * package installed (in that dir's node_modules or the server's), else its command on PATH.
+ */
+export function resolveAdapter(def: AdapterDefinition, adaptersDir: string, pathEnv: string): ResolvedAdapter {
+  if (def.managed) {
+    const launcher = join(adaptersDir, def.command);
+    if (executable(launcher))
+      return { available: true, source: 'launcher', path: launcher, argv: [launcher, ...def.args], readPaths: [adaptersDir, ...moduleRoots(adaptersDir)] };
+  }
+  const installed = installedLaunch(def, adaptersDir);
+  if (installed) return installed;
+  const found = onPath(def.command, pathEnv);
+  if (found) return { available: true, source: 'path', path: found, argv: [found, ...def.args], readPaths: [dirname(found)] };
+  const managed = def.managed
+    ? `; managed launcher unavailable: ${def.managedPackage} is not installed in ${adaptersDir} and no launcher script exists there`
+    : '';
+  return { available: false, readPaths: [], error: `exec: "${def.command}": executable file not found in $PATH${managed}` };
+}
+
+function installedLaunch(def: AdapterDefinition, adaptersDir: string): ResolvedAdapter | undefined {
+  if (!def.installed || !def.managedPackage) return undefined;
+  for (const root of moduleRoots(adaptersDir)) {
+    const file = join(root, def.installed.package, def.installed.file);
+    if (!existsSync(file)) continue;
+    let packageVersion: string | undefined;
+    try {
+      packageVersion = (JSON.parse(readFileSync(join(root, def.managedPackage, 'package.json'), 'utf8')) as { version?: string }).version;
+    } catch {
+      // no version to report
+    }
+    const argv = def.installed.runner === 'node' ? [process.execPath, file, ...def.args] : [file, ...def.args];
+    return { available: true, source: 'installed', path: file, argv, readPaths: [root], packageVersion };
+  }
+  return undefined;
+}
+
+/**
+ * `POST …/refresh-launcher`: deletes and recreates the managed launcher script — `exec` of the installed package when
+ * there is one, else the package runner (`npx -y <package>`). Throws (→ 409) when neither exists.
+ */
+export function writeLauncher(def: AdapterDefinition, adaptersDir: string, pathEnv: string): string {
+  const launcher = join(adaptersDir, def.command);
+  rmSync(launcher, { force: true });
+  const installed = installedLaunch(def, adaptersDir);
+  let line: string;
+  if (installed?.argv) line = `exec ${installed.argv.map(shellQuote).join(' ')} "$@"`;
+  else {
+    const npx = onPath('npx', pathEnv);
+    if (!npx) throw new Error(`no local package runner found for ${def.managedPackage} (npx is not on PATH and the package is not installed)`);
+    line = `exec ${shellQuote(npx)} -y ${shellQuote(def.managedPackage!)} ${def.args.map(shellQuote).join(' ')} "$@"`;
+  }
+  mkdirSync(adaptersDir, { recursive: true });
+  // Mounted read-only into the sandbox as it is: the adapter's unprivileged uid must be able to enter it.
+  chmodSync(adaptersDir, 0o755);
+  writeFileSync(
+    launcher,
+    `#!/bin/sh\n# Hecate-managed launcher for ${def.name} (${def.managedPackage}); recreated by POST /hecate/v1/agent-adapters/${def.id}/refresh-launcher\n${line}\n`,
+  );
+  chmodSync(launcher, 0o755);
+  return launcher;
+}
+
+const shellQuote = (s: string): string => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
+/** The adapter's own home on this worker (its login files, CODEX_HOME, its state): one per adapter, writable by it. */
+export function adapterHome(adaptersDir: string, def: AdapterDefinition, owner: { uid: number; gid: number } | null): string {
+  const home = join(adaptersDir, 'homes', def.id);
+  for (const d of [home, join(home, 'tmp'), join(home, '.codex')]) {
+    mkdirSync(d, { recursive: true });
+    if (owner) chownSync(d, owner.uid, owner.gid);
+  }
+  return home;
+}
+
+/** The environment an adapter gets: the child baseline, its home, and only the worker variables its allowlist names. */
+export function adapterEnv(
+  def: AdapterDefinition,
+  home: string,
+  base: Record<string, string>,
+  workerEnv: Record<string, string | undefined>,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  const env: Record<string, string> = { ...base, HOME: home, TMPDIR: join(home, 'tmp'), CODEX_HOME: join(home, '.codex') };
+  for (const name of def.envAllowlist) {
+    const v = workerEnv[name];
+    if (v !== undefined && v !== '') env[name] = v;
+  }
+  return { ...env, ...extra };
+}
+
+/** The argv that runs the adapter in the command sandbox: network on (it calls its model), workspace and home writable. */
+export function sandboxedArgv(sandbox: CommandSandbox, resolved: ResolvedAdapter, workspace: string, home: string): string[] {
+  return sandbox.wrap(resolved.argv!, { workspace, cwd: workspace, readOnly: false, network: true, readPaths: resolved.readPaths, writePaths: [home] });
+}
+
+/** `<adapter> --version` (sandboxed, 5 s, stdin closed): its first line of output, or undefined. */
+export function runVersion(argv: string[], env: Record<string, string>, cwd: string): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const child = spawn(argv[0], [...argv.slice(1), '--version'], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }, 5000);
+    child.stdout.on('data', (c: Buffer) => (out = (out + c.toString('utf8')).slice(0, 4096)));
+    child.stderr.on('data', () => undefined);
+    child.once('error', () => resolve(undefined));
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve(code === 0 ? out : undefined);
+    });
+  });
+}

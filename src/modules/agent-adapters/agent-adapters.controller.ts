@@ -1,0 +1,30 @@
+import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { AgentAdaptersService } from './agent-adapters.service';
+
+/** External coding-agent adapters (seed 003 `/hecate/v1/agent-adapters`): catalog, health, probe, managed launchers. */
+@Controller('hecate/v1/agent-adapters')
+export class AgentAdaptersController {
+  constructor(private readonly adapters: AgentAdaptersService) {}
+
+  @Get()
+  async list() {
+    return { object: 'agent_adapters', data: await this.adapters.list() };
+  }
+
+  @Get(':id/health')
+  async health(@Param('id') id: string) {
+    return { object: 'agent_adapter_health', data: await this.adapters.health(id) };
+  }
+
+  @Post(':id/probe')
+  @HttpCode(200)
+  async probe(@Param('id') id: string) {
+    return { object: 'agent_adapter_probe', data: await this.adapters.probe(id) };
+  }
+
+  @Post(':id/refresh-launcher')
+  @HttpCode(200)
+  async refreshLauncher(@Param('id') id: string) {
+    return { object: 'agent_adapters', data: await this.adapters.refreshLauncher(id) };
+  }
+}
