@@ -137,7 +137,7 @@ export class AcpProcess {
         await Promise.race([this.exited, new Promise((r) => setTimeout(r, 1000).unref())]);
       }
       if (this.failed && !(err instanceof AcpProtocolError)) throw this.failed;
-      throw err;
+      throw withDetails(err);
     } finally {
       clearTimeout(timer);
       if (onEnd) this.ended.signal.removeEventListener('abort', onEnd);
@@ -268,3 +268,21 @@ function ndjson(child: ChildProcess, maxBytes: number, onViolation: (err: AcpPro
 
 const tooLarge = (maxBytes: number) =>
   new AcpProtocolError('message_too_large', `the adapter sent one ACP message larger than ${Math.round(maxBytes / (1024 * 1024))} MB`);
+
+/**
+ * A JSON-RPC error answer keeps its code and data on the error; its message alone ("Internal error") says little, so
+ * the data's details (what the agent threw) join it.
+ */
+function withDetails(err: unknown): unknown {
+  const data = (err as { data?: unknown })?.data;
+  if (!(err instanceof Error) || data === undefined || data === null) return err;
+  const details =
+    typeof data === 'string'
+      ? data
+      : typeof (data as { details?: unknown }).details === 'string'
+        ? (data as { details: string }).details
+        : JSON.stringify(data);
+  if (!details || err.message.includes(details)) return err;
+  err.message = `${err.message}: ${details.slice(0, 1000)}`;
+  return err;
+}

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Injectable } from '@nestjs/common';
@@ -100,8 +100,10 @@ export class AdapterDiscoveryService {
   private authStatus(def: AdapterDefinition): Pick<AdapterRow, 'auth_status' | 'auth_error'> {
     const env = readProcessEnv();
     if (def.auth.env.some((name) => !!env[name])) return { auth_status: 'ok' };
-    const home = join(this.dir, 'homes', def.id);
-    if (def.auth.files.some((f) => existsSync(join(home, f)))) return { auth_status: 'ok' };
+    // Any of the adapter's homes (one per identity its commands run as) with a login file.
+    const homes = join(this.dir, 'homes');
+    const mine = existsSync(homes) ? readdirSync(homes).filter((d) => d === def.id || d.startsWith(`${def.id}.`)) : [];
+    if (mine.some((d) => def.auth.files.some((f) => existsSync(join(homes, d, f))))) return { auth_status: 'ok' };
     if (def.auth.env.length === 0 && def.auth.files.length === 0) return { auth_status: 'unknown' };
     return { auth_status: def.auth.opaque ? 'unknown' : 'unauthenticated', auth_error: def.auth.hint };
   }

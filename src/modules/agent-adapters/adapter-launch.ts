@@ -110,9 +110,13 @@ export function writeLauncher(def: AdapterDefinition, adaptersDir: string, pathE
 
 const shellQuote = (s: string): string => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 
-/** The adapter's own home on this worker (its login files, CODEX_HOME, its state): one per adapter, writable by it. */
+/**
+ * The adapter's own home on this worker (its login files, CODEX_HOME, its state): one per adapter and identity its
+ * commands run as (a workspace's owner, the managed sandbox user, or the worker's own), owned and writable by it — a
+ * home shared across identities would be unwritable for all but the last one it was handed to.
+ */
 export function adapterHome(adaptersDir: string, def: AdapterDefinition, owner: { uid: number; gid: number } | null): string {
-  const home = join(adaptersDir, 'homes', def.id);
+  const home = join(adaptersDir, 'homes', owner ? `${def.id}.${owner.uid}` : def.id);
   for (const d of [home, join(home, 'tmp'), join(home, '.codex')]) {
     mkdirSync(d, { recursive: true });
     if (owner) chownSync(d, owner.uid, owner.gid);
