@@ -5,6 +5,7 @@ import { TaskRuntime1795346724457 } from './1795346724457-TaskRuntime';
 import { ChatGenerationLease1795400000000 } from './1795400000000-ChatGenerationLease';
 import { AgentChat1795500000000 } from './1795500000000-AgentChat';
 import { ExternalAgentSessions1795600000000 } from './1795600000000-ExternalAgentSessions';
+import { AgentChatApprovals1795700000000 } from './1795700000000-AgentChatApprovals';
 
 /** Every migration, in order. Add new ones at the end (files: `<epoch>-<PascalName>.ts`). */
 export const MIGRATIONS = [
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   ChatGenerationLease1795400000000,
   AgentChat1795500000000,
   ExternalAgentSessions1795600000000,
+  AgentChatApprovals1795700000000,
 ];

@@ -23,7 +23,7 @@ import { TaskRunsController } from '@modules/tasks';
 import { TasksController } from '@modules/tasks';
 import { AgentLoopRunsController } from '@modules/agent-loop';
 import { McpController } from '@modules/mcp';
-import { AgentChatController } from '@modules/agent-chat';
+import { AgentChatApprovalsController, AgentChatController } from '@modules/agent-chat';
 import { AgentAdaptersController } from '@modules/agent-adapters';
 
 /** The HTTP role: every controller is mounted here and nowhere else (STYLE rule 1). */
@@ -33,6 +33,7 @@ export class ApiModule {
     TasksController,
     AgentLoopRunsController,
     AgentChatController,
+    AgentChatApprovalsController,
     AgentAdaptersController,
     TaskRunsController,
     EventsController,

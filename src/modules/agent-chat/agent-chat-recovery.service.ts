@@ -10,6 +10,7 @@ import { TurnRuntimes } from './turn-runtime';
 import { QueueRepository } from './queue.repository';
 import { TurnLeaseRepository } from './turn-lease.repository';
 import { AgentChatRepository } from './agent-chat.repository';
+import { ApprovalsRepository } from './approvals.repository';
 
 const BATCH = 200;
 /** Queued-next items left `starting` by a process that died are looked at after this long. */
@@ -19,7 +20,8 @@ const STARTING_GRACE_MS = 60_000;
  * Recovery of Agent Chat turns (worker role; DESIGN §11.3, the lease is the one clock): every reconcile interval,
  * each active turn gets its runtime's recovery — model turns queued but not on the queue (a failed enqueue, a lost
  * Redis, an embedded restart) or running under an expired lease are enqueued again (the claim takes them over), agent
- * turns catch up with their runs even when no client is reading; sessions left idle with queued-next prompts are drained. In embedded mode, turns another (earlier)
+ * turns catch up with their runs even when no client is reading; sessions left idle with queued-next prompts are drained;
+ * pending external-agent approvals whose waiter is gone become `timed_out` (`startup_reconcile`). In embedded mode, turns another (earlier)
  * life of this process held are taken over at boot.
  */
 @Injectable()
@@ -36,6 +38,7 @@ export class AgentChatRecoveryService implements OnApplicationBootstrap, OnAppli
     private readonly queueRows: QueueRepository,
     private readonly runtimes: TurnRuntimes,
     private readonly queue: AgentChatQueueService,
+    private readonly approvals: ApprovalsRepository,
     @Inject(EventBus) private readonly bus: EventBus,
   ) {}
 
@@ -77,6 +80,9 @@ export class AgentChatRecoveryService implements OnApplicationBootstrap, OnAppli
     for (const turn of await this.leases.turnsToRecover(before, BATCH)) {
       if (this.runtimes.has(turn.runtime_kind)) await this.runtimes.get(turn.runtime_kind).recover(turn);
     }
+    // External-agent approvals nobody waits for any more (their worker was lost, or this process restarted).
+    for (const a of await this.approvals.reconcileOrphans())
+      rootLogger().info({ approval_id: a.id, session_id: a.session_id }, 'pending approval without a waiter: timed_out (startup_reconcile)');
     // Queued-next: items a dead process left `starting`, and idle sessions that still have waiting items.
     await this.queueRows.recoverStartingItems(STARTING_GRACE_MS);
     for (const sessionId of await this.queueRows.sessionsToDrain(BATCH)) await this.queue.drain(sessionId);

@@ -9,6 +9,8 @@ export const sessionChannel = (sessionId: string): string => `agent_chat.session
 export const cancelChannel = (turnId: string): string => `agent_chat.cancel.${turnId}`;
 export const CANCEL_PATTERN = 'agent_chat.cancel.*';
 export const cancelledTurnOf = (channel: string): string => channel.slice('agent_chat.cancel.'.length);
+/** `agent_chat.approval.<id>` — an external-agent approval was decided (the worker waiting for it listens). */
+export const approvalChannel = (approvalId: string): string => `agent_chat.approval.${approvalId}`;
 
 /** What a session doorbell says (enough for the active-sessions feed; readers take the rest from Postgres). */
 export interface SessionDoorbell {
@@ -32,10 +34,15 @@ export interface Doorbell {
  * Subscribes to a session's doorbell for a wait loop (the waiting POST, a revert, an idle stream): a ring that arrives
  * while the caller is reading Postgres is kept, so it never waits out the full timeout for a change it already missed.
  */
-export async function sessionDoorbell(bus: EventBus, sessionId: string): Promise<Doorbell> {
+export function sessionDoorbell(bus: EventBus, sessionId: string): Promise<Doorbell> {
+  return channelDoorbell(bus, sessionChannel(sessionId));
+}
+
+/** A doorbell on any channel (the same keep-a-missed-ring wait as a session's). */
+export async function channelDoorbell(bus: EventBus, channel: string): Promise<Doorbell> {
   let rung = false;
   let wake: (() => void) | undefined;
-  const unsubscribe = await bus.subscribe(sessionChannel(sessionId), () => {
+  const unsubscribe = await bus.subscribe(channel, () => {
     if (wake) wake();
     else rung = true;
   });

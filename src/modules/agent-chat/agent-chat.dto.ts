@@ -1,5 +1,6 @@
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsISO8601, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { APPROVAL_STATUSES, GRANT_SCOPES, SCOPE_CHOICES, TOOL_KINDS, type ApprovalScope, type ApprovalStatus, type ToolKind } from './approval-vocabulary';
 
 /** `runtime_kind` is checked by the service (its own 400 type, `agent_chat.runtime_kind_invalid`), not here. */
 export class CreateAgentChatSessionDto {
@@ -79,4 +80,24 @@ export class PatchQueueItemDto {
 export class RevertFilesDto {
   /** Paths of the message's captured diff; empty: all of them. */
   @IsOptional() @IsArray() @ArrayMaxSize(10_000) @IsString({ each: true }) @MaxLength(4096, { each: true }) paths?: string[];
+}
+
+/** `POST …/approvals/{id}/resolve` (seed 003): `reject` is accepted for `deny`. */
+export class ResolveAgentChatApprovalDto {
+  @IsIn(['approve', 'deny', 'reject']) decision!: 'approve' | 'deny' | 'reject';
+  @IsOptional() @IsIn(SCOPE_CHOICES) scope?: ApprovalScope;
+  @IsOptional() @IsString() @MaxLength(200) selected_option?: string;
+  @IsOptional() @IsString() @MaxLength(4000) note?: string;
+  /** When a grant this decision leaves (scope other than `once`) stops matching; none: until revoked. */
+  @IsOptional() @IsISO8601() grant_expires_at?: string;
+}
+
+export class ListAgentChatApprovalsDto {
+  @IsOptional() @IsIn(APPROVAL_STATUSES) status?: ApprovalStatus;
+}
+
+export class ListAgentChatGrantsDto {
+  @IsOptional() @IsString() @MaxLength(200) adapter_id?: string;
+  @IsOptional() @IsIn(GRANT_SCOPES) scope?: ApprovalScope;
+  @IsOptional() @IsIn(TOOL_KINDS) tool_kind?: ToolKind;
 }

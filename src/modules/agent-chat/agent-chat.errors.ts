@@ -15,6 +15,8 @@ export const AgentChatErrorType = {
   SessionDurationLimitExceeded: 'agent_chat.session_duration_limit_exceeded',
   SessionIdleTimeout: 'agent_chat.session_idle_timeout',
   GuidanceConsumed: 'agent_chat.guidance_consumed',
+  ApprovalNotPending: 'agent_chat.approval_not_pending',
+  ApprovalChoiceInvalid: 'agent_chat.approval_choice_invalid',
 } as const;
 
 export class AgentChatSessionNotFoundError extends NotFoundError {
@@ -147,5 +149,42 @@ export class GuidanceConsumedError extends ConflictError {
       },
       AgentChatErrorType.GuidanceConsumed,
     );
+  }
+}
+
+export class AgentChatApprovalNotFoundError extends NotFoundError {
+  constructor(sessionId: string, approvalId: string) {
+    super(`approval ${approvalId} not found in agent chat session ${sessionId}`, { userMessage: 'The approval request does not exist in this chat.' });
+  }
+}
+
+/** A decision for a request that was already settled (by an operator, a grant, the timeout, or its request dying). */
+export class AgentChatApprovalNotPendingError extends ConflictError {
+  constructor(approvalId: string, status: string, path: string | null) {
+    super(
+      `approval ${approvalId} is ${status}${path ? ` (${path})` : ''}; only a pending approval can be resolved`,
+      {
+        userMessage: 'This request was already decided, timed out, or cancelled.',
+        operatorAction: 'Reload the approvals (GET …/approvals?status=pending).',
+        details: { approval_id: approvalId, approval_status: status, path },
+      },
+      AgentChatErrorType.ApprovalNotPending,
+    );
+  }
+}
+
+/** A `scope` the request does not offer, or a `selected_option` that is not one of the agent's options for the decision. */
+export const approvalChoiceInvalid = (message: string, details: Record<string, unknown>): DomainError =>
+  invalid(
+    AgentChatErrorType.ApprovalChoiceInvalid,
+    message,
+    'That choice is not available for this request.',
+    "Pick one of the request's scope_choices and options.",
+    details,
+  );
+
+export class AgentChatGrantNotFoundError extends NotFoundError {
+  constructor(grantId: string) {
+    super(`grant ${grantId} not found`, { userMessage: 'The grant does not exist (it may have expired or been revoked).' });
   }
 }

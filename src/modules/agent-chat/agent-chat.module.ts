@@ -3,8 +3,12 @@ import { SystemInfoRegistry } from '@core/health/system-info.registry';
 import { AgentLoopModule, GuidanceRegistry } from '@modules/agent-loop';
 import { InferenceModule } from '@modules/inference';
 import { ProvidersModule } from '@modules/providers';
-import { TasksModule } from '@modules/tasks';
+import { RetentionService, TasksModule } from '@modules/tasks';
+import { AppConfig } from '@core/config/app-config';
 import { AgentChatGuidanceService } from './agent-chat-guidance.service';
+import { AgentChatApprovalsService } from './agent-chat-approvals.service';
+import { ApprovalCoordinator } from './approval-coordinator';
+import { ApprovalsRepository } from './approvals.repository';
 import { AgentChatQueueService } from './agent-chat-queue.service';
 import { AgentChatFilesService } from './agent-chat-files.service';
 import { AgentChatRevertRunner } from './agent-chat-revert.runner';
@@ -29,6 +33,8 @@ import { TurnLeaseRepository } from './turn-lease.repository';
 
 /** What the worker-only module needs of the shared one (the runtimes stay private: they register themselves). */
 const SHARED = [
+  ApprovalsRepository,
+  AgentChatApprovalsService,
   TurnLeaseRepository,
   GuidanceRepository,
   QueueRepository,
@@ -54,12 +60,30 @@ const SHARED = [
   providers: [...SHARED, ModelTurnRuntime, AgentTurnRuntime, ExternalAgentTurnRuntime],
   exports: SHARED,
 })
-export class AgentChatModule {}
+export class AgentChatModule implements OnModuleInit {
+  constructor(
+    private readonly config: AppConfig,
+    private readonly registry: SystemInfoRegistry,
+    private readonly retention: RetentionService,
+    private readonly approvals: ApprovalsRepository,
+  ) {}
+
+  onModuleInit(): void {
+    // Operators show a danger banner when every adapter permission request is allowed unseen (seed 003).
+    this.registry.addStats('agent_adapter_approval_mode', () => this.config.agent.adapters.approvalMode);
+    const { maxAgeMs, maxCount } = this.config.tasks.retention.agentChatApprovals;
+    this.retention.addPruner('agent_chat_approvals', async () => ({
+      ...(await this.approvals.prune(new Date(Date.now() - maxAgeMs), maxCount)),
+      max_age_ms: maxAgeMs,
+      max_count: maxCount,
+    }));
+  }
+}
 
 /** Worker-only (DESIGN §11.2): model turns run here, the recovery pass that takes over turns of lost workers, and the guidance source of the agent loop. */
 @Module({
   imports: [AgentChatModule, AgentLoopModule, InferenceModule, TasksModule, AgentAdaptersModule, AgentAdaptersWorkerModule],
-  providers: [AgentChatTurnRunner, AgentChatRecoveryService, AgentChatRevertRunner, AdapterSessionHost, ExternalTurnExecutor],
+  providers: [AgentChatTurnRunner, AgentChatRecoveryService, AgentChatRevertRunner, AdapterSessionHost, ApprovalCoordinator, ExternalTurnExecutor],
   exports: [AgentChatTurnRunner, AgentChatRevertRunner, AdapterSessionHost],
 })
 export class AgentChatWorkerModule implements OnModuleInit {

@@ -8,6 +8,7 @@ import { ExecutorRegistry, WorkspaceGit } from '@modules/tasks';
 import type { MessageRow, TurnRow } from './agent-chat-rows';
 import { AgentChatTurnsService } from './agent-chat-turns.service';
 import { AgentChatRepository } from './agent-chat.repository';
+import { ApprovalCoordinator, type PermissionContext } from './approval-coordinator';
 import { AdapterSessionHost, type LiveAdapter, type Restored } from './adapter-session-host';
 import { AdapterSessionRepository } from './adapter-session.repository';
 import { TurnLeaseRepository } from './turn-lease.repository';
@@ -25,7 +26,7 @@ export interface TurnState {
   cancelled: boolean;
 }
 
-type Activity = { type: string; status: string; title: string; detail?: string; created_at: string; tool_call_id?: string };
+type Activity = { type: string; status: string; title: string; detail?: string; created_at: string; tool_call_id?: string; approval_id?: string };
 
 /**
  * One External Agent turn on the worker holding the session's adapter (seed 003, DESIGN §11.2–11.4): `session/prompt`
@@ -45,6 +46,7 @@ export class ExternalTurnExecutor {
     private readonly host: AdapterSessionHost,
     private readonly catalog: AdapterCatalog,
     private readonly registry: ExecutorRegistry,
+    private readonly approvals: ApprovalCoordinator,
     @Inject(LiveStreamBuffer) private readonly live: LiveStreamBuffer,
     @Inject(EventBus) private readonly bus: EventBus,
   ) {}
@@ -160,7 +162,13 @@ export class ExternalTurnExecutor {
           append({ type: 'tool_call_update', tool_call_id: update.toolCallId, status: update.status ?? undefined });
         }
       },
-      onPermission: (request, signal) => this.permission(request, signal, note, append),
+      // Cancelling a turn answers its pending permission requests `cancelled` (ACP: the client must, after session/cancel).
+      onPermission: (request, signal) =>
+        this.permission(
+          { session, turnId: turn.id, signal: AbortSignal.any([signal, state.controller.signal, adapter.proc.signal]), emit: append },
+          request,
+          note,
+        ),
     };
     const onAbort = () => void adapter.proc.notify('session/cancel', { sessionId: adapter.nativeId });
     state.controller.signal.addEventListener('abort', onAbort, { once: true });
@@ -219,38 +227,22 @@ export class ExternalTurnExecutor {
     return true;
   }
 
-  /**
-   * The approval coordinator's default modes (GATEWAY_AGENT_ADAPTER_APPROVAL_MODE): `auto` allows once, `deny`
-   * rejects once, `prompt` waits for a decision until the approval timeout, then answers `cancelled`.
-   */
+  /** A permission request goes to the approval coordinator; its disposition is an `approval` activity of the turn. */
   private async permission(
+    ctx: PermissionContext,
     request: Acp.RequestPermissionRequest,
-    signal: AbortSignal,
     note: (a: Omit<Activity, 'created_at'>) => void,
-    append: (f: Record<string, unknown>) => void,
   ): Promise<Acp.RequestPermissionResponse> {
-    const mode = this.config.agent.adapters.approvalMode;
-    const title = request.toolCall.title ?? request.toolCall.toolCallId;
-    const pick = (kinds: string[]) => request.options.find((o) => kinds.includes(o.kind));
-    if (mode === 'auto' || mode === 'deny') {
-      const option = mode === 'auto' ? pick(['allow_once', 'allow_always']) : pick(['reject_once', 'reject_always']);
-      note({ type: 'approval', status: mode === 'auto' ? 'approved' : 'denied', title, detail: `default_mode: ${mode}` });
-      append({ type: 'approval.resolved', title, status: mode === 'auto' ? 'approved' : 'denied', path: 'default_mode' });
-      return option ? { outcome: { outcome: 'selected', optionId: option.optionId } } : { outcome: { outcome: 'cancelled' } };
-    }
-    append({ type: 'approval.requested', title });
-    const timedOut = await new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(true), this.config.agent.adapters.approvalTimeoutMs);
-      signal.addEventListener('abort', () => (clearTimeout(timer), resolve(false)), { once: true });
-    });
+    const { response, approval } = await this.approvals.decide(ctx, request);
     note({
       type: 'approval',
-      status: timedOut ? 'timed_out' : 'cancelled',
-      title,
-      detail: timedOut ? 'no decision within the approval timeout' : 'request_cancelled',
+      status: approval.status,
+      title: approval.tool_name,
+      detail: approval.path ?? undefined,
+      approval_id: approval.id,
+      tool_call_id: approval.tool_call_id,
     });
-    append({ type: 'approval.resolved', title, status: timedOut ? 'timed_out' : 'cancelled', path: timedOut ? 'timeout' : 'request_cancelled' });
-    return { outcome: { outcome: 'cancelled' } };
+    return response;
   }
 
   private async finish(

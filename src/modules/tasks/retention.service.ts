@@ -28,6 +28,8 @@ export const toRetentionRunResponse = (r: RetentionRunEntity) => ({
 @Injectable()
 export class RetentionService implements OnApplicationBootstrap, OnApplicationShutdown {
   private timer: NodeJS.Timeout | undefined;
+  /** Other modules' tables under retention (Agent Chat approvals): each reports what it deleted. */
+  private readonly pruners = new Map<string, () => Promise<Record<string, unknown>>>();
 
   constructor(
     private readonly config: AppConfig,
@@ -38,6 +40,10 @@ export class RetentionService implements OnApplicationBootstrap, OnApplicationSh
     private readonly history: RetentionRunRepository,
     private readonly workspaces: WorkspaceService,
   ) {}
+
+  addPruner(name: string, prune: () => Promise<Record<string, unknown>>): void {
+    this.pruners.set(name, prune);
+  }
 
   onApplicationBootstrap(): void {
     if (!this.config.tasks.retention.enabled) return;
@@ -74,7 +80,8 @@ export class RetentionService implements OnApplicationBootstrap, OnApplicationSh
         run_events: { deleted: deletedEvents, max_age_ms: runEvents.maxAgeMs, max_count: runEvents.maxCount },
         run_artifacts: { deleted: deletedArtifacts, max_age_ms: runArtifacts.maxAgeMs, max_count: runArtifacts.maxCount },
         workspaces: { removed: removedWorkspaces },
-      };
+      } as Record<string, unknown>;
+      for (const [name, prune] of this.pruners) results[name] = await prune();
       await this.history.finish(row.id, { status: 'completed', results, error: '' });
       return toRetentionRunResponse({ ...row, status: 'completed', results, finishedAt: new Date() });
     } catch (err) {

@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adapterEnv, FAULT_AGENT_PROCESS } from '../../support/acp-agents';
 import { processesMatching } from '../../support/mcp-servers';
@@ -151,13 +152,33 @@ describe('agent adapters (embedded)', () => {
   const procs = new Processes();
   afterAll(() => procs.stopAll());
 
-  it('serves the catalog and a probe from the in-process worker', async () => {
-    const all = await procs.start('all', embeddedTasksEnv(adapterEnv()));
+  it('serves the catalog and a probe from the in-process worker; deny mode rejects permission requests; retention prunes them', async () => {
+    const all = await procs.start(
+      'all',
+      embeddedTasksEnv(adapterEnv({ GATEWAY_AGENT_ADAPTER_APPROVAL_MODE: 'deny', GATEWAY_RETENTION_AGENT_CHAT_APPROVALS_MAX_COUNT: '0' })),
+    );
     const c = new Client(all.url);
     const list = await c.call('GET', '/hecate/v1/agent-adapters');
     expect(list.status).toBe(200);
     expect((list.body.data as Json[]).find((r) => r.id === 'fault')).toMatchObject({ available: true, version: '1.4.2' });
     const probe = await c.call('POST', '/hecate/v1/agent-adapters/fault_noload/probe');
     expect(probe.body.data.health).toMatchObject({ status: 'ready', stage: 'ready' });
+
+    expect((await c.ok('GET', '/hecate/v1/system/stats')).agent_adapter_approval_mode).toBe('deny');
+    const ws = mkdtempSync(join(tmpdir(), 'hecate-deny-ws-'));
+    const s = await c.ok('POST', '/hecate/v1/agent-chat/sessions', { runtime_kind: 'external_agent', adapter_id: 'fault', workspace: ws });
+    const after = await c.ok('POST', `/hecate/v1/agent-chat/sessions/${s.id}/messages`, { content: 'write secret.txt x' });
+    const reply = (after.messages as Json[]).at(-1)!;
+    expect(reply).toMatchObject({ status: 'completed', content: 'not allowed to write secret.txt' });
+    expect((reply.activities as Json[]).find((a) => a.type === 'approval')).toMatchObject({ status: 'denied', detail: 'default_mode' });
+    expect(existsSync(join(ws, 'secret.txt'))).toBe(false);
+    const rows = (await c.ok('GET', `/hecate/v1/agent-chat/sessions/${s.id}/approvals`)) as unknown as Json[];
+    expect(rows).toEqual([
+      expect.objectContaining({ status: 'denied', decision: 'deny', path: 'default_mode', scope: 'once', selected_option: 'reject', tool_kind: 'file_write' }),
+    ]);
+    // Resolved requests are pruned by retention (max count 0 here); nothing is pending, so nothing else is touched.
+    const sweep = await c.ok('POST', '/hecate/v1/system/retention/run');
+    expect(sweep.results.agent_chat_approvals).toMatchObject({ approvals: 1, max_count: 0 });
+    expect(await c.ok('GET', `/hecate/v1/agent-chat/sessions/${s.id}/approvals`)).toEqual([]);
   });
 });

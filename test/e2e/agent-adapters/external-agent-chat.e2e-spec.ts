@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adapterEnv, FAULT_AGENT_PROCESS } from '../../support/acp-agents';
@@ -8,15 +8,18 @@ import type { ScratchDatabase } from '../../support/infra';
 import { waitFor } from '../../support/infra';
 import { processesMatching } from '../../support/mcp-servers';
 import type { ServerProcess } from '../../support/server-process';
-import { Client, Json, Processes, scaledEnv } from '../tasks/tasks-harness';
+import { SseReader } from '../../support/sse';
+import { Client, Json, Processes, scaledEnv, TOKEN } from '../tasks/tasks-harness';
 
 const LEASE_MS = 2000;
+const APPROVAL_TIMEOUT_S = 4;
 
 /**
  * External Agent sessions (seed 003 `runtime_kind: external_agent`, issue 16) on real processes: an api and two
- * workers, the ACP fault agent as the adapter (operator-defined), approval mode `auto`. The adapter runs on the worker
- * holding the session's lease; its failures end the turn `failed` with the transcript intact; kill -9 of that worker
- * moves the session to the other one (restored with session/load, or reset with a recap when the agent cannot load).
+ * workers, the ACP fault agent as the adapter (operator-defined), approval mode `prompt` (4 s timeout). The adapter runs
+ * on the worker holding the session's lease; its permission requests wait for an operator on the approvals API (or a
+ * grant); its failures end the turn `failed` with the transcript intact; kill -9 of that worker moves the session to
+ * the other one (restored with session/load, or reset with a recap when the agent cannot load).
  */
 describe('external agent chat (scaled: api + two workers)', () => {
   const procs = new Processes();
@@ -29,7 +32,8 @@ describe('external agent chat (scaled: api + two workers)', () => {
   beforeAll(async () => {
     const s = await scaledEnv(
       adapterEnv({
-        GATEWAY_AGENT_ADAPTER_APPROVAL_MODE: 'auto',
+        GATEWAY_AGENT_ADAPTER_APPROVAL_MODE: 'prompt',
+        GATEWAY_AGENT_ADAPTER_APPROVAL_TIMEOUT: `${APPROVAL_TIMEOUT_S}s`,
         GATEWAY_AGENT_ADAPTER_MAX_MESSAGE_BYTES: String(1024 * 1024),
         GATEWAY_TASK_QUEUE_LEASE_SECONDS: String(LEASE_MS / 1000),
         GATEWAY_TASK_RECONCILE_INTERVAL: '500ms',
@@ -106,18 +110,167 @@ describe('external agent chat (scaled: api + two workers)', () => {
     expect(again.content).toBe('history: hello there');
   });
 
-  it('an auto-approved tool call writes in the workspace: tool activity, the diff captured, changed files listed', async () => {
+  const base = (id: string) => `/hecate/v1/agent-chat/sessions/${id}`;
+  const approvals = async (id: string, status?: string): Promise<Json[]> =>
+    (await c.ok('GET', `${base(id)}/approvals${status ? `?status=${status}` : ''}`)) as unknown as Json[];
+  const pendingOf = (id: string): Promise<Json> => waitFor(async () => (await approvals(id, 'pending'))[0], { timeoutMs: 15_000, what: 'a pending approval' });
+  const begin = async (id: string, content: string) => {
+    const r = await c.call('POST', `${base(id)}/messages`, { content, wait: false });
+    expect(r.status).toBe(202);
+  };
+  const settled = (id: string): Promise<Json> =>
+    waitFor(
+      async () => {
+        const m = lastAssistant(await c.ok('GET', base(id)));
+        return ['completed', 'failed', 'cancelled'].includes(m.status as string) ? m : undefined;
+      },
+      { timeoutMs: 20_000, what: 'the turn to settle' },
+    );
+  const resolve = (id: string, approvalId: string, body: Json) => c.call('POST', `${base(id)}/approvals/${approvalId}/resolve`, body);
+
+  it('a tool call asks permission: pending on the approvals API and the session stream, approved through the API; the diff captured', async () => {
     const ws = gitWorkspace();
     const s = (await create('fault', ws)).body.data as Json;
-    const reply = lastAssistant(await say(s.id, 'write notes.txt remember the milk'));
+    const sse = new SseReader(`${api.url}${base(s.id)}/stream`, { token: TOKEN });
+    await sse.opened;
+    await begin(s.id, 'write notes.txt remember the milk');
+    const pending = await pendingOf(s.id);
+    expect(pending).toMatchObject({
+      id: expect.stringMatching(/^appr_/),
+      session_id: s.id,
+      adapter_id: 'fault',
+      tool_kind: 'file_write',
+      tool_name: 'Write notes.txt',
+      tool_call_id: 'call_write',
+      status: 'pending',
+      scope_choices: ['once', 'session', 'workspace_tool', 'adapter_tool'],
+      options: [
+        { option_id: 'allow', name: 'Allow', kind: 'allow_once' },
+        { option_id: 'allow-always', name: 'Always allow', kind: 'allow_always' },
+        { option_id: 'reject', name: 'Reject', kind: 'reject_once' },
+      ],
+    });
+    const requested = await sse.until((e) => e.event === 'approval.requested');
+    expect(requested.data).toMatchObject({
+      approval_id: pending.id,
+      session_id: s.id,
+      adapter_id: 'fault',
+      tool_kind: 'file_write',
+      tool_name: 'Write notes.txt',
+      scope_choices: ['once', 'session', 'workspace_tool', 'adapter_tool'],
+      expires_at: pending.expires_at,
+    });
+    expect(existsSync(join(ws, 'notes.txt'))).toBe(false);
+    const ok = await resolve(s.id, pending.id as string, { decision: 'approve', scope: 'once', note: 'fine' });
+    expect(ok.status).toBe(200);
+    expect(ok.body.data).toMatchObject({ status: 'approved', decision: 'approve', scope: 'once', path: 'operator', selected_option: 'allow', note: 'fine' });
+    const reply = await settled(s.id);
     expect(reply).toMatchObject({ status: 'completed', content: 'wrote notes.txt', diff_stat: expect.stringContaining('1 file') });
     expect(readFileSync(join(ws, 'notes.txt'), 'utf8')).toBe('remember the milk\n');
-    const types = (reply.activities as Json[]).map((a) => a.type);
-    expect(types).toEqual(['started', 'tool_call', 'approval', 'files_changed', 'completed']);
-    expect((reply.activities as Json[])[2]).toMatchObject({ status: 'approved', detail: 'default_mode: auto' });
-    const files = await c.call('GET', `/hecate/v1/agent-chat/sessions/${s.id}/messages/${reply.id}/files`);
+    expect((reply.activities as Json[]).map((a) => a.type)).toEqual(['started', 'tool_call', 'approval', 'files_changed', 'completed']);
+    expect((reply.activities as Json[])[2]).toMatchObject({ status: 'approved', detail: 'operator', approval_id: pending.id });
+    const resolved = await sse.until((e) => e.event === 'approval.resolved');
+    expect(resolved.data).toMatchObject({
+      approval_id: pending.id,
+      status: 'approved',
+      decision: 'approve',
+      scope: 'once',
+      path: 'operator',
+      selected_option: 'allow',
+    });
+    sse.close();
+    // Decided once: a second decision is a conflict; the row is there by id; unknown ids are 404.
+    const again = await resolve(s.id, pending.id as string, { decision: 'deny' });
+    expect(again.status).toBe(409);
+    expect(again.body.error).toMatchObject({ type: 'agent_chat.approval_not_pending', approval_status: 'approved', path: 'operator' });
+    expect(await c.ok('GET', `${base(s.id)}/approvals/${pending.id}`)).toMatchObject({ id: pending.id, status: 'approved' });
+    expect((await c.call('GET', `${base(s.id)}/approvals/appr_nope`)).status).toBe(404);
+    expect((await c.call('POST', `${base(s.id)}/approvals/${pending.id}/resolve`, { decision: 'maybe' })).status).toBe(400);
+    const files = await c.call('GET', `${base(s.id)}/messages/${reply.id}/files`);
     expect(files.status).toBe(200);
     expect(JSON.stringify(files.body)).toContain('notes.txt');
+  });
+
+  it('deny, bad choices, grants: a session grant short-circuits the next request; the most specific grant wins; revoking asks again', async () => {
+    const ws = gitWorkspace();
+    const a = (await create('fault', ws)).body.data as Json;
+    await begin(a.id, 'write no.txt nope');
+    let p = await pendingOf(a.id);
+    const badScope = await resolve(a.id, p.id as string, { decision: 'approve', scope: 'forever' });
+    expect(badScope.status).toBe(400);
+    const badOption = await resolve(a.id, p.id as string, { decision: 'approve', selected_option: 'reject' });
+    expect(badOption.status).toBe(400);
+    expect(badOption.body.error.type).toBe('agent_chat.approval_choice_invalid');
+    expect((await resolve(a.id, p.id as string, { decision: 'reject' })).body.data).toMatchObject({
+      status: 'denied',
+      decision: 'deny',
+      selected_option: 'reject',
+    });
+    expect(await settled(a.id)).toMatchObject({ status: 'completed', content: 'not allowed to write no.txt' });
+    expect(existsSync(join(ws, 'no.txt'))).toBe(false);
+
+    // Allow file writes for the rest of this session: the next write is decided by the grant, nobody asked.
+    await begin(a.id, 'write one.txt 1');
+    p = await pendingOf(a.id);
+    const granted = await resolve(a.id, p.id as string, { decision: 'approve', scope: 'session' });
+    expect(granted.body.data).toMatchObject({ status: 'approved', scope: 'session', grant_id: expect.stringMatching(/^grant_/) });
+    await settled(a.id);
+    expect(lastAssistant(await say(a.id, 'write two.txt 2'))).toMatchObject({ status: 'completed', content: 'wrote two.txt' });
+    const byGrant = (await approvals(a.id)).at(-1)!;
+    expect(byGrant).toMatchObject({ status: 'approved', path: 'grant', scope: 'session', grant_id: granted.body.data.grant_id, tool_kind: 'file_write' });
+
+    // Shell commands: denied for this adapter everywhere, allowed in session b only — b's session grant wins there.
+    await begin(a.id, 'run rm -rf build');
+    p = await pendingOf(a.id);
+    const denyAll = await resolve(a.id, p.id as string, { decision: 'deny', scope: 'adapter_tool' });
+    expect(denyAll.body.data).toMatchObject({ status: 'denied', scope: 'adapter_tool' });
+    expect(await settled(a.id)).toMatchObject({ content: 'command denied' });
+    const b = (await create('fault')).body.data as Json;
+    expect(lastAssistant(await say(b.id, 'run ls'))).toMatchObject({ content: 'command denied' });
+    expect((await approvals(b.id)).at(-1)).toMatchObject({ status: 'denied', path: 'grant', scope: 'adapter_tool' });
+    const grants = (await c.ok('GET', '/hecate/v1/agent-chat/grants?adapter_id=fault')) as unknown as Json[];
+    expect(grants.map((g) => `${g.scope}:${g.tool_kind}:${g.decision}`).sort()).toEqual(['adapter_tool:shell_exec:deny', 'session:file_write:allow']);
+    const adapterGrant = grants.find((g) => g.scope === 'adapter_tool')!;
+    expect(adapterGrant).toMatchObject({ adapter_id: 'fault', session_id: null, workspace: null, approval_id: denyAll.body.data.id });
+    // Revoked: the next command asks again; b answers with a session allow that then beats nothing but itself.
+    expect((await c.call('DELETE', `/hecate/v1/agent-chat/grants/${adapterGrant.id}`)).status).toBe(200);
+    expect((await c.call('DELETE', `/hecate/v1/agent-chat/grants/${adapterGrant.id}`)).status).toBe(404);
+    await begin(b.id, 'run make');
+    p = await pendingOf(b.id);
+    await resolve(b.id, p.id as string, { decision: 'approve', scope: 'session' });
+    expect(await settled(b.id)).toMatchObject({ content: 'ran make' });
+    // A deny for the whole adapter made later does not override b's own (more specific) session allow.
+    await begin(a.id, 'run rm -rf dist');
+    p = await pendingOf(a.id);
+    await resolve(a.id, p.id as string, { decision: 'deny', scope: 'adapter_tool' });
+    await settled(a.id);
+    expect(lastAssistant(await say(b.id, 'run make again'))).toMatchObject({ content: 'ran make again' });
+    for (const g of (await c.ok('GET', '/hecate/v1/agent-chat/grants')) as unknown as Json[]) await c.call('DELETE', `/hecate/v1/agent-chat/grants/${g.id}`);
+  });
+
+  it('an unanswered request times out (answered cancelled); cancelling the turn answers its request request_cancelled; an operator can withdraw one', async () => {
+    const s = (await create('fault')).body.data as Json;
+    await begin(s.id, 'write late.txt x');
+    const p = await pendingOf(s.id);
+    const reply = await settled(s.id);
+    expect(reply).toMatchObject({ status: 'completed', content: 'not allowed to write late.txt' });
+    expect(await c.ok('GET', `${base(s.id)}/approvals/${p.id}`)).toMatchObject({ status: 'timed_out', path: 'timeout', decision: null });
+    const late = await resolve(s.id, p.id as string, { decision: 'approve' });
+    expect(late.status).toBe(409);
+
+    await begin(s.id, 'write never.txt x');
+    const q = await pendingOf(s.id);
+    expect((await c.call('POST', `${base(s.id)}/cancel`)).status).toBe(202);
+    expect(await settled(s.id)).toMatchObject({ status: 'cancelled' });
+    expect(await c.ok('GET', `${base(s.id)}/approvals/${q.id}`)).toMatchObject({ status: 'cancelled', path: 'request_cancelled' });
+
+    await begin(s.id, 'run deploy');
+    const r = await pendingOf(s.id);
+    const withdrawn = await c.call('POST', `${base(s.id)}/approvals/${r.id}/cancel`);
+    expect(withdrawn.status).toBe(200);
+    expect(withdrawn.body.data).toMatchObject({ status: 'cancelled', path: 'operator' });
+    expect(await settled(s.id)).toMatchObject({ status: 'completed', content: 'command denied' });
+    expect((await c.ok('GET', '/hecate/v1/system/stats')).agent_adapter_approval_mode).toBe('prompt');
   });
 
   it('adapter failures are failed turns with the transcript intact; the next turn starts the adapter again', async () => {
@@ -199,6 +352,29 @@ describe('external agent chat (scaled: api + two workers)', () => {
     for (const session of (await c.ok('GET', '/hecate/v1/agent-chat/sessions')) as unknown as Json[])
       await c.call('DELETE', `/hecate/v1/agent-chat/sessions/${session.id}`);
     await waitFor(() => processesMatching(FAULT_AGENT_PROCESS) === 0, { timeoutMs: 15_000 });
+  });
+
+  it('kill -9 of the worker while a request waits: the request becomes timed_out (startup_reconcile), the turn adapter_interrupted', async () => {
+    const ws = gitWorkspace();
+    const s = (await create('fault', ws)).body.data as Json;
+    await begin(s.id, 'write orphan.txt x');
+    const p = await pendingOf(s.id);
+    const holder = await holderOf(s.id);
+    await holder.stop('SIGKILL');
+    workers = [...workers.filter((w) => w !== holder), await procs.start('worker', env)];
+    const orphaned = await waitFor(
+      async () => {
+        const a = await c.ok('GET', `${base(s.id)}/approvals/${p.id}`);
+        return a.status === 'pending' ? undefined : a;
+      },
+      { timeoutMs: 20_000, what: 'the orphaned request to be reconciled' },
+    );
+    expect(orphaned).toMatchObject({ status: 'timed_out', path: 'startup_reconcile' });
+    expect(await settled(s.id)).toMatchObject({ status: 'failed', error: { type: 'adapter_interrupted' } });
+    expect((await resolve(s.id, p.id as string, { decision: 'approve' })).status).toBe(409);
+    expect(existsSync(join(ws, 'orphan.txt'))).toBe(false);
+    expect(lastAssistant(await say(s.id, 'still there'))).toMatchObject({ status: 'completed', content: 'echo: still there' });
+    expect([200, 204]).toContain((await c.call('DELETE', base(s.id))).status);
   });
 
   it('kill -9 of the worker holding a session: the next turn runs on another worker (loaded, or reset with a recap)', async () => {

@@ -1,0 +1,119 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { EventBus } from '@core/bus/event-bus.port';
+import { AppConfig } from '@core/config/app-config';
+import { LEASE_OWNER } from '@core/lease';
+import type { Acp } from '@modules/agent-adapters';
+import type { SessionRow } from './agent-chat-rows';
+import { approvalChannel, channelDoorbell } from './agent-chat-signals';
+import { requestedFrame, resolvedFrame } from './approval-views';
+import { optionFor, SCOPE_CHOICES, statusOf, toolKindOf, type Decision, type PermissionOption } from './approval-vocabulary';
+import { ApprovalsRepository, type ApprovalRow } from './approvals.repository';
+
+/** Without a doorbell (a lost bus message), the waiter still re-reads its row this often. */
+const REREAD_MS = 2000;
+
+export interface PermissionContext {
+  session: SessionRow;
+  turnId: string;
+  /** Aborts when the request dies (the turn is cancelled, the adapter goes, the worker stops). */
+  signal: AbortSignal;
+  /** Appends a frame to the turn's live stream (the session stream's `approval.*` events). */
+  emit(frame: Record<string, unknown>): void;
+}
+
+/**
+ * The approval coordinator on the worker holding an External Agent session (seed 003; issue 16): each ACP
+ * `session/request_permission` becomes an `agent_chat_approvals` row. A live grant decides it at once (`path: grant`);
+ * else the mode does — `auto` allows, `deny` rejects (`default_mode`), `prompt` leaves it pending for an operator
+ * until GATEWAY_AGENT_ADAPTER_APPROVAL_TIMEOUT (`timeout`, answered `cancelled`). The operator's decision is written
+ * to Postgres by whichever api process takes it, then rung on the bus; this waiter re-reads the row on the ring (or
+ * every 2 s without one). A request whose turn dies is `cancelled` with `path: request_cancelled`.
+ */
+@Injectable()
+export class ApprovalCoordinator {
+  constructor(
+    private readonly config: AppConfig,
+    private readonly approvals: ApprovalsRepository,
+    @Inject(EventBus) private readonly bus: EventBus,
+  ) {}
+
+  get mode(): 'prompt' | 'auto' | 'deny' {
+    return this.config.agent.adapters.approvalMode;
+  }
+
+  async decide(ctx: PermissionContext, request: Acp.RequestPermissionRequest): Promise<{ response: Acp.RequestPermissionResponse; approval: ApprovalRow }> {
+    const { session } = ctx;
+    const options: PermissionOption[] = request.options.map((o) => ({ optionId: o.optionId, name: o.name, kind: o.kind }));
+    const toolKind = toolKindOf(request.toolCall);
+    const base = {
+      tenant_id: session.tenant_id,
+      session_id: session.id,
+      turn_id: ctx.turnId,
+      adapter_id: session.adapter_id,
+      workspace: session.workspace,
+      tool_call_id: request.toolCall.toolCallId,
+      tool_kind: toolKind,
+      tool_name: (request.toolCall.title ?? request.toolCall.toolCallId).slice(0, 500),
+      options,
+      scope_choices: [...SCOPE_CHOICES],
+    };
+    // Decided without an operator: by the most specific live grant, else by the mode (`auto` / `deny`).
+    const grant = await this.approvals.matchGrant(session.tenant_id, session.adapter_id, toolKind, session.id, session.workspace);
+    const preset: { decision: Decision; path: 'grant' | 'default_mode' } | null = grant
+      ? { decision: grant.decision === 'allow' ? 'approve' : 'deny', path: 'grant' }
+      : this.mode === 'prompt'
+        ? null
+        : { decision: this.mode === 'auto' ? 'approve' : 'deny', path: 'default_mode' };
+    if (preset) {
+      const approval = await this.approvals.insert(base, {
+        status: statusOf(preset.decision),
+        path: preset.path,
+        decision: preset.decision,
+        scope: grant?.scope ?? 'once',
+        selected_option: optionFor(options, preset.decision)?.optionId ?? null,
+        grant_id: grant?.id ?? null,
+      });
+      return this.settled(ctx, approval);
+    }
+    const pending = await this.approvals.insert(base, { waiter: LEASE_OWNER, timeoutMs: this.config.agent.adapters.approvalTimeoutMs });
+    ctx.emit(requestedFrame(pending));
+    return this.settled(ctx, await this.wait(pending, ctx.signal));
+  }
+
+  /** Until the row leaves `pending`: a decision (any api process), the timeout, or the request's death. */
+  private async wait(pending: ApprovalRow, signal: AbortSignal): Promise<ApprovalRow> {
+    const bell = await channelDoorbell(this.bus, approvalChannel(pending.id));
+    const deadline = Date.now() + this.config.agent.adapters.approvalTimeoutMs;
+    try {
+      for (;;) {
+        const row = await this.approvals.byId(pending.id);
+        if (!row) throw new Error(`approval ${pending.id} vanished (its session was deleted)`);
+        if (row.status !== 'pending') return row;
+        if (signal.aborted) {
+          const cancelled = await this.approvals.resolve(pending.id, { status: 'cancelled', path: 'request_cancelled' });
+          if (cancelled) return cancelled;
+          continue;
+        }
+        const left = deadline - Date.now();
+        if (left <= 0) {
+          const timedOut = await this.approvals.resolve(pending.id, { status: 'timed_out', path: 'timeout' });
+          if (timedOut) return timedOut;
+          continue;
+        }
+        await bell.next(Math.min(left, REREAD_MS), signal);
+      }
+    } finally {
+      await bell.close();
+    }
+  }
+
+  private settled(ctx: PermissionContext, approval: ApprovalRow): { response: Acp.RequestPermissionResponse; approval: ApprovalRow } {
+    ctx.emit(resolvedFrame(approval));
+    const decided = approval.status === 'approved' || approval.status === 'denied';
+    const option = decided ? (approval.options.find((o) => o.optionId === approval.selected_option) ?? null) : null;
+    return {
+      response: option ? { outcome: { outcome: 'selected', optionId: option.optionId } } : { outcome: { outcome: 'cancelled' } },
+      approval,
+    };
+  }
+}
