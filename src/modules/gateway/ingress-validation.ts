@@ -2,7 +2,8 @@ import { BadGatewayRequestError } from './gateway.errors';
 import { hasHecateMessageFields, isObject, Json, PreparedRequest, WireProtocol } from '@modules/inference';
 
 const OPENAI_ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
-const ANTHROPIC_ROLES = new Set(['user', 'assistant']);
+/** Anthropic's `system` role inside `messages` (mid-conversation system text; Claude Code sends it) passes too. */
+const ANTHROPIC_ROLES = new Set(['user', 'assistant', 'system']);
 
 function hasImage(messages: unknown[], protocol: WireProtocol): boolean {
   const part = protocol === 'openai' ? 'image_url' : 'image';

@@ -225,6 +225,27 @@ describe('request translation', () => {
     expect(messages[2]).toHaveProperty('tool_error', true);
   });
 
+  it('Anthropic → OpenAI: a system message inside messages (Claude Code sends them) stays a system message in place', () => {
+    const out = anthropicToOpenaiRequest(
+      {
+        system: 'top',
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'system', content: [{ type: 'text', text: 'mid' }] },
+          { role: 'user', content: 'again' },
+        ],
+      },
+      'm',
+      false,
+    );
+    expect(out.messages).toEqual([
+      { role: 'system', content: 'top' },
+      { role: 'user', content: 'hi' },
+      { role: 'system', content: 'mid' },
+      { role: 'user', content: 'again' },
+    ]);
+  });
+
   it('Anthropic → OpenAI: system, tool_use, tool_result, images, tool_choice', () => {
     const out = anthropicToOpenaiRequest(
       {

@@ -189,7 +189,7 @@ function toolResultContent(content: unknown): string {
 }
 
 /**
- * Anthropic Messages request → OpenAI Chat Completions request: `system` → a system message; tool_use →
+ * Anthropic Messages request → OpenAI Chat Completions request: `system` (and `system` messages) → system messages; tool_use →
  * tool_calls; tool_result → tool messages (placed before the rest of that user turn; `is_error` → content
  * prefixed with "Error: "); images → image_url
  * parts; thinking blocks are dropped (OpenAI-protocol upstreams cannot take them back).
@@ -207,7 +207,13 @@ export function anthropicToOpenaiRequest(
   for (const m of Array.isArray(body.messages) ? body.messages : []) {
     if (!isObject(m)) continue;
     const blocks: Json[] = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : Array.isArray(m.content) ? m.content.filter(isObject) : [];
-    if (m.role === 'assistant') {
+    if (m.role === 'system') {
+      const text = blocks
+        .filter((b) => b.type === 'text')
+        .map((b) => String(b.text ?? ''))
+        .join('\n');
+      if (text) messages.push({ role: 'system', content: text });
+    } else if (m.role === 'assistant') {
       const text = blocks
         .filter((b) => b.type === 'text')
         .map((b) => String(b.text ?? ''))
