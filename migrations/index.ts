@@ -6,6 +6,7 @@ import { ChatGenerationLease1795400000000 } from './1795400000000-ChatGeneration
 import { AgentChat1795500000000 } from './1795500000000-AgentChat';
 import { ExternalAgentSessions1795600000000 } from './1795600000000-ExternalAgentSessions';
 import { AgentChatApprovals1795700000000 } from './1795700000000-AgentChatApprovals';
+import { AgentSessionKeys1795800000000 } from './1795800000000-AgentSessionKeys';
 
 /** Every migration, in order. Add new ones at the end (files: `<epoch>-<PascalName>.ts`). */
 export const MIGRATIONS = [
@@ -17,4 +18,5 @@ export const MIGRATIONS = [
   AgentChat1795500000000,
   ExternalAgentSessions1795600000000,
   AgentChatApprovals1795700000000,
+  AgentSessionKeys1795800000000,
 ];

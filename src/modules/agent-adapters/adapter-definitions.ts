@@ -34,6 +34,23 @@ export interface AdapterDefinition {
    */
   auth: { env: string[]; files: string[]; hint: string; opaque?: boolean };
   builtIn: boolean;
+  /**
+   * The adapter can be pointed at a model endpoint: a session with a `model` then runs it against this gateway (its
+   * Anthropic- or OpenAI-compatible ingress) with a per-session key, metered here (`cost_mode: gateway`).
+   */
+  gateway?: GatewayWiring;
+  /** `session/set_mode` right after a session opens (Claude Code starts in `auto`, where it asks nobody). */
+  initialMode?: string;
+}
+
+/** The environment that points an adapter at this gateway. */
+export interface GatewayWiring {
+  baseUrlEnv: string;
+  keyEnv: string;
+  /** Every model variable the adapter reads (its main and its small/fast models): all get the session's model. */
+  modelEnvs: string[];
+  /** Credentials that would take precedence over the key: removed. */
+  clearEnvs: string[];
 }
 
 const platformPackage = (base: string): string => `${base}-${process.platform}-${process.arch}`;
@@ -71,6 +88,19 @@ export const BUILT_IN_ADAPTERS: readonly AdapterDefinition[] = [
     supportedRange: '>=0.20.0 <1.0.0',
     costMode: 'external',
     envAllowlist: ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'ANTHROPIC_MODEL', 'CLAUDE_CODE_OAUTH_TOKEN'],
+    gateway: {
+      baseUrlEnv: 'ANTHROPIC_BASE_URL',
+      keyEnv: 'ANTHROPIC_API_KEY',
+      modelEnvs: [
+        'ANTHROPIC_MODEL',
+        'ANTHROPIC_SMALL_FAST_MODEL',
+        'ANTHROPIC_DEFAULT_HAIKU_MODEL',
+        'ANTHROPIC_DEFAULT_SONNET_MODEL',
+        'ANTHROPIC_DEFAULT_OPUS_MODEL',
+      ],
+      clearEnvs: ['CLAUDE_CODE_OAUTH_TOKEN', 'ANTHROPIC_AUTH_TOKEN'],
+    },
+    initialMode: 'default',
     auth: {
       env: ['ANTHROPIC_API_KEY', 'CLAUDE_CODE_OAUTH_TOKEN'],
       files: ['.claude/.credentials.json'],

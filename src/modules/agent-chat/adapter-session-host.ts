@@ -3,10 +3,11 @@ import { EventBus, type Unsubscribe } from '@core/bus/event-bus.port';
 import { AppConfig } from '@core/config/app-config';
 import { keepLease, LEASE_OWNER, newLeaseToken } from '@core/lease';
 import { rootLogger } from '@core/logging/logger';
-import { type Acp, AcpProcess, AdapterCatalog, AdapterDiscoveryService, initializeRequest } from '@modules/agent-adapters';
+import { type Acp, AcpProcess, AdapterCatalog, type AdapterDefinition, AdapterDiscoveryService, initializeRequest } from '@modules/agent-adapters';
 import type { SessionRow } from './agent-chat-rows';
 import { sessionChannel, type SessionDoorbell } from './agent-chat-signals';
 import { AdapterSessionRepository } from './adapter-session.repository';
+import { SessionKeysRepository } from './session-keys.repository';
 
 /** `close` / `delete` of an External Agent session, rung to the worker that holds its adapter. */
 export const ADAPTER_CONTROL_CHANNEL = 'agent_chat.adapter_control';
@@ -30,6 +31,8 @@ export interface LiveAdapter {
   token: string;
   agentCapabilities: Acp.AgentCapabilities;
   turn: AdapterTurnHandlers | null;
+  /** It talks to this gateway with the session's own key (its model traffic is metered here). */
+  metered: boolean;
   stopBeat: () => void;
   idle: NodeJS.Timeout | undefined;
 }
@@ -59,6 +62,7 @@ export class AdapterSessionHost implements OnApplicationBootstrap, OnApplication
     private readonly catalog: AdapterCatalog,
     private readonly discovery: AdapterDiscoveryService,
     private readonly rows: AdapterSessionRepository,
+    private readonly keys: SessionKeysRepository,
     @Inject(EventBus) private readonly bus: EventBus,
   ) {}
 
@@ -126,19 +130,26 @@ export class AdapterSessionHost implements OnApplicationBootstrap, OnApplication
     if (!resolved.available) throw new Error(resolved.error ?? `${def.name} is not installed on this worker`);
     const home = this.discovery.home(def, session.workspace);
     const holder: { live?: LiveAdapter } = {};
-    const proc = await AcpProcess.start(
-      {
-        argv: this.discovery.argv(resolved, session.workspace, home),
-        cwd: session.workspace,
-        env: this.discovery.env(def, home),
-        maxMessageBytes: this.config.agent.adapters.maxMessageBytes,
-      },
-      {
-        onUpdate: (n) => holder.live?.turn?.onUpdate(n.update, n),
-        onPermission: (req, signal) =>
-          holder.live?.turn ? holder.live.turn.onPermission(req, signal) : Promise.resolve({ outcome: { outcome: 'cancelled' } as const }),
-      },
-    );
+    const env = await this.adapterEnvironment(def, session, home);
+    let proc: AcpProcess;
+    try {
+      proc = await AcpProcess.start(
+        {
+          argv: this.discovery.argv(resolved, session.workspace, home),
+          cwd: session.workspace,
+          env: env.vars,
+          maxMessageBytes: this.config.agent.adapters.maxMessageBytes,
+        },
+        {
+          onUpdate: (n) => holder.live?.turn?.onUpdate(n.update, n),
+          onPermission: (req, signal) =>
+            holder.live?.turn ? holder.live.turn.onPermission(req, signal) : Promise.resolve({ outcome: { outcome: 'cancelled' } as const }),
+        },
+      );
+    } catch (err) {
+      if (env.metered) await this.keys.revokeAll(session.id).catch(() => undefined);
+      throw err;
+    }
     try {
       const init = await proc.request<Acp.InitializeResponse>('initialize', initializeRequest(), START_TIMEOUT_MS);
       const caps = init.agentCapabilities ?? {};
@@ -158,6 +169,13 @@ export class AdapterSessionHost implements OnApplicationBootstrap, OnApplication
         nativeId = created.sessionId;
         if (session.native_session_id) restored = 'reset';
       }
+      if (def.initialMode) {
+        // Permission requests must reach the coordinator: an adapter that starts in a mode deciding on its own is
+        // switched to the one that asks (a refusal is logged; the mode the agent reports stays).
+        await proc
+          .request('session/set_mode', { sessionId: nativeId, modeId: def.initialMode }, START_TIMEOUT_MS)
+          .catch((err: unknown) => rootLogger().warn({ session_id: session.id, err: String(err) }, 'adapter refused its initial mode'));
+      }
       if (!(await this.rows.setNative(session.id, token, nativeId, 'ready'))) throw new Error('the session was closed or deleted while its adapter started');
       const live: LiveAdapter = {
         sessionId: session.id,
@@ -167,6 +185,7 @@ export class AdapterSessionHost implements OnApplicationBootstrap, OnApplication
         token,
         agentCapabilities: caps,
         turn: null,
+        metered: env.metered,
         idle: undefined,
         stopBeat: keepLease(() => this.rows.heartbeat(session.id, token, this.leaseMs), {
           leaseMs: this.leaseMs,
@@ -185,8 +204,33 @@ export class AdapterSessionHost implements OnApplicationBootstrap, OnApplication
       return { live, restored };
     } catch (err) {
       await proc.close();
+      if (env.metered) await this.keys.revokeAll(session.id).catch(() => undefined);
       throw err;
     }
+  }
+
+  /**
+   * The adapter's environment: its allowlisted variables, and — for an adapter that can be pointed at a model endpoint,
+   * in a session with a model, when this gateway is reachable — this gateway's ingress with a key minted for the
+   * session (revoked when the process ends), every model variable set to the session's model, and the adapter's own
+   * vendor credentials removed: its model traffic is metered here and its provider key never reaches it.
+   */
+  private async adapterEnvironment(def: AdapterDefinition, session: SessionRow, home: string): Promise<{ vars: Record<string, string>; metered: boolean }> {
+    const url = this.gatewayUrl();
+    if (!def.gateway || !session.model || !url) return { vars: this.discovery.env(def, home), metered: false };
+    const key = await this.keys.mint(session.tenant_id, session.id);
+    const wiring = def.gateway;
+    const extra: Record<string, string> = { [wiring.baseUrlEnv]: url, [wiring.keyEnv]: key.secret };
+    for (const name of wiring.modelEnvs) extra[name] = session.model;
+    const vars = this.discovery.env(def, home, extra);
+    for (const name of wiring.clearEnvs) delete vars[name];
+    return { vars, metered: true };
+  }
+
+  private gatewayUrl(): string {
+    const configured = this.config.agent.adapters.gatewayUrl;
+    if (configured) return configured;
+    return this.config.mode === 'embedded' ? `http://127.0.0.1:${this.config.server.port}` : '';
   }
 
   /** `agent_chat.adapter_open`: starts the new session's adapter (session/new) and rings the api waiting on the create. */
@@ -230,6 +274,7 @@ export class AdapterSessionHost implements OnApplicationBootstrap, OnApplication
       await live.proc.request('session/close', { sessionId: live.nativeId }, 5_000).catch(() => undefined);
     }
     await live.proc.close();
+    if (live.metered) await this.keys.revokeAll(sessionId).catch(() => undefined);
     if (why !== 'lost') await this.rows.release(sessionId, live.token).catch(() => undefined);
     rootLogger().info({ session_id: sessionId, adapter_id: live.adapterId, why }, 'external agent adapter ended');
   }

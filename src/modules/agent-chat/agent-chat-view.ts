@@ -87,7 +87,7 @@ function activitiesOf(m: MessageRow): Activity[] {
 /** An External Agent reply's adapter fields at the top level (seed 003), from what its turn stored. */
 function externalFields(m: MessageRow): Record<string, unknown> {
   const meta = m.metadata ?? {};
-  const pick = ['run_id', 'adapter_id', 'adapter_name', 'driver_kind', 'native_session_id', 'cost_mode', 'raw_output', 'native_session_reset'];
+  const pick = ['run_id', 'adapter_id', 'adapter_name', 'driver_kind', 'native_session_id', 'cost_mode', 'usage', 'raw_output', 'native_session_reset'];
   const out: Record<string, unknown> = {};
   for (const k of pick) if (meta[k] !== undefined && meta[k] !== '') out[k] = meta[k];
   return out;

@@ -9,6 +9,7 @@ import { AgentChatGuidanceService } from './agent-chat-guidance.service';
 import { AgentChatApprovalsService } from './agent-chat-approvals.service';
 import { ApprovalCoordinator } from './approval-coordinator';
 import { ApprovalsRepository } from './approvals.repository';
+import { SessionKeysRepository } from './session-keys.repository';
 import { AgentChatQueueService } from './agent-chat-queue.service';
 import { AgentChatFilesService } from './agent-chat-files.service';
 import { AgentChatRevertRunner } from './agent-chat-revert.runner';
@@ -33,6 +34,7 @@ import { TurnLeaseRepository } from './turn-lease.repository';
 
 /** What the worker-only module needs of the shared one (the runtimes stay private: they register themselves). */
 const SHARED = [
+  SessionKeysRepository,
   ApprovalsRepository,
   AgentChatApprovalsService,
   TurnLeaseRepository,

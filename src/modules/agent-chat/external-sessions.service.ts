@@ -12,6 +12,7 @@ import { sessionDoorbell } from './agent-chat-signals';
 import { AgentChatRepository } from './agent-chat.repository';
 import { ADAPTER_CONTROL_CHANNEL, type AdapterControl } from './adapter-session-host';
 import { AdapterSessionRepository } from './adapter-session.repository';
+import { SessionKeysRepository } from './session-keys.repository';
 
 /** Beyond the adapter's own start ceiling: the queue hand-off and the bus round trip. */
 const OPEN_WAIT_MS = 75_000;
@@ -27,6 +28,7 @@ export class ExternalSessionsService {
   constructor(
     private readonly repo: AgentChatRepository,
     private readonly rows: AdapterSessionRepository,
+    private readonly keys: SessionKeysRepository,
     private readonly adapters: AdapterCatalog,
     @Inject(RunQueue) private readonly queue: RunQueue,
     @Inject(EventBus) private readonly bus: EventBus,
@@ -45,8 +47,9 @@ export class ExternalSessionsService {
       tenant_id: p.tenantId,
       title: dto.title?.trim() || `${def.name} chat`,
       runtime_kind: 'external_agent',
-      provider: '',
-      model: '',
+      // With a model, an adapter that can be pointed at a model endpoint runs against this gateway with it (metered).
+      provider: dto.provider?.trim() ?? '',
+      model: dto.model?.trim() ?? '',
       workspace,
       system_prompt: dto.system_prompt ?? '',
       adapter_id: adapterId,
@@ -93,6 +96,8 @@ export class ExternalSessionsService {
   /** `close` (history kept) or `delete`: the holder closes the native session and ends the process group. */
   async release(sessionId: string, action: AdapterControl['action']): Promise<void> {
     if (action === 'close') await this.rows.markClosed(sessionId);
+    // Its gateway key goes now, whether or not a worker still holds the adapter.
+    await this.keys.revokeAll(sessionId);
     await this.bus.publish(ADAPTER_CONTROL_CHANNEL, { session_id: sessionId, action } satisfies AdapterControl).catch(() => undefined);
   }
 }

@@ -173,6 +173,7 @@ export class ExternalTurnExecutor {
     const onAbort = () => void adapter.proc.notify('session/cancel', { sessionId: adapter.nativeId });
     state.controller.signal.addEventListener('abort', onAbort, { once: true });
     let outcome: { status: 'completed' | 'failed' | 'cancelled'; error?: { type: string; message: string } };
+    let usage: PromptUsage | undefined;
     try {
       const promptCall = adapter.proc.request<Acp.PromptResponse>(
         'session/prompt',
@@ -188,6 +189,7 @@ export class ExternalTurnExecutor {
         await this.host.end(session.id, 'failed');
         outcome = { status: 'cancelled' };
       } else outcome = r.stopReason === 'cancelled' || state.cancelled ? { status: 'cancelled' } : { status: 'completed' };
+      if (r !== 'grace' && (r as { usage?: PromptUsage }).usage) usage = (r as { usage?: PromptUsage }).usage;
       if (r !== 'grace' && r.stopReason === 'refusal')
         outcome = { status: 'failed', error: { type: 'adapter_refusal', message: 'the agent refused the prompt' } };
     } catch (err) {
@@ -223,6 +225,8 @@ export class ExternalTurnExecutor {
       session_adapter: session.adapter_id,
       diff: diff && baseTree ? { content: diff, base_tree: baseTree } : undefined,
       reset: restored === 'reset',
+      metered: adapter.metered,
+      usage,
     });
     return true;
   }
@@ -260,6 +264,9 @@ export class ExternalTurnExecutor {
       session_adapter: string;
       diff?: { content: string; base_tree: string };
       reset?: boolean;
+      /** The adapter talked to this gateway (its model calls are usage rows of the session's key). */
+      metered?: boolean;
+      usage?: PromptUsage;
     },
   ): Promise<void> {
     const def = this.catalog.find(r.session_adapter);
@@ -277,7 +284,17 @@ export class ExternalTurnExecutor {
           adapter_name: def?.name ?? r.session_adapter,
           driver_kind: 'acp',
           native_session_id: r.native ?? '',
-          cost_mode: def?.costMode ?? 'external',
+          cost_mode: r.metered ? 'gateway' : (def?.costMode ?? 'external'),
+          ...(r.usage
+            ? {
+                usage: {
+                  input_tokens: r.usage.inputTokens,
+                  output_tokens: r.usage.outputTokens,
+                  cached_input_tokens: r.usage.cachedReadTokens ?? 0,
+                  total_tokens: r.usage.totalTokens,
+                },
+              }
+            : {}),
           raw_output: r.raw?.length ? JSON.stringify(r.raw) : '',
           activities: r.activities,
           started_at: r.started.toISOString(),
@@ -293,6 +310,14 @@ export class ExternalTurnExecutor {
   private async markDone(streamId: string): Promise<void> {
     await this.live.markDone(streamId).catch(() => undefined);
   }
+}
+
+/** The token counts an agent reports with its prompt answer (ACP's unstable `usage`; Claude Code sends it). */
+interface PromptUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cachedReadTokens?: number;
+  totalTokens: number;
 }
 
 const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));

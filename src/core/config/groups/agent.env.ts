@@ -34,6 +34,7 @@ export class AgentEnv {
   /** The approval coordinator: prompt (ask the operator), auto (allow), deny; a prompt's timeout. */
   @IsOptional() @IsIn(['prompt', 'auto', 'deny']) GATEWAY_AGENT_ADAPTER_APPROVAL_MODE?: string;
   @IsOptional() @IsDuration() GATEWAY_AGENT_ADAPTER_APPROVAL_TIMEOUT?: string;
+  @IsOptional() @IsString() GATEWAY_AGENT_ADAPTER_GATEWAY_URL?: string;
 }
 
 export interface AgentConfig {
@@ -53,6 +54,12 @@ export interface AgentConfig {
     maxMessageBytes: number;
     approvalMode: 'prompt' | 'auto' | 'deny';
     approvalTimeoutMs: number;
+    /**
+     * Where metered adapters reach this gateway's ingress (GATEWAY_AGENT_ADAPTER_GATEWAY_URL, e.g. the api Service's
+     * URL in Kubernetes); empty: the embedded server's own port, and none in scaled mode (adapters then use their own
+     * credentials: cost `external`).
+     */
+    gatewayUrl: string;
   };
 }
 
@@ -78,6 +85,7 @@ export function agentConfig(env: AgentEnv): AgentConfig {
       maxMessageBytes: env.GATEWAY_AGENT_ADAPTER_MAX_MESSAGE_BYTES ?? 16 * 1024 * 1024,
       approvalMode: (env.GATEWAY_AGENT_ADAPTER_APPROVAL_MODE as 'prompt' | 'auto' | 'deny' | undefined) ?? 'prompt',
       approvalTimeoutMs: duration(env.GATEWAY_AGENT_ADAPTER_APPROVAL_TIMEOUT, 300_000),
+      gatewayUrl: (env.GATEWAY_AGENT_ADAPTER_GATEWAY_URL ?? '').replace(/\/+$/, ''),
     },
   };
 }

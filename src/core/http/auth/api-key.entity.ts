@@ -11,4 +11,6 @@ export class ApiKeyEntity {
   @Column('timestamptz', { name: 'created_at' }) createdAt!: Date;
   @Column('timestamptz', { name: 'last_used_at', nullable: true }) lastUsedAt!: Date | null;
   @Column('timestamptz', { name: 'revoked_at', nullable: true }) revokedAt!: Date | null;
+  /** A key minted for one External Agent session's adapter (its usage is the session's). */
+  @Column('text', { name: 'agent_chat_session_id', nullable: true }) agentChatSessionId?: string | null;
 }

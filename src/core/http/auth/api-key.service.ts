@@ -11,7 +11,9 @@ import { CreateApiKeyDto, toApiKeyResponse } from './api-key.dto';
 const KEY_PATTERN = /^hk_([A-Za-z0-9]{12})_([A-Za-z0-9_-]{43})$/;
 const CACHE_TTL_MS = 5_000;
 const TOUCH_EVERY_MS = 60_000;
-const REVOKED_CHANNEL = 'auth.api_key.revoked';
+/** Revocations are broadcast here (`{prefix}`) so every process drops its cached principal at once. */
+export const API_KEY_REVOKED_CHANNEL = 'auth.api_key.revoked';
+const REVOKED_CHANNEL = API_KEY_REVOKED_CHANNEL;
 
 const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest();
 const alnum = (n: number): string => {
@@ -19,6 +21,13 @@ const alnum = (n: number): string => {
   const bytes = randomBytes(n);
   return Array.from(bytes, (b) => chars[b % chars.length]).join('');
 };
+
+/** A new key: its public prefix, the secret shown once, and the SHA-256 stored instead of it. */
+export function newApiKeySecret(): { prefix: string; secret: string; hash: Buffer } {
+  const prefix = `hk_${alnum(12)}`;
+  const secret = `${prefix}_${randomBytes(32).toString('base64url')}`;
+  return { prefix, secret, hash: sha256(secret) };
+}
 
 interface CachedKey {
   principal: Principal;
@@ -51,14 +60,13 @@ export class ApiKeyService implements OnModuleInit {
       throw new ForbiddenError('only the operator token may create keys for another tenant');
     }
     if (dto.scopes.includes('admin') && !operatorToken) throw new ForbiddenError('only the operator token may create keys with the admin scope');
-    const prefix = `hk_${alnum(12)}`;
-    const secret = `${prefix}_${randomBytes(32).toString('base64url')}`;
+    const { prefix, secret, hash } = newApiKeySecret();
     const row: ApiKeyEntity = {
       id: randomUUID(),
       tenantId: dto.tenant_id ?? caller.tenantId,
       name: dto.name,
       prefix,
-      secretHash: sha256(secret),
+      secretHash: hash,
       scopes: dto.scopes,
       createdAt: new Date(),
       lastUsedAt: null,

@@ -54,6 +54,7 @@ export const toUsageEventResponse = (r: UsageEventEntity) => ({
   tenant_id: r.tenantId,
   request_id: r.requestId,
   trace_id: r.traceId,
+  api_key_id: r.apiKeyId,
   provider: r.provider,
   provider_kind: r.providerKind,
   model: r.model,

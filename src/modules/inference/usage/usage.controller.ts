@@ -26,6 +26,8 @@ export class UsageController {
       provider: q.provider,
       model: q.model,
       requestId: q.request_id,
+      apiKeyId: q.api_key_id,
+      agentChatSessionId: q.agent_chat_session_id,
     };
   }
 }

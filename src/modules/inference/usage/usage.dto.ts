@@ -9,6 +9,9 @@ export class UsageQueryDto {
   @IsOptional() @IsString() @Length(1, 256) model?: string;
   @IsOptional() @IsString() @Length(1, 128) request_id?: string;
   @IsOptional() @IsString() @Length(1, 128) tenant_id?: string;
+  @IsOptional() @IsString() @Length(1, 128) api_key_id?: string;
+  /** The usage of an External Agent session's metered adapter (the keys minted for it). */
+  @IsOptional() @IsString() @Length(1, 128) agent_chat_session_id?: string;
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1000) limit?: number;
 }
 

@@ -10,6 +10,9 @@ export interface UsageFilter {
   provider?: string;
   model?: string;
   requestId?: string;
+  apiKeyId?: string;
+  /** Rows made with the keys minted for this External Agent session (its metered adapter's model calls). */
+  agentChatSessionId?: string;
 }
 
 export interface UsageTotals {
@@ -159,6 +162,11 @@ export class UsageRepository {
     if (f.provider) qb.andWhere('u.provider = :provider', { provider: f.provider });
     if (f.model) qb.andWhere('u.model = :model', { model: f.model });
     if (f.requestId) qb.andWhere('u.request_id = :requestId', { requestId: f.requestId });
+    if (f.apiKeyId) qb.andWhere('u.api_key_id = :apiKeyId', { apiKeyId: f.apiKeyId });
+    if (f.agentChatSessionId)
+      qb.andWhere('u.api_key_id IN (SELECT k.id::text FROM api_keys k WHERE k.agent_chat_session_id = :agentChatSessionId)', {
+        agentChatSessionId: f.agentChatSessionId,
+      });
     return qb;
   }
 

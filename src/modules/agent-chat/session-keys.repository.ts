@@ -1,0 +1,43 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { EventBus } from '@core/bus/event-bus.port';
+import { execSql } from '@core/database/sql';
+import { API_KEY_REVOKED_CHANNEL, newApiKeySecret } from '@core/http/auth/api-key.service';
+
+/**
+ * The API key an External Agent session's adapter uses against this gateway (issue 16, metered adapters): scope
+ * `inference`, the session's tenant, minted by the worker starting the adapter — the secret lives only in that
+ * process's environment — and revoked when the process ends or the session closes (any earlier key of the session
+ * is revoked when a new one is minted). Revocations are broadcast so no api process keeps a cached principal.
+ */
+@Injectable()
+export class SessionKeysRepository {
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(EventBus) private readonly bus: EventBus,
+  ) {}
+
+  async mint(tenantId: string, sessionId: string): Promise<{ id: string; secret: string }> {
+    await this.revokeAll(sessionId);
+    const { prefix, secret, hash } = newApiKeySecret();
+    const id = randomUUID();
+    await execSql(
+      this.dataSource.manager,
+      `INSERT INTO api_keys (id, tenant_id, name, prefix, secret_hash, scopes, created_at, agent_chat_session_id)
+       VALUES ($1, $2, $3, $4, $5, ARRAY['inference'], now(), $6)`,
+      [id, tenantId, `agent-chat session ${sessionId}`, prefix, hash, sessionId],
+    );
+    return { id, secret };
+  }
+
+  async revokeAll(sessionId: string): Promise<number> {
+    const { rows } = await execSql<{ prefix: string }>(
+      this.dataSource.manager,
+      `UPDATE api_keys SET revoked_at = now() WHERE agent_chat_session_id = $1 AND revoked_at IS NULL RETURNING prefix`,
+      [sessionId],
+    );
+    for (const r of rows) await this.bus.publish(API_KEY_REVOKED_CHANNEL, { prefix: r.prefix }).catch(() => undefined);
+    return rows.length;
+  }
+}
