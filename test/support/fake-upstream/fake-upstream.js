@@ -117,7 +117,7 @@ function protocolOf(path, headers) {
 }
 
 function isCompletionPath(path) {
-  return path === '/v1/chat/completions' || path === '/v1/messages';
+  return path === '/v1/chat/completions' || path === '/v1/messages' || path === '/v1/responses';
 }
 
 /** Text of an OpenAI/Anthropic message `content` (string or array of parts). */
@@ -132,8 +132,26 @@ function contentText(content) {
   return out;
 }
 
+/** Responses API `input`: a string, or items (`message` with `input_text` parts, `function_call_output`, …). */
+function responsesMessages(body) {
+  const input = body && body.input;
+  if (typeof input === 'string') return [{ role: 'user', content: input }];
+  if (!Array.isArray(input)) return undefined;
+  const out = [];
+  for (const item of input) {
+    if (!item) continue;
+    if (item.type === 'function_call_output') out.push({ role: 'tool', content: typeof item.output === 'string' ? item.output : JSON.stringify(item.output) });
+    else if (item.role)
+      out.push({
+        role: item.role,
+        content: typeof item.content === 'string' ? item.content : (item.content || []).map((c) => ({ type: 'text', text: c && c.text })),
+      });
+  }
+  return out;
+}
+
 function lastUserText(body) {
-  const msgs = body && body.messages;
+  const msgs = (body && body.messages) || responsesMessages(body);
   if (!Array.isArray(msgs)) return '';
   for (let i = msgs.length - 1; i >= 0; i--) {
     const m = msgs[i];
@@ -155,8 +173,10 @@ function lastUserText(body) {
 function estimateInputTokens(body) {
   if (!body || typeof body !== 'object') return 1;
   let chars = 0;
-  if (Array.isArray(body.messages)) for (const m of body.messages) if (m) chars += contentText(m.content).length;
+  const msgs = Array.isArray(body.messages) ? body.messages : responsesMessages(body);
+  if (Array.isArray(msgs)) for (const m of msgs) if (m) chars += contentText(m.content).length;
   if (body.system !== undefined) chars += contentText(body.system).length;
+  if (typeof body.instructions === 'string') chars += body.instructions.length;
   return Math.max(1, Math.ceil(chars / 4));
 }
 
@@ -438,6 +458,7 @@ async function startFakeUpstream(opts = {}) {
     if (method === 'POST') {
       if (path === '/v1/chat/completions') return openaiChat(ctx, res, rule);
       if (path === '/v1/messages') return anthropicMessages(ctx, res, rule);
+      if (path === '/v1/responses') return openaiResponses(ctx, res, rule);
       if (path === '/v1/messages/count_tokens') {
         if (rec.body === null) return sendError(res, rec, 400, rule, undefined, 'Request body is not valid JSON');
         return sendJson(res, rec, 200, `{"input_tokens":${estimateInputTokens(rec.body)}}`, rule);
@@ -634,6 +655,76 @@ async function startFakeUpstream(opts = {}) {
     if (includeUsage) end += `data: ${prefix}[],"usage":${JSON.stringify(usage)}}\n\n`;
     end += 'data: [DONE]\n\n';
     batches[batches.length - 1] += end;
+    streamBatches(ctx, res, rule, batches);
+  }
+
+  // ---- OpenAI Responses ------------------------------------------------------------------------
+
+  /** `POST /v1/responses` (what Codex speaks): a `message` item with the text, `function_call` items for tool calls. */
+  function openaiResponses(ctx, res, rule) {
+    const rec = ctx.rec;
+    const body = rec.body;
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      return sendError(res, rec, 400, rule, undefined, 'We could not parse the JSON body of your request.');
+    }
+    const p = plan(ctx, rule, 'call_fake');
+    const id = `resp_fake${ctx.id}`;
+    const created = Math.floor(Date.now() / 1000);
+    const model = modelOf(rec);
+    const tools = p.tools;
+    const withText = p.split.text !== '' || !tools;
+    const msgId = `msg_fake${ctx.id}`;
+    const usage = {
+      input_tokens: p.input,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: p.output,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: p.input + p.output,
+    };
+    const items = [];
+    if (withText)
+      items.push({
+        id: msgId,
+        type: 'message',
+        status: 'completed',
+        role: 'assistant',
+        content: [{ type: 'output_text', text: p.split.text, annotations: [] }],
+      });
+    if (tools)
+      for (const t of tools) items.push({ id: `fc_${t.id}`, type: 'function_call', status: 'completed', call_id: t.id, name: t.name, arguments: t.argsJson });
+    const response = (status, output) => ({ id, object: 'response', created_at: created, status, model, output, usage: status === 'completed' ? usage : null });
+    if (!rec.stream) return sendNonStream(ctx, res, rule, JSON.stringify(response('completed', items)));
+
+    let seq = 0;
+    const ev = (type, data) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`;
+    const batches = [ev('response.created', { response: response('in_progress', []) }) + ev('response.in_progress', { response: response('in_progress', []) })];
+    const add = (s) => {
+      batches[batches.length - 1] += s;
+    };
+    let index = 0;
+    if (withText) {
+      add(ev('response.output_item.added', { output_index: index, item: { ...items[0], status: 'in_progress', content: [] } }));
+      add(
+        ev('response.content_part.added', { item_id: msgId, output_index: index, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } }),
+      );
+      for (const piece of p.split.pieces)
+        batches.push(ev('response.output_text.delta', { item_id: msgId, output_index: index, content_index: 0, delta: piece }));
+      add(ev('response.output_text.done', { item_id: msgId, output_index: index, content_index: 0, text: p.split.text }));
+      add(ev('response.content_part.done', { item_id: msgId, output_index: index, content_index: 0, part: items[0].content[0] }));
+      add(ev('response.output_item.done', { output_index: index, item: items[0] }));
+      index++;
+    }
+    if (tools) {
+      for (const item of items.filter((i) => i.type === 'function_call')) {
+        add(ev('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', arguments: '' } }));
+        for (const piece of splitEven(item.arguments, p.argN))
+          batches.push(ev('response.function_call_arguments.delta', { item_id: item.id, output_index: index, delta: piece }));
+        add(ev('response.function_call_arguments.done', { item_id: item.id, output_index: index, arguments: item.arguments }));
+        add(ev('response.output_item.done', { output_index: index, item }));
+        index++;
+      }
+    }
+    add(ev('response.completed', { response: response('completed', items) }));
     streamBatches(ctx, res, rule, batches);
   }
 

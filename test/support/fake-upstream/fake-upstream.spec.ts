@@ -46,6 +46,25 @@ describe('fake upstream', () => {
       expect(req.body?.messages).toHaveLength(2);
     });
 
+    it('speaks the Responses API (what Codex uses): text and function calls, non-streaming and streamed', async () => {
+      upstream.script({ content: 'one two', chunks: 2, usage: { input: 5, output: 3 } });
+      const whole = await openai.responses.create({ model: 'gpt-4o-mini', input: 'hi' });
+      expect(whole.output_text).toBe('one two');
+      expect(whole.usage).toMatchObject({ input_tokens: 5, output_tokens: 3, total_tokens: 8 });
+      upstream.script({ toolCalls: [{ name: 'exec_command', arguments: { cmd: 'ls' } }] });
+      const stream = await openai.responses.create({ model: 'gpt-4o-mini', input: [{ role: 'user', content: 'list' }], stream: true });
+      const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+      for await (const e of stream) events.push(e);
+      expect(events[0].type).toBe('response.created');
+      const done = events.at(-1) as OpenAI.Responses.ResponseCompletedEvent;
+      expect(done.type).toBe('response.completed');
+      expect(done.response.output).toEqual([expect.objectContaining({ type: 'function_call', name: 'exec_command', arguments: '{"cmd":"ls"}' })]);
+      const args = events.filter((e) => e.type === 'response.function_call_arguments.delta').map((e) => (e as { delta: string }).delta);
+      expect(args.join('')).toBe('{"cmd":"ls"}');
+      expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
+      expect(upstream.requests.at(-1)).toMatchObject({ path: '/v1/responses', protocol: 'openai', stream: true });
+    });
+
     it('streams role, content deltas, finish_reason, usage and [DONE]', async () => {
       upstream.script({ content: 'one two three four', chunks: 4, usage: { input: 11, output: 7 } });
       const stream = await openai.chat.completions.create({
