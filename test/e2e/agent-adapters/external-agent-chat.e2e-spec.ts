@@ -13,6 +13,7 @@ import { Client, Json, Processes, scaledEnv, TOKEN } from '../tasks/tasks-harnes
 
 const LEASE_MS = 2000;
 const APPROVAL_TIMEOUT_S = 4;
+const TURN_TIMEOUT_S = 8;
 
 /**
  * External Agent sessions (seed 003 `runtime_kind: external_agent`, issue 16) on real processes: an api and two
@@ -35,6 +36,7 @@ describe('external agent chat (scaled: api + two workers)', () => {
         GATEWAY_AGENT_ADAPTER_APPROVAL_MODE: 'prompt',
         GATEWAY_AGENT_ADAPTER_APPROVAL_TIMEOUT: `${APPROVAL_TIMEOUT_S}s`,
         GATEWAY_AGENT_ADAPTER_MAX_MESSAGE_BYTES: String(1024 * 1024),
+        GATEWAY_AGENT_ADAPTER_TURN_TIMEOUT: `${TURN_TIMEOUT_S}s`,
         GATEWAY_TASK_QUEUE_LEASE_SECONDS: String(LEASE_MS / 1000),
         GATEWAY_TASK_RECONCILE_INTERVAL: '500ms',
         GATEWAY_QUEUE_LOCK_MS: '2000',
@@ -273,7 +275,7 @@ describe('external agent chat (scaled: api + two workers)', () => {
     expect((await c.ok('GET', '/hecate/v1/system/stats')).agent_adapter_approval_mode).toBe('prompt');
   });
 
-  it('adapter failures are failed turns with the transcript intact; the next turn starts the adapter again', async () => {
+  it('adapter failures (a crash, stdout that is not ACP, a 50 MB update, no answer within the turn ceiling) are failed turns with the transcript intact; the next turn starts the adapter again', async () => {
     const s = (await create('fault')).body.data as Json;
     await say(s.id, 'first words');
     const crashed = lastAssistant(await say(s.id, 'crash'));
@@ -290,8 +292,12 @@ describe('external agent chat (scaled: api + two workers)', () => {
 
     const garbage = lastAssistant(await say(s.id, 'garbage'));
     expect(garbage).toMatchObject({ status: 'failed', error: { type: 'adapter_not_acp', message: expect.stringContaining('this is not json') } });
-    const huge = lastAssistant(await say(s.id, 'huge 2'));
+    // A 50 MB update (the limit here is 1 MB): refused as it arrives, never buffered whole.
+    const huge = lastAssistant(await say(s.id, 'huge 50'));
     expect(huge).toMatchObject({ status: 'failed', error: { type: 'adapter_message_too_large' } });
+    // An agent that never answers: the turn ceiling ends it, the process goes, the worker is free.
+    const hung = lastAssistant(await say(s.id, 'hang'));
+    expect(hung).toMatchObject({ status: 'failed', error: { type: 'adapter_timeout' } });
     const fine = lastAssistant(await say(s.id, 'still here'));
     expect(fine).toMatchObject({ status: 'completed', content: 'echo: still here' });
     const all = (await c.ok('GET', `/hecate/v1/agent-chat/sessions/${s.id}`)).messages as Json[];
@@ -302,6 +308,8 @@ describe('external agent chat (scaled: api + two workers)', () => {
       'assistant:failed',
       'user:completed',
       'assistant:completed',
+      'user:completed',
+      'assistant:failed',
       'user:completed',
       'assistant:failed',
       'user:completed',
