@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adapterEnv, FAULT_AGENT_PROCESS } from '../../support/acp-agents';
+import { waitFor } from '../../support/infra';
 import { processesMatching } from '../../support/mcp-servers';
 import { Client, embeddedTasksEnv, Json, Processes, scaledEnv } from '../tasks/tasks-harness';
 
@@ -152,10 +153,16 @@ describe('agent adapters (embedded)', () => {
   const procs = new Processes();
   afterAll(() => procs.stopAll());
 
-  it('serves the catalog and a probe from the in-process worker; deny mode rejects permission requests; retention prunes them', async () => {
+  it('serves the catalog and a probe from the in-process worker; deny mode rejects permission requests; retention prunes them; idle and SIGTERM end the adapter', async () => {
     const all = await procs.start(
       'all',
-      embeddedTasksEnv(adapterEnv({ GATEWAY_AGENT_ADAPTER_APPROVAL_MODE: 'deny', GATEWAY_RETENTION_AGENT_CHAT_APPROVALS_MAX_COUNT: '0' })),
+      embeddedTasksEnv(
+        adapterEnv({
+          GATEWAY_AGENT_ADAPTER_APPROVAL_MODE: 'deny',
+          GATEWAY_RETENTION_AGENT_CHAT_APPROVALS_MAX_COUNT: '0',
+          GATEWAY_AGENT_ADAPTER_IDLE_TIMEOUT: '2s',
+        }),
+      ),
     );
     const c = new Client(all.url);
     const list = await c.call('GET', '/hecate/v1/agent-adapters');
@@ -180,5 +187,15 @@ describe('agent adapters (embedded)', () => {
     const sweep = await c.ok('POST', '/hecate/v1/system/retention/run');
     expect(sweep.results.agent_chat_approvals).toMatchObject({ approvals: 1, max_count: 0 });
     expect(await c.ok('GET', `/hecate/v1/agent-chat/sessions/${s.id}/approvals`)).toEqual([]);
+
+    // Idle (2 s here): the adapter process ends; the next turn starts it again and restores the native session.
+    await waitFor(() => processesMatching(FAULT_AGENT_PROCESS) === 0, { timeoutMs: 15_000, what: 'the idle adapter to end' });
+    const back = ((await c.ok('POST', `/hecate/v1/agent-chat/sessions/${s.id}/messages`, { content: 'history' })).messages as Json[]).at(-1)!;
+    expect(back).toMatchObject({ status: 'completed', content: 'history: write secret.txt x' });
+    expect((back.activities as Json[]).map((a) => a.type)).toContain('native_session_restored');
+    expect(processesMatching(FAULT_AGENT_PROCESS)).toBe(1);
+    // SIGTERM of the server: its adapter process group ends with it.
+    await all.stop('SIGTERM');
+    await waitFor(() => processesMatching(FAULT_AGENT_PROCESS) === 0, { timeoutMs: 15_000, what: 'no adapter left after SIGTERM' });
   });
 });
