@@ -24,7 +24,7 @@ export const parseChatCursor = (lastEventId: string | undefined, lastIndex: numb
 };
 
 /** Frames a live stream carries besides deltas (their `type`); anything else is a `delta`. */
-const TYPED_FRAMES = new Set(['tool_progress', 'message', 'guidance.consumed', 'approval.requested', 'approval.resolved']);
+const TYPED_FRAMES = new Set(['tool_progress', 'tool_call', 'tool_call_update', 'message', 'guidance.consumed', 'approval.requested', 'approval.resolved']);
 const eventOf = (data: string): string => {
   const type = data.includes('"type"') ? (JSON.parse(data) as { type?: string }).type : undefined;
   return type && TYPED_FRAMES.has(type) ? type : 'delta';

@@ -7,9 +7,11 @@ import { adapterEnv, FAULT_ADAPTERS } from '../../support/acp-agents';
 import { waitFor } from '../../support/infra';
 import { processesMatching } from '../../support/mcp-servers';
 import { providerEnv } from '../../support/provider-env';
-import { Client, embeddedTasksEnv, Json, Processes } from '../tasks/tasks-harness';
+import { SseReader } from '../../support/sse';
+import { Client, embeddedTasksEnv, Json, Processes, TOKEN } from '../tasks/tasks-harness';
 
 const MODEL = 'claude-3-5-haiku-latest';
+const APPROVAL_TIMEOUT_S = 6;
 const UPSTREAM_KEY = 'sk-ant-upstream-only-the-gateway-knows';
 /** The real adapters' processes (Claude Code's Node script and the `claude` binary it runs; the codex-acp binary). */
 const CLAUDE_PROCESS = 'claude-agent-acp/dist/index[.]js|claude-agent-sdk';
@@ -23,6 +25,12 @@ const lastIsToolResult = (r: RecordedRequest): boolean => JSON.stringify((r.body
 /** Codex's requests (Responses API); after a command ran, its input carries the command's output. */
 const codexCall = (r: RecordedRequest): boolean => r.path === '/v1/responses';
 const afterCommand = (r: RecordedRequest): boolean => JSON.stringify((r.body?.input as Json[] | undefined)?.at(-1) ?? {}).includes('function_call_output');
+/** The text a session stream's `delta` events carried. */
+const deltasOf = (sse: SseReader): string =>
+  sse.events
+    .filter((e) => e.event === 'delta')
+    .map((e) => String((e.data as Json).content ?? ''))
+    .join('');
 /** A command Codex must ask for: unsandboxed (its own bubblewrap helper is not available inside Hecate's sandbox). */
 const escalated = (cmd: string) => ({ name: 'exec_command', arguments: { cmd, sandbox_permissions: 'require_escalated', justification: `Run ${cmd}` } });
 
@@ -38,9 +46,10 @@ describe('real adapters (embedded: claude-agent-acp through the gateway, codex-a
   const procs = new Processes();
   let upstream: FakeUpstream;
   let c: Client;
+  let url: string;
 
-  beforeAll(async () => {
-    upstream = await startFakeUpstream({});
+  /** One embedded server: the Anthropic provider on the fake upstream, Codex as an operator-defined adapter on it. */
+  const serverEnv = (mode: 'prompt' | 'deny'): Record<string, string> => {
     const codex = {
       id: 'codex_offline',
       name: 'Codex (offline)',
@@ -55,19 +64,22 @@ describe('real adapters (embedded: claude-agent-acp through the gateway, codex-a
       ],
       env: ['FAKE_CODEX_KEY'],
     };
-    const all = await procs.start(
-      'all',
-      embeddedTasksEnv(
-        adapterEnv({
-          ...providerEnv('anth', upstream, { key: UPSTREAM_KEY, kind: 'local', protocol: 'anthropic' }),
-          GATEWAY_AGENT_ADAPTERS: JSON.stringify([...FAULT_ADAPTERS, codex]),
-          FAKE_CODEX_KEY: 'sk-codex-fake',
-          GATEWAY_AGENT_ADAPTER_APPROVAL_MODE: 'prompt',
-          GATEWAY_AGENT_ADAPTER_APPROVAL_TIMEOUT: '30s',
-        }),
-      ),
+    return embeddedTasksEnv(
+      adapterEnv({
+        ...providerEnv('anth', upstream, { key: UPSTREAM_KEY, kind: 'local', protocol: 'anthropic' }),
+        GATEWAY_AGENT_ADAPTERS: JSON.stringify([...FAULT_ADAPTERS, codex]),
+        FAKE_CODEX_KEY: 'sk-codex-fake',
+        GATEWAY_AGENT_ADAPTER_APPROVAL_MODE: mode,
+        GATEWAY_AGENT_ADAPTER_APPROVAL_TIMEOUT: `${APPROVAL_TIMEOUT_S}s`,
+      }),
     );
+  };
+
+  beforeAll(async () => {
+    upstream = await startFakeUpstream({});
+    const all = await procs.start('all', serverEnv('prompt'));
     c = new Client(all.url);
+    url = all.url;
   }, 120_000);
   afterAll(async () => {
     await procs.stopAll();
@@ -119,8 +131,11 @@ describe('real adapters (embedded: claude-agent-acp through the gateway, codex-a
     const s = created.body.data as Json;
     expect(s).toMatchObject({ adapter_id: 'claude_code', adapter_state: 'ready', native_session_id: expect.any(String) });
 
+    const sse = new SseReader(`${url}${base(s.id)}/stream`, { token: TOKEN });
+    await sse.opened;
     const p = await askingTurn(s.id, 'create out.txt');
     expect(p).toMatchObject({ tool_kind: 'shell_exec', tool_name: 'echo hello > out.txt', status: 'pending' });
+    expect((await sse.until((e) => e.event === 'approval.requested')).data).toMatchObject({ approval_id: p.id, adapter_id: 'claude_code' });
     expect((p.options as Json[]).map((o) => o.kind)).toEqual(expect.arrayContaining(['allow_once', 'reject_once']));
     expect(existsSync(join(ws, 'out.txt'))).toBe(false);
     const ok = await c.call('POST', `${base(s.id)}/approvals/${p.id}/resolve`, { decision: 'approve', scope: 'session' });
@@ -137,6 +152,11 @@ describe('real adapters (embedded: claude-agent-acp through the gateway, codex-a
     expect((reply.usage as Json).input_tokens).toBeGreaterThan(0);
     expect(readFileSync(join(ws, 'out.txt'), 'utf8')).toBe('hello\n');
     expect((reply.activities as Json[]).map((a) => a.type)).toEqual(expect.arrayContaining(['tool_call', 'approval', 'files_changed', 'completed']));
+    // The text streamed live on the session stream: its deltas are the reply.
+    await sse.until((e) => e.event === 'message');
+    expect(deltasOf(sse)).toBe('All done.');
+    expect(sse.events.find((e) => e.event === 'tool_call')?.data).toMatchObject({ type: 'tool_call', kind: 'execute' });
+    sse.close();
 
     // The next Bash call is decided by the session grant: nobody is asked.
     upstream.script({
@@ -221,6 +241,8 @@ describe('real adapters (embedded: claude-agent-acp through the gateway, codex-a
     const { id, ws } = await session('codex_offline', undefined);
     upstream.script({ match: (r) => codexCall(r) && !afterCommand(r), toolCalls: [escalated('echo hello > out.txt')] });
     upstream.script({ match: (r) => codexCall(r) && afterCommand(r), content: 'All done.' });
+    const sse = new SseReader(`${url}${base(id)}/stream`, { token: TOKEN });
+    await sse.opened;
     const p = await askingTurn(id, 'create out.txt');
     expect(p).toMatchObject({ adapter_id: 'codex_offline', tool_kind: 'shell_exec', tool_name: 'echo hello > out.txt', status: 'pending' });
     expect((p.options as Json[]).map((o) => `${o.option_id}:${o.kind}`)).toEqual(expect.arrayContaining(['approved:allow_once', 'abort:reject_once']));
@@ -229,6 +251,10 @@ describe('real adapters (embedded: claude-agent-acp through the gateway, codex-a
     const reply = await settled(id);
     expect(reply).toMatchObject({ status: 'completed', adapter_id: 'codex_offline', cost_mode: 'external', diff_stat: expect.stringContaining('1 file') });
     expect(reply.content).toContain('All done.');
+    await sse.until((e) => e.event === 'message');
+    expect(deltasOf(sse)).toContain('All done.');
+    sse.close();
+    expect(JSON.stringify(await c.ok('GET', `${base(id)}/messages/${reply.id}/files`))).toContain('out.txt');
     expect(readFileSync(join(ws, 'out.txt'), 'utf8')).toBe('hello\n');
     expect(JSON.parse(reply.raw_output as string)).toEqual(
       expect.arrayContaining([expect.objectContaining({ sessionUpdate: 'tool_call_update', status: 'completed' })]),
@@ -273,5 +299,66 @@ describe('real adapters (embedded: claude-agent-acp through the gateway, codex-a
     expect(await c.ok('GET', `${base(id)}/approvals/${waiting.id}`)).toMatchObject({ status: 'cancelled', path: 'request_cancelled' });
     expect(existsSync(join(ws, 'late.txt'))).toBe(false);
     await deleteAndGone(id, CODEX_PROCESS);
+  });
+
+  it('an unanswered request times out (answered cancelled) for both adapters: the command never runs', async () => {
+    const claude = await session();
+    upstream.script({
+      match: (r) => main(r) && !lastIsToolResult(r),
+      toolCalls: [{ name: 'Bash', arguments: { command: 'echo t > t.txt', description: 'Write t.txt' } }],
+    });
+    upstream.script({ match: (r) => main(r) && lastIsToolResult(r), content: 'No answer, no command.' });
+    const a = await askingTurn(claude.id, 'write t.txt');
+    const afterClaude = await settled(claude.id);
+    expect(await c.ok('GET', `${base(claude.id)}/approvals/${a.id}`)).toMatchObject({ status: 'timed_out', path: 'timeout' });
+    // Claude Code hears the refusal as the tool's result and answers; Codex ends its turn (stopReason cancelled).
+    expect(afterClaude).toMatchObject({ status: 'completed', content: 'No answer, no command.' });
+    expect(existsSync(join(claude.ws, 't.txt'))).toBe(false);
+    await deleteAndGone(claude.id, CLAUDE_PROCESS);
+
+    upstream.reset();
+    const codex = await session('codex_offline', undefined);
+    upstream.script({ match: (r) => codexCall(r) && !afterCommand(r), toolCalls: [escalated('echo t > t.txt')] });
+    upstream.script({ match: (r) => codexCall(r) && afterCommand(r), content: 'No answer, no command.' });
+    const b = await askingTurn(codex.id, 'write t.txt');
+    const afterCodex = await settled(codex.id);
+    expect(await c.ok('GET', `${base(codex.id)}/approvals/${b.id}`)).toMatchObject({ status: 'timed_out', path: 'timeout' });
+    expect(afterCodex.status).toBe('cancelled');
+    expect(existsSync(join(codex.ws, 't.txt'))).toBe(false);
+    await deleteAndGone(codex.id, CODEX_PROCESS);
+  });
+
+  it('deny mode (a second server): both adapters are refused without anyone asked (path default_mode)', async () => {
+    const prompt = c;
+    c = new Client((await procs.start('all', serverEnv('deny'))).url);
+    try {
+      upstream.reset();
+      const claude = await session();
+      upstream.script({
+        match: (r) => main(r) && !lastIsToolResult(r),
+        toolCalls: [{ name: 'Bash', arguments: { command: 'echo d > d.txt', description: 'Write d.txt' } }],
+      });
+      upstream.script({ match: (r) => main(r) && lastIsToolResult(r), content: 'Refused, as configured.' });
+      const r1 = lastAssistant(await c.ok('POST', `${base(claude.id)}/messages`, { content: 'write d.txt' }));
+      expect(r1).toMatchObject({ status: 'completed', content: 'Refused, as configured.' });
+      expect(existsSync(join(claude.ws, 'd.txt'))).toBe(false);
+      expect(await c.ok('GET', `${base(claude.id)}/approvals`)).toEqual([
+        expect.objectContaining({ status: 'denied', path: 'default_mode', selected_option: 'reject', tool_kind: 'shell_exec' }),
+      ]);
+      await deleteAndGone(claude.id, CLAUDE_PROCESS);
+
+      upstream.reset();
+      const codex = await session('codex_offline', undefined);
+      upstream.script({ match: (r) => codexCall(r) && !afterCommand(r), toolCalls: [escalated('echo d > d.txt')] });
+      const r2 = lastAssistant(await c.ok('POST', `${base(codex.id)}/messages`, { content: 'write d.txt' }));
+      expect(r2.status).toBe('cancelled');
+      expect(existsSync(join(codex.ws, 'd.txt'))).toBe(false);
+      expect(await c.ok('GET', `${base(codex.id)}/approvals`)).toEqual([
+        expect.objectContaining({ status: 'denied', path: 'default_mode', selected_option: 'abort', tool_kind: 'shell_exec' }),
+      ]);
+      await deleteAndGone(codex.id, CODEX_PROCESS);
+    } finally {
+      c = prompt;
+    }
   });
 });
