@@ -31,8 +31,8 @@ export interface LiveAdapter {
   token: string;
   agentCapabilities: Acp.AgentCapabilities;
   turn: AdapterTurnHandlers | null;
-  /** It talks to this gateway with the session's own key (its model traffic is metered here). */
-  metered: boolean;
+  /** It talks to this gateway with this key of the session (its model traffic is metered here); null: its own login. */
+  gatewayKeyId: string | null;
   stopBeat: () => void;
   idle: NodeJS.Timeout | undefined;
 }
@@ -147,7 +147,7 @@ export class AdapterSessionHost implements OnApplicationBootstrap, OnApplication
         },
       );
     } catch (err) {
-      if (env.metered) await this.keys.revokeAll(session.id).catch(() => undefined);
+      if (env.keyId) await this.keys.revokeAll(session.id).catch(() => undefined);
       throw err;
     }
     try {
@@ -185,7 +185,7 @@ export class AdapterSessionHost implements OnApplicationBootstrap, OnApplication
         token,
         agentCapabilities: caps,
         turn: null,
-        metered: env.metered,
+        gatewayKeyId: env.keyId,
         idle: undefined,
         stopBeat: keepLease(() => this.rows.heartbeat(session.id, token, this.leaseMs), {
           leaseMs: this.leaseMs,
@@ -204,7 +204,7 @@ export class AdapterSessionHost implements OnApplicationBootstrap, OnApplication
       return { live, restored };
     } catch (err) {
       await proc.close();
-      if (env.metered) await this.keys.revokeAll(session.id).catch(() => undefined);
+      if (env.keyId) await this.keys.revokeAll(session.id).catch(() => undefined);
       throw err;
     }
   }
@@ -215,16 +215,16 @@ export class AdapterSessionHost implements OnApplicationBootstrap, OnApplication
    * session (revoked when the process ends), every model variable set to the session's model, and the adapter's own
    * vendor credentials removed: its model traffic is metered here and its provider key never reaches it.
    */
-  private async adapterEnvironment(def: AdapterDefinition, session: SessionRow, home: string): Promise<{ vars: Record<string, string>; metered: boolean }> {
+  private async adapterEnvironment(def: AdapterDefinition, session: SessionRow, home: string): Promise<{ vars: Record<string, string>; keyId: string | null }> {
     const url = this.gatewayUrl();
-    if (!def.gateway || !session.model || !url) return { vars: this.discovery.env(def, home), metered: false };
+    if (!def.gateway || !session.model || !url) return { vars: this.discovery.env(def, home), keyId: null };
     const key = await this.keys.mint(session.tenant_id, session.id);
     const wiring = def.gateway;
     const extra: Record<string, string> = { [wiring.baseUrlEnv]: url, [wiring.keyEnv]: key.secret };
     for (const name of wiring.modelEnvs) extra[name] = session.model;
     const vars = this.discovery.env(def, home, extra);
     for (const name of wiring.clearEnvs) delete vars[name];
-    return { vars, metered: true };
+    return { vars, keyId: key.id };
   }
 
   private gatewayUrl(): string {
@@ -274,7 +274,7 @@ export class AdapterSessionHost implements OnApplicationBootstrap, OnApplication
       await live.proc.request('session/close', { sessionId: live.nativeId }, 5_000).catch(() => undefined);
     }
     await live.proc.close();
-    if (live.metered) await this.keys.revokeAll(sessionId).catch(() => undefined);
+    if (live.gatewayKeyId) await this.keys.revokeAll(sessionId).catch(() => undefined);
     if (why !== 'lost') await this.rows.release(sessionId, live.token).catch(() => undefined);
     rootLogger().info({ session_id: sessionId, adapter_id: live.adapterId, why }, 'external agent adapter ended');
   }

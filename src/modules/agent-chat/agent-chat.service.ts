@@ -116,7 +116,10 @@ export class AgentChatService {
       // Following the run moved the turn on: the session row changed with it.
       if (now.status !== active.status) session = await this.require(tenantId, id);
     }
-    return toSessionView(session, await this.repo.messages(id), current, this.limits);
+    const messages = await this.repo.messages(id);
+    const view = toSessionView(session, messages, current, this.limits);
+    if (session.runtime_kind === 'external_agent') await this.external.attachGatewayCosts(tenantId, messages, view.messages);
+    return view;
   }
 
   /** The session's active turn after following its run (null when none is active). */

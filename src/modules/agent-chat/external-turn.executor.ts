@@ -225,7 +225,7 @@ export class ExternalTurnExecutor {
       session_adapter: session.adapter_id,
       diff: diff && baseTree ? { content: diff, base_tree: baseTree } : undefined,
       reset: restored === 'reset',
-      metered: adapter.metered,
+      gatewayKeyId: adapter.gatewayKeyId,
       usage,
     });
     return true;
@@ -264,8 +264,8 @@ export class ExternalTurnExecutor {
       session_adapter: string;
       diff?: { content: string; base_tree: string };
       reset?: boolean;
-      /** The adapter talked to this gateway (its model calls are usage rows of the session's key). */
-      metered?: boolean;
+      /** The adapter talked to this gateway with this key (its model calls are usage rows of the key). */
+      gatewayKeyId?: string | null;
       usage?: PromptUsage;
     },
   ): Promise<void> {
@@ -284,7 +284,9 @@ export class ExternalTurnExecutor {
           adapter_name: def?.name ?? r.session_adapter,
           driver_kind: 'acp',
           native_session_id: r.native ?? '',
-          cost_mode: r.metered ? 'gateway' : (def?.costMode ?? 'external'),
+          cost_mode: r.gatewayKeyId ? 'gateway' : (def?.costMode ?? 'external'),
+          // Where the turn's metered cost is read from: the key's usage rows between its start and end.
+          ...(r.gatewayKeyId ? { gateway_window: { api_key_id: r.gatewayKeyId, from: r.started.toISOString(), to: new Date().toISOString() } } : {}),
           ...(r.usage
             ? {
                 usage: {

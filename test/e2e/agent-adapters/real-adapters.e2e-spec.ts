@@ -80,6 +80,11 @@ describe('real adapters (embedded: claude-agent-acp through the gateway, codex-a
     const all = await procs.start('all', serverEnv('prompt'));
     c = new Client(all.url);
     url = all.url;
+    // Priced like the real model ($0.80 / $4 per million tokens), so metered turns have a cost.
+    await c.ok('PUT', `/hecate/v1/settings/pricing/anth/${MODEL}`, {
+      input_micros_usd_per_million_tokens: 800_000,
+      output_micros_usd_per_million_tokens: 4_000_000,
+    });
   }, 120_000);
   afterAll(async () => {
     await procs.stopAll();
@@ -176,6 +181,13 @@ describe('real adapters (embedded: claude-agent-acp through the gateway, codex-a
     expect(usage.every((u) => u.model === MODEL && u.status === 'ok')).toBe(true);
     expect(new Set(usage.map((u) => u.api_key_id)).size).toBe(1);
     expect(upstream.requests.filter((r) => r.path === '/v1/messages').every((r) => r.apiKey === UPSTREAM_KEY)).toBe(true);
+    // The reply's cost is this gateway's own: the session key's usage rows during the turn.
+    const first = ((await c.ok('GET', base(s.id))).messages as Json[]).find((m) => m.id === reply.id)!;
+    expect(first.gateway_usage).toMatchObject({ requests: expect.any(Number), input_tokens: expect.any(Number) });
+    expect((first.gateway_usage as Json).requests).toBeGreaterThanOrEqual(2);
+    expect(first.cost_micros_usd).toBeGreaterThan(0);
+    const turnRows = usage.filter((u) => u.created_at >= reply.started_at! && u.created_at <= reply.completed_at!);
+    expect(first.cost_micros_usd).toBe(turnRows.reduce((sum, u) => sum + (u.cost_micros_usd as number), 0));
     const keys = (await c.ok('GET', '/hecate/v1/api-keys')) as unknown as Json[];
     const key = keys.find((k) => k.id === usage[0].api_key_id)!;
     expect(key).toMatchObject({ name: `agent-chat session ${s.id}`, scopes: ['inference'], revoked_at: null });
