@@ -3,6 +3,7 @@ import { JOB_QUEUES, JobName, JobPayloads, QUEUE_NAMES, QueueName } from '@contr
 import { rootLogger } from '@core/logging/logger';
 import type { RedisConnections } from '@core/redis/redis-connections';
 import { EnqueueOptions, JobCounts, JobDispatch, QueueUnavailableError, RunQueue } from './run-queue.port';
+import { settlesWithin } from '@core/async/within';
 
 export interface BullmqSettings {
   prefix: string;
@@ -110,7 +111,7 @@ export class BullmqRunQueue extends RunQueue {
 
   async drain(graceMs: number): Promise<void> {
     const closing = Promise.all(this.workers.map((w) => w.close()));
-    const timedOut = await Promise.race([closing.then(() => false), new Promise<boolean>((resolve) => setTimeout(() => resolve(true), graceMs).unref())]);
+    const timedOut = !(await settlesWithin(closing, graceMs));
     if (timedOut) {
       rootLogger().warn({ inflight: this.inflight.size }, 'drain grace elapsed; aborting in-flight jobs');
       for (const c of this.inflight.values()) c.abort(new Error('worker shutting down'));

@@ -1,6 +1,7 @@
 import { JOB_QUEUES, JobName, JobPayloads, QUEUE_NAMES, QueueName } from '@contracts/jobs';
 import { rootLogger } from '@core/logging/logger';
 import { EnqueueOptions, JobCounts, JobDispatch, RunQueue } from './run-queue.port';
+import { settlesWithin, within } from '@core/async/within';
 
 interface PendingJob {
   id: string;
@@ -97,10 +98,10 @@ export class InProcessRunQueue extends RunQueue {
     this.draining = true;
     clearTimeout(this.timer);
     const all = Promise.all([...this.active.values()].map((a) => a.done));
-    const timedOut = await Promise.race([all.then(() => false), new Promise<boolean>((resolve) => setTimeout(() => resolve(true), graceMs).unref())]);
+    const timedOut = !(await settlesWithin(all, graceMs));
     if (timedOut) {
       for (const a of this.active.values()) a.controller.abort(new Error('process shutting down'));
-      await Promise.race([all, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+      await within(all, 1000);
     }
   }
 

@@ -1,5 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import type * as Acp from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };
+import { within } from '@core/async/within';
 
 export type { Acp };
 
@@ -134,7 +135,7 @@ export class AcpProcess {
       // The connection's own "closed" error says less than why it closed (the exit, the line that was not ACP),
       // which the process's exit may report a moment later.
       if (!(err instanceof AcpProtocolError) && !this.closing && !this.failed && this.exit === null) {
-        await Promise.race([this.exited, new Promise((r) => setTimeout(r, 1000).unref())]);
+        await within(this.exited, 1000);
       }
       if (this.failed && !(err instanceof AcpProtocolError)) throw this.failed;
       throw withDetails(err);

@@ -1,5 +1,5 @@
 import { existsSync, readdirSync } from 'node:fs';
-import { chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
@@ -86,7 +86,7 @@ export class AdapterDiscoveryService {
 
   /** `--version` in the sandbox (first semver token), else the installed package's version. */
   private async version(def: AdapterDefinition, resolved: ResolvedAdapter): Promise<string | undefined> {
-    const scratch = await this.scratch();
+    const scratch = await this.registry.sandbox().scratchWorkspace('adapter-probes');
     try {
       const home = this.home(def, scratch);
       const out = this.registry.sandbox().refusal() ? undefined : await runVersion(this.argv(resolved, scratch, home), this.env(def, home), scratch);
@@ -128,7 +128,7 @@ export class AdapterDiscoveryService {
     }
     const refusal = this.registry.sandbox().refusal();
     if (refusal) return done({ status: 'error', stage: 'spawn', path: resolved.path, error: refusal });
-    const scratch = await this.scratch();
+    const scratch = await this.registry.sandbox().scratchWorkspace('adapter-probes');
     let proc: AcpProcess | undefined;
     let stage: AdapterHealth['stage'] = 'spawn';
     const timeoutMs = this.config.agent.adapters.probeTimeoutMs;
@@ -165,16 +165,6 @@ export class AdapterDiscoveryService {
       await proc?.close();
       await rm(scratch, { recursive: true, force: true }).catch(() => undefined);
     }
-  }
-
-  /** A throwaway workspace, owned by the sandbox's uid. */
-  private async scratch(): Promise<string> {
-    const parent = join(this.config.tasks.workspacesDir, '.adapter-probes');
-    await mkdir(parent, { recursive: true });
-    const dir = await mkdtemp(join(parent, 'probe-'));
-    const identity = this.registry.sandbox().workspaceIdentity();
-    if (identity) await chown(dir, identity.uid, identity.gid);
-    return dir;
   }
 }
 

@@ -7,6 +7,7 @@ import { ConflictError, DomainError } from '@core/http/domain-error';
 import { RunQueue } from '@core/queue/run-queue.port';
 import { AdapterCatalog } from './adapter-catalog';
 import type { AdapterAction, AdapterHealth, AdapterReply, AdapterRow } from './agent-adapters.types';
+import { within } from '@core/async/within';
 
 export const adapterReplyChannel = (requestId: string): string => `agent-adapters:reply:${requestId}`;
 
@@ -52,11 +53,10 @@ export class AgentAdaptersService {
     let answer!: (r: AdapterReply) => void;
     const answered = new Promise<AdapterReply>((r) => (answer = r));
     const unsubscribe = await this.bus.subscribe(adapterReplyChannel(requestId), (_c, m) => answer(m as AdapterReply));
-    let timer: NodeJS.Timeout | undefined;
     try {
       await this.queue.enqueue('agent_adapters.request', { requestId, action, ...(adapterId ? { adapterId } : {}) }, { jobId: `adapters-${requestId}` });
       const waitMs = this.config.agent.adapters.probeTimeoutMs + SLACK_MS;
-      const reply = await Promise.race([answered, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), waitMs)))]);
+      const reply = await within(answered, waitMs);
       if (!reply) {
         throw new DomainError(ErrorType.ServiceUnavailable, 503, `no worker answered the agent adapter ${action} within ${Math.round(waitMs / 1000)} s`, {
           userMessage: 'No worker is available to check agent adapters.',
@@ -69,7 +69,6 @@ export class AgentAdaptersService {
       }
       return reply;
     } finally {
-      clearTimeout(timer);
       await unsubscribe();
     }
   }

@@ -3,6 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { EventBus } from '@core/bus/event-bus.port';
 import { RunQueue } from '@core/queue/run-queue.port';
 import { CacheReplyMessage, mcpChannels } from './mcp-bus';
+import { within } from '@core/async/within';
 
 const COLLECT_TIMEOUT_MS = 1_000;
 
@@ -29,13 +30,11 @@ export class McpCacheStatsService {
       replies.set(reply.worker, reply);
       if (expected > 0 && replies.size >= expected) done();
     });
-    let timer: NodeJS.Timeout | undefined;
     try {
       await this.bus.publish(mcpChannels.cacheRequest, { id });
       // No live worker: nobody would answer.
-      if (expected > 0) await Promise.race([complete, new Promise<void>((r) => (timer = setTimeout(r, timeoutMs)))]);
+      if (expected > 0) await within(complete, timeoutMs);
     } finally {
-      clearTimeout(timer);
       await unsubscribe();
     }
     const sum = (k: 'entries' | 'in_use' | 'idle') => [...replies.values()].reduce((n, r) => n + (Number(r[k]) || 0), 0);

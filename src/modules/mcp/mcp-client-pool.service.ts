@@ -9,6 +9,7 @@ import { ExecutorRegistry } from '@modules/tasks';
 import { connectMcpServer, listAllTools, McpConnectDeps, McpConnection, McpSpawnContext } from './mcp-connection';
 import { McpApprovalPolicy, McpServerSpec, mcpToolAlias } from './mcp-server-spec';
 import { renderToolResult } from './mcp-tool-result';
+import { within } from '@core/async/within';
 
 /** One MCP tool as the agent loop offers it to the model. */
 export interface McpTool {
@@ -191,7 +192,7 @@ export class McpClientPool implements OnModuleInit, OnModuleDestroy {
       const diagnostic = conn?.transport === 'stdio' ? conn.diagnostic() : undefined;
       throw new Error(diagnostic && !message.includes(diagnostic) ? `${message} (${diagnostic})` : message, { cause: err });
     } finally {
-      await Promise.race([teardown, new Promise((r) => setTimeout(r, 3000).unref())]);
+      await within(teardown, 3000);
     }
   }
 

@@ -1,6 +1,5 @@
 import { hostname } from 'node:os';
-import { chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { Inject, Injectable } from '@nestjs/common';
 import type { JobPayloads } from '@contracts/jobs';
 import { AppConfig } from '@core/config/app-config';
@@ -45,7 +44,7 @@ export class McpProbeRunner {
       await unsubscribe();
     }
     if (!message) return; // the api gave up before the claim reached it
-    const workspace = await this.scratchWorkspace();
+    const workspace = await this.registry.sandbox().scratchWorkspace('mcp-probes');
     try {
       const tools = await this.pool.probe(message.spec, { workspace, network: true, signal: ctx.signal }, PROBE_TIMEOUT_MS);
       await answer({
@@ -62,15 +61,5 @@ export class McpProbeRunner {
     } finally {
       await rm(workspace, { recursive: true, force: true }).catch(() => undefined);
     }
-  }
-
-  /** An empty directory the probed server may use as cwd and HOME, owned by the sandbox's uid. */
-  private async scratchWorkspace(): Promise<string> {
-    const parent = join(this.config.tasks.workspacesDir, '.mcp-probes');
-    await mkdir(parent, { recursive: true });
-    const dir = await mkdtemp(join(parent, 'probe-'));
-    const identity = this.registry.sandbox().workspaceIdentity();
-    if (identity) await chown(dir, identity.uid, identity.gid);
-    return dir;
   }
 }

@@ -5,6 +5,7 @@ import { RunQueue } from '@core/queue/run-queue.port';
 import { mcpChannels, ProbeTool, ProbeWorkerMessage } from './mcp-bus';
 import { McpProbeFailedError, McpWorkerUnavailableError } from './mcp.errors';
 import { mcpServerEntryProblems, McpServerSpec } from './mcp-server-spec';
+import { within } from '@core/async/within';
 
 /** The probe's deadline for spawn (or connect) → initialize → tools/list (seed 003: 10 s). */
 export const PROBE_TIMEOUT_MS = 10_000;
@@ -56,15 +57,5 @@ export class McpProbeService {
     } finally {
       await unsubscribe();
     }
-  }
-}
-
-/** The promise's value, or undefined when it did not settle within `ms`. */
-async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([promise, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), ms)))]);
-  } finally {
-    clearTimeout(timer);
   }
 }

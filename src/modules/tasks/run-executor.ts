@@ -90,4 +90,6 @@ export interface CommandSandbox {
   identityFor(workspace: string): { uid: number; gid: number } | null;
   /** uid/gid that files the server creates for a managed workspace must belong to (null: leave as is). */
   workspaceIdentity(): { uid: number; gid: number } | null;
+  /** A new empty throwaway workspace (`<workspaces>/.<purpose>/…`) owned by whoever commands in it run as; the caller removes it. */
+  scratchWorkspace(purpose: string): Promise<string>;
 }

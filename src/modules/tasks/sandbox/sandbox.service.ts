@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { lstatSync, mkdtempSync, readlinkSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { chown, mkdir, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
 import { Injectable, OnModuleInit } from '@nestjs/common';
@@ -127,6 +128,15 @@ export class SandboxService implements OnModuleInit, CommandSandbox {
 
   workspaceIdentity(): RunIdentity | null {
     return isRoot() && this.setpriv ? this.config.tasks.sandboxIdentity : null;
+  }
+
+  async scratchWorkspace(purpose: string): Promise<string> {
+    const parent = join(this.config.tasks.workspacesDir, `.${purpose}`);
+    await mkdir(parent, { recursive: true });
+    const dir = await mkdtemp(join(parent, 'probe-'));
+    const identity = this.workspaceIdentity();
+    if (identity) await chown(dir, identity.uid, identity.gid);
+    return dir;
   }
 
   /** The argv that runs `argv` under the policy. Throws when commands are refused here. */
