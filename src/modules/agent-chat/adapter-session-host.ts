@@ -93,7 +93,8 @@ export class AdapterSessionHost implements OnApplicationBootstrap, OnApplication
    */
   acquire(session: SessionRow): Promise<{ live: LiveAdapter; restored: Restored } | { owner: string }> {
     const have = this.live.get(session.id);
-    if (have?.proc.alive) {
+    // Kept only while the row still names our lease: a close, or a lease another worker took, makes it stale.
+    if (have?.proc.alive && session.adapter_token === have.token) {
       this.touch(have);
       return Promise.resolve({ live: have, restored: 'kept' });
     }
@@ -147,7 +148,7 @@ export class AdapterSessionHost implements OnApplicationBootstrap, OnApplication
         },
       );
     } catch (err) {
-      if (env.keyId) await this.keys.revokeAll(session.id).catch(() => undefined);
+      if (env.keyId) await this.keys.revoke(env.keyId).catch(() => undefined);
       throw err;
     }
     try {
@@ -204,7 +205,7 @@ export class AdapterSessionHost implements OnApplicationBootstrap, OnApplication
       return { live, restored };
     } catch (err) {
       await proc.close();
-      if (env.keyId) await this.keys.revokeAll(session.id).catch(() => undefined);
+      if (env.keyId) await this.keys.revoke(env.keyId).catch(() => undefined);
       throw err;
     }
   }
@@ -274,7 +275,8 @@ export class AdapterSessionHost implements OnApplicationBootstrap, OnApplication
       await live.proc.request('session/close', { sessionId: live.nativeId }, 5_000).catch(() => undefined);
     }
     await live.proc.close();
-    if (live.gatewayKeyId) await this.keys.revokeAll(sessionId).catch(() => undefined);
+    // Its own key only: after a lost lease, the worker that took the session over holds a newer one.
+    if (live.gatewayKeyId) await this.keys.revoke(live.gatewayKeyId).catch(() => undefined);
     if (why !== 'lost') await this.rows.release(sessionId, live.token).catch(() => undefined);
     rootLogger().info({ session_id: sessionId, adapter_id: live.adapterId, why }, 'external agent adapter ended');
   }

@@ -11,10 +11,13 @@ import { QueueRepository } from './queue.repository';
 import { TurnLeaseRepository } from './turn-lease.repository';
 import { AgentChatRepository } from './agent-chat.repository';
 import { ApprovalsRepository } from './approvals.repository';
+import { SessionKeysRepository } from './session-keys.repository';
 
 const BATCH = 200;
 /** Queued-next items left `starting` by a process that died are looked at after this long. */
 const STARTING_GRACE_MS = 60_000;
+/** A session key is minted right after its adapter lease is claimed: younger ones are never orphans. */
+const KEY_GRACE_MS = 10_000;
 
 /**
  * Recovery of Agent Chat turns (worker role; DESIGN §11.3, the lease is the one clock): every reconcile interval,
@@ -39,6 +42,7 @@ export class AgentChatRecoveryService implements OnApplicationBootstrap, OnAppli
     private readonly runtimes: TurnRuntimes,
     private readonly queue: AgentChatQueueService,
     private readonly approvals: ApprovalsRepository,
+    private readonly keys: SessionKeysRepository,
     @Inject(EventBus) private readonly bus: EventBus,
   ) {}
 
@@ -83,6 +87,8 @@ export class AgentChatRecoveryService implements OnApplicationBootstrap, OnAppli
     // External-agent approvals nobody waits for any more (their worker was lost, or this process restarted).
     for (const a of await this.approvals.reconcileOrphans())
       rootLogger().info({ approval_id: a.id, session_id: a.session_id }, 'pending approval without a waiter: timed_out (startup_reconcile)');
+    // Gateway keys of metered adapters whose worker died without revoking them.
+    await this.keys.revokeOrphans(KEY_GRACE_MS);
     // Queued-next: items a dead process left `starting`, and idle sessions that still have waiting items.
     await this.queueRows.recoverStartingItems(STARTING_GRACE_MS);
     for (const sessionId of await this.queueRows.sessionsToDrain(BATCH)) await this.queue.drain(sessionId);

@@ -77,7 +77,15 @@ export class ApprovalCoordinator {
     }
     const pending = await this.approvals.insert(base, { waiter: LEASE_OWNER, timeoutMs: this.config.agent.adapters.approvalTimeoutMs });
     ctx.emit(requestedFrame(pending));
-    return this.settled(ctx, await this.wait(pending, ctx.signal));
+    let decided: ApprovalRow;
+    try {
+      decided = await this.wait(pending, ctx.signal);
+    } catch (err) {
+      // The waiter failed (the database or the bus): nobody may decide a request nothing waits for any more.
+      await this.approvals.resolve(pending.id, { status: 'cancelled', path: 'request_cancelled' }).catch(() => undefined);
+      throw err;
+    }
+    return this.settled(ctx, decided);
   }
 
   /** Until the row leaves `pending`: a decision (any api process), the timeout, or the request's death. */

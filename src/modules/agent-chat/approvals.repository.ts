@@ -88,7 +88,7 @@ export class ApprovalsRepository {
       `INSERT INTO agent_chat_approvals (id, tenant_id, session_id, turn_id, adapter_id, workspace, tool_call_id, tool_kind, tool_name, options, scope_choices,
          status, decision, scope, path, selected_option, grant_id, note, waiter, expires_at, resolved_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
-         CASE WHEN $20::integer IS NULL THEN NULL ELSE now() + make_interval(secs => $20::integer / 1000.0) END,
+         CASE WHEN $20::bigint IS NULL THEN NULL ELSE now() + $20::bigint * interval '1 millisecond' END,
          CASE WHEN $12 = 'pending' THEN NULL ELSE now() END)
        RETURNING *`,
       [

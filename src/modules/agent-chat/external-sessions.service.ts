@@ -120,9 +120,12 @@ export class ExternalSessionsService {
 
   /** `close` (history kept) or `delete`: the holder closes the native session and ends the process group. */
   async release(sessionId: string, action: AdapterControl['action']): Promise<void> {
-    if (action === 'close') await this.rows.markClosed(sessionId);
-    // Its gateway key goes now, whether or not a worker still holds the adapter.
-    await this.keys.revokeAll(sessionId);
-    await this.bus.publish(ADAPTER_CONTROL_CHANNEL, { session_id: sessionId, action } satisfies AdapterControl).catch(() => undefined);
+    try {
+      if (action === 'close') await this.rows.markClosed(sessionId);
+      // Its gateway key goes now, whether or not a worker still holds the adapter (the recovery pass retries).
+      await this.keys.revokeAll(sessionId).catch(() => undefined);
+    } finally {
+      await this.bus.publish(ADAPTER_CONTROL_CHANNEL, { session_id: sessionId, action } satisfies AdapterControl).catch(() => undefined);
+    }
   }
 }

@@ -31,11 +31,34 @@ export class SessionKeysRepository {
     return { id, secret };
   }
 
-  async revokeAll(sessionId: string): Promise<number> {
+  /** Every live key of the session (close, delete, a new mint). */
+  revokeAll(sessionId: string): Promise<number> {
+    return this.revokeWhere(`agent_chat_session_id = $1`, [sessionId]);
+  }
+
+  /** One key (its adapter process ended). */
+  revoke(keyId: string): Promise<number> {
+    return this.revokeWhere(`id = $1 AND agent_chat_session_id IS NOT NULL`, [keyId]);
+  }
+
+  /**
+   * Keys whose adapter is gone without saying so (its worker was killed): the session has no live adapter lease. A key
+   * younger than `graceMs` is left alone (it is minted right after the lease is claimed).
+   */
+  revokeOrphans(graceMs: number): Promise<number> {
+    return this.revokeWhere(
+      `agent_chat_session_id IS NOT NULL AND created_at < now() - $1::bigint * interval '1 millisecond'
+        AND NOT EXISTS (SELECT 1 FROM agent_chat_sessions s
+                         WHERE s.id = api_keys.agent_chat_session_id AND s.adapter_token IS NOT NULL AND s.adapter_lease_expires_at > now())`,
+      [graceMs],
+    );
+  }
+
+  private async revokeWhere(where: string, params: unknown[]): Promise<number> {
     const { rows } = await execSql<{ prefix: string }>(
       this.dataSource.manager,
-      `UPDATE api_keys SET revoked_at = now() WHERE agent_chat_session_id = $1 AND revoked_at IS NULL RETURNING prefix`,
-      [sessionId],
+      `UPDATE api_keys SET revoked_at = now() WHERE revoked_at IS NULL AND ${where} RETURNING prefix`,
+      params,
     );
     for (const r of rows) await this.bus.publish(API_KEY_REVOKED_CHANNEL, { prefix: r.prefix }).catch(() => undefined);
     return rows.length;

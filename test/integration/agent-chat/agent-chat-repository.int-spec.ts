@@ -1,6 +1,10 @@
 import { AgentChatRepository, isUniqueViolation } from '@modules/agent-chat/agent-chat.repository';
 import { QueueRepository } from '@modules/agent-chat/queue.repository';
 import { TurnLeaseRepository } from '@modules/agent-chat/turn-lease.repository';
+import { AdapterSessionRepository } from '@modules/agent-chat/adapter-session.repository';
+import { ApprovalsRepository } from '@modules/agent-chat/approvals.repository';
+import { SessionKeysRepository } from '@modules/agent-chat/session-keys.repository';
+import type { EventBus } from '@core/bus/event-bus.port';
 import type { NewMessage, TurnRow } from '@modules/agent-chat/agent-chat-rows';
 import { openTestDatabase, type TestDatabase } from '../../support/database';
 
@@ -142,5 +146,50 @@ describe.each(['postgres', 'pglite'] as const)('agent chat repository (%s)', (ba
     await queue.recoverStartingItems(60_000);
     expect(await queue.findQueueItem(idle, claimed!.id)).toMatchObject({ status: 'started', turn_id: turn.id });
     expect((await queue.queueItems(idle)).map((q) => q.id)).toEqual([`q_${backend}_3`]);
+  });
+
+  it('session keys: a key whose session has no live adapter lease is revoked (after the grace); the lease holder keeps its own; approval timeouts of any length', async () => {
+    const bus = { publish: jest.fn().mockResolvedValue(undefined) } as unknown as EventBus;
+    const keys = new SessionKeysRepository(db.dataSource, bus);
+    const held = await session();
+    const orphan = await session();
+    const adapters = new AdapterSessionRepository(db.dataSource);
+    await db.dataSource.query(`UPDATE agent_chat_sessions SET runtime_kind = 'external_agent' WHERE id IN ($1, $2)`, [held, orphan]);
+    expect(await adapters.claim(held, 'w1', 'tok-held', 60_000)).toBe(true);
+    const heldKey = await keys.mint('t1', held);
+    const orphanKey = await keys.mint('t1', orphan);
+    expect(heldKey.secret).toMatch(/^hk_/);
+    const revoked = async (id: string) =>
+      ((await db.dataSource.query(`SELECT revoked_at FROM api_keys WHERE id = $1`, [id])) as Array<{ revoked_at: Date | null }>)[0].revoked_at;
+    // Within the grace nothing goes; after it only the orphan's key.
+    expect(await keys.revokeOrphans(60_000)).toBe(0);
+    expect(await keys.revokeOrphans(0)).toBe(1);
+    expect(await revoked(orphanKey.id)).not.toBeNull();
+    expect(await revoked(heldKey.id)).toBeNull();
+    // A new mint replaces the session's earlier key; revoking by id touches only that key.
+    const second = await keys.mint('t1', held);
+    expect(await revoked(heldKey.id)).not.toBeNull();
+    expect(await keys.revoke(heldKey.id)).toBe(0);
+    expect(await keys.revoke(second.id)).toBe(1);
+    expect((bus.publish as jest.Mock).mock.calls.every(([channel]) => channel === 'auth.api_key.revoked')).toBe(true);
+
+    // A pending approval with a 30-day timeout (beyond a 32-bit millisecond count) is stored with its expiry.
+    const approvals = new ApprovalsRepository(db.dataSource);
+    const a = await approvals.insert(
+      {
+        tenant_id: 't1',
+        session_id: held,
+        turn_id: null,
+        adapter_id: 'x',
+        workspace: '',
+        tool_call_id: 'c',
+        tool_kind: 'other',
+        tool_name: 'n',
+        options: [],
+        scope_choices: ['once'],
+      },
+      { waiter: 'w1', timeoutMs: 30 * 24 * 3600 * 1000 },
+    );
+    expect(new Date(a.expires_at!).getTime() - new Date(a.created_at).getTime()).toBeGreaterThan(29 * 24 * 3600 * 1000);
   });
 });
