@@ -15,6 +15,7 @@ import { AdapterSessionRepository } from './adapter-session.repository';
 import { SessionKeysRepository } from './session-keys.repository';
 import type { MessageRow } from './agent-chat-rows';
 import { UsageLedgerService } from '@modules/inference';
+import { formatUsd } from '@core/money';
 
 /** Beyond the adapter's own start ceiling: the queue hand-off and the bus round trip. */
 const OPEN_WAIT_MS = 75_000;
@@ -98,24 +99,26 @@ export class ExternalSessionsService {
 
   /**
    * Metered turns (`cost_mode: gateway`) get their cost from this gateway's own usage rows: the session key's calls
-   * between the turn's start and end (`gateway_usage`, `cost_micros_usd`, `cost_usd`). Rows recorded by another api
-   * process arrive within its usage flush interval.
+   * between the turn's start and end (`gateway_usage`, `cost_micros_usd`, `cost_usd`), all turns in one statement.
+   * Rows recorded by another api process arrive within its usage flush interval.
    */
   async attachGatewayCosts(tenantId: string, rows: MessageRow[], views: Array<Record<string, unknown> & { id: string }>): Promise<void> {
     const metered = rows.filter((m) => m.metadata?.gateway_window);
     if (metered.length === 0) return;
+    const windows = metered.map((m) => {
+      const w = m.metadata.gateway_window as { api_key_id: string; from: string; to: string };
+      return { apiKeyId: w.api_key_id, since: new Date(w.from), until: new Date(w.to) };
+    });
+    const totals = await this.usage.windowTotals(tenantId, windows);
     const byId = new Map(views.map((v) => [v.id, v]));
-    await Promise.all(
-      metered.map(async (m) => {
-        const w = m.metadata.gateway_window as { api_key_id: string; from: string; to: string };
-        const sum = await this.usage.summary({ tenantId, apiKeyId: w.api_key_id, since: new Date(w.from), until: new Date(w.to) });
-        const view = byId.get(m.id);
-        if (!view) return;
-        view.gateway_usage = { requests: sum.requests, input_tokens: sum.input_tokens, output_tokens: sum.output_tokens, cost_micros_usd: sum.cost_micros_usd };
-        view.cost_micros_usd = sum.cost_micros_usd;
-        view.cost_usd = sum.cost_usd;
-      }),
-    );
+    metered.forEach((m, i) => {
+      const view = byId.get(m.id);
+      const t = totals[i];
+      if (!view || !t) return;
+      view.gateway_usage = { requests: t.requests, input_tokens: t.inputTokens, output_tokens: t.outputTokens, cost_micros_usd: t.costMicrosUsd };
+      view.cost_micros_usd = t.costMicrosUsd;
+      view.cost_usd = formatUsd(t.costMicrosUsd);
+    });
   }
 
   /** `close` (history kept) or `delete`: the holder closes the native session and ends the process group. */

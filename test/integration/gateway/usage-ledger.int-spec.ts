@@ -91,6 +91,26 @@ describe.each([
     expect(a.by_model.map((m) => m.provider).sort()).toEqual(['ollama', 'openai']);
   });
 
+  it("totals each window of an API key's calls in one statement (a metered external agent's turns)", async () => {
+    const t0 = new Date(Date.now() - 1000);
+    for (let i = 0; i < 3; i++) ledger.record(row(100 + i, { tenantId: 'tenant-w', apiKeyId: 'key-1', costMicrosUsd: 10 }));
+    ledger.record(row(200, { tenantId: 'tenant-w', apiKeyId: 'key-2', costMicrosUsd: 99 }));
+    const t1 = new Date(Date.now() + 1000);
+    const totals = await ledger.windowTotals('tenant-w', [
+      { apiKeyId: 'key-1', since: t0, until: t1 },
+      { apiKeyId: 'key-1', since: t1, until: new Date(t1.getTime() + 1000) },
+      { apiKeyId: 'key-2', since: t0, until: t1 },
+    ]);
+    expect(totals).toEqual([
+      { requests: 3, inputTokens: 30, outputTokens: 15, costMicrosUsd: 30 },
+      { requests: 0, inputTokens: 0, outputTokens: 0, costMicrosUsd: 0 },
+      { requests: 1, inputTokens: 10, outputTokens: 5, costMicrosUsd: 99 },
+    ]);
+    expect(await ledger.windowTotals('tenant-a', [{ apiKeyId: 'key-1', since: t0, until: t1 }])).toEqual([
+      { requests: 0, inputTokens: 0, outputTokens: 0, costMicrosUsd: 0 },
+    ]);
+  });
+
   it('flushes what is buffered at shutdown', async () => {
     for (let i = 0; i < 40; i++) ledger.record(row(i));
     await ledger.beforeApplicationShutdown();

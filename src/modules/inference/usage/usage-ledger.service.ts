@@ -6,7 +6,7 @@ import { AppConfig } from '@core/config/app-config';
 import { SystemInfoRegistry } from '@core/health/system-info.registry';
 import { rootLogger } from '@core/logging/logger';
 import type { UsageEventEntity } from './usage-event.entity';
-import { UsageFilter, UsageRepository } from './usage.repository';
+import { UsageFilter, UsageRepository, type UsageWindow, type WindowTotals } from './usage.repository';
 import { UsageSpool } from './usage-spool';
 
 /**
@@ -218,6 +218,12 @@ export class UsageLedgerService implements OnModuleInit, OnModuleDestroy, Before
   async events(filter: UsageFilter, limit: number) {
     await this.flush();
     return (await this.repo.list(filter, limit)).map(toUsageEventResponse);
+  }
+
+  /** What each window's key spent in it (after one flush of this process's buffer). */
+  async windowTotals(tenantId: string, windows: UsageWindow[]): Promise<WindowTotals[]> {
+    await this.flush();
+    return this.repo.windowTotals(tenantId, windows);
   }
 
   async summary(filter: UsageFilter) {

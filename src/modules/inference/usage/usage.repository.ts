@@ -15,6 +15,20 @@ export interface UsageFilter {
   agentChatSessionId?: string;
 }
 
+/** One API key's calls in [since, until). */
+export interface UsageWindow {
+  apiKeyId: string;
+  since: Date;
+  until: Date;
+}
+
+export interface WindowTotals {
+  requests: number;
+  inputTokens: number;
+  outputTokens: number;
+  costMicrosUsd: number;
+}
+
 export interface UsageTotals {
   provider: string;
   model: string;
@@ -172,6 +186,28 @@ export class UsageRepository {
 
   list(f: UsageFilter, limit: number): Promise<UsageEventEntity[]> {
     return this.filtered(f).orderBy('u.created_at', 'DESC').addOrderBy('u.id', 'DESC').limit(limit).getMany();
+  }
+
+  /** Per window (a key's calls in [since, until)), in the windows' order: one statement however many windows. */
+  async windowTotals(tenantId: string, windows: UsageWindow[]): Promise<WindowTotals[]> {
+    if (windows.length === 0) return [];
+    const rows = (await this.dataSource.query(
+      `SELECT w.idx,
+              count(u.id) FILTER (WHERE u.status = 'ok') AS requests,
+              coalesce(sum(u.input_tokens), 0) AS input_tokens,
+              coalesce(sum(u.output_tokens), 0) AS output_tokens,
+              coalesce(sum(u.cost_micros_usd), 0) AS cost
+         FROM unnest($2::text[], $3::timestamptz[], $4::timestamptz[]) WITH ORDINALITY AS w(api_key_id, since, until, idx)
+         LEFT JOIN usage_events u ON u.tenant_id = $1 AND u.api_key_id = w.api_key_id AND u.created_at >= w.since AND u.created_at < w.until
+        GROUP BY w.idx ORDER BY w.idx`,
+      [tenantId, windows.map((w) => w.apiKeyId), windows.map((w) => w.since.toISOString()), windows.map((w) => w.until.toISOString())],
+    )) as Array<Record<string, string | number>>;
+    return rows.map((r) => ({
+      requests: Number(r.requests),
+      inputTokens: Number(r.input_tokens),
+      outputTokens: Number(r.output_tokens),
+      costMicrosUsd: Number(r.cost),
+    }));
   }
 
   async totals(f: UsageFilter): Promise<UsageTotals[]> {
