@@ -23,7 +23,7 @@ export {
   UpstreamFailedError,
 } from './inference.errors';
 export { ClientAbort, type CancelSignal } from './client-abort';
-export type { PreparedRequest } from './upstream-call';
+export { sendsResponses, type PreparedRequest } from './upstream-call';
 export type { RouteReason } from './route-planner';
 export { decodeUpstreamStream, UpstreamStreamError } from './stream-pipeline';
 export {

@@ -23,7 +23,15 @@ export interface PreparedRequest {
   hecateMessageFields: boolean;
   /** Headers to forward (anthropic-version / anthropic-beta from Anthropic clients). */
   forwardHeaders: Record<string, string> | undefined;
+  /**
+   * A Responses API request (`/v1/responses`): `body` is its Chat Completions translation (sent to every other
+   * upstream), `responses` the Responses body itself, sent as it is (model set) to upstreams that speak the API.
+   */
+  responses?: Json;
 }
+
+/** Does this attempt go to the provider's Responses API (native passthrough) rather than its chat endpoint? */
+export const sendsResponses = (req: PreparedRequest, provider: RuntimeProvider): boolean => req.responses !== undefined && provider.responsesPath !== undefined;
 
 /**
  * Builds the upstream body: passthrough (model set, `provider` removed, `stream` made to match the call) or
@@ -31,6 +39,7 @@ export interface PreparedRequest {
  * itself, not from `clientWantsUsage`, which only says whether the client gets the usage chunk back.
  */
 export function upstreamBody(req: PreparedRequest, provider: RuntimeProvider, model: string): string {
+  if (req.responses !== undefined && sendsResponses(req, provider)) return JSON.stringify({ ...req.responses, model, stream: req.stream });
   const body = req.body;
   if (req.protocol === provider.protocol) {
     const so = body.stream_options;
@@ -92,6 +101,7 @@ async function send({ req, provider, model, timeouts, signal, onHeaders }: Attem
     headers: forwardHeaders(req, provider),
     firstByteMs: timeouts.firstByteMs,
     idleMs: timeouts.idleMs,
+    path: sendsResponses(req, provider) ? provider.responsesPath : undefined,
   });
   onHeaders();
   return res;

@@ -11,6 +11,8 @@ export interface UpstreamCallOptions {
   headers?: Record<string, string>;
   firstByteMs?: number;
   idleMs?: number;
+  /** Another request path than the provider's chat path (the Responses API's `…/responses`). */
+  path?: string;
 }
 
 export interface UpstreamResponse {
@@ -43,7 +45,7 @@ async function readLimited(body: Dispatcher.ResponseData['body'], limit: number)
 
 /**
  * LlmClient (DESIGN §3): the one way bytes reach a provider. Paths and credentials come from the provider's
- * protocol (OpenAI: Bearer, `/chat/completions`; Anthropic: x-api-key + anthropic-version, `/messages`).
+ * protocol (OpenAI: Bearer, `/chat/completions` or `/responses`; Anthropic: x-api-key + anthropic-version, `/messages`).
  * Non-2xx answers (3xx included) become an `UpstreamError` (body read, scrubbed); transport failures too.
  */
 export const LlmClient = {
@@ -55,7 +57,7 @@ export const LlmClient = {
     try {
       res = await provider.endpoint().request({
         method: 'POST',
-        path: provider.chatPath,
+        path: options.path ?? provider.chatPath,
         headers,
         body,
         signal: options.signal,

@@ -46,6 +46,8 @@ export class RuntimeProvider {
   /** Request paths (base path included). */
   readonly chatPath: string;
   readonly modelsPath: string;
+  /** `${base}/responses` on providers that speak the OpenAI Responses API (the `openai` preset); else undefined. */
+  readonly responsesPath: string | undefined;
   readonly isOllama: boolean;
   /** Short digest of the key, to notice key changes without holding the key anywhere else. */
   readonly keyFingerprint: string;
@@ -76,6 +78,7 @@ export class RuntimeProvider {
     this.credentialState = this.#apiKey ? 'configured' : init.kind === 'local' ? 'not_required' : 'missing';
     const basePath = safePath(this.baseUrl);
     this.chatPath = `${basePath}${init.protocol === 'anthropic' ? '/messages' : '/chat/completions'}`;
+    this.responsesPath = init.presetId === 'openai' && init.protocol === 'openai' ? `${basePath}/responses` : undefined;
     this.isOllama = init.presetId === 'ollama';
     this.modelsPath = this.isOllama ? '/api/tags' : `${basePath}/models`;
     this.#headers = { 'content-type': 'application/json', accept: 'application/json' };

@@ -10,6 +10,8 @@ export interface NormalizedUsage {
   outputTokens: number;
   /** Prompt tokens read from the provider's cache (part of inputTokens). */
   cachedInputTokens: number;
+  /** Output tokens spent on reasoning (part of outputTokens), when the provider reports them. */
+  reasoningTokens?: number;
 }
 
 export const ZERO_USAGE: NormalizedUsage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
@@ -67,10 +69,20 @@ export const isObject = (v: unknown): v is Json => typeof v === 'object' && v !=
 
 export const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 
+/** OpenAI usage: Chat Completions (`prompt_tokens`, …) or Responses (`input_tokens`, …) naming. */
 export function openaiUsage(u: unknown): NormalizedUsage | undefined {
   if (!isObject(u)) return undefined;
-  const details = isObject(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
-  return { inputTokens: num(u.prompt_tokens), outputTokens: num(u.completion_tokens), cachedInputTokens: num(details.cached_tokens) };
+  const responses = u.prompt_tokens === undefined && u.input_tokens !== undefined;
+  const inDetails = responses ? u.input_tokens_details : u.prompt_tokens_details;
+  const outDetails = responses ? u.output_tokens_details : u.completion_tokens_details;
+  const usage: NormalizedUsage = {
+    inputTokens: num(responses ? u.input_tokens : u.prompt_tokens),
+    outputTokens: num(responses ? u.output_tokens : u.completion_tokens),
+    cachedInputTokens: num(isObject(inDetails) ? inDetails.cached_tokens : 0),
+  };
+  const reasoning = num(isObject(outDetails) ? outDetails.reasoning_tokens : 0);
+  if (reasoning > 0) usage.reasoningTokens = reasoning;
+  return usage;
 }
 
 export function anthropicUsage(u: unknown): Partial<NormalizedUsage> | undefined {
@@ -88,4 +100,5 @@ export function mergeUsage(into: NormalizedUsage, part: Partial<NormalizedUsage>
   if (part.inputTokens !== undefined && part.inputTokens > 0) into.inputTokens = part.inputTokens;
   if (part.cachedInputTokens !== undefined && part.cachedInputTokens > 0) into.cachedInputTokens = part.cachedInputTokens;
   if (part.outputTokens !== undefined && part.outputTokens > 0) into.outputTokens = part.outputTokens;
+  if (part.reasoningTokens !== undefined && part.reasoningTokens > 0) into.reasoningTokens = part.reasoningTokens;
 }

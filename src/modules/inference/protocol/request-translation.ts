@@ -74,6 +74,9 @@ function mapToolChoice(choice: unknown, parallel: unknown): Json | undefined {
  * gateway returns for Anthropic upstreams) is replayed verbatim, so thinking blocks and their signatures
  * survive a multi-turn tool loop; unsigned thinking (another provider's reasoning) is left out.
  */
+/** `reasoning_effort` → Anthropic thinking budget (`none` turns nothing on). */
+const THINKING_BUDGET: Record<string, number> = { minimal: 1024, low: 2048, medium: 8192, high: 24576, xhigh: 32000 };
+
 export function openaiToAnthropicRequest(body: Json, model: string, stream: boolean): Json {
   const system: string[] = [];
   const messages: Json[] = [];
@@ -135,6 +138,15 @@ export function openaiToAnthropicRequest(body: Json, model: string, stream: bool
   else if (typeof body.user === 'string') out.metadata = { user_id: body.user };
   // Non-standard passthrough for clients that know they talk to Anthropic through Hecate.
   if (isObject(body.thinking)) out.thinking = body.thinking;
+  else if (typeof body.reasoning_effort === 'string' && THINKING_BUDGET[body.reasoning_effort] !== undefined) {
+    // OpenAI's reasoning effort as extended thinking: a budget below max_tokens, and no sampling overrides (Anthropic
+    // refuses temperature/top_p with thinking on).
+    const budget = THINKING_BUDGET[body.reasoning_effort];
+    out.thinking = { type: 'enabled', budget_tokens: budget };
+    if ((out.max_tokens as number) <= budget) out.max_tokens = budget + (out.max_tokens as number);
+    delete out.temperature;
+    delete out.top_p;
+  }
   return out;
 }
 
