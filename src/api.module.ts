@@ -10,6 +10,7 @@ import { QueueProbesController } from '@core/health/queue-probes.controller';
 import { ChatCompletionsController } from '@modules/gateway';
 import { GatewayModule } from '@modules/gateway';
 import { MessagesController } from '@modules/gateway';
+import { ResponsesController } from '@modules/gateway';
 import { ModelsController } from '@modules/gateway';
 import { ProvidersController } from '@modules/providers';
 import { ProviderSettingsController } from '@modules/providers';
@@ -46,6 +47,7 @@ export class ApiModule {
     ChatTurnsController,
     ChatCompletionsController,
     MessagesController,
+    ResponsesController,
     ModelsController,
     ProvidersController,
     ProviderSettingsController,

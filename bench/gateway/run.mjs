@@ -28,7 +28,7 @@ const opt = (name, fallback) => {
 const QUICK = flag('--quick');
 const SOAK_MIN = Number(opt('--soak-minutes', QUICK ? 1 : 10));
 const WITH_SCALED = !flag('--no-scaled');
-// --only latency,throughput,ttft,streams,messages,soak
+// --only latency,throughput,ttft,streams,messages,responses,soak
 const ONLY = opt('--only', undefined)?.split(',');
 const wanted = (name) => !ONLY || ONLY.includes(name);
 const TOKEN = 'bench-operator-token-0123456789abcdef';
@@ -243,6 +243,27 @@ async function main() {
     results.scenarios.messages_translation = rows;
   }
 
+  // 5b. /v1/responses translated to chat completions (stored, the default; and store:false) vs native /v1/chat/completions.
+  if (wanted('responses')) {
+    const count = QUICK ? 1500 : 5000;
+    const rows = [];
+    const input = { model: 'bench-fast', input: 'hello from the benchmark' };
+    for (const g of gateways.map(gw)) {
+      const native = await closedLoop({ origin: g.origin, path: '/v1/chat/completions', headers: g.headers, body: chat('bench-fast'), count, warmup: 500 });
+      const stored = await closedLoop({ origin: g.origin, path: '/v1/responses', headers: g.headers, body: input, count, warmup: 500 });
+      const unstored = await closedLoop({ origin: g.origin, path: '/v1/responses', headers: g.headers, body: { ...input, store: false }, count, warmup: 500 });
+      rows.push(
+        { target: `${g.label} chat`, ...native },
+        { target: `${g.label} responses`, ...stored },
+        { target: `${g.label} responses unstored`, ...unstored },
+      );
+      log(
+        `responses ${g.label.padEnd(18)} chat p50 ${fmt(native.p50, 3)} ms  responses p50 ${fmt(stored.p50, 3)} ms (+${fmt(stored.p50 - native.p50, 3)})  store:false ${fmt(unstored.p50, 3)} ms (+${fmt(unstored.p50 - native.p50, 3)})  errors ${stored.errors + unstored.errors}`,
+      );
+    }
+    results.scenarios.responses_translation = rows;
+  }
+
   // 6. RSS at a steady rate: after 1 minute vs after the soak.
   if (SOAK_MIN > 0 && wanted('soak')) {
     const g = gw(gateways[0]);
@@ -413,6 +434,22 @@ function report(r) {
     const s = cell('gateway-scaled');
     lines.push(
       `| /v1/messages translated to OpenAI vs native, p50 | ≤ +0.5 ms | ${fmt(find(mt, 'direct (anthropic upstream)').p50, 3)} ms | — | ${e.text} | ${s.text} | ${e.d <= 0.5 && s.d <= 0.5 ? 'met' : 'missed'} |`,
+    );
+  }
+  const rt = r.scenarios.responses_translation;
+  if (rt) {
+    const cell = (g) => {
+      const n = find(rt, `${g} chat`);
+      const t = find(rt, `${g} responses`);
+      const u = find(rt, `${g} responses unstored`);
+      return n && t && u
+        ? { text: `chat ${fmt(n.p50, 3)} / responses ${fmt(t.p50, 3)} ms (+${fmt(t.p50 - n.p50, 3)}; store:false +${fmt(u.p50 - n.p50, 3)})`, d: t.p50 - n.p50 }
+        : { text: 'n/a', d: 0 };
+    };
+    const e = cell('gateway-embedded');
+    const s = cell('gateway-scaled');
+    lines.push(
+      `| /v1/responses translated vs /v1/chat/completions, p50 | ≤ +0.5 ms | — | — | ${e.text} | ${s.text} | ${e.d <= 0.5 && s.d <= 0.5 ? 'met' : 'missed'} |`,
     );
   }
   const soak = r.scenarios.soak;

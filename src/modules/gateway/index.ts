@@ -3,3 +3,4 @@ export { ChatCompletionsController } from './chat-completions.controller';
 export { GatewayModule } from './gateway.module';
 export { MessagesController } from './messages.controller';
 export { ModelsController } from './models.controller';
+export { ResponsesController } from './responses.controller';

@@ -28,6 +28,7 @@ import {
 import { prepareRequest } from './ingress-validation';
 import { renderAnthropicMessage, renderOpenaiCompletion } from './protocol/response-render';
 import { AnthropicEventEncoder, OpenaiChunkEncoder } from './protocol/stream-encoders';
+import { FrameBatch } from './protocol/frame-batch';
 import { routeHeaders } from './response-headers';
 
 const USAGE_OBJECT = Buffer.from('"usage":{');
@@ -130,8 +131,7 @@ export class IngressService {
     const reader = open.upstream.reader;
     let ended = false;
     let upstreamErrorFrame = false;
-    let wrote = false;
-    const keep: Buffer[] = [];
+    const batch = new FrameBatch();
     const relay = (chunk: Buffer): boolean => {
       for (const frame of framer.push(chunk)) {
         if (openai) {
@@ -150,18 +150,12 @@ export class IngressService {
           if (u) mergeUsage(usage, u);
         } else if (startsWith(frame, EV_STOP)) ended = true;
         else if (startsWith(frame, EV_ERROR)) upstreamErrorFrame = true;
-        keep.push(frame);
+        batch.push(frame);
       }
-      if (keep.length === 0 || signal.aborted) return true;
-      const ok = res.relay(keep.length === 1 ? keep[0] : Buffer.concat(keep));
-      wrote = true;
-      keep.length = 0;
-      // A slow client pauses the upstream (backpressure), never buffers without bound.
-      if (!ok) void res.drained().then(() => reader.resume());
-      return ok;
+      return batch.flush(res, reader, signal.aborted);
     };
     relay(open.upstream.first);
-    if (!wrote) res.flushHead();
+    if (!batch.wrote) res.flushHead();
     try {
       await reader.pump(relay);
     } catch (err) {

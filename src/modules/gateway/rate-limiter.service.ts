@@ -39,7 +39,7 @@ return {allowed, math.floor(tokens * 1000), now}
 `;
 
 const DISABLED_HEADERS = { 'x-ratelimit-limit': '0', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '0' };
-const COMPLETION_PATHS = new Set(['/v1/chat/completions', '/v1/messages']);
+const COMPLETION_PATHS = new Set(['/v1/chat/completions', '/v1/messages', '/v1/responses']);
 const MAX_LOCAL_BUCKETS = 10_000;
 
 type PreParsingDone = (err: Error | null, payload?: RequestPayload) => void;

@@ -13,7 +13,9 @@ import {
   InferenceStream,
   isObject,
   Json,
+  GatewayDelta,
   normalizeAnthropicResponse,
+  NormalizedMessage,
   PreparedRequest,
 } from '@modules/inference';
 import { prepareRequest } from './ingress-validation';
@@ -22,6 +24,49 @@ import { OpenaiChunkEncoder } from './protocol/stream-encoders';
 import { routeHeaders } from './response-headers';
 
 const SESSION_HEADER = 'x-session-id';
+
+/** What a stream of recorded exchange writes: the dialect's frames for each delta, its ending, its failure. */
+export interface ExchangeEncoder {
+  encode(d: GatewayDelta): string;
+  end(): string;
+  fail(message: string): string;
+  /** The rendered whole, when the dialect keeps one (the Responses API stores it). */
+  readonly response?: Json;
+}
+
+/** How a recorded exchange answers: chat completions, or the Responses API. */
+export interface ExchangeDialect {
+  endpoint: string;
+  render(result: InferenceResult): Json;
+  encoder(s: InferenceStream, prepared: PreparedRequest): ExchangeEncoder;
+  /** After a successful reply is rendered (before the response ends). */
+  finished?(rendered: Json | undefined): Promise<void>;
+}
+
+const CHAT_DIALECT: ExchangeDialect = {
+  endpoint: '/v1/chat/completions',
+  render: (result) =>
+    result.protocol === 'openai' && result.raw ? result.raw : renderOpenaiCompletion(normalizeAnthropicResponse(result.raw ?? {}), result.model),
+  encoder: (s, prepared) => {
+    const enc = new OpenaiChunkEncoder(`chatcmpl-${s.request_id.replace(/^req_/, '')}`, s.model, prepared.clientWantsUsage);
+    return {
+      encode: (d) => enc.encode(d),
+      end: () => enc.end(),
+      fail: (message) => `data: ${JSON.stringify({ error: { message, type: 'upstream_error', code: 'upstream_error', param: null } })}\n\n`,
+    };
+  },
+};
+
+/** An exchange's result as the protocol-neutral message the renderers take. */
+export const normalizedOf = (r: InferenceResult): NormalizedMessage => ({
+  id: r.id,
+  model: r.model,
+  content_blocks: r.content_blocks,
+  tool_calls: r.tool_calls,
+  text: r.text,
+  stop_reason: r.stop_reason,
+  usage: { inputTokens: r.usage.input_tokens, outputTokens: r.usage.output_tokens, cachedInputTokens: r.usage.cached_input_tokens },
+});
 
 /** The session a `/v1/chat/completions` request names: the `session_id` body field, else the X-Session-Id header. */
 export function chatSessionIdOf(request: FastifyRequest): string | undefined {
@@ -57,7 +102,7 @@ const sessionHeaders = (info: GatewayRouteInfo, sessionId: string, requestedMode
 });
 
 /**
- * `POST /v1/chat/completions` with a session (seed 000 RecordChatExchange): the session's system prompt is
+ * `POST /v1/chat/completions` (and `/v1/responses`) with a session (seed 000 RecordChatExchange): the session's system prompt is
  * applied, the call goes through the gateway router, and the exchange is recorded before the response
  * completes (a streamed one when it ends; a stream the client cut keeps its partial reply as `incomplete`).
  */
@@ -72,9 +117,27 @@ export class SessionExchangeService {
   async handle(principal: Principal, request: FastifyRequest, reply: FastifyReply, sessionId: string): Promise<void> {
     if (!isObject(request.body) || !Array.isArray(request.body.messages)) throw new InvalidRequestError('messages must be a non-empty array');
     const { session_id: _ignored, ...body } = request.body as Json & { session_id?: unknown };
-    const exchange = await this.recorder.prepare(principal.tenantId, sessionId, body.messages as unknown[]);
-    const upstream = prepareRequest('openai', { ...body, messages: exchange.messages }, request.headers);
-    const requestedModel = typeof body.model === 'string' ? body.model : undefined;
+    await this.exchange(principal, request, reply, sessionId, {
+      messages: body.messages as unknown[],
+      build: (messages) => prepareRequest('openai', { ...body, messages }, request.headers),
+      dialect: CHAT_DIALECT,
+    });
+  }
+
+  /**
+   * One recorded exchange in a client's protocol: the session's system prompt applied to the client's messages, the
+   * call through the router, the reply recorded before the response completes, rendered by the dialect.
+   */
+  async exchange(
+    principal: Principal,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    sessionId: string,
+    how: { messages: unknown[]; build: (messages: unknown[]) => PreparedRequest; dialect: ExchangeDialect },
+  ): Promise<void> {
+    const exchange = await this.recorder.prepare(principal.tenantId, sessionId, how.messages);
+    const upstream = how.build(exchange.messages);
+    const requestedModel = upstream.model;
     const abort = new AbortController();
     const onClose = () => {
       if (!reply.raw.writableFinished) abort.abort();
@@ -85,11 +148,11 @@ export class SessionExchangeService {
       apiKeyId: principal.apiKeyId,
       origin: request.hecate,
       signal: abort.signal,
-      endpoint: '/v1/chat/completions',
+      endpoint: how.dialect.endpoint,
     };
     try {
-      if (upstream.stream) await this.stream(exchange, upstream, requestedModel, ctx, reply, abort.signal);
-      else await this.complete(exchange, upstream, requestedModel, ctx, reply);
+      if (upstream.stream) await this.stream(exchange, upstream, requestedModel, ctx, reply, abort.signal, how.dialect);
+      else await this.complete(exchange, upstream, requestedModel, ctx, reply, how.dialect);
     } finally {
       reply.raw.off('close', onClose);
     }
@@ -101,6 +164,7 @@ export class SessionExchangeService {
     requestedModel: string | undefined,
     ctx: InferenceContext,
     reply: FastifyReply,
+    dialect: ExchangeDialect,
   ): Promise<void> {
     let result: InferenceResult;
     try {
@@ -110,7 +174,8 @@ export class SessionExchangeService {
       throw err;
     }
     await this.recorder.record(exchange, { status: 'complete', reply: replyOf(result), call: callOf(result, requestedModel, result) });
-    const out = result.protocol === 'openai' && result.raw ? result.raw : renderOpenaiCompletion(normalizeAnthropicResponse(result.raw ?? {}), result.model);
+    const out = dialect.render(result);
+    await dialect.finished?.(out);
     await reply
       .headers(sessionHeaders(result, exchange.sessionId, requestedModel, result.cost_micros_usd))
       .header('content-type', 'application/json')
@@ -124,6 +189,7 @@ export class SessionExchangeService {
     ctx: InferenceContext,
     reply: FastifyReply,
     signal: AbortSignal,
+    dialect: ExchangeDialect,
   ): Promise<void> {
     let s: InferenceStream;
     try {
@@ -133,7 +199,7 @@ export class SessionExchangeService {
       throw err;
     }
     const res = this.sse.open(reply, { heartbeatMs: 0, reconnectable: false, headers: sessionHeaders(s, exchange.sessionId, requestedModel) });
-    const encoder = new OpenaiChunkEncoder(`chatcmpl-${s.request_id.replace(/^req_/, '')}`, s.model, prepared.clientWantsUsage);
+    const encoder = dialect.encoder(s, prepared);
     let failure: unknown;
     try {
       for await (const d of s.deltas) {
@@ -150,9 +216,7 @@ export class SessionExchangeService {
       failure ??= err;
     }
     if (failure || !result) {
-      res.end(
-        `data: ${JSON.stringify({ error: { message: 'the upstream stream broke before it was complete', type: 'upstream_error', code: 'upstream_error', param: null } })}\n\n`,
-      );
+      res.end(encoder.fail('the upstream stream broke before it was complete'));
       await this.recordFailure(exchange, failure, requestedModel, ctx, s);
       return;
     }
@@ -161,7 +225,10 @@ export class SessionExchangeService {
     await this.recorder.record(exchange, { status, reply: replyOf(result), call: callOf(result, requestedModel, result) }).catch((err) => {
       rootLogger().error({ request_id: ctx.origin?.requestId, err: String(err), sessionId: exchange.sessionId }, 'chat exchange could not be recorded');
     });
-    if (!signal.aborted) res.end(encoder.end());
+    if (signal.aborted) return;
+    const last = encoder.end();
+    await dialect.finished?.(encoder.response);
+    res.end(last);
   }
 
   /** An upstream failure is recorded as a failed reply (excluded from replay); request errors are not. */

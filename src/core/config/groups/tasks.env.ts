@@ -49,6 +49,8 @@ export class TasksEnv {
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_RETENTION_RUN_ARTIFACTS_MAX_COUNT?: number;
   @IsOptional() @IsDuration() GATEWAY_RETENTION_AGENT_CHAT_APPROVALS_MAX_AGE?: string;
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_RETENTION_AGENT_CHAT_APPROVALS_MAX_COUNT?: number;
+  @IsOptional() @IsDuration() GATEWAY_RETENTION_RESPONSES_MAX_AGE?: string;
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_RETENTION_RESPONSES_MAX_COUNT?: number;
 
   /** MCP client (seed 003): servers per task (0 = no cap) and the worker's cache of connected MCP clients. */
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_TASK_MAX_MCP_SERVERS_PER_TASK?: number;
@@ -85,6 +87,7 @@ export interface TasksConfig {
     runEvents: { maxAgeMs: number; maxCount: number };
     runArtifacts: { maxAgeMs: number; maxCount: number };
     agentChatApprovals: { maxAgeMs: number; maxCount: number };
+    responses: { maxAgeMs: number; maxCount: number };
   };
   mcp: {
     /** 0 = no cap on `mcp_servers` entries per task. */
@@ -165,6 +168,11 @@ export function tasksConfig(env: TasksEnv): TasksConfig {
       agentChatApprovals: {
         maxAgeMs: duration(env.GATEWAY_RETENTION_AGENT_CHAT_APPROVALS_MAX_AGE, 720 * HOUR),
         maxCount: env.GATEWAY_RETENTION_AGENT_CHAT_APPROVALS_MAX_COUNT ?? 10_000,
+      },
+      /** Stored `/v1/responses` responses (what `previous_response_id` can continue). */
+      responses: {
+        maxAgeMs: duration(env.GATEWAY_RETENTION_RESPONSES_MAX_AGE, 720 * HOUR),
+        maxCount: env.GATEWAY_RETENTION_RESPONSES_MAX_COUNT ?? 100_000,
       },
     },
     mcp: {

@@ -71,18 +71,32 @@ export class OpenaiChunkEncoder {
 
 type OpenBlock = { kind: 'text' | 'thinking' | 'tool_use'; index: number; tool?: number };
 
+/** What every event encoder keeps besides its output: the usage so far and the stop reason. */
+export abstract class DeltaBookkeeping {
+  protected stop: StopReason | undefined;
+  readonly usage: NormalizedUsage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
+
+  /** Usage and stop deltas produce no event of their own: true when `d` was one (and is now recorded). */
+  protected record(d: GatewayDelta): boolean {
+    if (d.type === 'usage') mergeUsage(this.usage, d.usage);
+    else if (d.type === 'stop') this.stop = d.stop_reason;
+    else return false;
+    return true;
+  }
+}
+
 /** Protocol-neutral deltas → Anthropic stream events (`message_start … message_stop`). */
-export class AnthropicEventEncoder {
+export class AnthropicEventEncoder extends DeltaBookkeeping {
   private started = false;
   private block: OpenBlock | undefined;
   private next = 0;
-  private stop: StopReason | undefined;
-  readonly usage: NormalizedUsage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
 
   constructor(
     private readonly id: string,
     private readonly model: string,
-  ) {}
+  ) {
+    super();
+  }
 
   private ev(type: string, data: Json): string {
     return `event: ${type}\ndata: ${enc({ type, ...data })}\n\n`;
@@ -119,14 +133,7 @@ export class AnthropicEventEncoder {
   }
 
   encode(d: GatewayDelta): string {
-    if (d.type === 'usage') {
-      mergeUsage(this.usage, d.usage);
-      return '';
-    }
-    if (d.type === 'stop') {
-      this.stop = d.stop_reason;
-      return '';
-    }
+    if (this.record(d)) return '';
     let out = this.start();
     switch (d.type) {
       case 'text_delta':
