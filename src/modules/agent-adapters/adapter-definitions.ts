@@ -43,15 +43,28 @@ export interface AdapterDefinition {
   initialMode?: string;
 }
 
-/** The environment that points an adapter at this gateway. */
+/** The environment (and, for adapters configured by flags, the arguments) that point an adapter at this gateway. */
 export interface GatewayWiring {
-  baseUrlEnv: string;
+  /** The variable that takes the gateway's URL (none: `args` carry it). */
+  baseUrlEnv?: string;
   keyEnv: string;
   /** Every model variable the adapter reads (its main and its small/fast models): all get the session's model. */
   modelEnvs: string[];
   /** Credentials that would take precedence over the key: removed. */
   clearEnvs: string[];
+  /** Arguments appended to the adapter's command: the gateway's URL and the session's model as the adapter's settings. */
+  args?: (gatewayUrl: string, model: string) => string[];
 }
+
+/** Codex reads its model endpoint from `-c` settings only (OPENAI_BASE_URL is ignored): a `responses` provider here. */
+const codexProviderArgs = (gatewayUrl: string, model: string): string[] => [
+  '-c',
+  'model_provider="hecate"',
+  '-c',
+  `model_providers.hecate={name="Hecate",base_url=${JSON.stringify(`${gatewayUrl}/v1`)},env_key="HECATE_GATEWAY_KEY",wire_api="responses"}`,
+  '-c',
+  `model=${JSON.stringify(model)}`,
+];
 
 const platformPackage = (base: string): string => `${base}-${process.platform}-${process.arch}`;
 
@@ -69,6 +82,7 @@ export const BUILT_IN_ADAPTERS: readonly AdapterDefinition[] = [
     supportedRange: '>=0.9.0 <1.0.0',
     costMode: 'external',
     envAllowlist: ['OPENAI_API_KEY', 'CODEX_API_KEY', 'OPENAI_ORG_ID', 'OPENAI_PROJECT_ID'],
+    gateway: { keyEnv: 'HECATE_GATEWAY_KEY', modelEnvs: [], clearEnvs: ['OPENAI_API_KEY', 'CODEX_API_KEY'], args: codexProviderArgs },
     auth: {
       env: ['OPENAI_API_KEY', 'CODEX_API_KEY'],
       files: ['.codex/auth.json'],

@@ -136,7 +136,7 @@ export class AdapterSessionHost implements OnApplicationBootstrap, OnApplication
     try {
       proc = await AcpProcess.start(
         {
-          argv: this.discovery.argv(resolved, session.workspace, home),
+          argv: [...this.discovery.argv(resolved, session.workspace, home), ...env.args],
           cwd: session.workspace,
           env: env.vars,
           maxMessageBytes: this.config.agent.adapters.maxMessageBytes,
@@ -216,16 +216,21 @@ export class AdapterSessionHost implements OnApplicationBootstrap, OnApplication
    * session (revoked when the process ends), every model variable set to the session's model, and the adapter's own
    * vendor credentials removed: its model traffic is metered here and its provider key never reaches it.
    */
-  private async adapterEnvironment(def: AdapterDefinition, session: SessionRow, home: string): Promise<{ vars: Record<string, string>; keyId: string | null }> {
+  private async adapterEnvironment(
+    def: AdapterDefinition,
+    session: SessionRow,
+    home: string,
+  ): Promise<{ vars: Record<string, string>; args: string[]; keyId: string | null }> {
     const url = this.gatewayUrl();
-    if (!def.gateway || !session.model || !url) return { vars: this.discovery.env(def, home), keyId: null };
+    if (!def.gateway || !session.model || !url) return { vars: this.discovery.env(def, home), args: [], keyId: null };
     const key = await this.keys.mint(session.tenant_id, session.id);
     const wiring = def.gateway;
-    const extra: Record<string, string> = { [wiring.baseUrlEnv]: url, [wiring.keyEnv]: key.secret };
+    const extra: Record<string, string> = { [wiring.keyEnv]: key.secret };
+    if (wiring.baseUrlEnv) extra[wiring.baseUrlEnv] = url;
     for (const name of wiring.modelEnvs) extra[name] = session.model;
     const vars = this.discovery.env(def, home, extra);
     for (const name of wiring.clearEnvs) delete vars[name];
-    return { vars, keyId: key.id };
+    return { vars, args: wiring.args?.(url, session.model) ?? [], keyId: key.id };
   }
 
   private gatewayUrl(): string {

@@ -48,6 +48,10 @@ export class ResponseNotFoundError extends NotFoundError {
   }
 }
 
+/** `X-Runtime-Dropped-Tools`: the hosted tools a translated request went without (a Responses upstream gets them). */
+const droppedHeader = (req: PreparedResponsesRequest, provider: OpenStream['selected']['provider']): Record<string, string> =>
+  req.droppedTools.length > 0 && !sendsResponses(req.prepared, provider) ? { 'x-runtime-dropped-tools': req.droppedTools.join(', ') } : {};
+
 const parseJson = (data: string): Json | undefined => {
   try {
     const v = JSON.parse(data) as unknown;
@@ -101,7 +105,9 @@ export class ResponsesService {
         if (abort.aborted) return;
         const response = this.renderComplete(call, req, { ...head, model: call.info.model });
         await this.keep(principal, req, response);
-        void reply.headers(routeHeaders(call.info, req.prepared.model, call.costMicros)).header('content-type', 'application/json');
+        void reply
+          .headers({ ...routeHeaders(call.info, req.prepared.model, call.costMicros), ...droppedHeader(req, call.selected.provider) })
+          .header('content-type', 'application/json');
         await reply.send(JSON.stringify(response));
         return;
       }
@@ -196,7 +202,8 @@ export class ResponsesService {
   }
 
   private async pipe(open: OpenStream, req: PreparedResponsesRequest, head: ResponseHead, principal: Principal, reply: FastifyReply, abort: ClientAbort) {
-    const res = this.sse.open(reply, { heartbeatMs: 0, reconnectable: false, deferHead: true, headers: routeHeaders(open.info, req.prepared.model) });
+    const headers = { ...routeHeaders(open.info, req.prepared.model), ...droppedHeader(req, open.selected.provider) };
+    const res = this.sse.open(reply, { heartbeatMs: 0, reconnectable: false, deferHead: true, headers });
     const usage: NormalizedUsage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
     let outcome: { error?: UpstreamError; response?: Json };
     try {

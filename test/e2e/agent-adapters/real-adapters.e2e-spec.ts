@@ -38,11 +38,12 @@ const escalated = (cmd: string) => ({ name: 'exec_command', arguments: { cmd, sa
  * The real ACP adapters from npm as External Agent sessions (issue 16), offline, one embedded server for both.
  * Claude Code (`@agentclientprotocol/claude-agent-acp`): the session has a model, so the worker points it at this
  * gateway's `/v1/messages` with a key minted for the session, routed to the fake upstream (an Anthropic-protocol
- * provider). Codex (`@zed-industries/codex-acp`, its platform binary): an operator-defined adapter configured with a
- * `responses` model provider on the fake upstream (its own credentials: cost `external` until `/v1/responses` lands
- * here). Their commands ask permission through the approval coordinator and really run in the workspace.
+ * provider). Codex (`@zed-industries/codex-acp`, its platform binary): the built-in adapter with a model goes through
+ * this gateway's `/v1/responses` the same way (translated to the Anthropic provider); an operator-defined adapter
+ * configured with a `responses` model provider on the fake upstream keeps its own credentials (cost `external`).
+ * Their commands ask permission through the approval coordinator and really run in the workspace.
  */
-describe('real adapters (embedded: claude-agent-acp through the gateway, codex-acp on its own provider)', () => {
+describe('real adapters (embedded: claude-agent-acp and codex-acp through the gateway, codex-acp on its own provider)', () => {
   const procs = new Processes();
   let upstream: FakeUpstream;
   let c: Client;
@@ -287,6 +288,33 @@ describe('real adapters (embedded: claude-agent-acp through the gateway, codex-a
     expect(existsSync(join(ws, 'out.txt'))).toBe(false);
     expect(existsSync(join(ws, 'two.txt'))).toBe(true);
     expect(processesMatching(CODEX_PROCESS)).toBeGreaterThan(0);
+    await deleteAndGone(id, CODEX_PROCESS);
+  });
+
+  it('Codex with a model runs through this gateway: its Responses API calls are translated to the Anthropic provider, metered with the session key', async () => {
+    /** Codex's calls as they reach the upstream: Anthropic messages carrying its exec_command tool. */
+    const codexViaGateway = (r: RecordedRequest): boolean =>
+      r.path === '/v1/messages' && Array.isArray(r.body?.tools) && (r.body!.tools as Json[]).some((t) => t.name === 'exec_command');
+    upstream.script({ match: (r) => codexViaGateway(r) && !lastIsToolResult(r), toolCalls: [escalated('echo metered > m.txt')] });
+    upstream.script({ match: (r) => codexViaGateway(r) && lastIsToolResult(r), content: 'Metered and done.' });
+    const { id, ws } = await session('codex', MODEL);
+    const p = await askingTurn(id, 'create m.txt');
+    expect(p).toMatchObject({ adapter_id: 'codex', tool_kind: 'shell_exec', tool_name: 'echo metered > m.txt', status: 'pending' });
+    await c.ok('POST', `${base(id)}/approvals/${p.id}/resolve`, { decision: 'approve', scope: 'once' });
+    const reply = await settled(id);
+    expect(reply).toMatchObject({ status: 'completed', adapter_id: 'codex', cost_mode: 'gateway' });
+    expect(reply.content).toContain('Metered and done.');
+    expect(readFileSync(join(ws, 'm.txt'), 'utf8')).toBe('metered\n');
+    // Codex spoke the Responses API to this gateway only: the upstream saw Anthropic messages with the gateway's key.
+    expect(upstream.requests.filter(codexCall)).toHaveLength(0);
+    const calls = upstream.requests.filter(codexViaGateway);
+    expect(calls.length).toBeGreaterThanOrEqual(2);
+    expect(calls.every((r) => r.apiKey === UPSTREAM_KEY)).toBe(true);
+    const usage = (await c.ok('GET', `/hecate/v1/usage/events?agent_chat_session_id=${id}`)) as unknown as Json[];
+    expect(usage.length).toBeGreaterThanOrEqual(2);
+    expect(usage.every((u) => u.endpoint === '/v1/responses' && u.model === MODEL && u.status === 'ok')).toBe(true);
+    const view = ((await c.ok('GET', base(id))).messages as Json[]).find((m) => m.id === reply.id)!;
+    expect(view.cost_micros_usd).toBeGreaterThan(0);
     await deleteAndGone(id, CODEX_PROCESS);
   });
 

@@ -37,6 +37,8 @@ export interface PreparedResponsesRequest {
   params: Json;
   store: boolean;
   previousResponseId: string | undefined;
+  /** Hosted tools the chat translation leaves out (sent only to Responses upstreams). */
+  droppedTools: string[];
 }
 
 export const itemId = (prefix: string): string => `${prefix}_${randomHex(24)}`;
@@ -147,19 +149,29 @@ export function itemsToMessages(instructions: unknown, items: ResponseItem[]): J
   return messages;
 }
 
-function translateTools(tools: unknown): Json[] | undefined {
-  if (tools === undefined || tools === null) return undefined;
+/**
+ * Function tools as chat tools. Hosted tools (web_search, file_search, namespaces, …) only a Responses upstream can run:
+ * they go to such an upstream as they are and are left out of the translation (named in `dropped`).
+ */
+function translateTools(tools: unknown): { tools: Json[]; dropped: string[] } {
+  if (tools === undefined || tools === null) return { tools: [], dropped: [] };
   if (!Array.isArray(tools)) bad('tools must be an array', 'tools');
-  return tools.map((t, i) => {
-    if (!isObject(t) || t.type !== 'function')
-      bad(`tools[${i}].type must be "function" (built-in tools are not offered through the gateway)`, `tools[${i}].type`);
+  const out: Json[] = [];
+  const dropped: string[] = [];
+  tools.forEach((t, i) => {
+    if (!isObject(t) || typeof t.type !== 'string') bad(`tools[${i}] must be an object with a type`, `tools[${i}].type`);
+    if (t.type !== 'function') {
+      dropped.push(typeof t.name === 'string' ? `${t.type}:${t.name}` : t.type);
+      return;
+    }
     if (typeof t.name !== 'string' || t.name === '') bad(`tools[${i}].name must be a non-empty string`, `tools[${i}].name`);
     const fn: Json = { name: t.name };
     if (typeof t.description === 'string') fn.description = t.description;
     if (isObject(t.parameters)) fn.parameters = t.parameters;
     if (typeof t.strict === 'boolean') fn.strict = t.strict;
-    return { type: 'function', function: fn };
+    out.push({ type: 'function', function: fn });
   });
+  return { tools: out, dropped };
 }
 
 function translateToolChoice(tc: unknown): unknown {
@@ -204,15 +216,15 @@ export function prepareResponsesRequest(body: unknown, history: ResponseItem[]):
     bad('previous_response_id must be a non-empty string', 'previous_response_id');
 
   const stream = body.stream === true;
-  const tools = translateTools(body.tools);
+  const { tools, dropped } = translateTools(body.tools);
   const all = [...history, ...inputItems];
   const messages = itemsToMessages(body.instructions, all);
   const chat: Json = { messages, stream };
   if (typeof body.model === 'string') chat.model = body.model;
-  if (tools && tools.length > 0) chat.tools = tools;
+  if (tools.length > 0) chat.tools = tools;
   const toolChoice = translateToolChoice(body.tool_choice);
-  if (toolChoice !== undefined) chat.tool_choice = toolChoice;
-  if (typeof body.parallel_tool_calls === 'boolean' && tools && tools.length > 0) chat.parallel_tool_calls = body.parallel_tool_calls;
+  if (toolChoice !== undefined && (tools.length > 0 || toolChoice === 'none')) chat.tool_choice = toolChoice;
+  if (typeof body.parallel_tool_calls === 'boolean' && tools.length > 0) chat.parallel_tool_calls = body.parallel_tool_calls;
   if (positiveInt(body.max_output_tokens)) chat.max_tokens = body.max_output_tokens;
   if (typeof body.temperature === 'number') chat.temperature = body.temperature;
   if (typeof body.top_p === 'number') chat.top_p = body.top_p;
@@ -235,7 +247,7 @@ export function prepareResponsesRequest(body: unknown, history: ResponseItem[]):
       stream,
       model: body.model as string | undefined,
       provider: body.provider as string | undefined,
-      needsTools: (tools?.length ?? 0) > 0,
+      needsTools: tools.length > 0,
       needsImages: all.some((i) => i.type === 'message' && (i.content as Json[]).some((p) => p.type === 'input_image')),
       clientWantsUsage: false,
       hecateMessageFields: false,
@@ -246,5 +258,6 @@ export function prepareResponsesRequest(body: unknown, history: ResponseItem[]):
     params,
     store: body.store !== false,
     previousResponseId: typeof prev === 'string' ? prev : undefined,
+    droppedTools: dropped,
   };
 }
