@@ -11,7 +11,7 @@ const ROOT = resolve(__dirname, '../..');
 export const ACP_ENTRY = join(ROOT, process.env.HECATE_DIST ?? 'dist', 'src/main.acp.js');
 
 /** How the editor answers a permission request (default: it dismisses it). */
-export type PermissionAnswer = (request: Acp.RequestPermissionRequest) => Acp.RequestPermissionResponse;
+export type PermissionAnswer = (request: Acp.RequestPermissionRequest) => Acp.RequestPermissionResponse | Promise<Acp.RequestPermissionResponse>;
 
 export const choose = (optionId: string): Acp.RequestPermissionResponse => ({ outcome: { outcome: 'selected', optionId } });
 

@@ -58,8 +58,20 @@ export async function serveAcp(config: AcpConfig, io: { input: Readable; output:
       if (!text.trim()) throw acp.RequestError.invalidParams(undefined, 'the prompt has no text');
       const editor: EditorChannel = {
         update: (update) => client.notify(acp.methods.client.session.update, { sessionId: s.id, update }),
-        requestPermission: async (toolCall, options, cancel) =>
-          (await client.request(acp.methods.client.session.requestPermission, { sessionId: s.id, toolCall, options }, { cancellationSignal: cancel })).outcome,
+        // On session/cancel the editor should answer `cancelled`; one that never does must not hold the prompt open.
+        requestPermission: async (toolCall, options, cancel) => {
+          try {
+            const answer = await client.request(
+              acp.methods.client.session.requestPermission,
+              { sessionId: s.id, toolCall, options },
+              { cancellationSignal: cancel, stopWaitingOnCancel: true },
+            );
+            return answer.outcome;
+          } catch (err) {
+            if (cancel.aborted) return { outcome: 'cancelled' };
+            throw err;
+          }
+        },
       };
       try {
         return { stopReason: await s.prompt(text, editor, signal) };

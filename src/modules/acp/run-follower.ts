@@ -31,8 +31,12 @@ const PERMISSION_OPTIONS: Acp.PermissionOption[] = [
   { optionId: REJECT, name: 'Reject', kind: 'reject_once' },
 ];
 const TOOL_END_EVENTS = new Set(['tool.completed', 'tool.failed', 'tool.cancelled', 'tool.timed_out']);
-/** The live stream ends with the run; its last deltas may trail the run's terminal event by a moment. */
+/**
+ * The live stream ends with the run; a completed run's last deltas may trail its terminal event by a moment. A cancelled
+ * run's stream may take a poll period to notice the end, and its text no longer matters: the editor gets its answer now.
+ */
 const LIVE_DRAIN_MS = 5_000;
+const LIVE_DRAIN_CANCELLED_MS = 200;
 const OUTPUT_TAIL = 64 * 1024;
 
 interface CallState {
@@ -79,7 +83,7 @@ export class RunFollower {
         await this.onFrame(frame);
         if (frame.terminal) break;
       }
-      await within(live, LIVE_DRAIN_MS);
+      await within(live, last?.run.status === 'cancelled' ? LIVE_DRAIN_CANCELLED_MS : LIVE_DRAIN_MS);
     } finally {
       stop.abort();
     }

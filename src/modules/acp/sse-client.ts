@@ -11,8 +11,13 @@ export interface SseMessage {
 export async function* sseMessages(body: ReadableStream<Uint8Array>): AsyncGenerator<SseMessage> {
   const decoder = new TextDecoder();
   let buffer = '';
+  // A CR that ends a chunk may be the first half of a CRLF: it waits for the next chunk.
+  let heldCr = false;
   for await (const chunk of body) {
-    buffer += decoder.decode(chunk, { stream: true }).replace(/\r\n?/g, '\n');
+    let text: string = (heldCr ? '\r' : '') + decoder.decode(chunk, { stream: true });
+    heldCr = text.endsWith('\r');
+    if (heldCr) text = text.slice(0, -1);
+    buffer += text.replace(/\r\n?/g, '\n');
     let end: number;
     while ((end = buffer.indexOf('\n\n')) >= 0) {
       const message = parseBlock(buffer.slice(0, end));

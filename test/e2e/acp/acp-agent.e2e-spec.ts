@@ -176,9 +176,33 @@ describe('ACP agent for editors (npm run acp)', () => {
     const cancelledAt = Date.now();
     await editor.cancel(sessionId);
     expect(await answer).toEqual({ stopReason: 'cancelled' });
-    expect(Date.now() - cancelledAt).toBeLessThan(4_000);
+    expect(Date.now() - cancelledAt).toBeLessThan(1_500);
     const [task] = await tasksIn(cwd);
     expect((await runsOf(task.id)).map((r) => r.status)).toEqual(['cancelled']);
+  });
+
+  it('cancel while the editor is being asked: the question is withdrawn, the run and its approval are cancelled, the tool never ran', async () => {
+    const editor = await launch();
+    const cwd = editorDir();
+    const sessionId = await editor.newSession(cwd);
+    let asked!: () => void;
+    const question = new Promise<void>((r) => (asked = r));
+    // An editor that never answers: the agent must stop waiting on cancel.
+    editor.answer = () => {
+      asked();
+      return new Promise(() => undefined);
+    };
+    upstream.script(call('shell_exec', { command: 'echo late > late.txt' }));
+    const answer = editor.prompt(sessionId, 'run it');
+    await question;
+    const cancelledAt = Date.now();
+    await editor.cancel(sessionId);
+    expect(await answer).toEqual({ stopReason: 'cancelled' });
+    expect(Date.now() - cancelledAt).toBeLessThan(1_500);
+    expect(existsSync(join(cwd, 'late.txt'))).toBe(false);
+    const [task] = await tasksIn(cwd);
+    expect((await runsOf(task.id)).map((r) => r.status)).toEqual(['cancelled']);
+    expect(((await operator.ok('GET', `/hecate/v1/tasks/${task.id}/approvals`)) as Json[]).map((a) => a.status)).toEqual(['cancelled']);
   });
 
   it("the editor's MCP servers join the task's tools", async () => {
