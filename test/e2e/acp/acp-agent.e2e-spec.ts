@@ -229,6 +229,17 @@ describe('ACP agent for editors (npm run acp)', () => {
     await expect(editor.prompt(sessionId, 'say nothing')).rejects.toMatchObject({ code: -32603, data: { type: 'blank_final_answer' } });
   });
 
+  it("a folder outside the key's GATEWAY_WORKSPACE_ROOTS is refused at the first prompt, saying why", async () => {
+    const editor = await launch();
+    const sessionId = await editor.newSession(realpathSync(mkdtempSync(join(tmpdir(), 'hecate-acp-outside-'))));
+    await expect(editor.prompt(sessionId, 'hello')).rejects.toMatchObject({
+      code: -32603,
+      message: expect.stringContaining('GATEWAY_WORKSPACE_ROOTS'),
+      data: { type: 'invalid_request', status: 400 },
+    });
+    expect(completions()).toHaveLength(0);
+  });
+
   it('a key the server refuses is an authentication error at session/new, and the key is never printed', async () => {
     const wrong = 'hk_this-key-does-not-exist-0123456789';
     const editor = await launch({ HECATE_API_KEY: wrong });
