@@ -35,8 +35,9 @@ export function scrubSecrets(text: string): string {
 
 let root: Logger | undefined;
 
-export function createRootLogger(level: string, name: string): Logger {
-  root = pino({
+/** `destination`: stdout by default; a stdio protocol process (the ACP agent) logs to stderr (fd 2) instead. */
+export function createRootLogger(level: string, name: string, destination?: pino.DestinationStream): Logger {
+  const options: pino.LoggerOptions = {
     name,
     level,
     base: { pid: process.pid, role: name },
@@ -49,7 +50,8 @@ export function createRootLogger(level: string, name: string): Logger {
         method.apply(this, scrubbed);
       },
     },
-  });
+  };
+  root = destination ? pino(options, destination) : pino(options);
   return root;
 }
 

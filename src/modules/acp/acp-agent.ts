@@ -1,0 +1,146 @@
+import { randomUUID } from 'node:crypto';
+import { isAbsolute } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import type { Logger } from 'pino';
+import type { AcpConfig } from './acp-config';
+import { type Acp, loadAcpSdk } from './acp-sdk';
+import { EditorSession, RunFailedError, SessionBusyError } from './editor-session';
+import { HecateApi, HecateApiError, type McpServerEntry } from './hecate-api';
+import type { EditorChannel } from './run-follower';
+
+type Sdk = typeof Acp;
+
+const MCP_NAME = /[^a-zA-Z0-9_-]/g;
+
+/**
+ * Hecate as an ACP agent (DESIGN §12): an editor launches `npm run acp` and speaks ACP v1 over its stdio; each
+ * editor session is an EditorSession over the `/hecate/v1` API of the server at HECATE_BASE_URL. Resolves when the
+ * editor closes the connection. Only protocol frames go to `output`.
+ */
+export async function serveAcp(config: AcpConfig, io: { input: Readable; output: Writable }, log: Logger, version: string): Promise<void> {
+  const acp = await loadAcpSdk();
+  const api = new HecateApi(config.baseUrl, config.apiKey);
+  const sessions = new Map<string, EditorSession>();
+  const session = (id: string): EditorSession => {
+    const s = sessions.get(id);
+    if (!s) throw acp.RequestError.sessionNotFound(id);
+    return s;
+  };
+  const app = acp
+    .agent({ name: 'hecate' })
+    .onRequest(acp.methods.agent.initialize, () => ({
+      protocolVersion: acp.PROTOCOL_VERSION,
+      agentCapabilities: {
+        // A session is an in-memory binding of this process to a task: there is nothing to load after a restart.
+        loadSession: false,
+        promptCapabilities: { image: false, audio: false, embeddedContext: true },
+        // The task's MCP client speaks stdio and Streamable HTTP (not the legacy SSE transport).
+        mcpCapabilities: { http: true, sse: false },
+      },
+      // The credential is HECATE_API_KEY in the agent's environment: nothing to negotiate.
+      authMethods: [],
+      agentInfo: { name: 'hecate', title: 'Hecate', version },
+    }))
+    .onRequest(acp.methods.agent.session.new, async ({ params }) => {
+      if (!isAbsolute(params.cwd)) throw acp.RequestError.invalidParams({ cwd: params.cwd }, 'cwd must be an absolute path');
+      const mcpServers = mcpServersOf(acp, params.mcpServers);
+      await api.check().catch((err: unknown) => {
+        throw toRequestError(acp, err);
+      });
+      const s = new EditorSession(`hecate-${randomUUID()}`, params.cwd, mcpServers, api, config, log);
+      sessions.set(s.id, s);
+      log.info({ session_id: s.id, cwd: s.cwd, mcp_servers: mcpServers.map((m) => m.name) }, 'editor session opened');
+      return { sessionId: s.id };
+    })
+    .onRequest(acp.methods.agent.session.prompt, async ({ params, client, signal }) => {
+      const s = session(params.sessionId);
+      const text = promptText(params.prompt);
+      if (!text.trim()) throw acp.RequestError.invalidParams(undefined, 'the prompt has no text');
+      const editor: EditorChannel = {
+        update: (update) => client.notify(acp.methods.client.session.update, { sessionId: s.id, update }),
+        // On session/cancel the editor should answer `cancelled`; one that never does must not hold the prompt open.
+        requestPermission: async (toolCall, options, cancel) => {
+          try {
+            const answer = await client.request(
+              acp.methods.client.session.requestPermission,
+              { sessionId: s.id, toolCall, options },
+              { cancellationSignal: cancel, stopWaitingOnCancel: true },
+            );
+            return answer.outcome;
+          } catch (err) {
+            if (cancel.aborted) return { outcome: 'cancelled' };
+            throw err;
+          }
+        },
+      };
+      try {
+        return { stopReason: await s.prompt(text, editor, signal) };
+      } catch (err) {
+        log.warn({ session_id: s.id, task_id: s.task, err: err instanceof Error ? err.message : String(err) }, 'prompt failed');
+        throw toRequestError(acp, err);
+      }
+    })
+    .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
+      sessions.get(params.sessionId)?.cancel();
+    });
+  const connection = app.connect(
+    acp.ndJsonStream(Writable.toWeb(io.output) as WritableStream<Uint8Array>, Readable.toWeb(io.input) as ReadableStream<Uint8Array>),
+  );
+  await connection.closed;
+}
+
+/**
+ * The editor's MCP servers as the task's `mcp_servers` (seed 003): stdio → command/args/env, HTTP → url/headers,
+ * names made valid (`^[a-zA-Z0-9_-]{1,64}$`) and unique. They run on the Hecate worker, not in the editor.
+ */
+export function mcpServersOf(acp: Sdk, servers: Acp.McpServer[]): McpServerEntry[] {
+  const taken = new Set<string>();
+  return servers.map((server, i) => {
+    let name = server.name.replace(MCP_NAME, '_').slice(0, 60) || `mcp_${i}`;
+    while (taken.has(name)) name = `${name.slice(0, 60)}_${i}`;
+    taken.add(name);
+    if ('type' in server && server.type === 'sse') {
+      throw acp.RequestError.invalidParams({ mcpServer: server.name }, 'MCP servers over SSE are not supported (mcpCapabilities.sse is false)');
+    }
+    if ('url' in server) {
+      const headers = Object.fromEntries(server.headers.map((h) => [h.name, h.value]));
+      return { name, url: server.url, ...(server.headers.length > 0 ? { headers } : {}) };
+    }
+    const env = Object.fromEntries(server.env.map((e) => [e.name, e.value]));
+    return { name, command: server.command, ...(server.args.length > 0 ? { args: server.args } : {}), ...(server.env.length > 0 ? { env } : {}) };
+  });
+}
+
+/** The prompt's text: text blocks as they are, embedded files as fenced context, links by their URI. */
+export function promptText(blocks: Acp.ContentBlock[]): string {
+  const parts: string[] = [];
+  for (const b of blocks) {
+    if (b.type === 'text') parts.push(b.text);
+    else if (b.type === 'resource_link') parts.push(`[${b.name}](${b.uri})`);
+    else if (b.type === 'resource' && 'text' in b.resource) parts.push(`Context from ${b.resource.uri}:\n\`\`\`\n${b.resource.text}\n\`\`\``);
+  }
+  return parts.join('\n\n');
+}
+
+/**
+ * An ACP error for what went wrong: a rejected credential → -32000 (auth required); a failed run or an API refusal →
+ * -32603 with `data.type` = the Hecate error type (the run's `error_kind`, or the envelope's `type`).
+ */
+export function toRequestError(acp: Sdk, err: unknown): Acp.RequestError {
+  if (err instanceof acp.RequestError) return err;
+  if (err instanceof SessionBusyError) return acp.RequestError.invalidRequest(undefined, err.message);
+  if (err instanceof RunFailedError) {
+    return new acp.RequestError(-32603, err.message, {
+      type: err.run.error_kind || 'run_failed',
+      task_id: err.run.task_id,
+      run_id: err.run.id,
+      message: err.run.last_error,
+    });
+  }
+  if (err instanceof HecateApiError) {
+    const data = { type: err.type, status: err.status, message: err.message, ...(err.requestId ? { request_id: err.requestId } : {}) };
+    if (err.status === 401 || err.status === 403) return acp.RequestError.authRequired(data, err.message);
+    return new acp.RequestError(-32603, `Hecate: ${err.message}`, data);
+  }
+  return acp.RequestError.internalError({ type: 'gateway_error', message: err instanceof Error ? err.message : String(err) });
+}

@@ -1,0 +1,149 @@
+import type { Logger } from 'pino';
+import type { AcpConfig } from './acp-config';
+import type { Acp } from './acp-sdk';
+import { HecateApi, HecateApiError, type McpServerEntry, type RunResource } from './hecate-api';
+import { type EditorChannel, RunFollower, type RunEnd } from './run-follower';
+
+/** A run that failed: the prompt answers with an ACP error carrying the run's Hecate error type. */
+export class RunFailedError extends Error {
+  constructor(readonly run: RunResource) {
+    super(`the Hecate run ${run.id} failed: ${run.last_error || run.error_kind || 'failed'}`);
+  }
+}
+
+/** A prompt while the previous one still runs (clients send one at a time per session). */
+export class SessionBusyError extends Error {}
+
+interface Turn {
+  /** Aborted by `session/cancel` (or the prompt request's own cancellation). */
+  readonly cancel: AbortController;
+  run: RunResource | null;
+}
+
+const TITLE_MAX = 80;
+
+/**
+ * One editor conversation = one durable `agent_loop` task working in place in the editor's directory (seed 003
+ * "Continue semantics"): the first prompt creates and starts the task, each later prompt `continue`s its latest run,
+ * so the model sees the whole conversation. The task is created on the first prompt because an agent_loop task
+ * needs its prompt.
+ */
+export class EditorSession {
+  private taskId: string | null = null;
+  private lastRunId: string | null = null;
+  private turn: Turn | null = null;
+
+  constructor(
+    readonly id: string,
+    readonly cwd: string,
+    private readonly mcpServers: McpServerEntry[],
+    private readonly api: HecateApi,
+    private readonly config: Pick<AcpConfig, 'model' | 'provider'>,
+    private readonly log: Logger,
+  ) {}
+
+  get task(): string | null {
+    return this.taskId;
+  }
+
+  async prompt(text: string, editor: EditorChannel, requestSignal: AbortSignal): Promise<Acp.StopReason> {
+    if (this.turn) throw new SessionBusyError(`session ${this.id} is already answering a prompt`);
+    const turn: Turn = { cancel: new AbortController(), run: null };
+    this.turn = turn;
+    const onRequestCancel = () => this.cancel();
+    requestSignal.addEventListener('abort', onRequestCancel, { once: true });
+    try {
+      const run = await this.startRun(text);
+      turn.run = run;
+      this.lastRunId = run.id;
+      this.log.info({ session_id: this.id, task_id: run.task_id, run_id: run.id }, 'prompt started a run');
+      // A cancel that came while the run was being created.
+      if (turn.cancel.signal.aborted) await this.cancelRun(run);
+      const end = await new RunFollower(
+        this.api,
+        editor,
+        { taskId: run.task_id, runId: run.id },
+        this.cwd,
+        turn.cancel.signal,
+        () => this.cancel(),
+        this.log,
+      ).follow();
+      return stopReason(end, turn.cancel.signal.aborted);
+    } finally {
+      requestSignal.removeEventListener('abort', onRequestCancel);
+      this.turn = null;
+    }
+  }
+
+  /** `session/cancel`: the run in flight is cancelled through the API (its pending approval with it). */
+  cancel(): void {
+    const turn = this.turn;
+    if (!turn || turn.cancel.signal.aborted) return;
+    turn.cancel.abort();
+    if (turn.run) void this.cancelRun(turn.run);
+  }
+
+  private async cancelRun(run: RunResource): Promise<void> {
+    try {
+      await this.api.cancelRun(run.task_id, run.id, 'cancelled in the editor (ACP)');
+    } catch (err) {
+      // 409: it already ended.
+      if (!(err instanceof HecateApiError && err.status === 409)) this.log.warn({ err: String(err), run_id: run.id }, 'cancelling the run failed');
+    }
+  }
+
+  private async startRun(prompt: string): Promise<RunResource> {
+    if (this.taskId && this.lastRunId) {
+      try {
+        return await this.api.continueRun(this.taskId, this.lastRunId, prompt);
+      } catch (err) {
+        // 400: the last run left no conversation to continue from (it failed before its first model call).
+        if (!(err instanceof HecateApiError && err.status === 400)) throw err;
+        this.log.info({ session_id: this.id, task_id: this.taskId, reason: err.message }, 'the last run cannot be continued; starting a new task');
+      }
+    }
+    const task = await this.api.createTask({
+      title: titleOf(prompt),
+      prompt,
+      working_directory: this.cwd,
+      ...(this.mcpServers.length > 0 ? { mcp_servers: this.mcpServers } : {}),
+      ...(this.config.model ? { requested_model: this.config.model } : {}),
+      ...(this.config.provider ? { requested_provider: this.config.provider } : {}),
+    });
+    try {
+      const run = await this.api.startTask(task.id);
+      this.taskId = task.id;
+      return run;
+    } catch (err) {
+      // Not startable (e.g. 422 model_not_configured): no task is left behind.
+      await this.api.deleteTask(task.id).catch(() => undefined);
+      throw err;
+    }
+  }
+}
+
+/**
+ * The ACP stop reason of a followed run: completed → `end_turn` (`refusal` / `max_tokens` when the last model call
+ * stopped so); cancelled → `cancelled`, except a run the editor's rejection ended (`end_turn`: the editor decided,
+ * nothing was cancelled); the turn cap → `max_turn_requests`; any other failure → RunFailedError.
+ */
+export function stopReason(end: RunEnd, cancelledByEditor: boolean): Acp.StopReason {
+  const { run, modelStopReason } = end;
+  switch (run.status) {
+    case 'completed':
+      return modelStopReason === 'refusal' ? 'refusal' : modelStopReason === 'max_tokens' ? 'max_tokens' : 'end_turn';
+    case 'cancelled':
+      return end.rejected && !cancelledByEditor ? 'end_turn' : 'cancelled';
+    case 'failed':
+      if (run.error_kind === 'turn_limit_exceeded') return 'max_turn_requests';
+      if (modelStopReason === 'refusal') return 'refusal';
+      throw new RunFailedError(run);
+    default:
+      throw new RunFailedError({ ...run, error_kind: run.error_kind || 'run_not_terminal' });
+  }
+}
+
+function titleOf(prompt: string): string {
+  const line = prompt.trim().split('\n')[0];
+  return `Editor: ${line.length > TITLE_MAX ? `${line.slice(0, TITLE_MAX - 1)}…` : line}`;
+}

@@ -1,0 +1,2 @@
+export { serveAcp } from './acp-agent';
+export { acpConfig, AcpConfigError, type AcpConfig } from './acp-config';
