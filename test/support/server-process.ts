@@ -49,7 +49,16 @@ export const embeddedEnv = (): Record<string, string> => ({ GATEWAY_DATA_DIR: mk
 export async function startServer(
   role: ServerRole,
   env: Record<string, string | undefined>,
-  { waitHealthy = true, timeoutMs = 90_000 }: { waitHealthy?: boolean; timeoutMs?: number } = {},
+  {
+    waitHealthy = true,
+    timeoutMs = 90_000,
+    hide = [],
+  }: {
+    waitHealthy?: boolean;
+    timeoutMs?: number;
+    /** Directories this process must not see (bubblewrap puts an empty tmpfs over each): e.g. workspaces an api never opens. */
+    hide?: string[];
+  } = {},
 ): Promise<ServerProcess> {
   const port = await freePort();
   const fullEnv: Record<string, string> = {};
@@ -63,7 +72,25 @@ export async function startServer(
     if (v === undefined) delete fullEnv[k];
     else fullEnv[k] = v;
   }
-  const proc = spawn(process.execPath, [ENTRY[role]], { cwd: ROOT, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Hidden directories: the process runs under bwrap (its own process group, so a signal reaches node, not only bwrap).
+  const wrapped = hide.length > 0;
+  const proc = wrapped
+    ? spawn('bwrap', ['--dev-bind', '/', '/', ...hide.flatMap((d) => ['--tmpfs', d]), '--', process.execPath, ENTRY[role]], {
+        cwd: ROOT,
+        env: fullEnv,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      })
+    : spawn(process.execPath, [ENTRY[role]], { cwd: ROOT, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const kill = (sig: NodeJS.Signals): void => {
+    if (!wrapped || proc.pid === undefined) proc.kill(sig);
+    else
+      try {
+        process.kill(-proc.pid, sig);
+      } catch {
+        // already gone
+      }
+  };
   let out = '';
   proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   proc.stderr?.on('data', (d: Buffer) => (out += d.toString()));
@@ -78,8 +105,8 @@ export async function startServer(
     exited,
     async stop(signal: NodeJS.Signals = 'SIGTERM', stopTimeoutMs = 30_000) {
       if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode ?? proc.signalCode;
-      proc.kill(signal);
-      const timer = setTimeout(() => proc.kill('SIGKILL'), stopTimeoutMs);
+      kill(signal);
+      const timer = setTimeout(() => kill('SIGKILL'), stopTimeoutMs);
       const { code, signal: sig } = await exited;
       clearTimeout(timer);
       return code ?? sig;
@@ -96,7 +123,7 @@ export async function startServer(
       // not listening yet
     }
     if (Date.now() > deadline) {
-      proc.kill('SIGKILL');
+      kill('SIGKILL');
       throw new Error(`${role} not healthy within ${timeoutMs} ms:\n${out}`);
     }
     await new Promise((r) => setTimeout(r, 50));

@@ -22,6 +22,8 @@ export interface JobPayloads {
   'agent_chat.revert': { revertId: string; tenantId: string };
   /** Opens an External Agent session's adapter on a worker (initialize + session/new); the api waits on the session row. */
   'agent_chat.adapter_open': { sessionId: string; tenantId: string };
+  /** A workspace operation the api waits for (checks, patch apply/revert, removal): the api never opens a workspace. */
+  'workspace.op': { opId: string; tenantId: string };
   /** `/hecate/v1/agent-adapters` asks a worker (discovery, version, probes spawn adapters there); the answer rides the bus. */
   'agent_adapters.request': { requestId: string; action: 'list' | 'health' | 'probe' | 'refresh'; adapterId?: string };
 }
@@ -36,6 +38,7 @@ export const JOB_QUEUES: { readonly [K in JobName]: QueueName } = {
   'agent_chat.revert': 'system',
   'agent_chat.adapter_open': 'runs',
   'agent_adapters.request': 'system',
+  'workspace.op': 'system',
 };
 
 export const jobsOfQueue = (queue: QueueName): JobName[] => (Object.keys(JOB_QUEUES) as JobName[]).filter((name) => JOB_QUEUES[name] === queue);

@@ -1,16 +1,12 @@
-import { realpath, stat } from 'node:fs/promises';
 import { randomHex } from '@core/context/random-hex';
-import { InvalidRequestError } from '@core/http/domain-error';
+import type { WorkspaceOps } from '@modules/tasks';
 
 export const newChatId = (prefix: 'agent_chat' | 'msg' | 'turn' | 'seg'): string => `${prefix}_${randomHex(12)}`;
 
-/** The workspace as an existing directory's real path (an operator-controlled local directory, seed 003). */
-export async function canonicalWorkspace(path: string): Promise<string> {
-  try {
-    const real = await realpath(path);
-    if ((await stat(real)).isDirectory()) return real;
-  } catch {
-    // reported below
-  }
-  throw new InvalidRequestError(`workspace ${JSON.stringify(path)} is not an existing directory`, { details: { field: 'workspace' } });
+/**
+ * The workspace as an existing directory's real path (an operator-controlled local directory, seed 003), resolved on a
+ * worker: the workspace is where the workers are, never opened by the api.
+ */
+export async function canonicalWorkspace(ops: WorkspaceOps, tenantId: string, path: string): Promise<string> {
+  return String((await ops.run(tenantId, 'workspace.canonical', { path })).path);
 }

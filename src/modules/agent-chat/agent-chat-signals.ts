@@ -1,4 +1,7 @@
+import { channelDoorbell, type Doorbell } from '@core/bus/doorbell';
 import type { EventBus } from '@core/bus/event-bus.port';
+
+export { channelDoorbell, type Doorbell };
 
 /**
  * Bus channels of Agent Chat (doorbells after commit; readers refill from Postgres, DESIGN §4.3):
@@ -23,48 +26,10 @@ export interface SessionDoorbell {
 }
 export const SESSION_PATTERN = 'agent_chat.session.*';
 
-/** A session's doorbell held open while a caller polls Postgres: `next` waits for a ring (or `ms`, or the signal). */
-export interface Doorbell {
-  /** Resolves at the next ring since the last call (at once when one came meanwhile), after `ms`, or when `signal` aborts. */
-  next(ms: number, signal?: AbortSignal): Promise<void>;
-  close(): Promise<void>;
-}
-
 /**
  * Subscribes to a session's doorbell for a wait loop (the waiting POST, a revert, an idle stream): a ring that arrives
  * while the caller is reading Postgres is kept, so it never waits out the full timeout for a change it already missed.
  */
 export function sessionDoorbell(bus: EventBus, sessionId: string): Promise<Doorbell> {
   return channelDoorbell(bus, sessionChannel(sessionId));
-}
-
-/** A doorbell on any channel (the same keep-a-missed-ring wait as a session's). */
-export async function channelDoorbell(bus: EventBus, channel: string): Promise<Doorbell> {
-  let rung = false;
-  let wake: (() => void) | undefined;
-  const unsubscribe = await bus.subscribe(channel, () => {
-    if (wake) wake();
-    else rung = true;
-  });
-  return {
-    async next(ms, signal) {
-      if (rung) {
-        rung = false;
-        return;
-      }
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', done);
-          wake = undefined;
-          resolve();
-        };
-        const timer = setTimeout(done, ms);
-        wake = done;
-        if (signal?.aborted) done();
-        else signal?.addEventListener('abort', done, { once: true });
-      });
-    },
-    close: () => unsubscribe().catch(() => undefined),
-  };
 }

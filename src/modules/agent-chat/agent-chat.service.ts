@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { WorkspaceOps } from '@modules/tasks';
 import { EventBus } from '@core/bus/event-bus.port';
 import { AppConfig } from '@core/config/app-config';
 import type { Principal, RequestOrigin } from '@core/context/request-context';
@@ -56,6 +57,7 @@ export class AgentChatService {
     private readonly config: AppConfig,
     private readonly external: ExternalSessionsService,
     @Inject(EventBus) private readonly bus: EventBus,
+    private readonly ops: WorkspaceOps,
   ) {}
 
   private get limits() {
@@ -73,7 +75,7 @@ export class AgentChatService {
     if (runtime === 'external_agent') return this.view(p.tenantId, await this.external.create(p, dto));
     const model = dto.model?.trim() ?? '';
     if (!model) throw modelRequired();
-    const workspace = dto.workspace?.trim() ? await canonicalWorkspace(dto.workspace) : '';
+    const workspace = dto.workspace?.trim() ? await canonicalWorkspace(this.ops, p.tenantId, dto.workspace) : '';
     if (runtime === 'agent' && !workspace) throw workspaceRequired();
     const provider = dto.provider?.trim() ?? '';
     const capabilities = this.capabilitiesOf(provider, model, runtime);
@@ -194,7 +196,7 @@ export class AgentChatService {
     const model = continuing ? continuing.model : dto.model?.trim() || session.model;
     const external = runtime === 'external_agent';
     if (!model && !external) throw modelRequired();
-    const workspace = dto.workspace?.trim() ? await canonicalWorkspace(dto.workspace) : session.workspace;
+    const workspace = dto.workspace?.trim() ? await canonicalWorkspace(this.ops, p.tenantId, dto.workspace) : session.workspace;
     if (runtime === 'agent' && !workspace) throw workspaceRequired();
     const capabilities = external ? {} : this.capabilitiesOf(provider, model, runtime);
     if (!external) await this.routes.plan({ provider: provider || undefined, model, needsTools: runtime === 'agent', needsImages: false });

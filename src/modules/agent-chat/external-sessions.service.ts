@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ErrorType } from '@contracts/errors';
+import { WorkspaceOps } from '@modules/tasks';
 import { EventBus } from '@core/bus/event-bus.port';
 import { DomainError } from '@core/http/domain-error';
 import type { Principal } from '@core/context/request-context';
@@ -36,6 +37,7 @@ export class ExternalSessionsService {
     private readonly adapters: AdapterCatalog,
     @Inject(RunQueue) private readonly queue: RunQueue,
     @Inject(EventBus) private readonly bus: EventBus,
+    private readonly ops: WorkspaceOps,
   ) {}
 
   /** External Agent create (seed 003): `adapter_id` and `workspace` required; returns the session id once the adapter is open. */
@@ -44,7 +46,7 @@ export class ExternalSessionsService {
     const def = this.adapters.find(adapterId);
     if (!def) throw adapterNotFound(adapterId);
     if (!dto.workspace?.trim()) throw workspaceRequired();
-    const workspace = await canonicalWorkspace(dto.workspace);
+    const workspace = await canonicalWorkspace(this.ops, p.tenantId, dto.workspace);
     const id = newChatId('agent_chat');
     await this.repo.insertSession({
       id,

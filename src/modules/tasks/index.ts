@@ -3,6 +3,8 @@ export { redactMcpServers, REDACTED } from './mcp-servers-redaction';
 export { RetentionController } from './retention.controller';
 export { RetentionService } from './retention.service';
 export { RunJob } from './run.job';
+export { WorkspaceOpJob } from './workspace/workspace-op.job';
+export { WorkspaceOps } from './workspace/workspace-ops';
 export { TaskRunnersModule } from './runners/task-runners.module';
 export { TaskRunsController } from './task-runs.controller';
 export { TasksController } from './tasks.controller';

@@ -9,11 +9,16 @@ import { TaskArtifactRepository } from './task-artifact.repository';
 import { RunQueriesService } from './run-queries.service';
 import { ArtifactNotFoundError, PatchConflictError } from './tasks.errors';
 import { resolveInside } from './workspace/path-resolver';
+import { WorkspaceOps } from './workspace/workspace-ops';
+
+type PatchAction = 'apply' | 'revert';
+type PatchOp = { taskId: string; runId: string; artifactId: string; origin: RequestOrigin | null };
 
 /**
  * Patch review (seed 003 `patches`): apply writes a proposed patch's after-content only when the file
  * still has the captured before-content; revert restores the before-content only when the file still has
- * the after-content. Drift answers 409; the artifact row is locked for the decision.
+ * the after-content. Drift answers 409; the artifact row is locked for the decision. Both run on a worker (a
+ * `workspace.op` the api waits for): the workspace is there, never on the api.
  */
 @Injectable()
 export class PatchesService {
@@ -21,14 +26,29 @@ export class PatchesService {
     private readonly queries: RunQueriesService,
     private readonly artifacts: TaskArtifactRepository,
     private readonly events: EventStore,
-  ) {}
+    private readonly ops: WorkspaceOps,
+  ) {
+    for (const action of ['apply', 'revert'] as const) {
+      this.ops.register(`patch.${action}`, (args, { tenantId }) => {
+        const a = args as PatchOp;
+        return this.transition(tenantId, a.taskId, a.runId, a.artifactId, action, a.origin);
+      });
+    }
+  }
 
   apply(tenantId: string, taskId: string, runId: string, artifactId: string, origin: RequestOrigin | null) {
-    return this.transition(tenantId, taskId, runId, artifactId, 'apply', origin);
+    return this.onWorker(tenantId, 'apply', { taskId, runId, artifactId, origin });
   }
 
   revert(tenantId: string, taskId: string, runId: string, artifactId: string, origin: RequestOrigin | null) {
-    return this.transition(tenantId, taskId, runId, artifactId, 'revert', origin);
+    return this.onWorker(tenantId, 'revert', { taskId, runId, artifactId, origin });
+  }
+
+  private async onWorker(tenantId: string, action: PatchAction, op: PatchOp) {
+    // The run must be this tenant's before anything is queued (404 at once, not from a worker).
+    await this.queries.requireRun(tenantId, op.taskId, op.runId);
+    const origin = op.origin ? { requestId: op.origin.requestId, traceId: op.origin.traceId } : null;
+    return this.ops.run(tenantId, `patch.${action}`, { ...op, origin });
   }
 
   private async transition(tenantId: string, taskId: string, runId: string, artifactId: string, action: 'apply' | 'revert', origin: RequestOrigin | null) {

@@ -8,7 +8,7 @@ import { newId } from './task-ids';
 import { TaskArtifactRepository } from './task-artifact.repository';
 import { TaskRunRepository } from './task-run.repository';
 import { TaskRepository } from './task.repository';
-import { WorkspaceService } from './workspace/workspace.service';
+import { WorkspaceOps } from './workspace/workspace-ops';
 
 export const toRetentionRunResponse = (r: RetentionRunEntity) => ({
   id: r.id,
@@ -38,7 +38,7 @@ export class RetentionService implements OnApplicationBootstrap, OnApplicationSh
     private readonly tasks: TaskRepository,
     private readonly artifacts: TaskArtifactRepository,
     private readonly history: RetentionRunRepository,
-    private readonly workspaces: WorkspaceService,
+    private readonly ops: WorkspaceOps,
   ) {}
 
   addPruner(name: string, prune: () => Promise<Record<string, unknown>>): void {
@@ -69,17 +69,20 @@ export class RetentionService implements OnApplicationBootstrap, OnApplicationSh
         keepNewest: runArtifacts.maxCount,
         protectedRunIds,
       });
-      let removedWorkspaces = 0;
+      // Removed on a worker, where the workspaces are (the api never opens one).
+      const doomed: string[] = [];
       for (const run of await this.runs.finishedWorkspaces(new Date(now - runArtifacts.maxAgeMs), 500)) {
         const task = await this.tasks.find(run.tenantId, run.taskId);
-        if (!task || task.workspaceMode === 'persistent' || !run.workspacePath) continue;
-        await this.workspaces.removeRun(task, run.workspacePath);
-        removedWorkspaces += 1;
+        if (!task || task.workspaceMode === 'persistent' || task.workspaceMode === 'in_place' || !run.workspacePath) continue;
+        doomed.push(run.workspacePath);
       }
+      const removedWorkspaces = doomed.length > 0 ? Number((await this.ops.run('system', 'workspace.remove', { paths: doomed })).removed ?? 0) : 0;
+      const deletedOps = await this.ops.prune(new Date(now - runArtifacts.maxAgeMs));
       const results = {
         run_events: { deleted: deletedEvents, max_age_ms: runEvents.maxAgeMs, max_count: runEvents.maxCount },
         run_artifacts: { deleted: deletedArtifacts, max_age_ms: runArtifacts.maxAgeMs, max_count: runArtifacts.maxCount },
         workspaces: { removed: removedWorkspaces },
+        workspace_ops: { deleted: deletedOps },
       } as Record<string, unknown>;
       for (const [name, prune] of this.pruners) results[name] = await prune();
       await this.history.finish(row.id, { status: 'completed', results, error: '' });

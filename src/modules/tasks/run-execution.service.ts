@@ -18,7 +18,7 @@ import type { TaskRunEntity } from './task-run.entity';
 import type { TaskEntity } from './task.entity';
 import { retryTransient } from './transient-errors';
 import { resolveInside } from './workspace/path-resolver';
-import { WorkspaceService } from './workspace/workspace.service';
+import { isDir, workspaceUnavailable, WorkspaceService } from './workspace/workspace.service';
 
 /** Worker side of a run (DESIGN §4.4): claim the lease, heartbeat, execute, record the result. */
 @Injectable()
@@ -220,8 +220,14 @@ export class RunExecutionService implements OnApplicationShutdown {
       await writer.finish({ status: 'failed', error: outcome.error ?? 'workspace preparation failed', errorKind: outcome.errorKind ?? 'workspace_error' });
       return null;
     }
-    // Replayed (completed by an earlier attempt): the workspace is there; resolve it again.
-    return path || (outcome.outputSummary?.path as string | undefined) || run.workspacePath;
+    if (path) return path;
+    // Replayed (completed by an earlier attempt, maybe on a worker that died): it must be reachable from here.
+    const replayed = (outcome.outputSummary?.path as string | undefined) || run.workspacePath;
+    if (task.workspaceMode !== 'in_place' && !(await isDir(replayed))) {
+      await writer.finish({ status: 'failed', error: workspaceUnavailable(replayed), errorKind: 'workspace_unavailable' });
+      return null;
+    }
+    return replayed;
   }
 
   /** A gated run executes exactly the approved plan (argv/cwd, or file operation and content). */

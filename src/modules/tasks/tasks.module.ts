@@ -30,7 +30,8 @@ import { TaskEntity } from './task.entity';
 import { TaskRepository } from './task.repository';
 import { TaskRunChainsService } from './task-run-chains.service';
 import { TasksService } from './tasks.service';
-import { WorkspaceService } from './workspace/workspace.service';
+import { WorkspaceOps } from './workspace/workspace-ops';
+import { WorkspaceService, type WorkspaceCaller, type WorkspaceSpec } from './workspace/workspace.service';
 
 /**
  * Task runtime (issue 5): tasks, runs leased to workers, steps, artifacts, patches, approvals gates,
@@ -47,6 +48,7 @@ import { WorkspaceService } from './workspace/workspace.service';
     RetentionRunRepository,
     ExecutorRegistry,
     WorkspaceService,
+    WorkspaceOps,
     ShellExecutor,
     GitExecutor,
     FileExecutor,
@@ -74,6 +76,7 @@ import { WorkspaceService } from './workspace/workspace.service';
     RunStreamService,
     RetentionService,
     WorkspaceService,
+    WorkspaceOps,
   ],
 })
 export class TasksModule implements OnModuleInit {
@@ -82,9 +85,17 @@ export class TasksModule implements OnModuleInit {
     private readonly runs: TaskRunRepository,
     private readonly execution: RunExecutionService,
     private readonly config: AppConfig,
+    private readonly ops: WorkspaceOps,
+    private readonly workspaces: WorkspaceService,
   ) {}
 
   onModuleInit(): void {
+    // Workspace operations a worker runs for the api (patch apply/revert register in PatchesService).
+    this.ops.register('task.check', async (args) => ({
+      problems: await this.workspaces.problems(args.task as WorkspaceSpec, args.caller as WorkspaceCaller),
+    }));
+    this.ops.register('workspace.canonical', async (args) => ({ path: await this.workspaces.canonical(String(args.path)) }));
+    this.ops.register('workspace.remove', async (args) => ({ removed: await this.workspaces.remove(args.paths as string[]) }));
     this.registry.addStats('task_runtime', async () => {
       const [counts, facts] = await Promise.all([this.runs.statusCounts(), this.runs.queueFacts()]);
       return {

@@ -9,8 +9,8 @@ import { newId } from './task-ids';
 import { TaskRunRepository } from './task-run.repository';
 import { TaskRepository } from './task.repository';
 import { ExecutionKindUnavailableError, InvalidTaskError, TaskBusyError, TaskNotFoundError } from './tasks.errors';
-import { resolveInside } from './workspace/path-resolver';
-import { WorkspaceCaller, WorkspaceService } from './workspace/workspace.service';
+import { WorkspaceOps } from './workspace/workspace-ops';
+import { WorkspaceCaller, WorkspaceService, type WorkspaceSpec } from './workspace/workspace.service';
 
 /** Seed 003 `execution_profile` create defaults (explicit fields win). */
 const PROFILES: Record<string, Partial<CreateTaskDto>> = {
@@ -34,6 +34,7 @@ export class TasksService {
     private readonly workspaces: WorkspaceService,
     private readonly events: EventStore,
     private readonly approvals: ApprovalsService,
+    private readonly ops: WorkspaceOps,
   ) {}
 
   /** `caller.hostPaths`: the operator may point a task at any host directory; API keys only under GATEWAY_WORKSPACE_ROOTS. */
@@ -80,17 +81,27 @@ export class TasksService {
       startedAt: null,
       finishedAt: null,
     };
-    const problems = [...(await executor.validate(task)), ...(await this.workspaces.problems(task, caller))];
-    if (problems.length === 0 && task.workspaceMode === 'in_place' && task.filePath) {
-      try {
-        await resolveInside(task.workingDirectory, task.filePath, 'file_path');
-      } catch (err) {
-        problems.push((err as Error).message);
-      }
-    }
+    const problems = [...(await executor.validate(task)), ...(await this.workspaceProblems(task, caller))];
     if (problems.length > 0) throw new InvalidTaskError(problems);
     await this.tasks.insert(task);
     return toTaskResponse(task);
+  }
+
+  /** Host directories are checked where they live: on a worker (the api never opens a workspace). */
+  private async workspaceProblems(task: TaskEntity, caller: WorkspaceCaller): Promise<string[]> {
+    if (!this.workspaces.readsHost(task)) return this.workspaces.problems(task, caller);
+    const spec: WorkspaceSpec = {
+      id: task.id,
+      workspaceMode: task.workspaceMode,
+      workingDirectory: task.workingDirectory,
+      sandboxAllowedRoot: task.sandboxAllowedRoot,
+      repo: task.repo,
+      baseBranch: task.baseBranch,
+      sandboxNetwork: task.sandboxNetwork,
+      filePath: task.filePath,
+    };
+    const out = await this.ops.run(task.tenantId, 'task.check', { task: spec, caller });
+    return out.problems as string[];
   }
 
   async list(tenantId: string, q: ListTasksQueryDto) {
@@ -120,7 +131,7 @@ export class TasksService {
       await this.approvals.deleteForTask(manager, tenantId, id);
       await this.tasks.delete(manager, tenantId, id);
     }, null);
-    await this.workspaces.removeTask(id);
+    await this.ops.run(tenantId, 'workspace.remove', { paths: [this.workspaces.taskDir(id)] });
   }
 }
 

@@ -9,12 +9,16 @@ import { ExecutorRegistry } from '../executor-registry.service';
 import { runProcess } from '../sandbox/process-runner';
 import type { TaskRunEntity } from '../task-run.entity';
 import type { TaskEntity } from '../task.entity';
+import { InvalidRequestError } from '@core/http/domain-error';
 import { PathEscapeError } from '../tasks.errors';
 import { resolveInside } from './path-resolver';
 
 export type WorkspaceSource = 'in_place' | 'reused' | 'clone' | 'copy' | 'empty';
 
-type WorkspaceSpec = Pick<TaskEntity, 'id' | 'workspaceMode' | 'workingDirectory' | 'sandboxAllowedRoot' | 'repo' | 'baseBranch' | 'sandboxNetwork'>;
+export type WorkspaceSpec = Pick<
+  TaskEntity,
+  'id' | 'workspaceMode' | 'workingDirectory' | 'sandboxAllowedRoot' | 'repo' | 'baseBranch' | 'sandboxNetwork' | 'filePath'
+>;
 
 /** Who asks for a workspace: the operator may use any host directory; API keys only GATEWAY_WORKSPACE_ROOTS. */
 export interface WorkspaceCaller {
@@ -33,7 +37,11 @@ const realOr = async (p: string): Promise<string> => {
 
 export class WorkspaceTooLargeError extends Error {}
 
-const isDir = async (p: string): Promise<boolean> => {
+/** Why a run cannot go on: its workspace was made elsewhere (another worker without a shared volume) or removed. */
+export const workspaceUnavailable = (path: string, what = 'the workspace'): string =>
+  `${what} ${path} is not on this worker: it was prepared on another worker (mount one GATEWAY_WORKSPACES_DIR volume, ReadWriteMany, on every worker) or removed by retention`;
+
+export const isDir = async (p: string): Promise<boolean> => {
   try {
     return (await stat(p)).isDirectory();
   } catch {
@@ -64,8 +72,25 @@ export class WorkspaceService {
     return join(this.root, task.id, runId);
   }
 
-  /** Create-time checks of the workspace fields; returns problems (400). */
+  /** Whether the create-time checks read host directories (then they run on a worker: the api never opens one). */
+  readsHost(task: WorkspaceSpec): boolean {
+    return Boolean(task.workingDirectory || task.sandboxAllowedRoot || (task.repo && !isRemote(task.repo)));
+  }
+
+  /** Create-time checks of the workspace fields (and an in-place `file_path`); returns problems (400). */
   async problems(task: WorkspaceSpec, caller: WorkspaceCaller = { hostPaths: true }): Promise<string[]> {
+    const problems = await this.workspaceProblems(task, caller);
+    if (problems.length === 0 && task.workspaceMode === 'in_place' && task.filePath) {
+      try {
+        await resolveInside(task.workingDirectory, task.filePath, 'file_path');
+      } catch (err) {
+        problems.push((err as Error).message);
+      }
+    }
+    return problems;
+  }
+
+  private async workspaceProblems(task: WorkspaceSpec, caller: WorkspaceCaller): Promise<string[]> {
     const problems: string[] = [];
     if (task.sandboxAllowedRoot) {
       if (!isAbsolute(task.sandboxAllowedRoot)) problems.push('sandbox_allowed_root must be an absolute path');
@@ -150,7 +175,11 @@ export class WorkspaceService {
     // The sandbox's uid must reach its own workspace (traverse, not list, the root).
     if (this.registry.sandbox().workspaceIdentity()) await chmod(this.root, 0o711);
     const inRoot = await resolveInside(this.root, path, 'workspace');
-    if (runRow.resumedFromRunId && (await isDir(inRoot))) return { path: inRoot, source: 'reused' };
+    if (runRow.resumedFromRunId) {
+      // A resumed run continues in its source run's workspace: it must be reachable here, never silently replaced.
+      if (await isDir(inRoot)) return { path: inRoot, source: 'reused' };
+      throw new Error(workspaceUnavailable(inRoot, `run ${runRow.resumedFromRunId}'s workspace`));
+    }
     await rm(inRoot, { recursive: true, force: true });
     await mkdir(dirname(inRoot), { recursive: true });
     if (task.repo) {
@@ -252,13 +281,30 @@ export class WorkspaceService {
     await walk(dir);
   }
 
-  /** Removes a task's workspaces (never an in-place directory). */
-  async removeTask(taskId: string): Promise<void> {
-    await rm(join(this.root, taskId), { recursive: true, force: true });
+  /** Removes workspaces under the workspaces root (never an in-place directory, never anything outside the root). */
+  async remove(paths: string[]): Promise<number> {
+    let removed = 0;
+    for (const path of paths) {
+      if (!within(path, this.root) || path === this.root) continue;
+      await rm(path, { recursive: true, force: true });
+      removed += 1;
+    }
+    return removed;
   }
 
-  async removeRun(task: Pick<TaskEntity, 'workspaceMode'>, path: string): Promise<void> {
-    if (task.workspaceMode === 'in_place' || !path.startsWith(this.root)) return;
-    await rm(path, { recursive: true, force: true });
+  /** An Agent Chat workspace: an existing directory's real path (400 otherwise). */
+  async canonical(path: string): Promise<string> {
+    try {
+      const real = await realpath(path);
+      if ((await stat(real)).isDirectory()) return real;
+    } catch {
+      // reported below
+    }
+    throw new InvalidRequestError(`workspace ${JSON.stringify(path)} is not an existing directory`, { details: { field: 'workspace' } });
+  }
+
+  /** The directory of a task's workspaces. */
+  taskDir(taskId: string): string {
+    return join(this.root, taskId);
   }
 }
