@@ -7,6 +7,7 @@ import { AgentChat1795500000000 } from './1795500000000-AgentChat';
 import { ExternalAgentSessions1795600000000 } from './1795600000000-ExternalAgentSessions';
 import { AgentChatApprovals1795700000000 } from './1795700000000-AgentChatApprovals';
 import { AgentSessionKeys1795800000000 } from './1795800000000-AgentSessionKeys';
+import { PendingTaskApprovals1795950000000 } from './1795950000000-PendingTaskApprovals';
 
 /** Every migration, in order. Add new ones at the end (files: `<epoch>-<PascalName>.ts`). */
 export const MIGRATIONS = [
@@ -19,4 +20,5 @@ export const MIGRATIONS = [
   ExternalAgentSessions1795600000000,
   AgentChatApprovals1795700000000,
   AgentSessionKeys1795800000000,
+  PendingTaskApprovals1795950000000,
 ];
