@@ -8,6 +8,7 @@ import { ExternalAgentSessions1795600000000 } from './1795600000000-ExternalAgen
 import { AgentChatApprovals1795700000000 } from './1795700000000-AgentChatApprovals';
 import { AgentSessionKeys1795800000000 } from './1795800000000-AgentSessionKeys';
 import { GatewayResponses1795900000000 } from './1795900000000-GatewayResponses';
+import { PendingTaskApprovals1795950000000 } from './1795950000000-PendingTaskApprovals';
 import { WorkspaceOps1796000000000 } from './1796000000000-WorkspaceOps';
 
 /** Every migration, in order. Add new ones at the end (files: `<epoch>-<PascalName>.ts`). */
@@ -22,5 +23,6 @@ export const MIGRATIONS = [
   AgentChatApprovals1795700000000,
   AgentSessionKeys1795800000000,
   GatewayResponses1795900000000,
+  PendingTaskApprovals1795950000000,
   WorkspaceOps1796000000000,
 ];

@@ -24,6 +24,7 @@ import { TaskRunsController } from '@modules/tasks';
 import { TasksController } from '@modules/tasks';
 import { AgentLoopRunsController } from '@modules/agent-loop';
 import { McpController } from '@modules/mcp';
+import { McpServerController, McpServerModule } from '@modules/mcp-server';
 import { AgentChatApprovalsController, AgentChatController } from '@modules/agent-chat';
 import { AgentAdaptersController } from '@modules/agent-adapters';
 
@@ -56,10 +57,11 @@ export class ApiModule {
     UsageController,
     TracesController,
     McpController,
+    McpServerController,
   ];
 
-  /** Modules only the api role builds: the edges (the /v1 ingress; later the MCP server). */
-  static apiOnlyModules = [GatewayModule];
+  /** Modules only the api role builds: the edges (the /v1 ingress, the MCP server at /mcp). */
+  static apiOnlyModules = [GatewayModule, McpServerModule];
 
   static forRoot(core: CoreResources): DynamicModule {
     return {

@@ -18,6 +18,9 @@ const ENTRY: Record<ServerRole, string> = {
   migrate: `${DIST}/src/main.migrate.js`,
 };
 
+/** The absolute path of a built entrypoint (e.g. `main.mcp.js`), in the folder the server processes start from. */
+export const builtEntry = (file: string): string => resolve(ROOT, DIST, 'src', file);
+
 export async function freePort(): Promise<number> {
   const server = createServer();
   server.listen(0, '127.0.0.1');

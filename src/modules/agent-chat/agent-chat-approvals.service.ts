@@ -26,6 +26,11 @@ export class AgentChatApprovalsService {
     return (await this.approvals.list(tenantId, sessionId, status)).map(toApprovalView);
   }
 
+  /** Requests still waiting for an operator, across the tenant's sessions. */
+  async listPending(tenantId: string, limit: number) {
+    return (await this.approvals.listPending(tenantId, limit)).map(toApprovalView);
+  }
+
   async get(tenantId: string, sessionId: string, id: string) {
     await this.chats.require(tenantId, sessionId);
     const row = await this.approvals.find(tenantId, sessionId, id);

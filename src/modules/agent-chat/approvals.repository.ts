@@ -131,6 +131,16 @@ export class ApprovalsRepository {
     return rows[0] ?? null;
   }
 
+  /** The tenant's pending requests across its sessions, oldest first (the partial index `agent_chat_approvals_pending`). */
+  async listPending(tenantId: string, limit: number): Promise<ApprovalRow[]> {
+    const { rows } = await execSql<ApprovalRow>(
+      this.manager,
+      `SELECT * FROM agent_chat_approvals WHERE status = 'pending' AND tenant_id = $1 ORDER BY created_at, id LIMIT $2`,
+      [tenantId, limit],
+    );
+    return rows;
+  }
+
   async list(tenantId: string, sessionId: string, status?: ApprovalStatus): Promise<ApprovalRow[]> {
     const { rows } = await execSql<ApprovalRow>(
       this.manager,

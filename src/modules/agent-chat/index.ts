@@ -3,3 +3,8 @@ export { AgentChatModule, AgentChatWorkerModule } from './agent-chat.module';
 export { AgentChatController } from './agent-chat.controller';
 export { AgentChatApprovalsController } from './agent-chat-approvals.controller';
 export { AgentChatTurnJob } from './agent-chat-turn.job';
+export { AgentChatService } from './agent-chat.service';
+export { AgentChatQueueService } from './agent-chat-queue.service';
+export { AgentChatApprovalsService } from './agent-chat-approvals.service';
+export { PostAgentChatMessageDto } from './agent-chat.dto';
+export { toActiveTurnView } from './agent-chat-view';

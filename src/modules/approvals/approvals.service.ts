@@ -116,6 +116,11 @@ export class ApprovalsService {
     return this.approvals.listForTask(tenantId, taskId);
   }
 
+  /** The tenant's approvals still waiting for a decision, across its tasks, oldest first. */
+  listPending(tenantId: string, limit: number): Promise<ApprovalRecord[]> {
+    return this.approvals.listPending(tenantId, limit);
+  }
+
   listForRun(tenantId: string, runId: string, manager?: EntityManager): Promise<ApprovalRecord[]> {
     return this.approvals.listForRun(tenantId, runId, manager);
   }

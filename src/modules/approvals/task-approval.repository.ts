@@ -18,6 +18,13 @@ export class TaskApprovalRepository {
     return manager.getRepository(TaskApprovalEntity).find({ where: { tenantId, runId }, order: { createdAt: 'ASC' } });
   }
 
+  /** The tenant's pending approvals, oldest first (the partial index `task_approvals_pending`). */
+  listPending(tenantId: string, limit: number): Promise<TaskApprovalEntity[]> {
+    return this.dataSource
+      .getRepository(TaskApprovalEntity)
+      .find({ where: { tenantId, status: 'pending' }, order: { createdAt: 'ASC', id: 'ASC' }, take: limit });
+  }
+
   find(tenantId: string, taskId: string, id: string, manager: EntityManager = this.dataSource.manager): Promise<TaskApprovalEntity | null> {
     return manager.getRepository(TaskApprovalEntity).findOne({ where: { tenantId, taskId, id } });
   }

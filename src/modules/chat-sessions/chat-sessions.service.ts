@@ -63,7 +63,7 @@ export class ChatSessionsService {
     };
   }
 
-  async require(tenantId: string, id: string): Promise<ChatSessionEntity> {
+  private async require(tenantId: string, id: string): Promise<ChatSessionEntity> {
     const row = await this.sessions.find({ tenantId, id });
     if (!row) throw new ChatSessionNotFoundError(id);
     return row;

@@ -4,3 +4,5 @@ export { ChatExchangeRecorderService, type ExchangeResult, type PreparedExchange
 export type { GeneratedReply } from './chat-message';
 export { ChatSessionsController } from './chat-sessions.controller';
 export { ChatTurnsController } from './chat-turns.controller';
+export { ChatSessionsService } from './chat-sessions.service';
+export { GetChatSessionQueryDto } from './chat-session.dto';

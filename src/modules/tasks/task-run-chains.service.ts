@@ -1,16 +1,18 @@
 import { Injectable } from '@nestjs/common';
+import type { EventEnvelope } from '@contracts/events';
 import type { RequestOrigin } from '@core/context/request-context';
 import { RunLifecycleService, type RunTrigger } from './run-lifecycle.service';
 import { RunQueriesService } from './run-queries.service';
 import { runTiming, type RunTiming } from './run-timing';
 import { type ActivityItem, buildActivity } from './run-activity';
-import { toApprovalResponse } from '@modules/approvals';
+import { type ApprovalResponse, toApprovalResponse } from '@modules/approvals';
 import { toRunResponse } from './task-run.dto';
-import type { CreateTaskDto } from './task.dto';
+import type { CreateTaskDto, ListTasksQueryDto, toTaskResponse } from './task.dto';
 import { TasksService } from './tasks.service';
 import type { WorkspaceCaller } from './workspace/workspace.service';
 
 export type RunResponse = ReturnType<typeof toRunResponse>;
+export type TaskResponse = ReturnType<typeof toTaskResponse>;
 
 /** A task as another module asks for it (Agent Chat's agent turns): the fields of `POST /hecate/v1/tasks`. */
 export type TaskSpec = Pick<
@@ -19,8 +21,9 @@ export type TaskSpec = Pick<
 >;
 
 /**
- * What other modules (the agent loop's continue / retry-from-turn and its live stream, Agent Chat) need of a task's run chain,
- * in plain shapes: no entity leaves the tasks module (STYLE rule 14).
+ * What other modules (the agent loop's continue / retry-from-turn and its live stream, Agent Chat) and the edges (the MCP
+ * server's tools) need of tasks and their run chains, in plain shapes: no entity leaves the tasks module (STYLE rule 14).
+ * The operations of `/hecate/v1/tasks` are the very service calls its controllers make, answered as the routes answer.
  */
 @Injectable()
 export class TaskRunChainsService {
@@ -29,6 +32,37 @@ export class TaskRunChainsService {
     private readonly lifecycle: RunLifecycleService,
     private readonly queries: RunQueriesService,
   ) {}
+
+  /** `POST /hecate/v1/tasks`. */
+  createTask(tenantId: string, dto: CreateTaskDto, caller: WorkspaceCaller): Promise<TaskResponse> {
+    return this.tasks.create(tenantId, dto, caller);
+  }
+
+  /** `GET /hecate/v1/tasks`. */
+  listTasks(tenantId: string, q: ListTasksQueryDto): Promise<TaskResponse[]> {
+    return this.tasks.list(tenantId, q);
+  }
+
+  /** `POST /hecate/v1/tasks/{id}/start`: the task's next run (queued, or awaiting_approval when a policy gates it). */
+  startTask(tenantId: string, taskId: string, origin: RequestOrigin | null): Promise<RunResponse> {
+    return this.lifecycle.start(tenantId, taskId, origin);
+  }
+
+  /** `GET …/runs/{run_id}/events`: a page of the run's events after `afterSequence`. */
+  listRunEvents(tenantId: string, taskId: string, runId: string, afterSequence: number, limit: number): Promise<EventEnvelope[]> {
+    return this.queries.listEvents(tenantId, taskId, runId, afterSequence, limit);
+  }
+
+  /** `POST /hecate/v1/tasks/{id}/approvals/{approval_id}/resolve`: approve requeues the run, reject cancels it. */
+  resolveApproval(
+    tenantId: string,
+    taskId: string,
+    approvalId: string,
+    decision: { decision: 'approve' | 'reject'; note: string; by: string },
+    origin: RequestOrigin | null,
+  ): Promise<ApprovalResponse> {
+    return this.lifecycle.resolveApproval(tenantId, taskId, approvalId, decision.decision, decision.note, decision.by, origin);
+  }
 
   /** The task's execution kind (404 for another tenant's or an unknown task). */
   async executionKind(tenantId: string, taskId: string): Promise<string> {

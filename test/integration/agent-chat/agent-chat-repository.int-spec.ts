@@ -192,4 +192,41 @@ describe.each(['postgres', 'pglite'] as const)('agent chat repository (%s)', (ba
     );
     expect(new Date(a.expires_at!).getTime() - new Date(a.created_at).getTime()).toBeGreaterThan(29 * 24 * 3600 * 1000);
   });
+
+  it("pending approvals of a tenant across its sessions, oldest first: settled ones and another tenant's are not listed", async () => {
+    const approvals = new ApprovalsRepository(db.dataSource);
+    const [s1, s2] = [await session(), await session()];
+    await db.dataSource.query(`UPDATE agent_chat_sessions SET tenant_id = 't_other' WHERE id = $1`, [s2]);
+    const request = (sessionId: string, tenantId: string, name: string) =>
+      approvals.insert(
+        {
+          tenant_id: tenantId,
+          session_id: sessionId,
+          turn_id: null,
+          adapter_id: 'x',
+          workspace: '',
+          tool_call_id: name,
+          tool_kind: 'other',
+          tool_name: name,
+          options: [],
+          scope_choices: ['once'],
+        },
+        { waiter: 'w1', timeoutMs: 60_000 },
+      );
+    const before = (await approvals.listPending('t1', 500)).map((a) => a.id);
+    // Apart in time, so created_at orders them.
+    const tick = () => new Promise((r) => setTimeout(r, 5));
+    const first = await request(s1, 't1', 'first');
+    await tick();
+    const settled = await request(s1, 't1', 'settled');
+    await tick();
+    const second = await request(s1, 't1', 'second');
+    await request(s2, 't_other', 'foreign');
+    await approvals.resolve(settled.id, { status: 'denied', path: 'operator', decision: 'deny', scope: 'once' });
+    const listed = (await approvals.listPending('t1', 500)).filter((a) => !before.includes(a.id));
+    expect(listed.map((a) => a.tool_name)).toEqual(['first', 'second']);
+    expect(listed.map((a) => a.id)).toEqual([first.id, second.id]);
+    expect(await approvals.listPending('t1', 1)).toHaveLength(1);
+    expect((await approvals.listPending('t_other', 500)).map((a) => a.tool_name)).toEqual(['foreign']);
+  });
 });
