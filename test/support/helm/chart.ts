@@ -3,9 +3,9 @@
 // .Template / .Capabilities, `<no value>` removed, and the manifests parsed as YAML.
 import { readFileSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
-import { loadAll, load } from 'js-yaml';
+import { dump, loadAll, load } from 'js-yaml';
 import { parseTemplate, type Node } from './go-template';
-import { TemplateExecutor } from './template-executor';
+import { TemplateExecutor, withMethods } from './template-executor';
 
 export type YamlMap = Record<string, unknown>;
 
@@ -38,6 +38,55 @@ export function mergeValues(base: YamlMap, override: YamlMap): YamlMap {
   return merged;
 }
 
+/** A glob of Helm's .Files (gobwas/glob with `/` separators): `*` stays within a folder, `**` crosses them. */
+function globToRegExp(pattern: string): RegExp {
+  const body = pattern
+    .split('**')
+    .map((part) => part.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]'))
+    .join('.*');
+  return new RegExp(`^${body}$`);
+}
+
+/** Helm's .Files: the chart's files outside templates/ (and other than Chart.yaml and the values files). */
+export function chartFiles(contents: Map<string, string>): object {
+  const fields = Object.fromEntries(contents);
+  return withMethods(fields, {
+    Get: (name) => contents.get(String(name)) ?? '',
+    GetBytes: (name) => contents.get(String(name)) ?? '',
+    Lines: (name) => (contents.get(String(name)) ?? '').split('\n'),
+    Glob: (pattern) => {
+      const matcher = globToRegExp(String(pattern));
+      return chartFiles(new Map([...contents].filter(([file]) => matcher.test(file))));
+    },
+    AsConfig: () => dump(Object.fromEntries([...contents].map(([file, text]) => [path.basename(file), text])), { sortKeys: true, lineWidth: -1 }).trimEnd(),
+    AsSecrets: () =>
+      dump(Object.fromEntries([...contents].map(([file, text]) => [path.basename(file), Buffer.from(text).toString('base64')])), { sortKeys: true }).trimEnd(),
+  });
+}
+
+function readChartFiles(dir: string): Map<string, string> {
+  const ignored = readFileSync(path.join(dir, '.helmignore'), 'utf8')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line && !line.startsWith('#'))
+    .map((line) => globToRegExp(line.replace(/\/$/, '')));
+  const own = new Set(['Chart.yaml', 'values.yaml', 'values.schema.json', '.helmignore']);
+  const files = new Map<string, string>();
+  const walk = (relative: string): void => {
+    for (const entry of readdirSync(path.join(dir, relative), { withFileTypes: true })) {
+      const file = relative ? `${relative}/${entry.name}` : entry.name;
+      if (ignored.some((pattern) => pattern.test(entry.name) || pattern.test(file))) continue;
+      if (entry.isDirectory()) {
+        if (file !== 'templates' && file !== 'charts') walk(file);
+      } else if (!own.has(file)) {
+        files.set(file, readFileSync(path.join(dir, file), 'utf8'));
+      }
+    }
+  };
+  walk('');
+  return files;
+}
+
 export interface Chart {
   dir: string;
   metadata: YamlMap;
@@ -45,6 +94,8 @@ export interface Chart {
   /** File name (e.g. `pdb.yaml`) → parsed body, for every file of templates/. */
   files: Map<string, Node[]>;
   defines: Map<string, Node[]>;
+  /** .Files: the chart's other files by path. */
+  otherFiles: Map<string, string>;
 }
 
 export function loadChart(dir: string): Chart {
@@ -56,7 +107,14 @@ export function loadChart(dir: string): Chart {
     files.set(file, parsed.body);
     for (const [name, body] of parsed.defines) defines.set(name, body);
   }
-  return { dir, metadata: readYamlMap(path.join(dir, 'Chart.yaml')), defaults: readYamlMap(path.join(dir, 'values.yaml')), files, defines };
+  return {
+    dir,
+    metadata: readYamlMap(path.join(dir, 'Chart.yaml')),
+    defaults: readYamlMap(path.join(dir, 'values.yaml')),
+    files,
+    defines,
+    otherFiles: readChartFiles(dir),
+  };
 }
 
 export interface Rendered {
@@ -73,7 +131,11 @@ export interface RenderOptions {
   values?: Array<string | YamlMap>;
   release?: string;
   namespace?: string;
+  /** API groups/versions beyond Kubernetes' own that .Capabilities.APIVersions.Has reports (as `helm template --api-versions`). */
+  apiVersions?: string[];
 }
+
+const BUILT_IN_APIS = ['v1', 'apps/v1', 'batch/v1', 'policy/v1', 'autoscaling/v2', 'networking.k8s.io/v1', 'rbac.authorization.k8s.io/v1'];
 
 export function renderChart(chart: Chart, options: RenderOptions = {}): Rendered {
   let values = chart.defaults;
@@ -87,7 +149,11 @@ export function renderChart(chart: Chart, options: RenderOptions = {}): Rendered
     Values: values,
     Release: { Name: options.release ?? 'rel', Namespace: options.namespace ?? 'ns', Service: 'Helm', IsInstall: true, IsUpgrade: false, Revision: 1n },
     Chart: { Name: chartName, Version: chart.metadata.version, AppVersion: chart.metadata.appVersion },
-    Capabilities: { KubeVersion: { Version: 'v1.30.0', Major: '1', Minor: '30' } },
+    Capabilities: {
+      KubeVersion: { Version: 'v1.30.0', GitVersion: 'v1.30.0', Major: '1', Minor: '30' },
+      APIVersions: withMethods({}, { Has: (api) => [...BUILT_IN_APIS, ...(options.apiVersions ?? [])].includes(String(api)) }),
+    },
+    Files: chartFiles(chart.otherFiles),
   };
   const files = new Map<string, string>();
   let notes = '';

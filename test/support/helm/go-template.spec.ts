@@ -1,7 +1,8 @@
 // The template engine the chart tests render with behaves like Go's text/template under Helm where a chart
 // depends on it (outputs checked against `helm template` semantics).
+import { chartFiles } from './chart';
 import { parseTemplate } from './go-template';
-import { TemplateExecutor } from './template-executor';
+import { TemplateExecutor, withMethods } from './template-executor';
 
 function run(source: string, data: unknown = {}): string {
   const parsed = parseTemplate(source, 'test.tpl');
@@ -50,5 +51,15 @@ describe('go template engine', () => {
   it('fails with the message of required and fail, naming the action', () => {
     expect(() => run('{{ required "x is required" .x }}', {})).toThrow(/x is required \(in \{\{ required "x is required" \.x \}\}\)/);
     expect(() => run('{{ fail "no" }}')).toThrow(/^no/);
+  });
+
+  it('calls Go methods with and without arguments (.Files, .Capabilities) and renders tpl', () => {
+    const files = chartFiles(new Map([['dashboards/a.json', '{"a":1}'], ['dashboards/b.json', '{}'], ['other/c.txt', 'c']]));
+    expect(run('{{ .Files.Get "other/c.txt" }}|{{ len (.Files.Glob "dashboards/*.json") }}', { Files: files })).toBe('c|2');
+    expect(run('{{ (.Files.Glob "dashboards/*").AsConfig }}', { Files: files })).toBe('a.json: \'{"a":1}\'\nb.json: \'{}\'');
+    expect(run('{{ range $path, $_ := .Files.Glob "**.json" }}{{ $path }};{{ end }}', { Files: files })).toBe('dashboards/a.json;dashboards/b.json;');
+    const apis = withMethods({}, { Has: (api) => api === 'keda.sh/v1alpha1' });
+    expect(run('{{ .A.Has "keda.sh/v1alpha1" }}/{{ .A.Has "x/v1" }}', { A: apis })).toBe('true/false');
+    expect(run('{{ tpl "{{ .x }}!" . }}', { x: 'y' })).toBe('y!');
   });
 });

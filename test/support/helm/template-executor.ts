@@ -6,7 +6,7 @@
 // An unknown function is an error: add it here when a template starts using it.
 import { createHash } from 'node:crypto';
 import { dump, load } from 'js-yaml';
-import type { Command, Node, Operand, Pipeline } from './go-template';
+import { parseTemplate, type Command, type Node, type Operand, type Pipeline } from './go-template';
 
 export type GoValue = unknown;
 type Scope = Array<{ name: string; value: GoValue }>;
@@ -14,9 +14,24 @@ type GoFunction = (args: GoValue[], context: CallContext) => GoValue;
 
 interface CallContext {
   include(name: string, data: GoValue): string;
+  tpl(text: string, data: GoValue): string;
 }
 
 export class TemplateError extends Error {}
+
+/** Methods of a Go object a template may call (`.Files.Get "x"`, `.Capabilities.APIVersions.Has "v1"`). */
+export const METHODS = Symbol('go methods');
+type Methods = Record<string, (...args: GoValue[]) => GoValue>;
+
+/** An object whose own keys are its fields (ranged over like a map) and that has Go methods. */
+export function withMethods<T extends object>(fields: T, methods: Methods): T {
+  return Object.defineProperty(fields, METHODS, { value: methods, enumerable: false });
+}
+
+function methodOf(receiver: GoValue, name: string): ((...args: GoValue[]) => GoValue) | undefined {
+  const methods = isMap(receiver) ? (receiver as { [METHODS]?: Methods })[METHODS] : undefined;
+  return methods && Object.hasOwn(methods, name) ? methods[name] : undefined;
+}
 
 const isMap = (value: GoValue): value is Record<string, GoValue> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -290,7 +305,31 @@ const functions: Record<string, GoFunction> = {
     }
   },
   include: ([name, data], context) => context.include(strval(name), data),
+  tpl: ([text, data], context) => context.tpl(strval(text), data),
+  lookup: () => ({}),
+  toPrettyJson: ([value]) => JSON.stringify(toPlain(value), null, 2) ?? '',
+  toRawJson: ([value]) => JSON.stringify(toPlain(value)) ?? '',
+  base: ([file]) => strval(file).split('/').filter(Boolean).pop() ?? '.',
+  splitList: ([separator, text]) => strval(text).split(strval(separator)),
+  regexMatch: ([pattern, text]) => new RegExp(strval(pattern)).test(strval(text)),
+  regexReplaceAll: ([pattern, text, replacement]) =>
+    strval(text).replace(
+      new RegExp(strval(pattern), 'g'),
+      strval(replacement).replace(/\$\{(\w+)\}/g, (_match, group: string) => (/^\d+$/.test(group) ? `$${group}` : `$<${group}>`)),
+    ),
+  kindIs: ([kind, value]) => kindOf(value) === strval(kind),
+  kindOf: ([value]) => kindOf(value),
+  coalesce: (args) => args.find(truth) ?? null,
 };
+
+/** Go's reflect kind names as Sprig's kindOf gives them. */
+function kindOf(value: GoValue): string {
+  if (value === null || value === undefined) return 'invalid';
+  if (typeof value === 'bigint') return 'int64';
+  if (typeof value === 'number') return 'float64';
+  if (Array.isArray(value)) return 'slice';
+  return isMap(value) ? 'map' : typeof value;
+}
 
 /** Executes parsed template bodies against data, with the templates defined by the whole chart. */
 export class TemplateExecutor {
@@ -307,6 +346,12 @@ export class TemplateExecutor {
     const body = this.defines.get(name);
     if (!body) throw new TemplateError(`include: no template "${name}"`);
     return this.execute(body, data);
+  }
+
+  /** Helm's tpl: the text is a template of its own, with the chart's defines. */
+  tpl(text: string, data: GoValue): string {
+    const parsed = parseTemplate(text, 'tpl');
+    return new TemplateExecutor(new Map([...this.defines, ...parsed.defines])).execute(parsed.body, data).replaceAll('<no value>', '');
   }
 
   private run(nodes: Node[], dot: GoValue, scope: Scope, out: string[]): void {
@@ -390,8 +435,14 @@ export class TemplateExecutor {
   private command(command: Command, dot: GoValue, scope: Scope, piped: GoValue[]): GoValue {
     const [head, ...rest] = command.operands;
     if (head.kind !== 'function') {
-      if (rest.length > 0 || piped.length > 0) throw new TemplateError(`can't give arguments to a non-function`);
-      return this.operand(head, dot, scope);
+      if (rest.length === 0 && piped.length === 0) return this.operand(head, dot, scope);
+      // A method call with arguments: `.Files.Get "dashboards/x.json"`.
+      if ((head.kind === 'dot' || head.kind === 'variable') && head.chain.length > 0) {
+        const receiver = this.operand({ ...head, chain: head.chain.slice(0, -1) }, dot, scope);
+        const method = methodOf(receiver, head.chain[head.chain.length - 1]);
+        if (method) return method(...rest.map((operand) => this.operand(operand, dot, scope)), ...piped);
+      }
+      throw new TemplateError(`can't give arguments to a non-function`);
     }
     if (head.name === 'and' || head.name === 'or') {
       const thunks = [...rest.map((operand) => () => this.operand(operand, dot, scope)), ...piped.map((value) => () => value)];
@@ -405,7 +456,7 @@ export class TemplateExecutor {
     const fn = Object.hasOwn(functions, head.name) ? functions[head.name] : undefined;
     if (!fn) throw new TemplateError(`function "${head.name}" not defined`);
     const args = [...rest.map((operand) => this.operand(operand, dot, scope)), ...piped];
-    return fn(args, { include: (name, data) => this.include(name, data) });
+    return fn(args, { include: (name, data) => this.include(name, data), tpl: (text, data) => this.tpl(text, data) });
   }
 
   private operand(operand: Operand, dot: GoValue, scope: Scope): GoValue {
@@ -436,7 +487,8 @@ export class TemplateExecutor {
     for (const field of chain) {
       if (current === null || current === undefined) throw new TemplateError(`nil pointer evaluating ${at}.${field}`);
       if (!isMap(current)) throw new TemplateError(`can't evaluate field ${field} in type ${goKind(current)}`);
-      current = current[field];
+      const method = methodOf(current, field);
+      current = method ? method() : Object.hasOwn(current, field) ? current[field] : undefined;
       at = `${at}.${field}`;
     }
     return current;
