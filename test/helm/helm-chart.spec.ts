@@ -1,12 +1,13 @@
 // Static checks of the deployment artefacts (Helm chart, docker-compose.yml, Dockerfile).
 // No helm binary or Docker engine is needed: the values are validated against the chart's JSON
 // Schema with Ajv, and templates are parsed as YAML after a crude neutralisation of `{{ ... }}`.
+// helm-render.spec.ts renders the chart; helm-values.spec.ts checks what the templates reference.
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import Ajv, { type AnySchemaObject, type ErrorObject, type ValidateFunction } from 'ajv';
 import { CORE_SCHEMA, load, loadAll, mergeTag } from 'js-yaml';
-
-type YamlMap = Record<string, unknown>;
+import { dig, isYamlMap as isMap, mergeValues, readYamlMap, type YamlMap } from '../support/helm/chart';
+import { readSchema } from '../support/helm/values-schema';
 
 const repoRoot = path.resolve(__dirname, '../..');
 const chartDir = path.join(repoRoot, 'helm', 'hecate');
@@ -14,47 +15,6 @@ const templatesDir = path.join(chartDir, 'templates');
 
 function readText(...segments: string[]): string {
   return readFileSync(path.join(...segments), 'utf8');
-}
-
-function isMap(value: unknown): value is YamlMap {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function readYamlMap(file: string): YamlMap {
-  const parsed = load(readFileSync(file, 'utf8'));
-  if (!isMap(parsed)) throw new Error(`${file} is not a YAML mapping`);
-  return parsed;
-}
-
-/** Walks a parsed document: dig(doc, 'spec', 'containers', 0, 'name'). */
-function dig(value: unknown, ...keys: Array<string | number>): unknown {
-  let current = value;
-  for (const key of keys) {
-    if (typeof key === 'number') {
-      if (!Array.isArray(current)) return undefined;
-      current = current[key];
-    } else {
-      if (!isMap(current)) return undefined;
-      current = current[key];
-    }
-  }
-  return current;
-}
-
-/** Helm's coalescing of a values file over the chart defaults: maps merge, everything else replaces. */
-function mergeValues(base: YamlMap, override: YamlMap): YamlMap {
-  const merged: YamlMap = { ...base };
-  for (const [key, value] of Object.entries(override)) {
-    const current = merged[key];
-    merged[key] = isMap(current) && isMap(value) ? mergeValues(current, value) : value;
-  }
-  return merged;
-}
-
-function readSchema(): AnySchemaObject {
-  const parsed: unknown = JSON.parse(readText(chartDir, 'values.schema.json'));
-  if (!isMap(parsed)) throw new Error('values.schema.json is not a JSON object');
-  return parsed;
 }
 
 function describeErrors(errors: ErrorObject[] | null | undefined): string[] {
@@ -93,9 +53,9 @@ function findDocument(file: string, kind: string): YamlMap {
 }
 
 describe('helm chart: values.schema.json', () => {
-  const schema = readSchema();
+  const schema: AnySchemaObject = readSchema(chartDir);
   const defaults = readYamlMap(path.join(chartDir, 'values.yaml'));
-  const ciValues = readYamlMap(path.join(chartDir, 'ci', 'values-ci.yaml'));
+  const ciFiles = readdirSync(path.join(chartDir, 'ci')).filter((file) => file.endsWith('.yaml'));
   let validate: ValidateFunction;
 
   beforeAll(() => {
@@ -117,9 +77,23 @@ describe('helm chart: values.schema.json', () => {
     expect(errorsFor(defaults)).toEqual([]);
   });
 
-  it('accepts ci/values-ci.yaml on its own and coalesced over values.yaml (as Helm validates it)', () => {
+  it.each(ciFiles)('accepts ci/%s on its own and coalesced over values.yaml (as Helm validates it)', (file) => {
+    const ciValues = readYamlMap(path.join(chartDir, 'ci', file));
     expect(errorsFor(ciValues)).toEqual([]);
     expect(errorsFor(mergeValues(defaults, ciValues))).toEqual([]);
+  });
+
+  it('rejects a pool without a name or with a key worker.* does not have, and bad KEDA / NetworkPolicy / workspaces values', () => {
+    expect(errorsFor(mergeValues(defaults, { worker: { pools: [{ queues: ['runs'] }] } }))).toContain("/worker/pools/0 must have required property 'name'");
+    expect(errorsFor(mergeValues(defaults, { worker: { pools: [{ name: 'runs', healthPort: 9000 }] } }))).toContain(
+      '/worker/pools/0 must NOT have additional properties',
+    );
+    expect(errorsFor(mergeValues(defaults, { worker: { pools: [{ name: 'Runs!' }] } })).length).toBeGreaterThan(0);
+    expect(errorsFor(mergeValues(defaults, { worker: { keda: { threshold: 0 } } })).length).toBeGreaterThan(0);
+    expect(errorsFor(mergeValues(defaults, { worker: { keda: { serverAddress: 'prometheus:9090' } } })).length).toBeGreaterThan(0);
+    expect(errorsFor(mergeValues(defaults, { networkPolicy: { workers: { egress: { cidrs: [{ cidr: 'everywhere' }] } } } })).length).toBeGreaterThan(0);
+    expect(errorsFor(mergeValues(defaults, { workspaces: { persistence: { accessModes: ['ReadWriteSometimes'] } } })).length).toBeGreaterThan(0);
+    expect(errorsFor(mergeValues(defaults, { workspaces: { path: 'relative/dir' } })).length).toBeGreaterThan(0);
   });
 
   it('rejects a wrong type', () => {
@@ -196,6 +170,10 @@ describe('helm chart: templates', () => {
         'hpa.yaml',
         'serviceaccount.yaml',
         'secret.yaml',
+        'worker-scaledobject.yaml',
+        'workspaces-pvc.yaml',
+        'networkpolicy.yaml',
+        'servicemonitor.yaml',
       ]),
     );
     expect(existsSync(path.join(templatesDir, 'NOTES.txt'))).toBe(true);

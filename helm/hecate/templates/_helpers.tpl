@@ -104,6 +104,7 @@ Input: (dict "ctx" $ "component" "api" "values" .Values.api).
 {{/* Environment shared by api, worker and migrations. Input: (dict "ctx" $ "component" "api"). */}}
 {{- define "hecate.env" -}}
 {{- $ctx := .ctx }}
+{{- include "hecate.assertChartOwnedEnv" (dict "where" "env / extraEnv" "env" $ctx.Values.env "extraEnv" $ctx.Values.extraEnv) }}
 {{- $secret := include "hecate.secretName" $ctx }}
 {{- $keys := $ctx.Values.secrets.keys -}}
 - name: DATABASE_URL
@@ -184,4 +185,63 @@ checksum/secret: {{ include (print .ctx.Template.BasePath "/secret.yaml") .ctx |
 {{- with .extraVolumeMounts }}
 {{ toYaml . }}
 {{- end }}
+{{- end }}
+
+{{/*
+Worker pools, resolved: every pool starts from worker.* (pools excluded) and its own keys replace those
+values, except pdb, autoscaling and keda, which are merged key by key. With worker.pools empty there is
+one pool, `default`. Each pool gets `component`: "worker" for the pool named default (the Deployment and
+selector of the chart before pools), "worker-<name>" otherwise. Returns JSON {"pools": [...]}: use
+(include "hecate.workerPools" . | fromJson).pools (numbers come back as floats: print them through int).
+*/}}
+{{- define "hecate.workerPools" -}}
+{{- $worker := .Values.worker }}
+{{- $pools := list }}
+{{- if $worker.enabled }}
+{{- $seen := dict }}
+{{- range $entry := default (list (dict "name" "default")) $worker.pools }}
+{{- if hasKey $seen $entry.name }}
+{{- fail (printf "worker.pools: two pools are named %q" $entry.name) }}
+{{- end }}
+{{- $_ := set $seen $entry.name true }}
+{{- $pool := omit (deepCopy $worker) "pools" "enabled" }}
+{{- range $key, $value := $entry }}
+{{- if has $key (list "pdb" "autoscaling" "keda") }}
+{{- $merged := deepCopy (index $worker $key) }}
+{{- range $k, $v := $value }}
+{{- $_ := set $merged $k $v }}
+{{- end }}
+{{- $_ := set $pool $key $merged }}
+{{- else }}
+{{- $_ := set $pool $key $value }}
+{{- end }}
+{{- end }}
+{{- $_ := set $pool "component" (eq $entry.name "default" | ternary "worker" (printf "worker-%s" $entry.name)) }}
+{{- $pools = append $pools $pool }}
+{{- end }}
+{{- end }}
+{{- toJson (dict "pools" $pools) }}
+{{- end }}
+
+{{/*
+Settings the chart renders from one value each: setting them again through env / extraEnv would make
+the pods disagree with what the chart derives from that value (terminationGracePeriodSeconds, the KEDA
+query, the metrics port, the workspaces mount). Input: (dict "where" "worker.pools[runs]" "env" map "extraEnv" list).
+*/}}
+{{- define "hecate.assertChartOwnedEnv" -}}
+{{- $owned := dict "GATEWAY_SHUTDOWN_GRACE_MS" "config.shutdownGraceMs" "WORKER_QUEUES" "worker.queues" "WORKER_HEALTH_PORT" "worker.healthPort" "GATEWAY_WORKSPACES_DIR" "workspaces.path" }}
+{{- $names := keys (default dict .env) }}
+{{- range (default list .extraEnv) }}
+{{- $names = append $names .name }}
+{{- end }}
+{{- range $name := $names }}
+{{- if hasKey $owned $name }}
+{{- fail (printf "%s: %s is set by the chart from %s; set that value instead" $.where $name (index $owned $name)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* The workspaces claim: existingClaim, or the one workspaces-pvc.yaml renders. */}}
+{{- define "hecate.workspacesClaimName" -}}
+{{- default (include "hecate.componentName" (dict "ctx" . "component" "workspaces")) .Values.workspaces.persistence.existingClaim }}
 {{- end }}
