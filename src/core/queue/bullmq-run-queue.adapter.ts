@@ -5,6 +5,9 @@ import type { RedisConnections } from '@core/redis/redis-connections';
 import { EnqueueOptions, JobCounts, JobDispatch, QueueUnavailableError, RunQueue } from './run-queue.port';
 import { settlesWithin } from '@core/async/within';
 
+/** How long aborted handlers get to hand their work over before the queue connections close. */
+const HANDOVER_MS = 5000;
+
 export interface BullmqSettings {
   prefix: string;
   /** Job lock; a worker that dies is detected after this (then the job is redelivered). */
@@ -32,7 +35,7 @@ export class BullmqRunQueue extends RunQueue {
   readonly backend = 'bullmq' as const;
   private readonly queues = new Map<QueueName, Queue>();
   private readonly workers: Worker[] = [];
-  private readonly inflight = new Map<string, AbortController>();
+  private readonly inflight = new Map<string, { controller: AbortController; done: Promise<void> }>();
 
   constructor(
     private readonly redis: RedisConnections,
@@ -80,7 +83,9 @@ export class BullmqRunQueue extends RunQueue {
         async (job: Job) => {
           const controller = new AbortController();
           const key = `${queueName}/${job.id ?? ''}`;
-          this.inflight.set(key, controller);
+          let settle!: () => void;
+          const done = new Promise<void>((resolve) => (settle = resolve));
+          this.inflight.set(key, { controller, done });
           try {
             await dispatch(job.name as JobName, job.data as JobPayloads[JobName], {
               jobId: job.id ?? '',
@@ -89,6 +94,7 @@ export class BullmqRunQueue extends RunQueue {
             });
           } finally {
             this.inflight.delete(key);
+            settle();
           }
         },
         {
@@ -114,7 +120,11 @@ export class BullmqRunQueue extends RunQueue {
     const timedOut = !(await settlesWithin(closing, graceMs));
     if (timedOut) {
       rootLogger().warn({ inflight: this.inflight.size }, 'drain grace elapsed; aborting in-flight jobs');
-      for (const c of this.inflight.values()) c.abort(new Error('worker shutting down'));
+      const stopping = [...this.inflight.values()];
+      for (const j of stopping) j.controller.abort(new Error('worker shutting down'));
+      // Aborted handlers hand their work over (a run goes back to the queue for another worker) before the
+      // connections close: wait for them a little, then close regardless.
+      await settlesWithin(Promise.all(stopping.map((j) => j.done)), HANDOVER_MS);
       await Promise.all(this.workers.map((w) => w.close(true)));
     }
     this.workers.length = 0;

@@ -7,7 +7,7 @@ import { DomainError } from '@core/http/domain-error';
 import { keepLease, LEASE_OWNER, newLeaseToken } from '@core/lease';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import { rootLogger } from '@core/logging/logger';
-import type { JobContext } from '@core/queue/run-queue.port';
+import { RunQueue, type JobContext } from '@core/queue/run-queue.port';
 import { InferenceService, type InferenceMessage, type LiveDeltaFrame } from '@modules/inference';
 import type { MessageRow, TurnRow } from './agent-chat-rows';
 import { CANCEL_PATTERN, cancelledTurnOf } from './agent-chat-signals';
@@ -45,6 +45,7 @@ export class AgentChatTurnRunner implements OnApplicationBootstrap, OnApplicatio
     private readonly config: AppConfig,
     @Inject(LiveStreamBuffer) private readonly live: LiveStreamBuffer,
     @Inject(EventBus) private readonly bus: EventBus,
+    @Inject(RunQueue) private readonly queue: RunQueue,
   ) {}
 
   private get leaseMs(): number {
@@ -110,6 +111,24 @@ export class AgentChatTurnRunner implements OnApplicationBootstrap, OnApplicatio
       stopBeat();
       job.signal.removeEventListener('abort', onJobAbort);
       this.local.delete(turn.id);
+    }
+    if (halted && job.signal.aborted && !this.stopping.signal.aborted) await this.handOver(turn, token);
+  }
+
+  /**
+   * A draining worker's turn goes back to the queue at once (lease released, a fresh job): another worker continues it
+   * from its live stream (or the persisted partial), without waiting for the lease to expire. If this fails, the
+   * recovery pass takes the turn over when the lease expires.
+   */
+  private async handOver(turn: TurnRow, token: string): Promise<void> {
+    try {
+      const released = await this.leases.releaseTurn(turn.id, token);
+      if (released) {
+        await this.queue.enqueue('agent_chat.turn', { turnId: turn.id, tenantId: turn.tenant_id }, { jobId: `${turn.id}.handover.${turn.attempts}` });
+      }
+      rootLogger().info({ turn_id: turn.id, handed_over: released }, 'draining worker handed its agent chat turn over');
+    } catch (err) {
+      rootLogger().warn({ turn_id: turn.id, err: String(err) }, 'turn hand-over failed; the recovery pass takes it over when its lease expires');
     }
   }
 

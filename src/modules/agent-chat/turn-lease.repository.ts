@@ -81,6 +81,11 @@ export class TurnLeaseRepository {
     return affected;
   }
 
+  /** Gives a running turn's lease up (a draining worker hands it over); false when `token` no longer held it. */
+  releaseTurn(id: string, token: string): Promise<boolean> {
+    return TURN_LEASE.release(this.manager, id, token);
+  }
+
   async markEnqueued(id: string): Promise<void> {
     await execSql(this.manager, `UPDATE agent_chat_turns SET enqueued_at = now() WHERE id = $1`, [id]);
   }

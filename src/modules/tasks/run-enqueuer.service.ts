@@ -18,9 +18,10 @@ export class RunEnqueuer {
   ) {}
 
   /** Enqueues after commit; returns false (and logs) when the queue is unavailable. */
-  async enqueue(run: Pick<TaskRunEntity, 'id' | 'tenantId'>, priority = ''): Promise<boolean> {
+  /** `jobId`: another id than the run's, when the run's own job is still active (a hand-over from a draining worker). */
+  async enqueue(run: Pick<TaskRunEntity, 'id' | 'tenantId'>, priority = '', jobId = run.id): Promise<boolean> {
     try {
-      await this.queue.enqueue('run.execute', { runId: run.id, tenantId: run.tenantId }, { jobId: run.id, priority: PRIORITY[priority] ?? PRIORITY.normal });
+      await this.queue.enqueue('run.execute', { runId: run.id, tenantId: run.tenantId }, { jobId, priority: PRIORITY[priority] ?? PRIORITY.normal });
       await this.runs.markEnqueued([run.id]);
       return true;
     } catch (err) {

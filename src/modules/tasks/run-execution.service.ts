@@ -63,8 +63,10 @@ export class RunExecutionService implements OnApplicationShutdown {
     const { run } = claim;
     const writer = this.deps.writer({ tenantId: run.tenantId, taskId: run.taskId, runId: run.id, token, origin });
     const controller = new AbortController();
+    let draining = false;
     const onJobAbort = () => {
-      // Shutdown past the grace period: stop writing and let the lease expire into a reclaim.
+      // Shutdown past the grace period: stop writing, then hand the run over (below) instead of leaving it to expire.
+      draining = true;
       writer.halt('worker shutting down');
       controller.abort(new Error('worker shutting down'));
     };
@@ -94,7 +96,50 @@ export class RunExecutionService implements OnApplicationShutdown {
       job.signal.removeEventListener('abort', onJobAbort);
       this.local.delete(run.id);
     }
+    if (draining) await this.handOver(run, token, origin);
     if (this.config.tasks.maxConcurrent > 0) void this.enqueuer.kickQueued(this.config.tasks.maxConcurrent).catch(() => undefined);
+  }
+
+  /**
+   * A draining worker's run goes back to the queue at once (its lease released, still held by this token) for another
+   * worker to resume from its last persisted step: no wait for the lease to expire. A step that was in flight is
+   * treated like a crashed one there (an idempotent one runs again, a side effect is reported, never repeated). If
+   * this fails, the lease expires into the usual reclaim.
+   */
+  private async handOver(run: TaskRunEntity, token: string, origin: RequestOrigin): Promise<void> {
+    try {
+      const moved = await this.deps.events.transaction(async (tx) => {
+        const ok = await this.deps.runs.transition(tx.manager, {
+          tenantId: run.tenantId,
+          runId: run.id,
+          from: ['running'],
+          set: { status: 'queued', queuedAt: () => 'now()', enqueuedAt: null },
+          releaseLease: true,
+          leaseToken: token,
+        });
+        if (!ok) return false;
+        await this.deps.tasks.setStatus(tx.manager, { tenantId: run.tenantId, id: run.taskId, status: 'queued' });
+        const base = { tenantId: run.tenantId, runId: run.id, taskId: run.taskId };
+        await tx.emit({
+          ...base,
+          type: 'gap.run_disconnected',
+          data: {
+            reason: 'worker_shutdown',
+            action: 'handed_over',
+            prior_status: 'running',
+            prior_owner: this.owner,
+            recovered_status: 'queued',
+            recovery_strategy: 'resume_from_last_step',
+          },
+        });
+        await tx.emit({ ...base, type: 'run.queued', data: { trigger: 'handover', reason: 'worker_shutdown' } });
+        return true;
+      }, origin);
+      if (moved) await this.enqueuer.enqueue(run, '', `${run.id}.handover.${run.attempts}`);
+      rootLogger().info({ run_id: run.id, handed_over: moved }, 'draining worker handed its run over');
+    } catch (err) {
+      rootLogger().warn({ run_id: run.id, err: String(err) }, 'hand-over failed; the run is reclaimed when its lease expires');
+    }
   }
 
   /**

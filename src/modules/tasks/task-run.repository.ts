@@ -78,14 +78,16 @@ export class TaskRunRepository {
    */
   async transition(
     manager: EntityManager,
-    q: { tenantId: string; runId: string; from: RunStatus[]; set: Record<string, unknown>; releaseLease?: boolean },
+    q: { tenantId: string; runId: string; from: RunStatus[]; set: Record<string, unknown>; releaseLease?: boolean; leaseToken?: string },
   ): Promise<boolean> {
-    const result = await manager
+    const builder = manager
       .createQueryBuilder()
       .update(TaskRunEntity)
       .set({ ...q.set, ...(q.releaseLease ? LEASE_RELEASED : {}), updatedAt: () => 'now()' })
-      .where('tenant_id = :tenantId AND id = :runId AND status IN (:...from)', { tenantId: q.tenantId, runId: q.runId, from: q.from })
-      .execute();
+      .where('tenant_id = :tenantId AND id = :runId AND status IN (:...from)', { tenantId: q.tenantId, runId: q.runId, from: q.from });
+    // Only while this holder still has the lease (a hand-over never moves a run another worker took).
+    if (q.leaseToken !== undefined) builder.andWhere('lease_token = :token', { token: q.leaseToken });
+    const result = await builder.execute();
     return (result.affected ?? 0) > 0;
   }
 
