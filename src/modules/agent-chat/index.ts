@@ -3,3 +3,4 @@ export { AgentChatModule, AgentChatWorkerModule } from './agent-chat.module';
 export { AgentChatController } from './agent-chat.controller';
 export { AgentChatApprovalsController } from './agent-chat-approvals.controller';
 export { AgentChatTurnJob } from './agent-chat-turn.job';
+export { AgentChatErrorType } from './agent-chat.errors';

@@ -4,3 +4,4 @@ export { ChatExchangeRecorderService, type ExchangeResult, type PreparedExchange
 export type { GeneratedReply } from './chat-message';
 export { ChatSessionsController } from './chat-sessions.controller';
 export { ChatTurnsController } from './chat-turns.controller';
+export { ChatSessionErrorType } from './chat-sessions.errors';

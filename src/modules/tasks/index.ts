@@ -24,3 +24,5 @@ export { TaskRunChainsService } from './task-run-chains.service';
 export type { RunResponse, TaskSpec } from './task-run-chains.service';
 export type { RunTiming } from './run-timing';
 export type { ActivityItem } from './run-activity';
+export { TaskResponseDto } from './task.dto';
+export { TaskArtifactResponseDto, TaskRunResponseDto } from './task-run.dto';
