@@ -1,5 +1,5 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import type { Assert, Documents } from '@core/http/openapi';
+import type { Assert, Documents, Returned } from '@core/http/openapi';
 import { RUNTIME_KINDS, type RevertResult, type RuntimeKind, type TurnStatus } from './agent-chat-rows';
 import type { AgentChatApprovalsService } from './agent-chat-approvals.service';
 import type { AgentChatFilesService } from './agent-chat-files.service';
@@ -72,9 +72,8 @@ export class AgentChatMessageDto {
   native_session_id?: string;
   cost_mode?: string;
   usage?: Record<string, unknown>;
-  /** Raw ACP update JSON, for diagnostics. */
-  @ApiProperty({})
-  raw_output?: unknown;
+  /** The adapter's raw ACP updates as JSON text, for diagnostics. */
+  raw_output?: string;
   native_session_reset?: boolean;
 }
 
@@ -372,9 +371,6 @@ export class AgentChatGuidanceConsumedFrameDto {
   model_call_index!: number;
   message_id!: string;
 }
-
-/** What a service method resolves to. */
-type Returned<F> = F extends (...args: never[]) => infer R ? Awaited<R> : never;
 
 type _MessageDocumented = Assert<Documents<Omit<AgentChatMessageDto, ExternalField>, ReturnType<typeof toMessageView>>>;
 type _SegmentDocumented = Assert<Documents<AgentChatSegmentDto, ReturnType<typeof segmentsOf>[number]>>;

@@ -145,6 +145,8 @@ export class ChatMessageDto {
   error?: Record<string, unknown>;
   /** The idempotency key the message was sent with. */
   client_request_id?: string;
+  /** Anthropic-style blocks (thinking kept with its signature, tool_use, text). */
+  @ApiProperty({ type: 'array', items: { type: 'object', additionalProperties: true } })
   content_blocks?: Record<string, unknown>[];
   tool_calls?: ChatToolCallDto[];
   tool_call_id?: string;

@@ -1,5 +1,5 @@
 import { ApiSchema } from '@nestjs/swagger';
-import type { Assert, Documents } from '@core/http/openapi';
+import type { Assert, Documents, Returned } from '@core/http/openapi';
 import type { ProbeTool } from './mcp-bus';
 import type { McpCacheStatsService } from './mcp-cache-stats.service';
 import type { McpApprovalPolicy, McpServerSpec } from './mcp-server-spec';
@@ -44,8 +44,6 @@ export class McpCacheStatsDto {
   idle!: number;
   workers!: number;
 }
-
-type Returned<F> = F extends (...args: never[]) => infer R ? Awaited<R> : never;
 
 type _EntryDocumented = Assert<Documents<McpServerEntryDto, McpServerSpec>>;
 type _ToolDocumented = Assert<Documents<McpProbeToolDto, ProbeTool>>;

@@ -1,6 +1,6 @@
 import { ApiSchema } from '@nestjs/swagger';
 import type { ProviderKind, ProviderProtocol } from '@core/config/groups/gateway.env';
-import type { Assert, Documents } from '@core/http/openapi';
+import type { Assert, Documents, Returned } from '@core/http/openapi';
 import type { ImageInput, ToolCalling } from './model-catalog';
 import type { CapabilitySource } from './model-capability.entity';
 import type { EffectiveCapabilities, EffectiveSource, toCapabilityRecord } from './model-capabilities.service';
@@ -150,8 +150,6 @@ export class ModelPriceDeletedDto {
   model!: string;
   deleted!: boolean;
 }
-
-type Returned<F> = F extends (...args: never[]) => infer R ? Awaited<R> : never;
 
 type _PresetDocumented = Assert<Documents<ProviderPresetDto, ReturnType<typeof toPresetResponse>>>;
 type _CheckDocumented = Assert<Documents<ProviderReadinessCheckDto, ReadinessCheck>>;

@@ -1,5 +1,5 @@
 import { ApiSchema } from '@nestjs/swagger';
-import type { Assert, Documents } from '@core/http/openapi';
+import type { Assert, Documents, Returned } from '@core/http/openapi';
 import type { RetentionService } from './retention.service';
 
 /** One retention sweep of run events and artifacts (`results`: what each target removed). */
@@ -14,4 +14,4 @@ export class RetentionRunDto {
   finished_at?: string;
 }
 
-type _RunDocumented = Assert<Documents<RetentionRunDto, Awaited<ReturnType<RetentionService['sweep']>>>>;
+type _RunDocumented = Assert<Documents<RetentionRunDto, Returned<RetentionService['sweep']>>>;

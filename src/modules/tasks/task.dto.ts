@@ -38,7 +38,12 @@ export class CreateTaskDto {
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) budget_micros_usd?: number;
   @IsOptional() @IsString() @MaxLength(255) requested_provider?: string;
   @IsOptional() @IsString() @MaxLength(255) requested_model?: string;
-  @IsOptional() @IsArray() @IsObject({ each: true }) mcp_servers?: Record<string, unknown>[];
+  /** MCP servers the run may use (seed 003 `mcp_servers`: stdio `command`/`args`/`env` or `url`/`headers`). */
+  @ApiProperty({ type: 'array', items: { type: 'object', additionalProperties: true } })
+  @IsOptional()
+  @IsArray()
+  @IsObject({ each: true })
+  mcp_servers?: Record<string, unknown>[];
 }
 
 export class ListTasksQueryDto {

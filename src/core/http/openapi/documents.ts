@@ -13,6 +13,9 @@ export type Documents<Doc, Wire> = [Wire] extends [Doc]
 
 export type Assert<T extends true> = T;
 
+/** What a (service) method resolves to: `Returned<TasksService['get']>`. */
+export type Returned<F> = F extends (...args: never[]) => infer R ? Awaited<R> : never;
+
 /**
  * The named keys of every member of a union (a mapper that returns one of several shapes); an index signature (a
  * message's provider-specific extras) is the schema's `additionalProperties`, not a key.

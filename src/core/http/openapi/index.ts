@@ -9,5 +9,5 @@ export {
   type FrameShape,
   type SseOptions,
 } from './api-responses.decorator';
-export type { Assert, Documents } from './documents';
+export type { Assert, Documents, Returned } from './documents';
 export { buildOpenApiDocument, serveOpenApi, OPENAPI_PATH, type OpenApiOptions } from './openapi-document';

@@ -2,7 +2,7 @@ import { ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsISO8601, IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
 import type { Principal } from '@core/context/request-context';
-import type { Assert, Documents } from '@core/http/openapi';
+import type { Assert, Documents, Returned } from '@core/http/openapi';
 import type { GatewayTrace, TraceAttempt, TraceCandidate, TraceSpan } from './trace-store.service';
 import type { UsageLedgerService } from './usage-ledger.service';
 
@@ -164,8 +164,6 @@ export class GatewayTraceDto {
   timings!: TraceTimingsDto;
   spans!: TraceSpanDto[];
 }
-
-type Returned<F> = F extends (...args: never[]) => infer R ? Awaited<R> : never;
 
 type _SummaryDocumented = Assert<Documents<UsageSummaryDto, Returned<UsageLedgerService['summary']>>>;
 type _ByModelDocumented = Assert<Documents<UsageByModelDto, Returned<UsageLedgerService['summary']>['by_model'][number]>>;
