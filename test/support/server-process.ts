@@ -49,9 +49,13 @@ export const embeddedEnv = (): Record<string, string> => ({ GATEWAY_DATA_DIR: mk
 export async function startServer(
   role: ServerRole,
   env: Record<string, string | undefined>,
-  { waitHealthy = true, timeoutMs = 90_000 }: { waitHealthy?: boolean; timeoutMs?: number } = {},
+  {
+    waitHealthy = true,
+    timeoutMs = 90_000,
+    port: fixedPort,
+  }: { waitHealthy?: boolean; timeoutMs?: number; /** Listen here (a restart at the same URL). */ port?: number } = {},
 ): Promise<ServerProcess> {
-  const port = await freePort();
+  const port = fixedPort ?? (await freePort());
   const fullEnv: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (v !== undefined && !k.startsWith('TEST_') && !/^(DATABASE_URL|REDIS_URL|GATEWAY_|PROVIDER_|WORKER_|PORT|HOST)/.test(k)) fullEnv[k] = v;
