@@ -20,7 +20,20 @@ const forwardRefBan = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', '.dist-*/**', 'node_modules/**', 'coverage/**', 'helm/**', '.data/**', 'test/support/fake-upstream/*.js', 'bench/results/**'] },
+  {
+    ignores: [
+      'dist/**',
+      '.dist-*/**',
+      'node_modules/**',
+      'coverage/**',
+      'helm/**',
+      '.data/**',
+      'test/support/fake-upstream/*.js',
+      'bench/results/**',
+      'libs/sdk/dist/**',
+      'libs/sdk/src/generated/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

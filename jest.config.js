@@ -19,6 +19,7 @@ const moduleNameMapper = {
   '^@modules/(.*)$': '<rootDir>/src/modules/$1',
   '^@contracts$': '<rootDir>/libs/contracts/src/index.ts',
   '^@contracts/(.*)$': '<rootDir>/libs/contracts/src/$1',
+  '^@sdk$': '<rootDir>/libs/sdk/src/index.ts',
   '^@sdk/(.*)$': '<rootDir>/libs/sdk/src/$1',
   '^@migrations$': '<rootDir>/migrations/index.ts',
 };

@@ -7,12 +7,14 @@ import type { CoreResources } from '@core/core.module';
 import { openDatabase } from '@core/database/database.module';
 import { HealthService } from '@core/health/health.service';
 import { createHttpApp, listen } from '@core/http/http-app';
+import { serveOpenApi } from '@core/http/openapi';
 import { openRedis } from '@core/infrastructure.module';
 import { createRootLogger, PinoNestLogger, rootLogger } from '@core/logging/logger';
 import { MetricsService } from '@core/metrics/metrics.service';
 import { stopTelemetry } from '@core/telemetry/instrumentation';
 import { AllInOneModule } from './all-in-one.module';
 import { ApiModule } from './api.module';
+import { openApiDocument } from './openapi';
 import { WorkerModule } from './worker.module';
 
 export type Role = 'api' | 'worker' | 'all';
@@ -100,6 +102,7 @@ export async function boot(role: Role): Promise<void> {
       return;
     }
     const app = await createHttpApp(role === 'all' ? AllInOneModule.forRoot(core) : ApiModule.forRoot(core), config);
+    serveOpenApi(app, openApiDocument(app, config.version));
     const url = await listen(app, config);
     log.info({ url, mode: config.mode, role }, 'hecate listening');
     onSignals(async (signal) => {

@@ -56,14 +56,17 @@ export async function startServer(
     waitHealthy = true,
     timeoutMs = 90_000,
     hide = [],
+    port: fixedPort,
   }: {
     waitHealthy?: boolean;
     timeoutMs?: number;
     /** Directories this process must not see (bubblewrap puts an empty tmpfs over each): e.g. workspaces an api never opens. */
     hide?: string[];
+    /** Listen here (a restart at the same URL). */
+    port?: number;
   } = {},
 ): Promise<ServerProcess> {
-  const port = await freePort();
+  const port = fixedPort ?? (await freePort());
   const fullEnv: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (v !== undefined && !k.startsWith('TEST_') && !/^(DATABASE_URL|REDIS_URL|GATEWAY_|PROVIDER_|WORKER_|PORT|HOST)/.test(k)) fullEnv[k] = v;

@@ -26,4 +26,11 @@ export const ErrorType = {
   RouteImpossible: 'route_impossible',
   ServiceUnavailable: 'service_unavailable',
   GatewayError: 'gateway_error',
+  // A model call that failed upstream, as the one model-calling service classifies it.
+  UpstreamTimeout: 'upstream_timeout',
+  UpstreamUnavailable: 'upstream_unavailable',
+  UpstreamError: 'upstream_error',
+  UpstreamAuthFailed: 'upstream_auth_failed',
+  ProviderRateLimited: 'provider_rate_limited',
+  BudgetExceeded: 'budget_exceeded',
 } as const;

@@ -1,4 +1,5 @@
 import { Controller, Get, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiProduces, ApiResponse } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Public } from '@core/http/auth/public.decorator';
 import { MetricsService } from '@core/metrics/metrics.service';
@@ -11,12 +12,26 @@ export class HealthController {
     private readonly metrics: MetricsService,
   ) {}
 
+  @ApiOkResponse({
+    description: 'Liveness: no dependencies (not wrapped in {object, data}).',
+    schema: {
+      type: 'object',
+      required: ['status', 'time', 'version'],
+      properties: { status: { type: 'string' }, time: { type: 'string' }, version: { type: 'string' } },
+    },
+  })
   @Public()
   @Get('healthz')
   healthz() {
     return this.health.liveness();
   }
 
+  @ApiResponse({
+    status: 200,
+    description: 'Database, Redis (scaled mode) and queue are up (Terminus result).',
+    schema: { type: 'object', additionalProperties: true },
+  })
+  @ApiResponse({ status: 503, description: 'A dependency is down.', schema: { type: 'object', additionalProperties: true } })
   @Public()
   @Get('readyz')
   async readyz(@Res() reply: FastifyReply) {
@@ -24,6 +39,8 @@ export class HealthController {
     await reply.status(readiness.status === 'error' ? 503 : 200).send(readiness);
   }
 
+  @ApiProduces('text/plain')
+  @ApiOkResponse({ description: 'Prometheus exposition format.', schema: { type: 'string' } })
   @Public()
   @Get('metrics')
   async metricsText(@Res() reply: FastifyReply) {

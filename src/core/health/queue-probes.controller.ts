@@ -2,7 +2,8 @@ import { Body, Controller, Get, HttpCode, Param, ParseUUIDPipe, Post } from '@ne
 import { RequireScope } from '@core/http/auth/require-scope.decorator';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import type { Principal } from '@core/context/request-context';
-import { CreateQueueProbeDto } from './queue-probe.dto';
+import { ApiEnvelope } from '@core/http/openapi';
+import { CreateQueueProbeDto, QueueProbeResponseDto } from './queue-probe.dto';
 import { QueueProbeService } from './queue-probe.service';
 
 /** A system operation (a job through the system queue): `admin`. */
@@ -11,12 +12,14 @@ import { QueueProbeService } from './queue-probe.service';
 export class QueueProbesController {
   constructor(private readonly probes: QueueProbeService) {}
 
+  @ApiEnvelope('queue_probe', QueueProbeResponseDto)
   @Post()
   @HttpCode(202)
   async create(@CurrentPrincipal() caller: Principal, @Body() dto: CreateQueueProbeDto) {
     return { object: 'queue_probe', data: await this.probes.create(caller.tenantId, dto) };
   }
 
+  @ApiEnvelope('queue_probe', QueueProbeResponseDto)
   @Get(':id')
   async get(@CurrentPrincipal() caller: Principal, @Param('id', new ParseUUIDPipe()) id: string) {
     return { object: 'queue_probe', data: await this.probes.get(caller.tenantId, id) };

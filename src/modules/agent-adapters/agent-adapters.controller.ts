@@ -1,27 +1,33 @@
 import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiEnvelope } from '@core/http/openapi';
 import { AgentAdaptersService } from './agent-adapters.service';
+import { AgentAdapterDto, AgentAdapterHealthDto, AgentAdapterProbeDto } from './agent-adapters.dto';
 
 /** External coding-agent adapters (seed 003 `/hecate/v1/agent-adapters`): catalog, health, probe, managed launchers. */
 @Controller('hecate/v1/agent-adapters')
 export class AgentAdaptersController {
   constructor(private readonly adapters: AgentAdaptersService) {}
 
+  @ApiEnvelope('agent_adapters', [AgentAdapterDto])
   @Get()
   async list() {
     return { object: 'agent_adapters', data: await this.adapters.list() };
   }
 
+  @ApiEnvelope('agent_adapter_health', AgentAdapterHealthDto)
   @Get(':id/health')
   async health(@Param('id') id: string) {
     return { object: 'agent_adapter_health', data: await this.adapters.health(id) };
   }
 
+  @ApiEnvelope('agent_adapter_probe', AgentAdapterProbeDto)
   @Post(':id/probe')
   @HttpCode(200)
   async probe(@Param('id') id: string) {
     return { object: 'agent_adapter_probe', data: await this.adapters.probe(id) };
   }
 
+  @ApiEnvelope('agent_adapters', [AgentAdapterDto])
   @Post(':id/refresh-launcher')
   @HttpCode(200)
   async refreshLauncher(@Param('id') id: string) {

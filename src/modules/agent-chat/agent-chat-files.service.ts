@@ -68,7 +68,7 @@ export class AgentChatFilesService {
     await this.reverts.insertRevert({ id, tenant_id: tenantId, session_id: sessionId, message_id: messageId, paths: selected });
     await this.queue.enqueue('agent_chat.revert', { revertId: id, tenantId }, { jobId: id });
     const done = await this.waitForRevert(id, sessionId);
-    if (done.status === 'done') return done.result;
+    if (done.status === 'done') return done.result!;
     if (done.status === 'failed') throw new ConflictError(`revert failed: ${done.error?.message ?? 'unknown error'}`, { details: { paths: selected } });
     throw new DomainError(ErrorType.ServiceUnavailable, 503, 'no worker reverted the files in time', {
       userMessage: 'The revert did not run.',

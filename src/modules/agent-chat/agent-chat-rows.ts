@@ -1,4 +1,5 @@
 /** Rows of the agent-chat tables as SQL returns them (snake_case; timestamps as Date). */
+import type { ChangedFile } from './changed-files';
 
 export type RuntimeKind = 'model' | 'agent' | 'external_agent';
 export const RUNTIME_KINDS: readonly RuntimeKind[] = ['model', 'agent', 'external_agent'];
@@ -147,6 +148,14 @@ export interface QueueItemRow {
   updated_at: Date;
 }
 
+/** What a finished revert reports: the paths it reverted and what still differs from the turn's base afterwards. */
+export interface RevertResult {
+  reverted: boolean;
+  paths: string[];
+  diff_stat: string;
+  files: Array<Omit<ChangedFile, 'diff'>>;
+}
+
 export interface RevertRow {
   id: string;
   tenant_id: string;
@@ -154,7 +163,7 @@ export interface RevertRow {
   message_id: string;
   paths: string[];
   status: 'queued' | 'running' | 'done' | 'failed';
-  result: Record<string, unknown> | null;
+  result: RevertResult | null;
   error: { type: string; message: string } | null;
   created_at: Date;
   updated_at: Date;

@@ -3,7 +3,9 @@ import type { FastifyReply } from 'fastify';
 import type { Principal, RequestOrigin } from '@core/context/request-context';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import { Origin } from '@core/http/origin.decorator';
+import { ApiEnvelope, ApiEnvelopes, ApiSse, type FrameShape } from '@core/http/openapi';
 import { SseService } from '@core/http/sse';
+import { LiveDeltaFrameDto, ToolProgressFrameDto } from '@modules/inference';
 import { toActiveTurnView } from './agent-chat-view';
 import { parseChatCursor, AgentChatStreamService } from './agent-chat-stream.service';
 import { AgentChatGuidanceService } from './agent-chat-guidance.service';
@@ -23,6 +25,43 @@ import {
   PatchGuidanceDto,
   PostAgentChatMessageDto,
 } from './agent-chat.dto';
+import {
+  AgentChatActiveSessionDto,
+  AgentChatApprovalFrameDto,
+  AgentChatCancelDto,
+  AgentChatChangedFileDiffDto,
+  AgentChatChangedFileDto,
+  AgentChatDeletedDto,
+  AgentChatGuidanceAcceptedDto,
+  AgentChatGuidanceConsumedFrameDto,
+  AgentChatGuidanceDeletedDto,
+  AgentChatGuidanceListDto,
+  AgentChatGuidanceMessageFrameDto,
+  AgentChatGuidanceUpdatedDto,
+  AgentChatQueueItemDto,
+  AgentChatRevertDto,
+  AgentChatSessionDto,
+  AgentChatSessionSummaryDto,
+  AgentChatStartedTurnDto,
+  AgentChatStreamMessageDto,
+  AgentChatToolCallFrameDto,
+} from './agent-chat-responses.dto';
+
+/** The frames of a turn's stream (`GET …/stream`, and `POST …/messages` with `stream: true`). */
+const TURN_FRAMES: Record<string, FrameShape> = {
+  snapshot: ['agent_chat_session', AgentChatSessionDto],
+  delta: LiveDeltaFrameDto,
+  tool_progress: ToolProgressFrameDto,
+  tool_call: AgentChatToolCallFrameDto,
+  tool_call_update: AgentChatToolCallFrameDto,
+  message: { oneOf: [AgentChatStreamMessageDto, AgentChatGuidanceMessageFrameDto] },
+  'guidance.consumed': AgentChatGuidanceConsumedFrameDto,
+  'approval.requested': AgentChatApprovalFrameDto,
+  'approval.resolved': AgentChatApprovalFrameDto,
+  done: ['agent_chat_session', AgentChatSessionDto],
+};
+const TURN_STREAM =
+  "With `stream: true`: `snapshot`, the turn's frames (`id: <turn>:<stream>:<index>`), `message` (the settled reply) and `done`; otherwise the session once the turn ended.";
 
 /** `/hecate/v1/agent-chat/*` (seed 003 Agent Chat, seed 004 live sessions). */
 @Controller('hecate/v1/agent-chat')
@@ -37,27 +76,36 @@ export class AgentChatController {
   ) {}
 
   /** Sessions becoming busy or idle, across all api processes (seed 004 active sessions). */
+  @ApiSse('A `snapshot` of the busy sessions, then `session.busy` / `session.idle` as turns start and end.', {
+    snapshot: ['agent_chat_active_sessions', [AgentChatActiveSessionDto]],
+    'session.busy': AgentChatActiveSessionDto,
+    'session.idle': AgentChatActiveSessionDto,
+  })
   @Get('active-sessions')
   async active(@CurrentPrincipal() p: Principal, @Res() reply: FastifyReply): Promise<void> {
     await this.streams.serveActive(this.sse.opener(reply), p.tenantId);
   }
 
+  @ApiEnvelope('agent_chat_sessions', [AgentChatSessionSummaryDto])
   @Get('sessions')
   async list(@CurrentPrincipal() p: Principal, @Query() q: ListAgentChatSessionsDto) {
     return { object: 'agent_chat_sessions', data: await this.chats.list(p.tenantId, q.limit ?? 50) };
   }
 
+  @ApiEnvelope('agent_chat_session', AgentChatSessionDto)
   @Post('sessions')
   @HttpCode(200)
   async create(@CurrentPrincipal() p: Principal, @Body() dto: CreateAgentChatSessionDto) {
     return { object: 'agent_chat_session', data: await this.chats.create(p, dto) };
   }
 
+  @ApiEnvelope('agent_chat_session', AgentChatSessionDto)
   @Get('sessions/:id')
   async get(@CurrentPrincipal() p: Principal, @Param('id') id: string) {
     return { object: 'agent_chat_session', data: await this.chats.view(p.tenantId, id) };
   }
 
+  @ApiEnvelope('agent_chat_session', AgentChatDeletedDto)
   @Delete('sessions/:id')
   async remove(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string) {
     await this.chats.remove(p.tenantId, id, origin);
@@ -68,6 +116,14 @@ export class AgentChatController {
    * A turn: waits for its end and answers the session (seed 003), or with `stream: true` answers with the turn's SSE
    * stream, or with `wait: false` answers 202 with the turn at once. `on_busy: enqueue` answers 202 with the queued item.
    */
+  @ApiSse(TURN_STREAM, TURN_FRAMES, { status: 200, json: ['agent_chat_session', AgentChatSessionDto] })
+  @ApiEnvelopes(
+    [
+      ['agent_chat_turn', AgentChatStartedTurnDto],
+      ['agent_chat_queue_item', AgentChatQueueItemDto],
+    ],
+    { status: 202, description: '`wait: false`: the started turn; `on_busy: enqueue` while busy: the queued item.' },
+  )
   @Post('sessions/:id/messages')
   async post(
     @CurrentPrincipal() p: Principal,
@@ -85,6 +141,8 @@ export class AgentChatController {
   }
 
   /** Seed 004 rerun: stops a running turn, then re-runs the last user message (or runs `guidance_content`). */
+  @ApiSse(TURN_STREAM, TURN_FRAMES, { status: 200, json: ['agent_chat_session', AgentChatSessionDto] })
+  @ApiEnvelope('agent_chat_turn', AgentChatStartedTurnDto, { status: 202, description: '`wait: false`: the started turn.' })
   @Post('sessions/:id/rerun')
   async rerun(
     @CurrentPrincipal() p: Principal,
@@ -96,22 +154,26 @@ export class AgentChatController {
     await this.answerTurn(reply, p, await this.chats.rerun(p, origin, id, dto), dto);
   }
 
+  @ApiEnvelope('agent_chat_session', AgentChatSessionDto)
   @Post('sessions/:id/edit-last-user-message')
   @HttpCode(200)
   async editLast(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() dto: EditLastUserMessageDto) {
     return { object: 'agent_chat_session', data: await this.chats.editLastUserMessage(p.tenantId, id, dto.content) };
   }
 
+  @ApiEnvelope('agent_chat_queue', [AgentChatQueueItemDto])
   @Get('sessions/:id/queue')
   async listQueue(@CurrentPrincipal() p: Principal, @Param('id') id: string) {
     return { object: 'agent_chat_queue', data: await this.queue.list(p.tenantId, id) };
   }
 
+  @ApiEnvelope('agent_chat_queue_item', AgentChatQueueItemDto)
   @Patch('sessions/:id/queue/:itemId')
   async patchQueue(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('itemId') itemId: string, @Body() dto: PatchQueueItemDto) {
     return { object: 'agent_chat_queue_item', data: await this.queue.update(p.tenantId, id, itemId, dto) };
   }
 
+  @ApiEnvelope('agent_chat_queue_item', AgentChatDeletedDto)
   @Delete('sessions/:id/queue/:itemId')
   async deleteQueue(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('itemId') itemId: string) {
     return { object: 'agent_chat_queue_item', data: await this.queue.remove(p.tenantId, id, itemId) };
@@ -128,6 +190,9 @@ export class AgentChatController {
   }
 
   /** Snapshot, then the running turn's frames; resumable with `Last-Event-ID` (`<turn>:<stream>:<index>`) or `?last_index=`. */
+  @ApiSse("A `snapshot` of the session, then the running (or next) turn's frames, its `message` and `done`.", TURN_FRAMES, {
+    lastEventId: 'The id of the last turn frame received, `<turn>:<stream>:<index>` (or `?last_index=` for the current turn).',
+  })
   @Get('sessions/:id/stream')
   async stream(
     @CurrentPrincipal() p: Principal,
@@ -139,6 +204,7 @@ export class AgentChatController {
     await this.streams.serve(this.sse.opener(reply), p.tenantId, id, parseChatCursor(lastEventId, q.last_index));
   }
 
+  @ApiEnvelope('agent_chat_cancel', AgentChatCancelDto)
   @Post('sessions/:id/cancel')
   @HttpCode(202)
   async cancel(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string) {
@@ -146,12 +212,14 @@ export class AgentChatController {
   }
 
   /** Seed 004's interrupt: the same stop as cancel. */
+  @ApiEnvelope('agent_chat_cancel', AgentChatCancelDto)
   @Post('sessions/:id/interrupt')
   @HttpCode(202)
   async interrupt(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string) {
     return this.cancel(p, origin, id);
   }
 
+  @ApiEnvelope('agent_chat_session', AgentChatSessionDto)
   @Post('sessions/:id/close')
   @HttpCode(200)
   async close(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string) {
@@ -159,39 +227,46 @@ export class AgentChatController {
   }
 
   /** Guidance for the running turn (seed 004 inject-user-message): consumed before its next model call. */
+  @ApiEnvelope('agent_chat_guidance', AgentChatGuidanceAcceptedDto)
   @Post('sessions/:id/guidance')
   @HttpCode(200)
   async addGuidance(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() dto: AddGuidanceDto) {
     return { object: 'agent_chat_guidance', data: await this.guidance.add(p.tenantId, id, dto) };
   }
 
+  @ApiEnvelope('agent_chat_guidance', AgentChatGuidanceListDto)
   @Get('sessions/:id/guidance')
   async listGuidance(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Query() q: ListGuidanceDto) {
     return { object: 'agent_chat_guidance', data: await this.guidance.list(p.tenantId, id, q.status === 'all') };
   }
 
+  @ApiEnvelope('agent_chat_guidance', AgentChatGuidanceUpdatedDto)
   @Patch('sessions/:id/guidance/:guidanceId')
   async patchGuidance(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('guidanceId') gid: string, @Body() dto: PatchGuidanceDto) {
     return { object: 'agent_chat_guidance', data: await this.guidance.update(p.tenantId, id, gid, dto.content) };
   }
 
+  @ApiEnvelope('agent_chat_guidance', AgentChatGuidanceDeletedDto)
   @Delete('sessions/:id/guidance/:guidanceId')
   async deleteGuidance(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('guidanceId') gid: string) {
     return { object: 'agent_chat_guidance', data: await this.guidance.remove(p.tenantId, id, gid) };
   }
 
   /** Files an agent turn changed (from its captured diff). */
+  @ApiEnvelope('agent_chat_changed_files', [AgentChatChangedFileDto])
   @Get('sessions/:id/messages/:messageId/files')
   async changedFiles(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('messageId') messageId: string) {
     return { object: 'agent_chat_changed_files', data: await this.files.files(p.tenantId, id, messageId) };
   }
 
   /** One file's diff block; the path is one URL path component (`encodeURIComponent`). */
+  @ApiEnvelope('agent_chat_changed_file_diff', AgentChatChangedFileDiffDto)
   @Get('sessions/:id/messages/:messageId/files/:path')
   async changedFile(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('messageId') messageId: string, @Param('path') path: string) {
     return { object: 'agent_chat_changed_file_diff', data: await this.files.file(p.tenantId, id, messageId, path) };
   }
 
+  @ApiEnvelope('agent_chat_revert', AgentChatRevertDto)
   @Post('sessions/:id/messages/:messageId/revert')
   @HttpCode(200)
   async revert(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('messageId') messageId: string, @Body() dto: RevertFilesDto) {

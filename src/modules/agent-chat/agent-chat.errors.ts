@@ -7,6 +7,7 @@ export const AgentChatErrorType = {
   RuntimeKindInvalid: 'agent_chat.runtime_kind_invalid',
   RuntimeMismatch: 'agent_chat.runtime_mismatch',
   AdapterNotFound: 'agent_chat.adapter_not_found',
+  AdapterStartFailed: 'agent_chat.adapter_start_failed',
   SessionBusy: 'agent_chat.agent_session_busy',
   SessionStopping: 'agent_chat.session_stopping',
   SessionNotRunning: 'agent_chat.session_not_running',

@@ -8,7 +8,7 @@ import { RunQueue } from '@core/queue/run-queue.port';
 import { AdapterCatalog } from '@modules/agent-adapters';
 import { canonicalWorkspace, newChatId } from './agent-chat-inputs';
 import type { CreateAgentChatSessionDto } from './agent-chat.dto';
-import { adapterNotFound, workspaceRequired } from './agent-chat.errors';
+import { adapterNotFound, AgentChatErrorType, workspaceRequired } from './agent-chat.errors';
 import { sessionDoorbell } from './agent-chat-signals';
 import { AgentChatRepository } from './agent-chat.repository';
 import { ADAPTER_CONTROL_CHANNEL, type AdapterControl } from './adapter-session-host';
@@ -92,7 +92,7 @@ export class ExternalSessionsService {
         operatorAction: 'Check that workers are running (GET /healthz), then retry.',
       });
     }
-    throw new DomainError('agent_chat.adapter_start_failed', 502, `the ${adapterId} adapter did not start: ${error}`, {
+    throw new DomainError(AgentChatErrorType.AdapterStartFailed, 502, `the ${adapterId} adapter did not start: ${error}`, {
       userMessage: 'The external agent could not be started.',
       operatorAction: `Check the adapter with POST /hecate/v1/agent-adapters/${adapterId}/probe (installation, login, version).`,
       details: { adapter_id: adapterId },

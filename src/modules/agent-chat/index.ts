@@ -8,3 +8,4 @@ export { AgentChatQueueService } from './agent-chat-queue.service';
 export { AgentChatApprovalsService } from './agent-chat-approvals.service';
 export { PostAgentChatMessageDto } from './agent-chat.dto';
 export { toActiveTurnView } from './agent-chat-view';
+export { AgentChatErrorType } from './agent-chat.errors';

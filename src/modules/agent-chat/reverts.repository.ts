@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { execSql } from '@core/database/sql';
-import type { RevertRow } from './agent-chat-rows';
+import type { RevertResult, RevertRow } from './agent-chat-rows';
 import { NOW, setClause } from './agent-chat-sql';
 
 /** Reverts of a message's captured changes, queued by the api and run by a worker. */
@@ -39,10 +39,7 @@ export class RevertsRepository {
     return rows[0] ?? null;
   }
 
-  async finishRevert(
-    id: string,
-    set: { status: 'done' | 'failed'; result?: Record<string, unknown>; error?: { type: string; message: string } },
-  ): Promise<void> {
+  async finishRevert(id: string, set: { status: 'done' | 'failed'; result?: RevertResult; error?: { type: string; message: string } }): Promise<void> {
     const c = setClause({ ...set, updated_at: NOW }, 2);
     await execSql(this.manager, `UPDATE agent_chat_reverts SET ${c.sql} WHERE id = $1`, [id, ...c.params]);
   }

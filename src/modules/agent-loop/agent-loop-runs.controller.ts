@@ -1,25 +1,14 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, MaxLength, Min } from 'class-validator';
 import type { Principal, RequestOrigin } from '@core/context/request-context';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import { Origin } from '@core/http/origin.decorator';
+import { ApiEnvelope, ApiSse } from '@core/http/openapi';
 import { SseService } from '@core/http/sse';
+import { LiveDeltaFrameDto, ToolProgressFrameDto } from '@modules/inference';
+import { TaskRunResponseDto } from '@modules/tasks';
 import { AgentLoopRunsService } from './agent-loop-runs.service';
-
-export class ContinueRunDto {
-  @IsOptional() @IsString() @MaxLength(200_000) prompt?: string;
-}
-
-export class LiveQueryDto {
-  @IsOptional() @Type(() => Number) @IsInt() @Min(0) after?: number;
-}
-
-export class RetryFromTurnDto {
-  @Type(() => Number) @IsInt() @Min(1) turn!: number;
-  @IsOptional() @IsString() @MaxLength(4000) reason?: string;
-}
+import { ContinueRunDto, LiveDoneFrameDto, LiveQueryDto, RetryFromTurnDto } from './agent-loop-runs.dto';
 
 /** The agent loop's own run operations (seed 003 "Continue" and "Retry-from-turn-N" semantics). */
 @Controller('hecate/v1/tasks/:id/runs')
@@ -30,6 +19,11 @@ export class AgentLoopRunsController {
   ) {}
 
   /** The run's live stream: model deltas and tool_progress frames, resumable by index (`?after=` or `Last-Event-ID`). */
+  @ApiSse(
+    'Model deltas and tool progress of an agent_loop run (`id:` = index), then `done`.',
+    { delta: LiveDeltaFrameDto, tool_progress: ToolProgressFrameDto, done: LiveDoneFrameDto },
+    { lastEventId: 'The last index received (`?after=` does the same).' },
+  )
   @Get(':runId/live')
   async live(
     @CurrentPrincipal() p: Principal,
@@ -43,6 +37,7 @@ export class AgentLoopRunsController {
     await this.runs.serveLive(this.sse.opener(reply), p.tenantId, id, runId, q.after ?? fromHeader);
   }
 
+  @ApiEnvelope('task_run', TaskRunResponseDto)
   @Post(':runId/continue')
   @HttpCode(200)
   async continue(
@@ -55,6 +50,7 @@ export class AgentLoopRunsController {
     return { object: 'task_run', data: await this.runs.continue(p.tenantId, id, runId, dto.prompt ?? '', origin) };
   }
 
+  @ApiEnvelope('task_run', TaskRunResponseDto)
   @Post(':runId/retry-from-turn')
   @HttpCode(200)
   async retryFromTurn(

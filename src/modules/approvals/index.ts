@@ -2,5 +2,5 @@
 export { ApprovalsModule } from './approvals.module';
 export { ApprovalsService, planHash } from './approvals.service';
 export type { ApprovalKind, ApprovalRecord } from './approvals.service';
-export { ResolveApprovalDto, toApprovalResponse } from './task-approval.dto';
+export { ResolveApprovalDto, TaskApprovalResponseDto, toApprovalResponse } from './task-approval.dto';
 export type { ApprovalResponse } from './task-approval.dto';

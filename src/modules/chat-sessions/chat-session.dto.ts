@@ -1,3 +1,4 @@
+import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsDefined, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
 
@@ -31,9 +32,14 @@ class GenerationOptionsDto {
   @IsOptional() @IsBoolean() stream?: boolean;
 }
 
+/** A message's content: a string, or OpenAI content parts. */
+const CONTENT: ApiPropertyOptions = { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'object', additionalProperties: true } }] };
+
 export class SendChatMessageDto extends GenerationOptionsDto {
   /** A string, or OpenAI content parts. */
-  @IsDefined() content!: unknown;
+  @ApiProperty(CONTENT)
+  @IsDefined()
+  content!: unknown;
   /** Append under this message instead of the active leaf. */
   @IsOptional() @IsString() parent_id?: string;
   /** Retries with the same id return the same messages and never generate twice. */
@@ -43,7 +49,9 @@ export class SendChatMessageDto extends GenerationOptionsDto {
 export class RegenerateChatMessageDto extends GenerationOptionsDto {}
 
 export class EditChatMessageDto extends GenerationOptionsDto {
-  @IsDefined() content!: unknown;
+  @ApiProperty(CONTENT)
+  @IsDefined()
+  content!: unknown;
   /** Generate a reply to the edited message (default true). */
   @IsOptional() @IsBoolean() regenerate?: boolean;
 }

@@ -5,6 +5,7 @@ import type { ChatMessageEntity } from './chat-message.entity';
 import type { ChatProviderCallEntity } from './chat-provider-call.entity';
 import type { ChatSessionEntity } from './chat-session.entity';
 import { CALL_COLUMNS, callFromRow, generationFromRow, MESSAGE_COLUMNS, messageFromRow, SESSION_COLUMNS, sessionFromRow } from './chat-rows';
+import type { ChatMessageView, toProviderCallResponse } from './chat-session-view.dto';
 
 /** Reads of the chat store (outside transactions). Every session read takes the tenant. */
 @Injectable()
@@ -68,17 +69,17 @@ export class ChatSessionRepository {
    * the path from the root to `leafId`, or every message with `children_ids` when `leafId` is undefined.
    * Decoding 10,000 rows field by field in node-postgres costs several times the query.
    */
-  async messagesView(sessionId: string, leafId: string | null | undefined): Promise<unknown[]> {
+  async messagesView(sessionId: string, leafId: string | null | undefined): Promise<ChatMessageView[]> {
     const tree = leafId === undefined;
     if (leafId === null) return [];
     const rows = (await this.dataSource.query(messagesViewSql(tree), tree ? [sessionId] : [sessionId, leafId])) as Array<{ j: string }>;
-    return JSON.parse(rows[0].j) as unknown[];
+    return JSON.parse(rows[0].j) as ChatMessageView[];
   }
 
   /** The session's provider calls rendered by Postgres (the shape of toProviderCallResponse). */
-  async callsView(sessionId: string): Promise<unknown[]> {
+  async callsView(sessionId: string): Promise<Array<ReturnType<typeof toProviderCallResponse>>> {
     const rows = (await this.dataSource.query(CALLS_VIEW_SQL, [sessionId])) as Array<{ j: string }>;
-    return JSON.parse(rows[0].j) as unknown[];
+    return JSON.parse(rows[0].j) as Array<ReturnType<typeof toProviderCallResponse>>;
   }
 
   async messages(sessionId: string): Promise<ChatMessageEntity[]> {

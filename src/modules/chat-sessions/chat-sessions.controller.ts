@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query } from '@nestjs/common';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import type { Principal } from '@core/context/request-context';
+import { ApiEnvelope } from '@core/http/openapi';
 import { ChatInflightService } from './chat-inflight.service';
 import {
   CreateChatSessionDto,
@@ -12,6 +13,7 @@ import {
   UpdateChatSessionDto,
 } from './chat-session.dto';
 import { ChatSessionsService } from './chat-sessions.service';
+import { ChatSessionDeletedDto, ChatSessionDto, ChatSessionResolutionDto, ChatSessionStopDto, ChatSessionSummaryDto } from './chat-session-view.dto';
 
 /** Seed 000 session CRUD, seed 002 tree view / branch switch / stop, seed 001 resolve. */
 @Controller('hecate/v1/chat/sessions')
@@ -21,43 +23,53 @@ export class ChatSessionsController {
     private readonly inflight: ChatInflightService,
   ) {}
 
+  @ApiEnvelope('chat_sessions', [ChatSessionSummaryDto], {
+    extra: { has_more: { type: 'boolean' }, next_cursor: { type: ['string', 'null'], description: 'Pass as `cursor` for the next page.' } },
+  })
   @Get()
   async list(@CurrentPrincipal() caller: Principal, @Query() q: ListChatSessionsQueryDto) {
     const page = await this.sessions.list(caller.tenantId, { includeSnapshots: queryFlag(q.include_snapshots), limit: q.limit, cursor: q.cursor });
     return { object: 'chat_sessions', ...page };
   }
 
+  @ApiEnvelope('chat_session', ChatSessionDto)
   @Post()
   @HttpCode(201)
   async create(@CurrentPrincipal() caller: Principal, @Body() dto: CreateChatSessionDto) {
     return { object: 'chat_session', data: await this.sessions.create(caller.tenantId, dto) };
   }
 
+  @ApiEnvelope('chat_session', ChatSessionDto)
   @Get(':id')
   async get(@CurrentPrincipal() caller: Principal, @Param('id') id: string, @Query() q: GetChatSessionQueryDto) {
     return { object: 'chat_session', data: await this.sessions.get(caller.tenantId, id, q.view) };
   }
 
+  @ApiEnvelope('chat_session', ChatSessionSummaryDto)
   @Patch(':id')
   async update(@CurrentPrincipal() caller: Principal, @Param('id') id: string, @Body() dto: UpdateChatSessionDto) {
     return { object: 'chat_session', data: await this.sessions.update(caller.tenantId, id, dto) };
   }
 
+  @ApiEnvelope('chat_session_deleted', ChatSessionDeletedDto)
   @Delete(':id')
   async delete(@CurrentPrincipal() caller: Principal, @Param('id') id: string) {
     return { object: 'chat_session_deleted', data: await this.sessions.delete(caller.tenantId, id) };
   }
 
+  @ApiEnvelope('chat_session_resolution', ChatSessionResolutionDto)
   @Get(':id/resolve')
   async resolve(@CurrentPrincipal() caller: Principal, @Param('id') id: string) {
     return { object: 'chat_session_resolution', data: await this.sessions.resolve(caller.tenantId, id) };
   }
 
+  @ApiEnvelope('chat_session', ChatSessionDto)
   @Put(':id/active-leaf')
   async setActiveLeaf(@CurrentPrincipal() caller: Principal, @Param('id') id: string, @Body() dto: SetActiveLeafDto) {
     return { object: 'chat_session', data: await this.sessions.setActiveLeaf(caller.tenantId, id, dto.message_id) };
   }
 
+  @ApiEnvelope('chat_session_stop', ChatSessionStopDto)
   @Post(':id/stop')
   @HttpCode(200)
   async stop(@CurrentPrincipal() caller: Principal, @Param('id') id: string, @Body() dto: StopChatSessionDto) {

@@ -3,10 +3,22 @@ import type { FastifyReply } from 'fastify';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import type { Principal, RequestOrigin } from '@core/context/request-context';
 import { Origin } from '@core/http/origin.decorator';
+import { ApiEnvelope, ApiSse, type FrameShape } from '@core/http/openapi';
 import { SseService } from '@core/http/sse';
 import { ChatCompactionService } from './chat-compaction.service';
 import { CompactChatSessionDto, ContinueChatMessageDto, EditChatMessageDto, RegenerateChatMessageDto, SendChatMessageDto } from './chat-session.dto';
 import { ChatSessionsService } from './chat-sessions.service';
+import { ChatSessionDto, ChatTurnCreatedFrameDto, ChatTurnDeltaFrameDto, ChatTurnErrorFrameDto, ChatTurnResultDto } from './chat-session-view.dto';
+
+/** A turn answers JSON, or with `stream: true` these frames (seed 002). */
+const TURN_FRAMES: Record<string, FrameShape> = {
+  'message.created': ChatTurnCreatedFrameDto,
+  delta: ChatTurnDeltaFrameDto,
+  done: ChatTurnResultDto,
+  error: ChatTurnErrorFrameDto,
+};
+const TURN = (what: string) =>
+  `${what}: the turn's result, or with \`stream: true\` \`message.created\`, \`delta\` frames (\`id:\` = index) and \`done\` (or \`error\`).`;
 import { TurnSseWriter } from './chat-turn-sse';
 import { ChatTurnsService, SinkFactory } from './chat-turns.service';
 
@@ -29,6 +41,7 @@ export class ChatTurnsController {
     if (!stream) await reply.status(200).send({ object: 'chat_session_turn', data: body });
   }
 
+  @ApiSse(TURN('A user message and its reply'), TURN_FRAMES, { status: 200, json: ['chat_session_turn', ChatTurnResultDto] })
   @Post('messages')
   send(
     @CurrentPrincipal() caller: Principal,
@@ -40,6 +53,7 @@ export class ChatTurnsController {
     return this.respond(reply, dto.stream, this.turns.send(caller.tenantId, id, dto, this.sink(reply, dto.stream), origin));
   }
 
+  @ApiSse(TURN('A new reply to the message'), TURN_FRAMES, { status: 200, json: ['chat_session_turn', ChatTurnResultDto] })
   @Post('messages/:messageId/regenerate')
   regenerate(
     @CurrentPrincipal() caller: Principal,
@@ -52,6 +66,7 @@ export class ChatTurnsController {
     return this.respond(reply, dto.stream, this.turns.regenerate(caller.tenantId, id, messageId, dto, this.sink(reply, dto.stream), origin));
   }
 
+  @ApiSse(TURN('An edited sibling of the message and its reply'), TURN_FRAMES, { status: 200, json: ['chat_session_turn', ChatTurnResultDto] })
   @Post('messages/:messageId/edit')
   edit(
     @CurrentPrincipal() caller: Principal,
@@ -64,6 +79,7 @@ export class ChatTurnsController {
     return this.respond(reply, dto.stream, this.turns.edit(caller.tenantId, id, messageId, dto, this.sink(reply, dto.stream), origin));
   }
 
+  @ApiSse(TURN('The cut-short reply, continued'), TURN_FRAMES, { status: 200, json: ['chat_session_turn', ChatTurnResultDto] })
   @Post('messages/:messageId/continue')
   continue(
     @CurrentPrincipal() caller: Principal,
@@ -76,6 +92,7 @@ export class ChatTurnsController {
     return this.respond(reply, dto.stream, this.turns.continue(caller.tenantId, id, messageId, dto, this.sink(reply, dto.stream), origin));
   }
 
+  @ApiEnvelope('chat_session', ChatSessionDto, { description: 'The continuation session.' })
   @Post('compact')
   @HttpCode(200)
   async compact(@CurrentPrincipal() caller: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string, @Body() dto: CompactChatSessionDto) {

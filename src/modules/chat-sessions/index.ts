@@ -6,3 +6,4 @@ export { ChatSessionsController } from './chat-sessions.controller';
 export { ChatTurnsController } from './chat-turns.controller';
 export { ChatSessionsService } from './chat-sessions.service';
 export { GetChatSessionQueryDto } from './chat-session.dto';
+export { ChatSessionErrorType } from './chat-sessions.errors';

@@ -2,9 +2,10 @@ import { Controller, Get, Headers, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import type { Principal } from '@core/context/request-context';
+import { ApiEnvelope, ApiSse } from '@core/http/openapi';
 import { SseService } from '@core/http/sse';
 import { parseCursor } from './event-cursor';
-import { EventFeedQueryDto, eventTypesOf } from './events.dto';
+import { EventEnvelopeDto, EventFeedQueryDto, eventTypesOf } from './events.dto';
 import { EventStore } from './event-store.service';
 import { EventStreams } from './event-streams.service';
 
@@ -17,6 +18,9 @@ export class EventsController {
     private readonly sse: SseService,
   ) {}
 
+  @ApiEnvelope('events', [EventEnvelopeDto], {
+    extra: { next_after_sequence: { type: 'number', description: 'The cursor to pass as `after_sequence` for the next page.' } },
+  })
   @Get()
   async list(@CurrentPrincipal() caller: Principal, @Query() q: EventFeedQueryDto) {
     const after = parseCursor(q.after_sequence, 'after_sequence') ?? 0;
@@ -24,6 +28,11 @@ export class EventsController {
     return { object: 'events', data: page.events, next_after_sequence: page.next };
   }
 
+  @ApiSse(
+    'The feed after the cursor, then live: one `event` frame per envelope (`id:` = its `cursor`).',
+    { event: ['event', EventEnvelopeDto] },
+    { lastEventId: 'The `cursor` of the last event received (the larger of it and `after_sequence` wins).' },
+  )
   @Get('stream')
   async stream(
     @CurrentPrincipal() caller: Principal,

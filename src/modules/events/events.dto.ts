@@ -1,5 +1,8 @@
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+import type { EventEnvelope } from '@contracts/events';
+import type { Assert, Documents } from '@core/http/openapi';
 
 /** Query of `GET /hecate/v1/events` and `/events/stream` (seed 003 "Public events feed"). */
 export class EventFeedQueryDto {
@@ -18,3 +21,22 @@ export const eventTypesOf = (csv: string | undefined): string[] | undefined => {
     .filter((s) => s.length > 0);
   return list.length > 0 ? list : undefined;
 };
+
+/** Event envelope v1 (DESIGN §4.2): `sequence` is gap-free per run; `cursor` is the public feed's position. */
+@ApiSchema({ name: 'EventEnvelope' })
+export class EventEnvelopeDto {
+  @ApiProperty({ enum: [1] })
+  schema_version!: 1;
+  event_id!: string;
+  task_id!: string;
+  run_id!: string;
+  session_id?: string;
+  sequence!: number;
+  /** The public feed's cursor (a decimal string): resume the feed after it. */
+  cursor?: string;
+  occurred_at!: string;
+  type!: string;
+  data!: Record<string, unknown>;
+}
+
+type _EnvelopeDocumented = Assert<Documents<EventEnvelopeDto, EventEnvelope>>;

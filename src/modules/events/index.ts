@@ -4,5 +4,6 @@ export { TERMINAL_RUN_EVENTS } from './event-envelope';
 export { EventStore, EventTx } from './event-store.service';
 export { EventStreams } from './event-streams.service';
 export { EventsController } from './events.controller';
+export { EventEnvelopeDto } from './events.dto';
 export { EventsModule } from './events.module';
 export { replayThenTail } from './replay-tail';

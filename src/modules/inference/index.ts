@@ -14,6 +14,7 @@ export {
 export type { CompletedCall, GatewayRouteInfo, InferenceContext, OpenStream } from './call-types';
 export type { InferenceMessage, InferenceRequest, InferenceTool, InferenceToolChoice } from './inference-request';
 export { liveFrameOf, type LiveDeltaFrame } from './live-frames';
+export { LiveDeltaFrameDto, ToolProgressFrameDto } from './live-frames.dto';
 export {
   BudgetExceededError,
   InvalidInferenceRequestError,

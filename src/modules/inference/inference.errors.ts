@@ -43,7 +43,7 @@ export class UpstreamFailedError extends DomainError {
     super(type, status, last.message, {
       userMessage: user,
       operatorAction:
-        type === 'upstream_auth_failed'
+        type === ErrorType.UpstreamAuthFailed
           ? 'Check the provider API key (PUT /hecate/v1/settings/providers/{id}/api-key).'
           : 'Check GET /hecate/v1/providers/status and the trace (GET /hecate/v1/traces?request_id=...).',
       details,
@@ -65,7 +65,7 @@ export class UnsendableRequestError extends InvalidRequestError {
 /** A call whose worst-case cost (the model's output price × its max_tokens) exceeds the caller's cost cap. */
 export class BudgetExceededError extends DomainError {
   constructor(details: { cost_cap_micros_usd: number; worst_case_micros_usd: number; provider?: string; model?: string }) {
-    super('budget_exceeded', 402, 'the remaining budget cannot cover this model call', {
+    super(ErrorType.BudgetExceeded, 402, 'the remaining budget cannot cover this model call', {
       userMessage: 'The budget left for this work cannot cover another model call.',
       operatorAction: 'Raise the budget (budget_micros_usd), lower max_tokens, or choose a cheaper model.',
       details,
@@ -84,15 +84,15 @@ export class InvalidInferenceRequestError extends DomainError {
 }
 
 function classify(e: UpstreamError): { status: number; type: string; user: string } {
-  if (e.kind === 'timeout') return { status: 504, type: 'upstream_timeout', user: 'The provider did not answer in time.' };
-  if (e.kind === 'network' || e.kind === 'url_blocked') return { status: 502, type: 'upstream_unavailable', user: 'The provider could not be reached.' };
-  if (e.kind === 'protocol') return { status: 502, type: 'upstream_error', user: 'The provider sent an invalid response.' };
+  if (e.kind === 'timeout') return { status: 504, type: ErrorType.UpstreamTimeout, user: 'The provider did not answer in time.' };
+  if (e.kind === 'network' || e.kind === 'url_blocked') return { status: 502, type: ErrorType.UpstreamUnavailable, user: 'The provider could not be reached.' };
+  if (e.kind === 'protocol') return { status: 502, type: ErrorType.UpstreamError, user: 'The provider sent an invalid response.' };
   const s = e.info.status ?? 502;
-  if (s < 400) return { status: 502, type: 'upstream_error', user: 'The provider answered with a redirect or an unexpected status.' };
-  if (s === 429) return { status: 429, type: 'provider_rate_limited', user: 'The provider is rate limiting requests.' };
-  if (s === 401 || s === 403) return { status: 502, type: 'upstream_auth_failed', user: 'The provider rejected the gateway credentials.' };
-  if (s >= 500) return { status: 502, type: 'upstream_error', user: 'The provider failed to answer.' };
-  if (s === 404) return { status: 404, type: 'not_found', user: 'The provider does not know this model or endpoint.' };
+  if (s < 400) return { status: 502, type: ErrorType.UpstreamError, user: 'The provider answered with a redirect or an unexpected status.' };
+  if (s === 429) return { status: 429, type: ErrorType.ProviderRateLimited, user: 'The provider is rate limiting requests.' };
+  if (s === 401 || s === 403) return { status: 502, type: ErrorType.UpstreamAuthFailed, user: 'The provider rejected the gateway credentials.' };
+  if (s >= 500) return { status: 502, type: ErrorType.UpstreamError, user: 'The provider failed to answer.' };
+  if (s === 404) return { status: 404, type: ErrorType.NotFound, user: 'The provider does not know this model or endpoint.' };
   if (s === 413) return { status: 413, type: ErrorType.PayloadTooLarge, user: 'The request is too large for the provider.' };
   return { status: s >= 400 && s < 500 ? s : 400, type: ErrorType.InvalidRequest, user: 'The provider rejected the request.' };
 }

@@ -2,6 +2,9 @@ import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
 import type { Principal } from '@core/context/request-context';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import { InvalidRequestError } from '@core/http/domain-error';
+import { ApiEnvelope } from '@core/http/openapi';
+import { ApiBody } from '@nestjs/swagger';
+import { McpCacheStatsDto, McpProbeDto, McpServerEntryDto } from './mcp.dto';
 import { McpCacheStatsService } from './mcp-cache-stats.service';
 import { McpProbeService } from './mcp-probe.service';
 
@@ -13,6 +16,8 @@ export class McpController {
     private readonly cache: McpCacheStatsService,
   ) {}
 
+  @ApiEnvelope('mcp_probe', McpProbeDto)
+  @ApiBody({ type: McpServerEntryDto })
   @Post('mcp/probe')
   @HttpCode(200)
   async probe(@CurrentPrincipal() caller: Principal, @Body() body: unknown) {
@@ -20,6 +25,7 @@ export class McpController {
     return { object: 'mcp_probe', data: await this.probes.probe(caller.tenantId, body as Record<string, unknown>) };
   }
 
+  @ApiEnvelope('mcp_cache_stats', McpCacheStatsDto)
   @Get('system/mcp/cache')
   async cacheStats() {
     return { object: 'mcp_cache_stats', data: await this.cache.collect() };

@@ -1,5 +1,7 @@
 import { Body, Controller, Delete, HttpCode, Post, Put, Query } from '@nestjs/common';
 import { RequireScope } from '@core/http/auth/require-scope.decorator';
+import { ApiEnvelope } from '@core/http/openapi';
+import { ModelCapabilityRecordDto, ModelCapabilityRemovedDto } from './provider-responses.dto';
 import { CapabilityKeyQuery, CapabilityOverrideDto, CapabilityProbeDto } from './model-capabilities.dto';
 import { ModelCapabilitiesService } from './model-capabilities.service';
 
@@ -9,17 +11,20 @@ import { ModelCapabilitiesService } from './model-capabilities.service';
 export class ModelCapabilitiesController {
   constructor(private readonly capabilities: ModelCapabilitiesService) {}
 
+  @ApiEnvelope('model_capability', ModelCapabilityRecordDto)
   @Put('overrides')
   async override(@Body() dto: CapabilityOverrideDto) {
     return { object: 'model_capability', data: await this.capabilities.setOverride(dto) };
   }
 
+  @ApiEnvelope('model_capability', ModelCapabilityRemovedDto)
   @Delete('overrides')
   async removeOverride(@Query() q: CapabilityKeyQuery) {
     const { removed, effective } = await this.capabilities.deleteOverride(q.provider, q.model);
     return { object: 'model_capability', data: { provider: q.provider, model: q.model, removed, ...effective } };
   }
 
+  @ApiEnvelope('model_capability', ModelCapabilityRecordDto)
   @Post('probes')
   @HttpCode(200)
   async probe(@Body() dto: CapabilityProbeDto) {

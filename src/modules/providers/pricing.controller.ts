@@ -1,5 +1,7 @@
 import { Body, Controller, Delete, Get, Param, Put } from '@nestjs/common';
 import { RequireScope } from '@core/http/auth/require-scope.decorator';
+import { ApiEnvelope } from '@core/http/openapi';
+import { ModelPriceDeletedDto, ModelPriceDto } from './provider-responses.dto';
 import { NotFoundError } from '@core/http/domain-error';
 import { PutPriceDto } from './pricing.dto';
 import { PricingService } from './pricing.service';
@@ -9,17 +11,20 @@ import { PricingService } from './pricing.service';
 export class PricingController {
   constructor(private readonly pricing: PricingService) {}
 
+  @ApiEnvelope('pricing', [ModelPriceDto])
   @Get()
   list() {
     return { object: 'pricing', data: this.pricing.listOverrides() };
   }
 
+  @ApiEnvelope('model_price', ModelPriceDto)
   @Put(':provider/:model')
   @RequireScope('admin')
   async put(@Param('provider') provider: string, @Param('model') model: string, @Body() dto: PutPriceDto) {
     return { object: 'model_price', data: await this.pricing.put(provider, model, dto) };
   }
 
+  @ApiEnvelope('model_price', ModelPriceDeletedDto)
   @Delete(':provider/:model')
   @RequireScope('admin')
   async remove(@Param('provider') provider: string, @Param('model') model: string) {

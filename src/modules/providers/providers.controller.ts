@@ -1,4 +1,6 @@
 import { Controller, Get, Query } from '@nestjs/common';
+import { ApiEnvelope } from '@core/http/openapi';
+import { ProviderPresetDto, ProviderStatusDto } from './provider-responses.dto';
 import { PROVIDER_PRESETS, toPresetResponse } from './provider-presets';
 import { ProviderReadinessService } from './provider-readiness.service';
 
@@ -8,11 +10,13 @@ const truthy = (v: string | undefined): boolean => v === '1' || v === 'true';
 export class ProvidersController {
   constructor(private readonly readiness: ProviderReadinessService) {}
 
+  @ApiEnvelope('provider_presets', [ProviderPresetDto])
   @Get('presets')
   presets() {
     return { object: 'provider_presets', data: PROVIDER_PRESETS.map(toPresetResponse) };
   }
 
+  @ApiEnvelope('provider_status', [ProviderStatusDto])
   @Get('status')
   async status(@Query('refresh') refresh?: string) {
     return { object: 'provider_status', data: await this.readiness.statusAll(truthy(refresh)) };

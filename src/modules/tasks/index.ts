@@ -28,3 +28,5 @@ export { CreateTaskDto, ListTasksQueryDto } from './task.dto';
 export { RunReasonDto } from './task-run.dto';
 export type { RunTiming } from './run-timing';
 export type { ActivityItem } from './run-activity';
+export { TaskResponseDto } from './task.dto';
+export { TaskArtifactResponseDto, TaskRunResponseDto } from './task-run.dto';

@@ -44,11 +44,12 @@ export class PatchesService {
     return this.onWorker(tenantId, 'revert', { taskId, runId, artifactId, origin });
   }
 
-  private async onWorker(tenantId: string, action: PatchAction, op: PatchOp) {
+  private async onWorker(tenantId: string, action: PatchAction, op: PatchOp): Promise<ReturnType<typeof toPatchResponse>> {
     // The run must be this tenant's before anything is queued (404 at once, not from a worker).
     await this.queries.requireRun(tenantId, op.taskId, op.runId);
     const origin = op.origin ? { requestId: op.origin.requestId, traceId: op.origin.traceId } : null;
-    return this.ops.run(tenantId, `patch.${action}`, { ...op, origin });
+    // The worker's answer is the patch response it rendered, as JSON.
+    return (await this.ops.run(tenantId, `patch.${action}`, { ...op, origin })) as unknown as ReturnType<typeof toPatchResponse>;
   }
 
   private async transition(tenantId: string, taskId: string, runId: string, artifactId: string, action: 'apply' | 'revert', origin: RequestOrigin | null) {

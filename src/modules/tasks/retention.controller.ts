@@ -1,5 +1,7 @@
 import { Controller, Get, HttpCode, Post } from '@nestjs/common';
 import { RequireScope } from '@core/http/auth/require-scope.decorator';
+import { ApiEnvelope } from '@core/http/openapi';
+import { RetentionRunDto } from './retention.dto';
 import { RetentionService } from './retention.service';
 
 /** Retention history and manual sweep (inventory §1.6 `/system/retention/runs`, `/retention/run`). */
@@ -8,11 +10,13 @@ import { RetentionService } from './retention.service';
 export class RetentionController {
   constructor(private readonly retention: RetentionService) {}
 
+  @ApiEnvelope('retention_runs', [RetentionRunDto])
   @Get('runs')
   async runs() {
     return { object: 'retention_runs', data: await this.retention.list() };
   }
 
+  @ApiEnvelope('retention_run', RetentionRunDto)
   @Post('run')
   @HttpCode(200)
   async run() {

@@ -1,26 +1,13 @@
 import type { ApprovalResponse } from '@modules/approvals';
+import type { RunActivityItemDto } from './run-stream.dto';
 import type { toArtifactResponse, toRunResponse, toStepResponse } from './task-run.dto';
 
 type Step = ReturnType<typeof toStepResponse>;
 type Artifact = ReturnType<typeof toArtifactResponse>;
 type Run = ReturnType<typeof toRunResponse>;
 
-export interface ActivityItem {
-  id: string;
-  type: 'thinking' | 'tool_call' | 'patch' | 'changed_files' | 'final_answer' | 'approval' | 'run_result' | 'step' | 'artifact';
-  status?: string;
-  title?: string;
-  step_id?: string;
-  artifact_id?: string;
-  approval_id?: string;
-  tool_name?: string;
-  kind?: string;
-  path?: string;
-  summary?: Record<string, unknown>;
-  occurred_at?: string;
-  terminal?: boolean;
-  needs_action?: boolean;
-}
+/** One item of the compact timeline; its documented class is the one declaration of the shape. */
+export type ActivityItem = RunActivityItemDto;
 
 const TERMINAL_STEP = new Set(['completed', 'failed', 'cancelled']);
 

@@ -1,7 +1,10 @@
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import type { Assert, Documents } from '@core/http/openapi';
+import type { RunStatus } from './run-status';
 import type { PatchMetadata, TaskArtifactEntity } from './task-artifact.entity';
 import type { TaskRunEntity } from './task-run.entity';
-import type { TaskStepEntity } from './task-step.entity';
+import type { StepStatus, TaskStepEntity } from './task-step.entity';
 
 export class RunReasonDto {
   @IsOptional() @IsString() @MaxLength(4000) reason?: string;
@@ -19,6 +22,103 @@ export class AppendRunEventDto {
 export class RunEventsQueryDto {
   @IsOptional() @IsString() after_sequence?: string;
   @IsOptional() @Matches(/^\d{1,4}$/, { message: 'limit must be an integer' }) limit?: string;
+}
+
+/** Where a resumed or continued run picks up (seed 003 `checkpoint`). */
+@ApiSchema({ name: 'TaskRunCheckpoint' })
+export class RunCheckpointDto {
+  source_run_id!: string;
+  last_completed_step_id!: string | null;
+  last_completed_step_index!: number | null;
+  last_event_sequence!: number;
+  reason!: string;
+  /** Trigger-specific input (a continue prompt, a retry-from-turn index). */
+  input?: Record<string, unknown>;
+}
+
+@ApiSchema({ name: 'TaskRun' })
+export class TaskRunResponseDto {
+  id!: string;
+  task_id!: string;
+  number!: number;
+  status!: RunStatus;
+  execution_kind!: string;
+  model?: string;
+  provider?: string;
+  provider_kind?: string;
+  workspace_mode?: string;
+  workspace_path?: string;
+  total_cost_micros_usd!: number;
+  prior_cost_micros_usd!: number;
+  last_error?: string;
+  error_kind?: string;
+  attempts!: number;
+  resumed_from_run_id?: string;
+  checkpoint?: RunCheckpointDto;
+  request_id?: string;
+  trace_id?: string;
+  queued_at?: string;
+  started_at?: string;
+  finished_at?: string;
+  created_at!: string;
+  updated_at!: string;
+}
+
+@ApiSchema({ name: 'TaskStep' })
+export class TaskStepResponseDto {
+  id!: string;
+  task_id!: string;
+  run_id!: string;
+  index!: number;
+  kind!: string;
+  title?: string;
+  status!: StepStatus;
+  phase?: string;
+  result?: string;
+  tool_name?: string;
+  /** What the step ran (argv, cwd, env keys; a tool's arguments). */
+  input!: Record<string, unknown>;
+  output_summary!: Record<string, unknown>;
+  exit_code?: number;
+  error?: string;
+  error_kind?: string;
+  approval_id?: string;
+  started_at?: string;
+  finished_at?: string;
+}
+
+@ApiSchema({ name: 'TaskArtifact' })
+export class TaskArtifactResponseDto {
+  id!: string;
+  task_id!: string;
+  run_id!: string;
+  step_id?: string;
+  kind!: string;
+  name?: string;
+  description?: string;
+  mime_type?: string;
+  @ApiProperty({ enum: ['inline'] })
+  storage_kind!: string;
+  path?: string;
+  /** Present on single-artifact reads and patches; lists leave it out. */
+  content_text?: string;
+  size_bytes!: number;
+  sha256?: string;
+  truncated?: boolean;
+  status?: string;
+  created_at!: string;
+}
+
+/** Patch review projection (seed 003 `patches`). */
+@ApiSchema({ name: 'TaskPatch' })
+export class TaskPatchResponseDto {
+  artifact!: TaskArtifactResponseDto;
+  /** The unified diff. */
+  diff!: string;
+  status!: string;
+  path!: string;
+  operation!: PatchMetadata['operation'];
+  before_existed!: boolean;
 }
 
 const iso = (d: Date | null | undefined): string | undefined => (d ? d.toISOString() : undefined);
@@ -103,3 +203,9 @@ export const toPatchResponse = (a: TaskArtifactEntity) => {
     before_existed: meta.before_existed,
   };
 };
+
+type _RunDocumented = Assert<Documents<TaskRunResponseDto, ReturnType<typeof toRunResponse>>>;
+type _CheckpointDocumented = Assert<Documents<RunCheckpointDto, NonNullable<TaskRunEntity['checkpoint']>>>;
+type _StepDocumented = Assert<Documents<TaskStepResponseDto, ReturnType<typeof toStepResponse>>>;
+type _ArtifactDocumented = Assert<Documents<TaskArtifactResponseDto, ReturnType<typeof toArtifactResponse>>>;
+type _PatchDocumented = Assert<Documents<TaskPatchResponseDto, ReturnType<typeof toPatchResponse>>>;

@@ -3,13 +3,23 @@ import type { FastifyReply } from 'fastify';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import type { Principal, RequestOrigin } from '@core/context/request-context';
 import { Origin } from '@core/http/origin.decorator';
+import { ApiEnvelope, ApiSse } from '@core/http/openapi';
 import { SseService } from '@core/http/sse';
-import { parseCursor } from '@modules/events';
+import { EventEnvelopeDto, parseCursor } from '@modules/events';
 import { PatchesService } from './patches.service';
 import { RunLifecycleService } from './run-lifecycle.service';
 import { RunQueriesService } from './run-queries.service';
 import { RunStreamService } from './run-stream.service';
-import { AppendRunEventDto, RunEventsQueryDto, RunReasonDto } from './task-run.dto';
+import { RunStreamEventDto } from './run-stream.dto';
+import {
+  AppendRunEventDto,
+  RunEventsQueryDto,
+  RunReasonDto,
+  TaskArtifactResponseDto,
+  TaskPatchResponseDto,
+  TaskRunResponseDto,
+  TaskStepResponseDto,
+} from './task-run.dto';
 
 /** Runs of a task: operations, detail endpoints, patches, events and the run stream (seed 003). */
 @Controller('hecate/v1/tasks/:id/runs')
@@ -22,16 +32,19 @@ export class TaskRunsController {
     private readonly sse: SseService,
   ) {}
 
+  @ApiEnvelope('task_runs', [TaskRunResponseDto])
   @Get()
   async list(@CurrentPrincipal() p: Principal, @Param('id') id: string) {
     return { object: 'task_runs', data: await this.queries.listRuns(p.tenantId, id) };
   }
 
+  @ApiEnvelope('task_run', TaskRunResponseDto)
   @Get(':runId')
   async get(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('runId') runId: string) {
     return { object: 'task_run', data: await this.queries.getRun(p.tenantId, id, runId) };
   }
 
+  @ApiEnvelope('task_run', TaskRunResponseDto)
   @Post(':runId/retry')
   @HttpCode(200)
   async retry(
@@ -44,6 +57,7 @@ export class TaskRunsController {
     return { object: 'task_run', data: await this.lifecycle.retry(p.tenantId, id, runId, dto.reason ?? '', origin) };
   }
 
+  @ApiEnvelope('task_run', TaskRunResponseDto)
   @Post(':runId/resume')
   @HttpCode(200)
   async resume(
@@ -56,6 +70,7 @@ export class TaskRunsController {
     return { object: 'task_run', data: await this.lifecycle.resume(p.tenantId, id, runId, dto.reason ?? '', origin) };
   }
 
+  @ApiEnvelope('task_run', TaskRunResponseDto)
   @Post(':runId/cancel')
   @HttpCode(200)
   async cancel(
@@ -68,36 +83,43 @@ export class TaskRunsController {
     return { object: 'task_run', data: await this.lifecycle.cancel(p.tenantId, id, runId, dto.reason ?? '', origin) };
   }
 
+  @ApiEnvelope('task_steps', [TaskStepResponseDto])
   @Get(':runId/steps')
   async steps(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('runId') runId: string) {
     return { object: 'task_steps', data: await this.queries.listSteps(p.tenantId, id, runId) };
   }
 
+  @ApiEnvelope('task_step', TaskStepResponseDto)
   @Get(':runId/steps/:stepId')
   async step(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('runId') runId: string, @Param('stepId') stepId: string) {
     return { object: 'task_step', data: await this.queries.getStep(p.tenantId, id, runId, stepId) };
   }
 
+  @ApiEnvelope('task_artifacts', [TaskArtifactResponseDto])
   @Get(':runId/artifacts')
   async artifacts(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('runId') runId: string) {
     return { object: 'task_artifacts', data: await this.queries.listArtifacts(p.tenantId, id, runId) };
   }
 
+  @ApiEnvelope('task_artifact', TaskArtifactResponseDto)
   @Get(':runId/artifacts/:artifactId')
   async artifact(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('runId') runId: string, @Param('artifactId') artifactId: string) {
     return { object: 'task_artifact', data: await this.queries.getArtifact(p.tenantId, id, runId, artifactId) };
   }
 
+  @ApiEnvelope('task_patches', [TaskPatchResponseDto])
   @Get(':runId/patches')
   async patchesList(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('runId') runId: string) {
     return { object: 'task_patches', data: await this.queries.listPatches(p.tenantId, id, runId) };
   }
 
+  @ApiEnvelope('task_patch', TaskPatchResponseDto)
   @Get(':runId/patches/:artifactId')
   async patch(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('runId') runId: string, @Param('artifactId') artifactId: string) {
     return { object: 'task_patch', data: await this.queries.getPatch(p.tenantId, id, runId, artifactId) };
   }
 
+  @ApiEnvelope('task_patch', TaskPatchResponseDto)
   @Post(':runId/patches/:artifactId/apply')
   @HttpCode(200)
   async apply(
@@ -110,6 +132,7 @@ export class TaskRunsController {
     return { object: 'task_patch', data: await this.patches.apply(p.tenantId, id, runId, artifactId, origin) };
   }
 
+  @ApiEnvelope('task_patch', TaskPatchResponseDto)
   @Post(':runId/patches/:artifactId/revert')
   @HttpCode(200)
   async revert(
@@ -122,12 +145,14 @@ export class TaskRunsController {
     return { object: 'task_patch', data: await this.patches.revert(p.tenantId, id, runId, artifactId, origin) };
   }
 
+  @ApiEnvelope('task_run_events', [EventEnvelopeDto])
   @Get(':runId/events')
   async events(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('runId') runId: string, @Query() q: RunEventsQueryDto) {
     const after = parseCursor(q.after_sequence, 'after_sequence') ?? 0;
     return { object: 'task_run_events', data: await this.queries.listEvents(p.tenantId, id, runId, after, q.limit ? Number(q.limit) : 500) };
   }
 
+  @ApiEnvelope('task_run_event', EventEnvelopeDto)
   @Post(':runId/events')
   @HttpCode(200)
   async appendEvent(
@@ -141,6 +166,14 @@ export class TaskRunsController {
   }
 
   /** `after_sequence` wins over `Last-Event-ID` (the reference's rule for the run stream). */
+  @ApiSse(
+    'One `snapshot` frame per event (`id:` = sequence) after the cursor, then `done` after the terminal event.',
+    {
+      snapshot: ['task_run_stream_event', RunStreamEventDto],
+      done: ['task_run_stream_event', RunStreamEventDto],
+    },
+    { lastEventId: 'The last `sequence` received; `after_sequence` wins over it.' },
+  )
   @Get(':runId/stream')
   async streamRun(
     @CurrentPrincipal() p: Principal,

@@ -1,6 +1,9 @@
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import { IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import type { Assert, Documents } from '@core/http/openapi';
 import { redactMcpServers } from './mcp-servers-redaction';
+import type { TaskStatus } from './run-status';
 import type { TaskEntity } from './task.entity';
 
 export const WORKSPACE_MODES = ['', 'persistent', 'ephemeral', 'in_place'] as const;
@@ -35,7 +38,12 @@ export class CreateTaskDto {
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) budget_micros_usd?: number;
   @IsOptional() @IsString() @MaxLength(255) requested_provider?: string;
   @IsOptional() @IsString() @MaxLength(255) requested_model?: string;
-  @IsOptional() @IsArray() @IsObject({ each: true }) mcp_servers?: Record<string, unknown>[];
+  /** MCP servers the run may use (seed 003 `mcp_servers`: stdio `command`/`args`/`env` or `url`/`headers`). */
+  @ApiProperty({ type: 'array', items: { type: 'object', additionalProperties: true } })
+  @IsOptional()
+  @IsArray()
+  @IsObject({ each: true })
+  mcp_servers?: Record<string, unknown>[];
 }
 
 export class ListTasksQueryDto {
@@ -44,6 +52,44 @@ export class ListTasksQueryDto {
 }
 
 const opt = (s: string): string | undefined => (s ? s : undefined);
+
+/** A task as every task route answers it (seed 003 "Task fields"). */
+@ApiSchema({ name: 'Task' })
+export class TaskResponseDto {
+  id!: string;
+  title!: string;
+  prompt!: string;
+  system_prompt?: string;
+  execution_profile?: string;
+  execution_kind!: string;
+  repo?: string;
+  base_branch?: string;
+  workspace_mode?: string;
+  shell_command?: string;
+  git_command?: string;
+  working_directory?: string;
+  file_operation?: string;
+  file_path?: string;
+  file_content?: string;
+  sandbox_allowed_root?: string;
+  sandbox_read_only!: boolean;
+  sandbox_network!: boolean;
+  timeout_ms?: number;
+  status!: TaskStatus;
+  priority?: string;
+  requested_model?: string;
+  requested_provider?: string;
+  budget_micros_usd?: number;
+  latest_run_id?: string;
+  last_error?: string;
+  /** MCP server entries with every `env` and `headers` value shown as `[redacted]`. */
+  @ApiProperty({ type: 'array', items: { type: 'object', additionalProperties: true } })
+  mcp_servers?: unknown[];
+  created_at!: string;
+  updated_at!: string;
+  started_at?: string;
+  finished_at?: string;
+}
 
 export const toTaskResponse = (t: TaskEntity) => ({
   id: t.id,
@@ -79,3 +125,5 @@ export const toTaskResponse = (t: TaskEntity) => ({
   started_at: t.startedAt?.toISOString(),
   finished_at: t.finishedAt?.toISOString(),
 });
+
+type _TaskDocumented = Assert<Documents<TaskResponseDto, ReturnType<typeof toTaskResponse>>>;

@@ -2,10 +2,12 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@ne
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import type { Principal, RequestOrigin } from '@core/context/request-context';
 import { Origin } from '@core/http/origin.decorator';
-import { ResolveApprovalDto } from '@modules/approvals';
+import { ApiEnvelope } from '@core/http/openapi';
+import { ResolveApprovalDto, TaskApprovalResponseDto } from '@modules/approvals';
 import { RunLifecycleService } from './run-lifecycle.service';
 import { RunQueriesService } from './run-queries.service';
-import { CreateTaskDto, ListTasksQueryDto } from './task.dto';
+import { CreateTaskDto, ListTasksQueryDto, TaskResponseDto } from './task.dto';
+import { TaskArtifactResponseDto, TaskRunResponseDto } from './task-run.dto';
 import { TasksService } from './tasks.service';
 
 const by = (p: Principal): string => (p.apiKeyId ? `api_key:${p.apiKeyId}` : p.kind);
@@ -19,17 +21,20 @@ export class TasksController {
     private readonly queries: RunQueriesService,
   ) {}
 
+  @ApiEnvelope('task', TaskResponseDto)
   @Post()
   @HttpCode(200)
   async create(@CurrentPrincipal() p: Principal, @Body() dto: CreateTaskDto) {
     return { object: 'task', data: await this.tasks.create(p.tenantId, dto, { hostPaths: p.kind !== 'api_key' }) };
   }
 
+  @ApiEnvelope('tasks', [TaskResponseDto])
   @Get()
   async list(@CurrentPrincipal() p: Principal, @Query() q: ListTasksQueryDto) {
     return { object: 'tasks', data: await this.tasks.list(p.tenantId, q) };
   }
 
+  @ApiEnvelope('task', TaskResponseDto)
   @Get(':id')
   async get(@CurrentPrincipal() p: Principal, @Param('id') id: string) {
     return { object: 'task', data: await this.tasks.get(p.tenantId, id) };
@@ -41,27 +46,32 @@ export class TasksController {
     await this.tasks.delete(p.tenantId, id);
   }
 
+  @ApiEnvelope('task_run', TaskRunResponseDto)
   @Post(':id/start')
   @HttpCode(200)
   async start(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string) {
     return { object: 'task_run', data: await this.lifecycle.start(p.tenantId, id, origin) };
   }
 
+  @ApiEnvelope('task_artifacts', [TaskArtifactResponseDto])
   @Get(':id/artifacts')
   async artifacts(@CurrentPrincipal() p: Principal, @Param('id') id: string) {
     return { object: 'task_artifacts', data: await this.queries.listTaskArtifacts(p.tenantId, id) };
   }
 
+  @ApiEnvelope('task_approvals', [TaskApprovalResponseDto])
   @Get(':id/approvals')
   async approvals(@CurrentPrincipal() p: Principal, @Param('id') id: string) {
     return { object: 'task_approvals', data: await this.queries.listApprovals(p.tenantId, id) };
   }
 
+  @ApiEnvelope('task_approval', TaskApprovalResponseDto)
   @Get(':id/approvals/:approvalId')
   async approval(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('approvalId') approvalId: string) {
     return { object: 'task_approval', data: await this.queries.getApproval(p.tenantId, id, approvalId) };
   }
 
+  @ApiEnvelope('task_approval', TaskApprovalResponseDto)
   @Post(':id/approvals/:approvalId/resolve')
   @HttpCode(200)
   async resolve(

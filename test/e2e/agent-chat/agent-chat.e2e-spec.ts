@@ -6,6 +6,8 @@ import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstrea
 import { waitFor } from '../../support/infra';
 import { SseReader } from '../../support/sse';
 import { providerEnv } from '../../support/provider-env';
+import type { AgentChatFrame, Schemas } from '@sdk';
+import { sdkClient, settle } from '../../support/sdk';
 import type { ServerProcess } from '../../support/server-process';
 import { Client, embeddedTasksEnv, Json, Processes, SseClient, TOKEN } from '../tasks/tasks-harness';
 
@@ -22,10 +24,12 @@ describe('agent chat (embedded)', () => {
   let c: Client;
   let workspace: string;
 
-  const createSession = (client: Client, body: Json) => client.call('POST', '/hecate/v1/agent-chat/sessions', body);
-  const post = (client: Client, id: string, body: Json) => client.call('POST', `/hecate/v1/agent-chat/sessions/${id}/messages`, body);
+  // The suite's calls go through the SDK (libs/sdk); `settle` keeps refusals as {status, body} for the assertions.
+  const createSession = (client: Client, body: Json) => settle(client.api.request('post', '/hecate/v1/agent-chat/sessions', { body }));
+  const post = (client: Client, id: string, body: Json) =>
+    settle(client.api.request('post', '/hecate/v1/agent-chat/sessions/{id}/messages', { path: { id }, body: body as Schemas['PostAgentChatMessageDto'] }));
   const newModelSession = async (client = c) =>
-    (await client.ok('POST', '/hecate/v1/agent-chat/sessions', { runtime_kind: 'model', model: 'gpt-4o-mini' })).id as string;
+    (await client.api.post('/hecate/v1/agent-chat/sessions', { body: { runtime_kind: 'model', model: 'gpt-4o-mini' } })).data.id;
 
   beforeAll(async () => {
     upstream = await startFakeUpstream({ models: ['gpt-4o-mini', 'no-tools-model'] });
@@ -264,6 +268,57 @@ describe('agent chat (embedded)', () => {
     const byIndex = new SseClient(`${server.url}/hecate/v1/agent-chat/sessions/${id}/stream?last_index=20`);
     await byIndex.done;
     expect(byIndex.events.filter((e) => e.event === 'delta').map((e) => e.id)).toEqual(deltas.slice(20).map((e) => e.id));
+  });
+
+  it("the SDK's session stream resumes a turn across dropped connections: every delta once, in order, one message, one done", async () => {
+    const id = await newModelSession();
+    const text = Array.from({ length: 30 }, (_, i) => `v${i} `).join('');
+    upstream.script({ content: text, chunks: 30, chunkIntervalMs: 60 });
+    // The first two stream connections die mid-turn (after 5, then 6 more deltas), as a reset connection would.
+    const cutAfter = [5, 6];
+    let connection = 0;
+    const lastEventIds: Array<string | null> = [];
+    const droppingFetch: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      const headers = new Headers(init?.headers);
+      if (headers.get('accept') !== 'text/event-stream') return res;
+      lastEventIds.push(headers.get('last-event-id'));
+      const limit = cutAfter[connection++];
+      if (limit === undefined) return res;
+      const reader = res.body!.getReader();
+      let deltas = 0;
+      const body = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          const { done, value } = await reader.read();
+          if (done) return controller.close();
+          controller.enqueue(value);
+          deltas += (new TextDecoder().decode(value).match(/event: delta/g) ?? []).length;
+          if (deltas >= limit) {
+            controller.error(new TypeError('terminated: connection reset'));
+            await reader.cancel();
+          }
+        },
+      });
+      return new Response(body, { status: res.status, headers: res.headers });
+    };
+    const hecate = sdkClient(server.url, TOKEN, { fetch: droppingFetch, reconnect: { initialDelayMs: 20, maxDelayMs: 100 } });
+    const frames: AgentChatFrame[] = [];
+    const reading = (async () => {
+      for await (const frame of hecate.streams.agentChat(id)) frames.push(frame);
+    })();
+    await waitFor(() => (frames.some((f) => f.event === 'snapshot') ? true : undefined), { what: 'the first snapshot' });
+    expect((await post(c, id, { content: 'Stream it again', wait: false })).status).toBe(202);
+    await reading;
+
+    expect(connection).toBeGreaterThanOrEqual(3);
+    expect(lastEventIds[0]).toBeNull();
+    expect(lastEventIds.slice(1).every((v) => v !== null && /^turn_[^:]+:[^:]+:\d+$/.test(v))).toBe(true);
+    const deltas = frames.filter((f) => f.event === 'delta');
+    expect(deltas.map((f) => f.data.content).join('')).toBe(text);
+    expect(deltas.map((f) => Number(f.id.split(':')[2]))).toEqual(deltas.map((_, i) => i + 1));
+    expect(frames.filter((f) => f.event === 'message')).toHaveLength(1);
+    expect(frames.at(-1)!.event).toBe('done');
+    expect(frames.filter((f) => f.event === 'done')).toHaveLength(1);
   });
 
   it('an idle session stream waits for the next turn and closes after it ends', async () => {

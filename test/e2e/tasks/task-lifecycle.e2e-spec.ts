@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { ScratchDatabase } from '../../support/infra';
 import { sql, waitFor } from '../../support/infra';
 import { queryEmbedded } from '../../support/embedded-db';
+import { settle } from '../../support/sdk';
 import { startServer } from '../../support/server-process';
 import { Client, embeddedTasksEnv, expectGapFree, Json, Processes, scaledEnv, pidAlive } from './tasks-harness';
 
@@ -50,8 +51,11 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
   const startApproved = async (dto: Json) => {
     const started = await c.startTask(dto);
     if (started.run.status === 'awaiting_approval') {
-      const [approval] = (await c.ok('GET', `/hecate/v1/tasks/${started.taskId}/approvals`)) as unknown as Json[];
-      await c.ok('POST', `/hecate/v1/tasks/${started.taskId}/approvals/${approval.id}/resolve`, { decision: 'approve' });
+      const [approval] = (await c.api.get('/hecate/v1/tasks/{id}/approvals', { path: { id: started.taskId } })).data;
+      await c.api.post('/hecate/v1/tasks/{id}/approvals/{approvalId}/resolve', {
+        path: { id: started.taskId, approvalId: approval.id },
+        body: { decision: 'approve' },
+      });
     }
     return started;
   };
@@ -64,9 +68,9 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     });
     const run = await c.waitStatus(taskId, runId, ['completed', 'failed']);
     expect(run).toMatchObject({ status: 'completed', number: 1, attempts: 1 });
-    expect((await c.ok('GET', `/hecate/v1/tasks/${taskId}`)).status).toBe('completed');
+    expect((await c.api.get('/hecate/v1/tasks/{id}', { path: { id: taskId } })).data.status).toBe('completed');
 
-    const steps = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/steps`)) as unknown as Json[];
+    const { data: steps } = await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/steps', { path: { id: taskId, runId } });
     expect(steps.map((s) => [s.index, s.kind, s.status])).toEqual([
       [1, 'workspace', 'completed'],
       [2, 'shell', 'completed'],
@@ -74,14 +78,16 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     expect(steps[1]).toMatchObject({ tool_name: 'shell_exec', exit_code: 0, input: { argv: ['/bin/sh', '-c', expect.stringContaining('echo hello')] } });
     expect(steps[1].input.env_keys).toEqual(expect.arrayContaining(['HOME', 'PATH']));
     expect(steps[1].input.env_keys).not.toContain('GATEWAY_AUTH_TOKEN');
-    expect((await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/steps/${steps[1].id}`)).id).toBe(steps[1].id);
+    expect((await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/steps/{stepId}', { path: { id: taskId, runId, stepId: steps[1].id } })).data.id).toBe(
+      steps[1].id,
+    );
 
-    const artifacts = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/artifacts`)) as unknown as Json[];
+    const { data: artifacts } = await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/artifacts', { path: { id: taskId, runId } });
     const stdout = artifacts.find((a) => a.kind === 'stdout')!;
-    const full = await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/artifacts/${stdout.id}`);
+    const { data: full } = await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/artifacts/{artifactId}', { path: { id: taskId, runId, artifactId: stdout.id } });
     expect(full.content_text).toBe(`hello\nhome=${run.workspace_path}\nsecret=none\n`);
     expect(artifacts.find((a) => a.kind === 'stderr')).toBeDefined();
-    expect(((await c.ok('GET', `/hecate/v1/tasks/${taskId}/artifacts`)) as unknown as Json[]).length).toBe(artifacts.length);
+    expect((await c.api.get('/hecate/v1/tasks/{id}/artifacts', { path: { id: taskId } })).data.length).toBe(artifacts.length);
 
     const events = await c.events(taskId, runId);
     expectGapFree(events);
@@ -105,13 +111,13 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     expect((await c.events(taskId, runId, 3)).map((e) => e.sequence)[0]).toBe(4);
 
     const feed = await waitFor(async () => {
-      const page = await c.ok('GET', `/hecate/v1/events?task_id=${taskId}&limit=500`);
-      return (page as unknown as Json[]).length === events.length ? (page as unknown as Json[]) : undefined;
+      const { data: page } = await c.api.get('/hecate/v1/events', { query: { task_id: taskId, limit: 500 } });
+      return page.length === events.length ? page : undefined;
     });
     expect(feed.map((e) => e.event_id)).toEqual(events.map((e) => e.event_id));
     const cursors = feed.map((e) => Number(e.cursor));
     expect([...cursors].sort((a, b) => a - b)).toEqual(cursors);
-    const finished = (await c.ok('GET', `/hecate/v1/events?task_id=${taskId}&event_type=run.finished,run.failed`)) as unknown as Json[];
+    const { data: finished } = await c.api.get('/hecate/v1/events', { query: { task_id: taskId, event_type: 'run.finished,run.failed' } });
     expect(finished.map((e) => e.type)).toEqual(['run.finished']);
   });
 
@@ -119,7 +125,7 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     const { taskId, runId } = await startApproved({ execution_kind: 'shell', shell_command: 'echo partial; exit 3' });
     const run = await c.waitStatus(taskId, runId, ['completed', 'failed']);
     expect(run).toMatchObject({ status: 'failed', error_kind: 'exit_status', last_error: 'exit status 3' });
-    const steps = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/steps`)) as unknown as Json[];
+    const { data: steps } = await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/steps', { path: { id: taskId, runId } });
     expect(steps[1]).toMatchObject({ status: 'failed', exit_code: 3 });
     const events = await c.events(taskId, runId);
     expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(['tool.failed', 'run.failed']));
@@ -131,7 +137,7 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
 
     const loud = await startApproved({ execution_kind: 'shell', shell_command: 'yes hecate | head -c 300000' });
     expect(await c.waitStatus(loud.taskId, loud.runId, ['completed', 'failed'])).toMatchObject({ status: 'failed', error_kind: 'output_limit_exceeded' });
-    const [stdout] = ((await c.ok('GET', `/hecate/v1/tasks/${loud.taskId}/runs/${loud.runId}/artifacts`)) as unknown as Json[]).filter(
+    const [stdout] = (await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/artifacts', { path: { id: loud.taskId, runId: loud.runId } })).data.filter(
       (a) => a.kind === 'stdout',
     );
     expect(stdout).toMatchObject({ size_bytes: MAX_OUTPUT, truncated: true });
@@ -142,7 +148,7 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     const { taskId, runId, run } = await c.startTask({ execution_kind: 'shell', shell_command: 'touch ran' });
     const marker = join(run.workspace_path as string, 'ran');
     expect(run.status).toBe('awaiting_approval');
-    const approvals = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/approvals`)) as unknown as Json[];
+    const { data: approvals } = await c.api.get('/hecate/v1/tasks/{id}/approvals', { path: { id: taskId } });
     expect(approvals).toHaveLength(1);
     const approval = approvals[0];
     expect(approval).toMatchObject({
@@ -152,31 +158,59 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
       details: { argv: ['/bin/sh', '-c', 'touch ran'], cwd: run.workspace_path, env_keys: expect.arrayContaining(['HOME', 'PATH', 'TERM']) },
     });
     expect(approval.action_summary.join('\n')).toContain('touch ran');
-    expect(await c.ok('GET', `/hecate/v1/tasks/${taskId}/approvals/${approval.id}`)).toMatchObject({ id: approval.id });
-    expect((await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/steps`)) as unknown as Json[]).toEqual([]);
+    expect((await c.api.get('/hecate/v1/tasks/{id}/approvals/{approvalId}', { path: { id: taskId, approvalId: approval.id } })).data).toMatchObject({
+      id: approval.id,
+    });
+    expect((await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/steps', { path: { id: taskId, runId } })).data).toEqual([]);
     expect(existsSync(marker)).toBe(false);
 
-    const resolved = await c.ok('POST', `/hecate/v1/tasks/${taskId}/approvals/${approval.id}/resolve`, { decision: 'approve', note: 'looks fine' });
+    const { data: resolved } = await c.api.post('/hecate/v1/tasks/{id}/approvals/{approvalId}/resolve', {
+      path: { id: taskId, approvalId: approval.id },
+      body: { decision: 'approve', note: 'looks fine' },
+    });
     expect(resolved).toMatchObject({ status: 'approved', resolution_note: 'looks fine' });
     expect(await c.waitStatus(taskId, runId, ['completed', 'failed'])).toMatchObject({ status: 'completed', number: 1 });
     expect(existsSync(marker)).toBe(true);
-    expect((await c.call('POST', `/hecate/v1/tasks/${taskId}/approvals/${approval.id}/resolve`, { decision: 'approve' })).status).toBe(409);
+    expect(
+      (
+        await settle(
+          c.api.request('post', '/hecate/v1/tasks/{id}/approvals/{approvalId}/resolve', {
+            path: { id: taskId, approvalId: approval.id },
+            body: { decision: 'approve' },
+          }),
+        )
+      ).status,
+    ).toBe(409);
 
     // Reject cancels the same run.
     const second = await c.startTask({ execution_kind: 'shell', shell_command: 'true' });
-    const [a2] = (await c.ok('GET', `/hecate/v1/tasks/${second.taskId}/approvals`)) as unknown as Json[];
-    await c.ok('POST', `/hecate/v1/tasks/${second.taskId}/approvals/${a2.id}/resolve`, { decision: 'reject', note: 'no' });
+    const [a2] = (await c.api.get('/hecate/v1/tasks/{id}/approvals', { path: { id: second.taskId } })).data;
+    await c.api.post('/hecate/v1/tasks/{id}/approvals/{approvalId}/resolve', {
+      path: { id: second.taskId, approvalId: a2.id },
+      body: { decision: 'reject', note: 'no' },
+    });
     expect(await c.run(second.taskId, second.runId)).toMatchObject({ status: 'cancelled', error_kind: 'approval_rejected' });
 
     // Cancelling an awaiting run cancels its approval; resolving it afterwards is a conflict.
     const third = await c.startTask({ execution_kind: 'shell', shell_command: 'true' });
-    const [a3] = (await c.ok('GET', `/hecate/v1/tasks/${third.taskId}/approvals`)) as unknown as Json[];
-    expect((await c.ok('POST', `/hecate/v1/tasks/${third.taskId}/runs/${third.runId}/cancel`)).status).toBe('cancelled');
-    expect(await c.ok('GET', `/hecate/v1/tasks/${third.taskId}/approvals/${a3.id}`)).toMatchObject({ status: 'cancelled' });
-    const late = await c.call('POST', `/hecate/v1/tasks/${third.taskId}/approvals/${a3.id}/resolve`, { decision: 'approve' });
+    const [a3] = (await c.api.get('/hecate/v1/tasks/{id}/approvals', { path: { id: third.taskId } })).data;
+    expect((await c.api.post('/hecate/v1/tasks/{id}/runs/{runId}/cancel', { path: { id: third.taskId, runId: third.runId }, body: {} })).data.status).toBe(
+      'cancelled',
+    );
+    expect((await c.api.get('/hecate/v1/tasks/{id}/approvals/{approvalId}', { path: { id: third.taskId, approvalId: a3.id } })).data).toMatchObject({
+      status: 'cancelled',
+    });
+    const resolveA3 = (decision: string) =>
+      settle(
+        c.api.request('post', '/hecate/v1/tasks/{id}/approvals/{approvalId}/resolve', {
+          path: { id: third.taskId, approvalId: a3.id },
+          body: { decision } as never,
+        }),
+      );
+    const late = await resolveA3('approve');
     expect(late.status).toBe(409);
     expect(late.body.error.type).toBe('conflict');
-    expect((await c.call('POST', `/hecate/v1/tasks/${third.taskId}/approvals/${a3.id}/resolve`, { decision: 'maybe' })).status).toBe(400);
+    expect((await resolveA3('maybe')).status).toBe(400);
   });
 
   it('records a file write as an applied patch; revert restores it; drift answers 409', async () => {
@@ -185,24 +219,28 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     expect(run.status).toBe('completed');
     const target = join(run.workspace_path, 'notes', 'todo.txt');
     expect(readFileSync(target, 'utf8')).toBe('one\ntwo\n');
-    const patches = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/patches`)) as unknown as Json[];
+    const { data: patches } = await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/patches', { path: { id: taskId, runId } });
     expect(patches).toHaveLength(1);
     expect(patches[0]).toMatchObject({ status: 'applied', path: 'notes/todo.txt', before_existed: false, diff: expect.stringContaining('+one') });
     const id = patches[0].artifact.id as string;
     expect((await c.events(taskId, runId)).map((e) => e.type)).toContain('tool.file.patch');
 
     // apply needs a proposed patch
-    expect((await c.call('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/patches/${id}/apply`)).status).toBe(409);
+    const patchOp = (op: 'apply' | 'revert') =>
+      settle(c.api.request('post', `/hecate/v1/tasks/{id}/runs/{runId}/patches/{artifactId}/${op}`, { path: { id: taskId, runId, artifactId: id } }));
+    expect((await patchOp('apply')).status).toBe(409);
     // drift: the file changed since the patch
     writeFileSync(target, 'edited by hand\n');
-    const drift = await c.call('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/patches/${id}/revert`);
+    const drift = await patchOp('revert');
     expect(drift.status).toBe(409);
     expect(drift.body.error.type).toBe('conflict');
     writeFileSync(target, 'one\ntwo\n');
-    expect(await c.ok('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/patches/${id}/revert`)).toMatchObject({ status: 'reverted' });
+    expect((await patchOp('revert')).body.data).toMatchObject({ status: 'reverted' });
     expect(existsSync(target)).toBe(false);
-    expect(await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/patches/${id}`)).toMatchObject({ status: 'reverted' });
-    expect((await c.call('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/patches/${id}/revert`)).status).toBe(409);
+    expect((await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/patches/{artifactId}', { path: { id: taskId, runId, artifactId: id } })).data).toMatchObject({
+      status: 'reverted',
+    });
+    expect((await patchOp('revert')).status).toBe(409);
     expect((await c.events(taskId, runId)).map((e) => e.type)).toContain('tool.file.reverted');
   });
 
@@ -230,19 +268,27 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
   it('records the request that started a run on the run and its events; the events its worker writes carry the job', async () => {
     const task = await c.createTask({ execution_kind: 'file', file_path: 'origin.txt', file_content: 'o\n' });
     const requestId = `origin-${mode}-${Date.now()}`;
-    const started = await c.call('POST', `/hecate/v1/tasks/${task.id}/start`, undefined, { 'x-request-id': requestId });
+    const started = await settle(c.api.request('post', '/hecate/v1/tasks/{id}/start', { path: { id: task.id }, headers: { 'x-request-id': requestId } }));
     expect(started.status).toBe(200);
     expect(started.body.data.request_id).toBe(requestId);
     const runId = started.body.data.id as string;
     expect(await c.waitStatus(task.id as string, runId, ['completed', 'failed'])).toMatchObject({ status: 'completed', request_id: requestId });
     // Retry and resume record their own request; an external event records the request that posted it.
-    const retried = await c.call('POST', `/hecate/v1/tasks/${task.id}/runs/${runId}/retry`, {}, { 'x-request-id': `${requestId}-retry` });
+    const runOp = (op: 'retry' | 'resume', body: { reason?: string }, header: string) =>
+      settle(c.api.request('post', `/hecate/v1/tasks/{id}/runs/{runId}/${op}`, { path: { id: task.id, runId }, body, headers: { 'x-request-id': header } }));
+    const retried = await runOp('retry', {}, `${requestId}-retry`);
     expect(retried.body.data).toMatchObject({ number: 2, request_id: `${requestId}-retry` });
     await c.waitStatus(task.id as string, retried.body.data.id as string, ['completed', 'failed']);
-    const resumed = await c.call('POST', `/hecate/v1/tasks/${task.id}/runs/${runId}/resume`, { reason: 'again' }, { 'x-request-id': `${requestId}-resume` });
+    const resumed = await runOp('resume', { reason: 'again' }, `${requestId}-resume`);
     expect(resumed.body.data).toMatchObject({ number: 3, request_id: `${requestId}-resume` });
     await c.waitStatus(task.id as string, resumed.body.data.id as string, ['completed', 'failed']);
-    const posted = await c.call('POST', `/hecate/v1/tasks/${task.id}/runs/${runId}/events`, { note: 'from outside' }, { 'x-request-id': `${requestId}-event` });
+    const posted = await settle(
+      c.api.request('post', '/hecate/v1/tasks/{id}/runs/{runId}/events', {
+        path: { id: task.id, runId },
+        body: { note: 'from outside' },
+        headers: { 'x-request-id': `${requestId}-event` },
+      }),
+    );
     expect(posted.status).toBe(200);
     const origins = await eventOrigins(runId);
     const of = (type: string) => origins.find(([t]) => t === type)?.[1];
@@ -256,14 +302,15 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
   it('records the request that cancels a run on the events the cancel writes', async () => {
     const requestId = `cancel-${mode}-${Date.now()}`;
     const task = await c.createTask({ execution_kind: 'shell', shell_command: 'true' });
-    const started = await c.call('POST', `/hecate/v1/tasks/${task.id}/start`, undefined, { 'x-request-id': requestId });
+    const started = await settle(c.api.request('post', '/hecate/v1/tasks/{id}/start', { path: { id: task.id }, headers: { 'x-request-id': requestId } }));
     expect(started.body.data).toMatchObject({ status: 'awaiting_approval', request_id: requestId });
     const runId = started.body.data.id as string;
-    const cancelled = await c.call(
-      'POST',
-      `/hecate/v1/tasks/${task.id}/runs/${runId}/cancel`,
-      { reason: 'origin check' },
-      { 'x-request-id': `${requestId}-cancel` },
+    const cancelled = await settle(
+      c.api.request('post', '/hecate/v1/tasks/{id}/runs/{runId}/cancel', {
+        path: { id: task.id, runId },
+        body: { reason: 'origin check' },
+        headers: { 'x-request-id': `${requestId}-cancel` },
+      }),
     );
     expect(cancelled.status).toBe(200);
     // The run keeps the request that created it; the cancel is recorded on its events.
@@ -287,25 +334,23 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
   it('records the request that resolves an approval on the events the resolution writes (approve and reject)', async () => {
     const requestId = `resolve-${mode}-${Date.now()}`;
     const approved = await c.startTask({ execution_kind: 'shell', shell_command: 'true' });
-    const [gate] = (await c.ok('GET', `/hecate/v1/tasks/${approved.taskId}/approvals`)) as unknown as Json[];
-    const approve = await c.call(
-      'POST',
-      `/hecate/v1/tasks/${approved.taskId}/approvals/${gate.id}/resolve`,
-      { decision: 'approve' },
-      { 'x-request-id': `${requestId}-approve` },
-    );
+    const resolve = (taskId: string, approvalId: string, decision: 'approve' | 'reject', header: string) =>
+      settle(
+        c.api.request('post', '/hecate/v1/tasks/{id}/approvals/{approvalId}/resolve', {
+          path: { id: taskId, approvalId },
+          body: { decision },
+          headers: { 'x-request-id': header },
+        }),
+      );
+    const [gate] = (await c.api.get('/hecate/v1/tasks/{id}/approvals', { path: { id: approved.taskId } })).data;
+    const approve = await resolve(approved.taskId, gate.id, 'approve', `${requestId}-approve`);
     expect(approve.status).toBe(200);
     expect(approve.body.data.status).toBe('approved');
     await c.waitStatus(approved.taskId, approved.runId, ['completed', 'failed']);
 
     const rejected = await c.startTask({ execution_kind: 'shell', shell_command: 'true' });
-    const [gate2] = (await c.ok('GET', `/hecate/v1/tasks/${rejected.taskId}/approvals`)) as unknown as Json[];
-    const reject = await c.call(
-      'POST',
-      `/hecate/v1/tasks/${rejected.taskId}/approvals/${gate2.id}/resolve`,
-      { decision: 'reject' },
-      { 'x-request-id': `${requestId}-reject` },
-    );
+    const [gate2] = (await c.api.get('/hecate/v1/tasks/{id}/approvals', { path: { id: rejected.taskId } })).data;
+    const reject = await resolve(rejected.taskId, gate2.id, 'reject', `${requestId}-reject`);
     expect(reject.status).toBe(200);
     expect(reject.body.data.status).toBe('rejected');
     const of = (rows: (readonly [string, string | null])[], type: string) => rows.filter(([t]) => t === type).map(([, id]) => id);
@@ -324,17 +369,22 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     const run = await c.waitStatus(taskId, runId, ['completed', 'failed']);
     expect(run.status).toBe('completed');
     const target = join(run.workspace_path, 'patched.txt');
-    const [patch] = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/patches`)) as unknown as Json[];
-    const id = patch.artifact.id as string;
-    const reverted = await c.call('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/patches/${id}/revert`, undefined, {
-      'x-request-id': `${requestId}-revert`,
-    });
+    const [patch] = (await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/patches', { path: { id: taskId, runId } })).data;
+    const id = patch.artifact.id;
+    const patchOp = (op: 'apply' | 'revert', header: string) =>
+      settle(
+        c.api.request('post', `/hecate/v1/tasks/{id}/runs/{runId}/patches/{artifactId}/${op}`, {
+          path: { id: taskId, runId, artifactId: id },
+          headers: { 'x-request-id': header },
+        }),
+      );
+    const reverted = await patchOp('revert', `${requestId}-revert`);
     expect(reverted.status).toBe(200);
     expect(reverted.body.data.status).toBe('reverted');
     expect(existsSync(target)).toBe(false);
     // No executor proposes a patch yet (the file executor records them applied): mark it proposed to reach apply.
     await rows("UPDATE task_artifacts SET status = 'proposed' WHERE id = $1 RETURNING id", [id]);
-    const applied = await c.call('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/patches/${id}/apply`, undefined, { 'x-request-id': `${requestId}-apply` });
+    const applied = await patchOp('apply', `${requestId}-apply`);
     expect(applied.status).toBe(200);
     expect(applied.body.data.status).toBe('applied');
     expect(readFileSync(target, 'utf8')).toBe('after\n');
@@ -361,9 +411,13 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     writeFileSync(join(repo, 'a.txt'), 'changed\n');
     const { taskId, runId } = await c.startTask({ execution_kind: 'git', git_command: 'git log --format=%s', working_directory: repo });
     expect(await c.waitStatus(taskId, runId, ['completed', 'failed'])).toMatchObject({ status: 'completed' });
-    const artifacts = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/artifacts`)) as unknown as Json[];
+    const { data: artifacts } = await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/artifacts', { path: { id: taskId, runId } });
     const byKind = async (kind: string) =>
-      (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/artifacts/${artifacts.find((a) => a.kind === kind)!.id}`)).content_text as string;
+      (
+        await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/artifacts/{artifactId}', {
+          path: { id: taskId, runId, artifactId: artifacts.find((a) => a.kind === kind)!.id },
+        })
+      ).data.content_text as string;
     expect(await byKind('stdout')).toBe('first\n');
     expect(await byKind('git_summary')).toContain('M a.txt');
   });
@@ -371,28 +425,32 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
   it('resume reuses the workspace with checkpoint context; retry starts from a fresh copy', async () => {
     const { taskId, runId } = await startApproved({ execution_kind: 'shell', shell_command: 'echo x >> log.txt; wc -l < log.txt' });
     await c.waitStatus(taskId, runId, ['completed']);
-    const resumed = await c.ok('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/resume`, { reason: 'again' });
+    const { data: resumed } = await c.api.post('/hecate/v1/tasks/{id}/runs/{runId}/resume', { path: { id: taskId, runId }, body: { reason: 'again' } });
     expect(resumed).toMatchObject({ number: 2, resumed_from_run_id: runId, checkpoint: { source_run_id: runId, reason: 'again' } });
-    const [gate] = ((await c.ok('GET', `/hecate/v1/tasks/${taskId}/approvals`)) as unknown as Json[]).filter((a) => a.run_id === resumed.id);
-    await c.ok('POST', `/hecate/v1/tasks/${taskId}/approvals/${gate.id}/resolve`, { decision: 'approve' });
+    const approveGateOf = async (rid: string) => {
+      const [gate] = (await c.api.get('/hecate/v1/tasks/{id}/approvals', { path: { id: taskId } })).data.filter((a) => a.run_id === rid);
+      await c.api.post('/hecate/v1/tasks/{id}/approvals/{approvalId}/resolve', { path: { id: taskId, approvalId: gate.id }, body: { decision: 'approve' } });
+    };
+    await approveGateOf(resumed.id);
     const done = await c.waitStatus(taskId, resumed.id as string, ['completed', 'failed']);
     expect(done.workspace_path).toBe((await c.run(taskId, runId)).workspace_path);
     const out = async (rid: string) => {
-      const arts = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${rid}/artifacts`)) as unknown as Json[];
-      return (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${rid}/artifacts/${arts.find((a) => a.kind === 'stdout')!.id}`)).content_text as string;
+      const arts = (await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/artifacts', { path: { id: taskId, runId: rid } })).data;
+      const stdout = arts.find((a) => a.kind === 'stdout')!;
+      return (await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/artifacts/{artifactId}', { path: { id: taskId, runId: rid, artifactId: stdout.id } })).data
+        .content_text as string;
     };
     expect((await out(resumed.id as string)).trim()).toBe('2');
-    const steps = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${resumed.id}/steps`)) as unknown as Json[];
+    const { data: steps } = await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/steps', { path: { id: taskId, runId: resumed.id } });
     expect(steps[1].input.checkpoint).toMatchObject({ source_run_id: runId, last_completed_step_index: 2, last_event_sequence: expect.any(Number) });
     const events = await c.events(taskId, resumed.id as string);
     expect(events[1]).toMatchObject({ type: 'run.resumed_from_event', data: { from_run_id: runId, reason: 'again' } });
 
-    const retried = await c.ok('POST', `/hecate/v1/tasks/${taskId}/runs/${resumed.id}/retry`, {});
-    const [gate3] = ((await c.ok('GET', `/hecate/v1/tasks/${taskId}/approvals`)) as unknown as Json[]).filter((a) => a.run_id === retried.id);
-    await c.ok('POST', `/hecate/v1/tasks/${taskId}/approvals/${gate3.id}/resolve`, { decision: 'approve' });
+    const { data: retried } = await c.api.post('/hecate/v1/tasks/{id}/runs/{runId}/retry', { path: { id: taskId, runId: resumed.id }, body: {} });
+    await approveGateOf(retried.id);
     await c.waitStatus(taskId, retried.id as string, ['completed']);
     expect((await out(retried.id as string)).trim()).toBe('1');
-    expect(((await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs`)) as unknown as Json[]).map((r) => r.number)).toEqual([1, 2, 3]);
+    expect((await c.api.get('/hecate/v1/tasks/{id}/runs', { path: { id: taskId } })).data.map((r) => r.number)).toEqual([1, 2, 3]);
   });
 
   it('cancel kills the running command; one active run per task; delete waits for it; terminal cancel is 409', async () => {
@@ -404,24 +462,25 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     const pid = Number(readFileSync(pidFile, 'utf8'));
     const alive = () => pidAlive(pid);
     expect(alive()).toBe(true);
-    const busy = await c.call('POST', `/hecate/v1/tasks/${taskId}/start`);
+    const busy = await settle(c.api.request('post', '/hecate/v1/tasks/{id}/start', { path: { id: taskId } }));
     expect(busy.status).toBe(409);
     expect(busy.body.error).toMatchObject({ type: 'conflict', latest_run_id: runId, run_status: 'running' });
-    expect((await c.call('DELETE', `/hecate/v1/tasks/${taskId}`)).status).toBe(409);
+    const deleteTask = () => settle(c.api.request('delete', '/hecate/v1/tasks/{id}', { path: { id: taskId } }));
+    expect((await deleteTask()).status).toBe(409);
 
-    const cancelled = await c.ok('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/cancel`, { reason: 'stop' });
+    const { data: cancelled } = await c.api.post('/hecate/v1/tasks/{id}/runs/{runId}/cancel', { path: { id: taskId, runId }, body: { reason: 'stop' } });
     expect(cancelled.status).toBe('cancelled');
-    expect((await c.ok('GET', `/hecate/v1/tasks/${taskId}`)).status).toBe('cancelled');
+    expect((await c.api.get('/hecate/v1/tasks/{id}', { path: { id: taskId } })).data.status).toBe('cancelled');
     const events = await c.events(taskId, runId);
     expectGapFree(events);
     expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(['run.cancelled', 'tool.cancelled']));
     expect(events.filter((e) => ['run.finished', 'run.failed', 'run.cancelled'].includes(e.type as string))).toHaveLength(1);
     // The worker killed the command's process group.
     await waitFor(() => !alive(), { what: `pid ${pid} to be killed` });
-    expect((await c.call('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/cancel`)).status).toBe(409);
-    expect((await c.call('DELETE', `/hecate/v1/tasks/${taskId}`)).status).toBe(204);
-    expect((await c.call('GET', `/hecate/v1/tasks/${taskId}`)).status).toBe(404);
-    expect((await c.call('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/events`)).status).toBe(404);
+    expect((await settle(c.api.request('post', '/hecate/v1/tasks/{id}/runs/{runId}/cancel', { path: { id: taskId, runId }, body: {} }))).status).toBe(409);
+    expect((await deleteTask()).status).toBe(204);
+    expect((await settle(c.api.request('get', '/hecate/v1/tasks/{id}', { path: { id: taskId } }))).status).toBe(404);
+    expect((await settle(c.api.request('get', '/hecate/v1/tasks/{id}/runs/{runId}/events', { path: { id: taskId, runId } }))).status).toBe(404);
   });
 
   it('refuses every path that leaves the workspace or the allowed root', async () => {
@@ -432,7 +491,7 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     mkdirSync(`${root}-sibling`);
     symlinkSync(outside, join(root, 'proj', 'escape'));
     const bad = async (dto: Json) => {
-      const r = await c.call('POST', '/hecate/v1/tasks', dto);
+      const r = await settle(c.api.request('post', '/hecate/v1/tasks', { body: dto }));
       expect({ status: r.status, type: r.body.error?.type }).toEqual({ status: 400, type: 'invalid_request' });
     };
     await bad({ execution_kind: 'file', file_path: '../escape.txt', file_content: 'x' });
@@ -486,7 +545,7 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     const health = (await (await fetch(`${toolHealthUrl}/healthz`)).json()) as Json;
     if (mode === 'scaled') expect(((await (await fetch(`${c.url}/healthz`)).json()) as Json).sandbox).toBeUndefined();
     expect(health.sandbox).toEqual({ os_isolation: false, layer: 'none', commands: 'allowed', run_as: process.getuid?.() === 0 ? 'uid 65534' : 'server user' });
-    const stats = await c.ok('GET', '/hecate/v1/system/stats');
+    const { data: stats } = await c.api.get('/hecate/v1/system/stats');
     expect(stats.task_runtime).toMatchObject({
       runs_queued: expect.any(Number),
       runs_running: expect.any(Number),
@@ -494,10 +553,10 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
       approval_policies: ['shell_exec'],
     });
     expect(stats.sse).toMatchObject({ slow_consumer_disconnects: expect.any(Number) });
-    const completed = (await c.ok('GET', '/hecate/v1/tasks?status=completed&limit=2')) as unknown as Json[];
+    const { data: completed } = await c.api.get('/hecate/v1/tasks', { query: { status: 'completed', limit: 2 } });
     expect(completed.length).toBeLessThanOrEqual(2);
     expect(completed.every((t) => t.status === 'completed')).toBe(true);
-    expect((await c.call('GET', '/hecate/v1/tasks/task_nope')).status).toBe(404);
+    expect((await settle(c.api.request('get', '/hecate/v1/tasks/{id}', { path: { id: 'task_nope' } }))).status).toBe(404);
   });
 
   if (mode === 'embedded') {

@@ -1,5 +1,7 @@
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { ArrayNotEmpty, ArrayUnique, IsArray, IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
-import { API_KEY_SCOPES, type ApiKeyResource, type ApiKeyScope } from '@contracts/api';
+import { API_KEY_SCOPES, type ApiKeyResource, type ApiKeyScope, type CreatedApiKeyResource } from '@contracts/api';
+import type { Assert, Documents } from '@core/http/openapi';
 import type { ApiKeyEntity } from './api-key.entity';
 
 export class CreateApiKeyDto {
@@ -19,3 +21,27 @@ export const toApiKeyResponse = (row: ApiKeyEntity): ApiKeyResource => ({
   last_used_at: row.lastUsedAt ? row.lastUsedAt.toISOString() : null,
   revoked_at: row.revokedAt ? row.revokedAt.toISOString() : null,
 });
+
+/** An API key; its secret is never shown again after creation. */
+@ApiSchema({ name: 'ApiKey' })
+export class ApiKeyResponseDto {
+  id!: string;
+  name!: string;
+  /** The key's public prefix (`hk_…`), to find a leaked key. */
+  prefix!: string;
+  tenant_id!: string;
+  @ApiProperty({ type: 'array', items: { type: 'string', enum: [...API_KEY_SCOPES] } })
+  scopes!: ApiKeyScope[];
+  created_at!: string;
+  last_used_at!: string | null;
+  revoked_at!: string | null;
+}
+
+@ApiSchema({ name: 'CreatedApiKey' })
+export class CreatedApiKeyResponseDto extends ApiKeyResponseDto {
+  /** Returned exactly once, at creation. */
+  secret!: string;
+}
+
+type _KeyDocumented = Assert<Documents<ApiKeyResponseDto, ApiKeyResource>>;
+type _CreatedDocumented = Assert<Documents<CreatedApiKeyResponseDto, CreatedApiKeyResource>>;

@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Post } from '@nestjs/common';
 import type { Principal } from '@core/context/request-context';
-import { CreateApiKeyDto } from './api-key.dto';
+import { ApiEnvelope } from '@core/http/openapi';
+import { ApiKeyResponseDto, CreateApiKeyDto, CreatedApiKeyResponseDto } from './api-key.dto';
 import { ApiKeyService } from './api-key.service';
 import { CurrentPrincipal } from './current-principal.decorator';
 
@@ -8,17 +9,20 @@ import { CurrentPrincipal } from './current-principal.decorator';
 export class ApiKeysController {
   constructor(private readonly keys: ApiKeyService) {}
 
+  @ApiEnvelope('api_key', CreatedApiKeyResponseDto)
   @Post()
   @HttpCode(201)
   async create(@CurrentPrincipal() caller: Principal, @Body() dto: CreateApiKeyDto) {
     return { object: 'api_key', data: await this.keys.create(caller, dto) };
   }
 
+  @ApiEnvelope('list', [ApiKeyResponseDto])
   @Get()
   async list(@CurrentPrincipal() caller: Principal) {
     return { object: 'list', data: await this.keys.list(caller) };
   }
 
+  @ApiEnvelope('api_key', ApiKeyResponseDto)
   @Delete(':id')
   async revoke(@CurrentPrincipal() caller: Principal, @Param('id', new ParseUUIDPipe()) id: string) {
     return { object: 'api_key', data: await this.keys.revoke(caller, id) };

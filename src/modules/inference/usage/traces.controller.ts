@@ -3,12 +3,21 @@ import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import type { Principal } from '@core/context/request-context';
 import { NotFoundError } from '@core/http/domain-error';
 import { tenantScope, TracesQueryDto } from './usage.dto';
+import { ApiEnvelopes } from '@core/http/openapi';
+import { GatewayTraceDto } from './usage.dto';
 import { TraceStoreService } from './trace-store.service';
 
 @Controller('hecate/v1/traces')
 export class TracesController {
   constructor(private readonly traces: TraceStoreService) {}
 
+  @ApiEnvelopes(
+    [
+      ['trace', GatewayTraceDto],
+      ['traces', [GatewayTraceDto]],
+    ],
+    { description: "With `request_id`: that request's trace; otherwise the recent traces." },
+  )
   @Get()
   async list(@CurrentPrincipal() caller: Principal, @Query() q: TracesQueryDto) {
     const scope = tenantScope(caller, q.tenant_id);

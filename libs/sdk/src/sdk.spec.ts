@@ -1,0 +1,135 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { HecateClient } from './client';
+import { HecateError } from './errors';
+import { readSseFrames } from './sse';
+
+/** A body that arrives in the given chunks. */
+const chunked = (parts: string[]): ReadableStream<Uint8Array> =>
+  new ReadableStream({
+    start(controller) {
+      for (const p of parts) controller.enqueue(new TextEncoder().encode(p));
+      controller.close();
+    },
+  });
+
+const collect = async <T>(it: AsyncIterable<T>): Promise<T[]> => {
+  const out: T[] = [];
+  for await (const x of it) out.push(x);
+  return out;
+};
+
+describe('readSseFrames', () => {
+  it('reads frames split anywhere, CR, LF and CRLF line ends, comments, multi-line data and retry', async () => {
+    const text = ': ping\r\n\r\nid: 1\r\nevent: snapshot\r\ndata: {"a":\r\ndata: 1}\r\n\r\nretry: 1000\nevent: reconnect\ndata: {}\n\ndata: plain\r\r';
+    // Every split point, including between the CR and LF of a CRLF.
+    for (let cut = 0; cut <= text.length; cut++) {
+      const frames = await collect(readSseFrames(chunked([text.slice(0, cut), text.slice(cut)])));
+      expect(frames).toEqual([
+        { id: '1', event: 'snapshot', data: '{"a":\n1}' },
+        { id: undefined, event: 'reconnect', data: '{}', retry: 1000 },
+        { id: undefined, event: 'message', data: 'plain' },
+      ]);
+    }
+  });
+
+  it('reports every chunk, heartbeats included, so a silent connection can be told from a live one', async () => {
+    let chunks = 0;
+    await collect(readSseFrames(chunked([': ping\n\n', ': ping\n\n', 'data: x\n\n']), () => chunks++));
+    expect(chunks).toBe(3);
+  });
+});
+
+/** A real HTTP server whose handler sees every request (method, path, body) in order. */
+async function server(
+  handler: (req: IncomingMessage, body: string, res: ServerResponse, n: number) => void,
+): Promise<{ url: string; seen: string[]; close(): Promise<void> }> {
+  const seen: string[] = [];
+  const srv: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      seen.push(`${req.method} ${req.url} ${body}`);
+      handler(req, body, res, seen.length);
+    });
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`,
+    seen,
+    close: () => new Promise((r) => srv.close(() => r())),
+  };
+}
+
+const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+};
+
+const envelope = (type: string) => ({
+  error: { type, message: `${type} happened`, user_message: 'Short.', operator_action: 'Do this.', request_id: 'req_1', trace_id: 'tr_1', task_id: 'task_9' },
+});
+
+describe('HecateClient', () => {
+  const fast = { initialDelayMs: 1, maxDelayMs: 5 };
+
+  it('throws the error envelope as a HecateError carrying status, type, message, request_id and operator_action', async () => {
+    const s = await server((_req, _body, res) => json(res, 404, envelope('not_found')));
+    const hecate = new HecateClient({ baseUrl: s.url, apiKey: 'k', retry: fast });
+    const err = (await hecate.get('/hecate/v1/tasks/{id}', { path: { id: 'task_1' } }).catch((e: unknown) => e)) as HecateError;
+    expect(err).toBeInstanceOf(HecateError);
+    expect({ status: err.status, type: err.type, message: err.message, request_id: err.request_id, operator_action: err.operator_action }).toEqual({
+      status: 404,
+      type: 'not_found',
+      message: 'not_found happened',
+      request_id: 'req_1',
+      operator_action: 'Do this.',
+    });
+    expect(err.body?.task_id).toBe('task_9');
+    expect(s.seen).toEqual(['GET /hecate/v1/tasks/task_1 ']);
+    await s.close();
+  });
+
+  it('retries a GET after a 503 and a dropped connection, honouring Retry-After', async () => {
+    const s = await server((req, _body, res, n) => {
+      if (n === 1) return json(res, 503, envelope('service_unavailable'), { 'retry-after': '0' });
+      if (n === 2) return req.socket.destroy();
+      json(res, 200, { object: 'tasks', data: [] });
+    });
+    const hecate = new HecateClient({ baseUrl: s.url, retry: fast });
+    await expect(hecate.get('/hecate/v1/tasks', { query: { limit: 5 } })).resolves.toEqual({ object: 'tasks', data: [] });
+    expect(s.seen).toHaveLength(3);
+    expect(s.seen[0]).toBe('GET /hecate/v1/tasks?limit=5 ');
+    await s.close();
+  });
+
+  it('retries a POST that takes client_request_id with the same id, and never repeats one that does not', async () => {
+    const s = await server((req, _body, res, n) => {
+      if (n === 1) return req.socket.destroy();
+      json(res, 200, { object: 'chat_session_turn', data: { session_id: 'chat_1' } });
+    });
+    const hecate = new HecateClient({ baseUrl: s.url, retry: fast });
+    await hecate.post('/hecate/v1/chat/sessions/{id}/messages', { path: { id: 'chat_1' }, body: { content: 'hi' } });
+    const ids = s.seen.map((line) => (JSON.parse(line.slice(line.indexOf('{'))) as { client_request_id?: string }).client_request_id);
+    expect(ids).toHaveLength(2);
+    expect(ids[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(ids[1]).toBe(ids[0]);
+
+    s.seen.length = 0;
+    const dropping = await server((req) => req.socket.destroy());
+    const other = new HecateClient({ baseUrl: dropping.url, retry: fast });
+    const err = (await other.post('/hecate/v1/tasks', { body: { shell_command: 'true' } }).catch((e: unknown) => e)) as HecateError;
+    expect({ status: err.status, type: err.type }).toEqual({ status: 0, type: 'network_error' });
+    expect(dropping.seen).toHaveLength(1);
+    await Promise.all([s.close(), dropping.close()]);
+  });
+
+  it('retries any POST on 429 (refused before acting) and gives up after its retries', async () => {
+    const s = await server((_req, _body, res) => json(res, 429, envelope('rate_limit_exceeded'), { 'retry-after': '0' }));
+    const hecate = new HecateClient({ baseUrl: s.url, retry: { ...fast, retries: 2 } });
+    const err = (await hecate.post('/hecate/v1/tasks', { body: {} }).catch((e: unknown) => e)) as HecateError;
+    expect({ status: err.status, type: err.type }).toEqual({ status: 429, type: 'rate_limit_exceeded' });
+    expect(s.seen).toHaveLength(3);
+    await s.close();
+  });
+});

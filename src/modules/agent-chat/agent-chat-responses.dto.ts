@@ -1,0 +1,393 @@
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import type { Assert, Documents, Returned } from '@core/http/openapi';
+import { RUNTIME_KINDS, type RevertResult, type RuntimeKind, type TurnStatus } from './agent-chat-rows';
+import type { AgentChatApprovalsService } from './agent-chat-approvals.service';
+import type { AgentChatFilesService } from './agent-chat-files.service';
+import type { AgentChatGuidanceService } from './agent-chat-guidance.service';
+import type { toQueueItemView } from './agent-chat-queue.service';
+import type { AgentChatService } from './agent-chat.service';
+import type { segmentsOf, SessionView, toActiveTurnView, toMessageView, toSessionSummary } from './agent-chat-view';
+import type { ApprovalPath, ApprovalScope, ApprovalStatus, Decision, ToolKind } from './approval-vocabulary';
+import type { ChangedFile } from './changed-files';
+
+/** Wire shapes of `/hecate/v1/agent-chat/*` (seed 003 Agent Chat, seed 004 live sessions), checked against their views. */
+
+@ApiSchema({ name: 'AgentChatCapabilities' })
+export class AgentChatCapabilitiesDto {
+  tool_calling?: string;
+  streaming?: boolean;
+  source?: string;
+}
+
+/** One marker of an assistant message's progress (seed 000 "Activity rendering"). */
+@ApiSchema({ name: 'AgentChatActivity' })
+export class AgentChatActivityDto {
+  type!: string;
+  status!: string;
+  title!: string;
+  detail?: string;
+  created_at?: string;
+}
+
+@ApiSchema({ name: 'AgentChatMessageError' })
+export class AgentChatMessageErrorDto {
+  type!: string;
+  message!: string;
+}
+
+/** External Agent replies also carry their adapter fields at the top level (seed 003). */
+type ExternalField = 'adapter_id' | 'adapter_name' | 'driver_kind' | 'native_session_id' | 'cost_mode' | 'usage' | 'raw_output' | 'native_session_reset';
+
+@ApiSchema({ name: 'AgentChatMessage' })
+export class AgentChatMessageDto {
+  id!: string;
+  role!: 'user' | 'assistant';
+  content!: string;
+  status!: string;
+  @ApiProperty({ enum: RUNTIME_KINDS })
+  runtime_kind!: RuntimeKind;
+  segment_id!: string;
+  turn_id?: string;
+  task_id?: string;
+  /** The task run of an agent turn, or an External Agent reply's run id. */
+  run_id?: string;
+  provider?: string;
+  model?: string;
+  capabilities!: AgentChatCapabilitiesDto;
+  error?: AgentChatMessageErrorDto;
+  metadata?: Record<string, unknown>;
+  diff_stat?: string;
+  /** Task-backed replies: queue, model, tool, approval and overhead buckets (ms). */
+  timing?: Record<string, unknown>;
+  request_id?: string;
+  trace_id?: string;
+  started_at?: string;
+  completed_at?: string;
+  duration_ms?: number;
+  activities?: AgentChatActivityDto[];
+  created_at?: string;
+  adapter_id?: string;
+  adapter_name?: string;
+  driver_kind?: string;
+  native_session_id?: string;
+  cost_mode?: string;
+  usage?: Record<string, unknown>;
+  /** The adapter's raw ACP updates as JSON text, for diagnostics. */
+  raw_output?: string;
+  native_session_reset?: boolean;
+}
+
+/** Contiguous messages of one runtime (seed 003 segments: a render helper). */
+@ApiSchema({ name: 'AgentChatSegment' })
+export class AgentChatSegmentDto {
+  id!: string;
+  runtime_kind!: string;
+  provider?: string;
+  model?: string;
+  task_id?: string;
+  latest_run_id?: string;
+  status!: string;
+  message_count!: number;
+  first_at?: string;
+  last_at?: string;
+}
+
+@ApiSchema({ name: 'AgentChatTurn' })
+export class AgentChatTurnDto {
+  id!: string;
+  @ApiProperty({ enum: RUNTIME_KINDS })
+  runtime_kind!: RuntimeKind;
+  status!: TurnStatus;
+  /** The live stream this turn writes (its SSE ids are `<turn>:<stream>:<index>`). */
+  stream_id!: string;
+  task_id?: string;
+  run_id?: string;
+  user_message_id!: string;
+  assistant_message_id!: string;
+  cancel_requested?: boolean;
+}
+
+/** `202` of `POST …/messages` with `wait: false`: the turn that was started. */
+@ApiSchema({ name: 'AgentChatStartedTurn' })
+export class AgentChatStartedTurnDto extends AgentChatTurnDto {
+  session_id!: string;
+}
+
+@ApiSchema({ name: 'AgentChatSessionSummary' })
+export class AgentChatSessionSummaryDto {
+  id!: string;
+  title!: string;
+  @ApiProperty({ enum: RUNTIME_KINDS })
+  runtime_kind!: RuntimeKind;
+  provider?: string;
+  model?: string;
+  workspace?: string;
+  adapter_id?: string;
+  driver_kind?: string;
+  native_session_id?: string;
+  adapter_state?: string;
+  capabilities!: AgentChatCapabilitiesDto;
+  status!: string;
+  turns_used!: number;
+  max_turns_per_session?: number;
+  session_started_at?: string;
+  max_session_duration_ms?: number;
+  idle_timeout_ms?: number;
+  message_count!: number;
+  closed_at?: string;
+  created_at?: string;
+  updated_at?: string;
+}
+
+/** The full session: header, the latest agent segment's task, the active turn, messages and segments. */
+@ApiSchema({ name: 'AgentChatSession' })
+export class AgentChatSessionDto extends AgentChatSessionSummaryDto {
+  task_id?: string;
+  latest_run_id?: string;
+  active_turn!: AgentChatTurnDto | null;
+  messages!: AgentChatMessageDto[];
+  segments!: AgentChatSegmentDto[];
+}
+
+@ApiSchema({ name: 'AgentChatDeleted' })
+export class AgentChatDeletedDto {
+  id!: string;
+  deleted!: boolean;
+}
+
+@ApiSchema({ name: 'AgentChatQueueItem' })
+export class AgentChatQueueItemDto {
+  id!: string;
+  session_id!: string;
+  content!: string;
+  @ApiProperty({ enum: RUNTIME_KINDS })
+  runtime_kind!: RuntimeKind;
+  provider?: string;
+  model?: string;
+  workspace?: string;
+  status!: 'queued' | 'starting' | 'started' | 'failed';
+  turn_id?: string;
+  error?: AgentChatMessageErrorDto;
+  created_at?: string;
+  updated_at?: string;
+}
+
+@ApiSchema({ name: 'AgentChatCancel' })
+export class AgentChatCancelDto {
+  session_id!: string;
+  turn_id!: string;
+  status!: string;
+}
+
+@ApiSchema({ name: 'AgentChatGuidanceAccepted' })
+export class AgentChatGuidanceAcceptedDto {
+  session_id!: string;
+  guidance_id!: string;
+  accepted!: boolean;
+}
+
+/** Where a consumed guidance item went: the turn, run, model call and transcript message (DESIGN §11.5). */
+@ApiSchema({ name: 'AgentChatGuidanceReceipt' })
+export class AgentChatGuidanceReceiptDto {
+  guidance_id!: string;
+  turn_id?: string;
+  run_id?: string;
+  model_call_index?: number;
+  message_id?: string;
+  consumed_at?: string;
+}
+
+@ApiSchema({ name: 'AgentChatGuidanceItem' })
+export class AgentChatGuidanceItemDto {
+  guidance_id!: string;
+  content!: string;
+  status!: 'pending' | 'consumed';
+  /** Unix seconds. */
+  timestamp!: number;
+  metadata?: Record<string, unknown>;
+  receipt?: AgentChatGuidanceReceiptDto;
+}
+
+@ApiSchema({ name: 'AgentChatGuidanceList' })
+export class AgentChatGuidanceListDto {
+  session_id!: string;
+  items!: AgentChatGuidanceItemDto[];
+}
+
+@ApiSchema({ name: 'AgentChatGuidanceUpdated' })
+export class AgentChatGuidanceUpdatedDto {
+  updated!: boolean;
+}
+
+@ApiSchema({ name: 'AgentChatGuidanceDeleted' })
+export class AgentChatGuidanceDeletedDto {
+  deleted!: boolean;
+}
+
+@ApiSchema({ name: 'AgentChatChangedFile' })
+export class AgentChatChangedFileDto {
+  path!: string;
+  additions!: number;
+  deletions!: number;
+  status!: ChangedFile['status'];
+}
+
+@ApiSchema({ name: 'AgentChatChangedFileDiff' })
+export class AgentChatChangedFileDiffDto extends AgentChatChangedFileDto {
+  /** The file's block of the unified diff. */
+  diff!: string;
+}
+
+/** What a revert did (the worker's result; files: what still differs from the turn's base afterwards). */
+@ApiSchema({ name: 'AgentChatRevert' })
+export class AgentChatRevertDto {
+  reverted!: boolean;
+  paths!: string[];
+  diff_stat!: string;
+  files!: AgentChatChangedFileDto[];
+}
+
+@ApiSchema({ name: 'AgentChatApprovalOption' })
+export class AgentChatApprovalOptionDto {
+  option_id!: string;
+  name!: string;
+  kind!: string;
+}
+
+/** An External Agent's permission request and its decision (seed 003 approvals). */
+@ApiSchema({ name: 'AgentChatApproval' })
+export class AgentChatApprovalDto {
+  id!: string;
+  session_id!: string;
+  turn_id!: string | null;
+  adapter_id!: string;
+  workspace!: string;
+  tool_call_id!: string;
+  tool_kind!: ToolKind;
+  tool_name!: string;
+  options!: AgentChatApprovalOptionDto[];
+  scope_choices!: ApprovalScope[];
+  status!: ApprovalStatus;
+  decision!: Decision | null;
+  scope!: ApprovalScope | null;
+  path!: ApprovalPath | null;
+  selected_option!: string | null;
+  grant_id!: string | null;
+  note!: string;
+  created_at!: string | null;
+  expires_at!: string | null;
+  resolved_at!: string | null;
+}
+
+@ApiSchema({ name: 'AgentChatGrant' })
+export class AgentChatGrantDto {
+  id!: string;
+  scope!: ApprovalScope;
+  decision!: 'allow' | 'deny';
+  adapter_id!: string;
+  tool_kind!: ToolKind;
+  workspace!: string | null;
+  session_id!: string | null;
+  approval_id!: string | null;
+  note!: string;
+  created_at!: string | null;
+  expires_at!: string | null;
+}
+
+@ApiSchema({ name: 'AgentChatGrantRevoked' })
+export class AgentChatGrantRevokedDto extends AgentChatGrantDto {
+  deleted!: boolean;
+}
+
+/** The session stream's `message` frame: the settled (or, after a lost buffer, persisted partial) assistant message. */
+@ApiSchema({ name: 'AgentChatStreamMessage' })
+export class AgentChatStreamMessageDto extends AgentChatMessageDto {
+  /** Served from Postgres because the live buffer no longer held the stream. */
+  resume_fallback?: boolean;
+}
+
+/** A session becoming busy or idle (`GET …/active-sessions`). */
+@ApiSchema({ name: 'AgentChatActiveSession' })
+export class AgentChatActiveSessionDto {
+  session_id!: string;
+  turn_id!: string;
+  runtime_kind!: string;
+  status!: string;
+}
+
+/**
+ * `approval.requested` / `approval.resolved` frames of the session stream: the turn waits for (or got) a decision
+ * (`turn_id`, `task_id`, `run_id`, `status`), or an External Agent's permission request changed (`approval_id` and
+ * its fields; the full request at `GET …/approvals/{approval_id}`).
+ */
+@ApiSchema({ name: 'AgentChatApprovalFrame' })
+export class AgentChatApprovalFrameDto {
+  type?: 'approval.requested' | 'approval.resolved';
+  turn_id?: string;
+  task_id?: string | null;
+  run_id?: string | null;
+  approval_id?: string;
+  session_id?: string;
+  adapter_id?: string;
+  tool_kind?: ToolKind;
+  tool_name?: string;
+  scope_choices?: ApprovalScope[];
+  status?: string;
+  decision?: Decision | null;
+  scope?: ApprovalScope | null;
+  path?: ApprovalPath | null;
+  selected_option?: string | null;
+  created_at?: string | null;
+  expires_at?: string | null;
+  resolved_at?: string | null;
+}
+
+/** An External Agent's tool call starting (`tool_call`) or changing status (`tool_call_update`). */
+@ApiSchema({ name: 'AgentChatToolCallFrame' })
+export class AgentChatToolCallFrameDto {
+  type!: 'tool_call' | 'tool_call_update';
+  tool_call_id!: string;
+  title?: string;
+  kind?: string;
+  status?: string;
+}
+
+/** A guidance message the running turn took, on its stream as `message` before the reply continues. */
+@ApiSchema({ name: 'AgentChatGuidanceMessageFrame' })
+export class AgentChatGuidanceMessageFrameDto {
+  type!: 'message';
+  id!: string;
+  role!: 'user';
+  content!: string;
+  metadata!: Record<string, unknown>;
+}
+
+/** `guidance.consumed`: a model call took a guidance item (its receipt). */
+@ApiSchema({ name: 'AgentChatGuidanceConsumedFrame' })
+export class AgentChatGuidanceConsumedFrameDto {
+  type!: 'guidance.consumed';
+  guidance_id!: string;
+  turn_id!: string;
+  model_call_index!: number;
+  message_id!: string;
+}
+
+type _MessageDocumented = Assert<Documents<Omit<AgentChatMessageDto, ExternalField>, ReturnType<typeof toMessageView>>>;
+type _SegmentDocumented = Assert<Documents<AgentChatSegmentDto, ReturnType<typeof segmentsOf>[number]>>;
+type _TurnDocumented = Assert<Documents<AgentChatTurnDto, ReturnType<typeof toActiveTurnView>>>;
+type _SummaryDocumented = Assert<Documents<AgentChatSessionSummaryDto, ReturnType<typeof toSessionSummary>>>;
+type _SessionDocumented = Assert<Documents<AgentChatSessionDto, SessionView>>;
+type _ListDocumented = Assert<Documents<AgentChatSessionSummaryDto, Returned<AgentChatService['list']>[number]>>;
+type _CancelDocumented = Assert<Documents<AgentChatCancelDto, Returned<AgentChatService['cancel']>>>;
+type _QueueDocumented = Assert<Documents<AgentChatQueueItemDto, ReturnType<typeof toQueueItemView>>>;
+type _GuidanceAddDocumented = Assert<Documents<AgentChatGuidanceAcceptedDto, Returned<AgentChatGuidanceService['add']>>>;
+type _GuidanceListDocumented = Assert<Documents<AgentChatGuidanceListDto, Returned<AgentChatGuidanceService['list']>>>;
+type _GuidanceItemDocumented = Assert<Documents<AgentChatGuidanceItemDto, Returned<AgentChatGuidanceService['list']>['items'][number]>>;
+type _GuidanceUpdateDocumented = Assert<Documents<AgentChatGuidanceUpdatedDto, Returned<AgentChatGuidanceService['update']>>>;
+type _GuidanceDeleteDocumented = Assert<Documents<AgentChatGuidanceDeletedDto, Returned<AgentChatGuidanceService['remove']>>>;
+type _FilesDocumented = Assert<Documents<AgentChatChangedFileDto, Returned<AgentChatFilesService['files']>[number]>>;
+type _FileDocumented = Assert<Documents<AgentChatChangedFileDiffDto, Returned<AgentChatFilesService['file']>>>;
+type _ApprovalDocumented = Assert<Documents<AgentChatApprovalDto, Returned<AgentChatApprovalsService['get']>>>;
+type _GrantDocumented = Assert<Documents<AgentChatGrantDto, Returned<AgentChatApprovalsService['grants']>[number]>>;
+type _RevertDocumented = Assert<Documents<AgentChatRevertDto, RevertResult>>;
+type _RevokedDocumented = Assert<Documents<AgentChatGrantRevokedDto, Returned<AgentChatApprovalsService['revokeGrant']>>>;
