@@ -40,7 +40,7 @@ export class AgentLoopRunsController {
     @Res() reply: FastifyReply,
   ): Promise<void> {
     const fromHeader = lastEventId && /^\d+$/.test(lastEventId) ? Number(lastEventId) : 0;
-    await this.runs.serveLive(this.sse.opener(reply), p.tenantId, id, runId, q.after ?? fromHeader);
+    await this.runs.serveLive(this.sse.opener(reply, { stream: 'run_live' }), p.tenantId, id, runId, q.after ?? fromHeader);
   }
 
   @Post(':runId/continue')
