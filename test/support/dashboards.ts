@@ -71,9 +71,3 @@ export function metricNamesOf(expr: string): string[] {
   }
   return [...names];
 }
-
-/** A histogram's series name maps to its metric: `x_bucket`, `x_sum`, `x_count` → `x` (when `x` is a histogram). */
-export function familyOf(name: string, histograms: ReadonlySet<string>): string {
-  const m = /^(.*)_(bucket|sum|count)$/.exec(name);
-  return m && histograms.has(m[1]) ? m[1] : name;
-}

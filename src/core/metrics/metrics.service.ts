@@ -297,6 +297,7 @@ export class MetricsService {
   /** One model request ended: `provider`/`model` empty when it was never routed; `costUsd` what it cost. */
   modelRequest(endpoint: string, provider: string, model: string, status: 'ok' | 'error', costUsd: number): void {
     this.gatewayRequests.of(endpoint, provider || 'none', model || 'none', status).inc();
-    if (costUsd > 0) this.gatewayCost.of(provider, model).inc(costUsd);
+    // A provider and model that served show up in spend, at 0 for local models.
+    if (status === 'ok' && provider) this.gatewayCost.of(provider, model).inc(costUsd);
   }
 }
