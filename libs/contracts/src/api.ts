@@ -29,6 +29,8 @@ export interface SystemStats {
   queue_backend: 'bullmq' | 'in_process';
   queue_depth: number;
   queue_counts: Record<string, Record<string, number>>;
+  /** Per queue, the jobs the live workers run at once (each worker's GATEWAY_TASK_QUEUE_WORKERS, summed). */
+  queue_capacity: Record<string, number>;
   workers: number;
   storage_backend: 'postgres' | 'pglite';
   version: string;

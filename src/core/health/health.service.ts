@@ -46,9 +46,10 @@ export class HealthService {
   }
 
   async stats(): Promise<SystemStats> {
-    const [counts, workers, extra] = await Promise.all([
+    const [counts, workers, capacity, extra] = await Promise.all([
       this.queue.counts().catch(() => ({})),
       this.queue.workerCount().catch(() => 0),
+      this.queue.capacity().catch(() => ({})),
       this.registry.statsFields(),
     ]);
     const depth = Object.values(counts).reduce((sum, c) => sum + c.waiting + c.delayed, 0);
@@ -56,6 +57,7 @@ export class HealthService {
       queue_backend: this.queue.backend,
       queue_depth: depth,
       queue_counts: counts,
+      queue_capacity: capacity,
       workers,
       storage_backend: this.config.mode === 'scaled' ? 'postgres' : 'pglite',
       version: this.config.version,

@@ -13,6 +13,9 @@ export class SystemStatsDto {
   /** Jobs by queue and state. */
   @ApiProperty({ type: 'object', additionalProperties: { type: 'object', additionalProperties: { type: 'number' } } })
   queue_counts!: Record<string, Record<string, number>>;
+  /** Per queue, the jobs the live workers run at once (each worker's concurrency, summed). */
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'number' } })
+  queue_capacity!: Record<string, number>;
   workers!: number;
   storage_backend!: 'postgres' | 'pglite';
   version!: string;

@@ -6,6 +6,7 @@ import { AppConfig } from '@core/config/app-config';
 import { PinoNestLogger, rootLogger } from '@core/logging/logger';
 import { MetricsService } from '@core/metrics/metrics.service';
 import { AllExceptionsFilter, sendError } from './all-exceptions.filter';
+import { recordResponse } from './http-metrics';
 import { InvalidRequestError } from './domain-error';
 import { jsonDepthExceeds, MAX_JSON_DEPTH, mayHoldNul, nulInUrl, nulPath } from './json-limits';
 import { currentTraceId, incomingRequestId } from './request-id';
@@ -45,8 +46,7 @@ export async function createHttpApp(rootModule: unknown, config: AppConfig): Pro
     return reply;
   });
   fastify.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    const route = request.routeOptions?.url ?? 'unmatched';
-    metrics.httpDuration.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    recordResponse(metrics, request, reply);
     done();
   });
   // Errors raised by Fastify itself (body too large, malformed JSON, bad content type) reach the same filter:

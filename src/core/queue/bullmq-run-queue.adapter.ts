@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { Job, Queue, Worker } from 'bullmq';
 import { JOB_QUEUES, JobName, JobPayloads, QUEUE_NAMES, QueueName } from '@contracts/jobs';
 import { rootLogger } from '@core/logging/logger';
@@ -29,6 +30,12 @@ const withTimeout = <T>(promise: Promise<T>, ms: number, what: string): Promise<
       },
     );
   });
+
+/** BullMQ's prioritized set scores a job `priority × 2^32 + insertion counter`: a band per priority, oldest first. */
+const PRIORITY_BAND = 2 ** 32;
+/** A worker's Redis client name ends with its concurrency, so the api can sum the capacity of live workers. */
+const workerName = (concurrency: number): string => `${hostname()}:${process.pid}:c${concurrency}`;
+const concurrencyOf = (rawName: string | undefined): number => Number(/:c(\d+)$/.exec(rawName ?? '')?.[1] ?? 1);
 
 /** RunQueue over BullMQ 6. BullMQ delivers; Postgres (run leases) decides who owns a run. */
 export class BullmqRunQueue extends RunQueue {
@@ -100,6 +107,7 @@ export class BullmqRunQueue extends RunQueue {
         {
           connection: this.redis.createBlocking(`worker-${queueName}`),
           prefix: this.settings.prefix,
+          name: workerName(concurrency),
           concurrency,
           lockDuration: this.settings.lockDurationMs,
           stalledInterval: Math.max(1000, Math.floor(this.settings.lockDurationMs / 2)),
@@ -143,6 +151,44 @@ export class BullmqRunQueue extends RunQueue {
       };
     }
     return result;
+  }
+
+  async oldestWaitingMs(): Promise<Partial<Record<QueueName, number>>> {
+    const result: Partial<Record<QueueName, number>> = {};
+    const redis = this.redis.command;
+    for (const name of QUEUE_NAMES) {
+      const queue = this.queue(name);
+      // The wait list's tail is its oldest job; the prioritized set's oldest are the first of each priority band.
+      const ids: string[] = [];
+      const tail = await redis.lindex(queue.keys.wait, -1);
+      if (tail) ids.push(tail);
+      let from = '-inf';
+      for (let band = 0; band < 32; band++) {
+        const [id, score] = await redis.zrangebyscore(queue.keys.prioritized, from, '+inf', 'WITHSCORES', 'LIMIT', 0, 1);
+        if (!id) break;
+        ids.push(id);
+        from = String((Math.floor(Number(score) / PRIORITY_BAND) + 1) * PRIORITY_BAND);
+      }
+      let oldest = Infinity;
+      for (const id of ids) {
+        const [timestamp, delay] = await redis.hmget(queue.toKey(id), 'timestamp', 'delay');
+        if (timestamp) oldest = Math.min(oldest, Number(timestamp) + Number(delay ?? 0));
+      }
+      if (oldest !== Infinity) result[name] = Math.max(0, Date.now() - oldest);
+    }
+    return result;
+  }
+
+  async capacity(): Promise<Record<QueueName, number>> {
+    const entries = await Promise.all(
+      QUEUE_NAMES.map(async (n) => {
+        const workers = await this.queue(n)
+          .getWorkers()
+          .catch(() => []);
+        return [n, workers.reduce((sum, w) => sum + concurrencyOf(w.rawname), 0)] as const;
+      }),
+    );
+    return Object.fromEntries(entries) as Record<QueueName, number>;
   }
 
   async workerCount(): Promise<number> {

@@ -121,8 +121,23 @@ export class InProcessRunQueue extends RunQueue {
     return result;
   }
 
+  async oldestWaitingMs(): Promise<Partial<Record<QueueName, number>>> {
+    const now = Date.now();
+    const result: Partial<Record<QueueName, number>> = {};
+    for (const [queue, list] of this.pending) {
+      const ready = list.filter((j) => j.readyAt <= now);
+      if (ready.length > 0) result[queue] = now - Math.min(...ready.map((j) => j.readyAt));
+    }
+    return result;
+  }
+
   async workerCount(): Promise<number> {
     return this.consumers && !this.draining ? 1 : 0;
+  }
+
+  async capacity(): Promise<Record<QueueName, number>> {
+    const live = this.consumers && !this.draining ? this.consumers : undefined;
+    return Object.fromEntries(QUEUE_NAMES.map((q) => [q, live?.queues.includes(q) ? live.concurrency : 0])) as Record<QueueName, number>;
   }
 
   async ping(): Promise<void> {}

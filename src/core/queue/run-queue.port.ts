@@ -36,7 +36,11 @@ export abstract class RunQueue {
   /** Stops taking jobs and waits up to `graceMs` for in-flight jobs; then aborts them. */
   abstract drain(graceMs: number): Promise<void>;
   abstract counts(): Promise<JobCounts>;
+  /** Per queue, how long the oldest job that is ready to run has waited (ms); a queue where none waits is absent. */
+  abstract oldestWaitingMs(): Promise<Partial<Record<QueueName, number>>>;
   abstract workerCount(): Promise<number>;
+  /** Per queue, the jobs its live consumers run at once (the sum of their concurrency); 0 without a consumer. */
+  abstract capacity(): Promise<Record<QueueName, number>>;
   abstract ping(): Promise<void>;
   abstract close(): Promise<void>;
 }

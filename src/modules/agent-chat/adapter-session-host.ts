@@ -3,6 +3,7 @@ import { EventBus, type Unsubscribe } from '@core/bus/event-bus.port';
 import { AppConfig } from '@core/config/app-config';
 import { keepLease, LEASE_OWNER, newLeaseToken } from '@core/lease';
 import { rootLogger } from '@core/logging/logger';
+import { MetricsService } from '@core/metrics/metrics.service';
 import { type Acp, AcpProcess, AdapterCatalog, type AdapterDefinition, AdapterDiscoveryService, initializeRequest } from '@modules/agent-adapters';
 import type { SessionRow } from './agent-chat-rows';
 import { sessionChannel, type SessionDoorbell } from './agent-chat-signals';
@@ -64,6 +65,7 @@ export class AdapterSessionHost implements OnApplicationBootstrap, OnApplication
     private readonly rows: AdapterSessionRepository,
     private readonly keys: SessionKeysRepository,
     @Inject(EventBus) private readonly bus: EventBus,
+    private readonly metrics: MetricsService,
   ) {}
 
   private get leaseMs(): number {
@@ -71,6 +73,14 @@ export class AdapterSessionHost implements OnApplicationBootstrap, OnApplication
   }
 
   onApplicationBootstrap(): void {
+    this.metrics.countAdapterProcesses(
+      () => {
+        const byAdapter = new Map<string, number>();
+        for (const live of this.live.values()) byAdapter.set(live.adapterId, (byAdapter.get(live.adapterId) ?? 0) + 1);
+        return byAdapter;
+      },
+      () => this.catalog.all().map((d) => d.id),
+    );
     this.control = this.bus.subscribe(ADAPTER_CONTROL_CHANNEL, (_c, message) => {
       const m = message as AdapterControl;
       if (this.live.has(m.session_id)) void this.end(m.session_id, m.action);
@@ -110,7 +120,11 @@ export class AdapterSessionHost implements OnApplicationBootstrap, OnApplication
     const stale = this.live.get(session.id);
     if (stale) await this.end(session.id, 'lost');
     const token = newLeaseToken();
-    if (!(await this.rows.claim(session.id, LEASE_OWNER, token, this.leaseMs))) {
+    // The row (as read) names another holder: a successful claim takes over its expired lease.
+    const heldElsewhere = session.adapter_token !== null && session.adapter_owner !== LEASE_OWNER;
+    if (await this.rows.claim(session.id, LEASE_OWNER, token, this.leaseMs)) {
+      if (heldElsewhere) this.metrics.leaseReclaimed('adapter');
+    } else {
       const owner = await this.rows.liveOwner(session.id);
       if (owner && owner !== LEASE_OWNER) return { owner };
       // Ours from an earlier life of this process, or it expired meanwhile: one more try.

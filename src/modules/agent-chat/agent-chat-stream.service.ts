@@ -3,6 +3,7 @@ import { sleep } from '@core/async/sleep';
 import { EventBus } from '@core/bus/event-bus.port';
 import type { SseOpener, SseStream } from '@core/http/sse';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
+import { MetricsService } from '@core/metrics/metrics.service';
 import { isActiveTurn, isFinishedTurn, type SessionRow, type TurnRow } from './agent-chat-rows';
 import { SESSION_PATTERN, sessionDoorbell, type SessionDoorbell } from './agent-chat-signals';
 import { AgentChatTurnsService } from './agent-chat-turns.service';
@@ -46,6 +47,7 @@ export class AgentChatStreamService {
     private readonly turns: AgentChatTurnsService,
     @Inject(LiveStreamBuffer) private readonly live: LiveStreamBuffer,
     @Inject(EventBus) private readonly bus: EventBus,
+    private readonly metrics: MetricsService,
   ) {}
 
   async serve(open: SseOpener, tenantId: string, sessionId: string, cursor: ChatCursor): Promise<void> {
@@ -106,9 +108,13 @@ export class AgentChatStreamService {
     let stream = turn.stream_id;
     let index = cursor.streamId === undefined || cursor.streamId === stream ? cursor.index : 0;
     let fallback = false;
-    if (cursor.streamId !== undefined && cursor.streamId !== stream && cursor.index > 0) {
+    const reset = cursor.streamId !== undefined && cursor.streamId !== stream && cursor.index > 0;
+    // A resume (a cursor past the start) is counted by how it is served: the buffer, Postgres, or a reset.
+    let resumeUncounted = cursor.index > 0 && !reset;
+    if (reset) {
       // The client followed a stream this turn no longer writes (an agent turn's run changed, a lost buffer): what it
       // has is replaced by the persisted partial; the new stream's frames follow from its start.
+      this.metrics.liveStreamResumed('reset');
       await this.sendMessage(sse, turn, true);
     }
     let approvalShown = turn.status === 'awaiting_approval';
@@ -116,6 +122,10 @@ export class AgentChatStreamService {
     while (sse.isOpen) {
       // An active turn's stream may not exist yet (queued, or its model has not answered): wait for it, not poll.
       const r = await this.live.read(stream, index, { blockMs: 2000, limit: 500, waitForStart: isActiveTurn(turn.status) });
+      if (resumeUncounted) {
+        resumeUncounted = false;
+        this.metrics.liveStreamResumed(r.expired ? 'fallback' : 'buffer');
+      }
       for (const chunk of r.chunks) {
         sse.send({ id: `${turn.id}:${stream}:${chunk.index}`, event: eventOf(chunk.data), data: chunk.data });
         index = chunk.index;

@@ -7,6 +7,7 @@ import { DomainError } from '@core/http/domain-error';
 import { keepLease, LEASE_OWNER, newLeaseToken } from '@core/lease';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import { rootLogger } from '@core/logging/logger';
+import { MetricsService } from '@core/metrics/metrics.service';
 import { RunQueue, type JobContext } from '@core/queue/run-queue.port';
 import { InferenceService, type InferenceMessage, type LiveDeltaFrame } from '@modules/inference';
 import type { MessageRow, TurnRow } from './agent-chat-rows';
@@ -46,6 +47,7 @@ export class AgentChatTurnRunner implements OnApplicationBootstrap, OnApplicatio
     @Inject(LiveStreamBuffer) private readonly live: LiveStreamBuffer,
     @Inject(EventBus) private readonly bus: EventBus,
     @Inject(RunQueue) private readonly queue: RunQueue,
+    private readonly metrics: MetricsService,
   ) {}
 
   private get leaseMs(): number {
@@ -137,8 +139,10 @@ export class AgentChatTurnRunner implements OnApplicationBootstrap, OnApplicatio
     for (let attempt = 0; attempt < 3 && !signal.aborted; attempt += 1) {
       const r = await this.leases.claimTurn(turnId, LEASE_OWNER, token, this.leaseMs);
       if ('turn' in r) {
-        if (r.previousStatus === 'running')
+        if (r.previousStatus === 'running') {
           rootLogger().warn({ turn_id: turnId, attempt: r.turn.attempts }, 'took over an agent chat turn whose worker was lost');
+          this.metrics.leaseReclaimed('turn');
+        }
         return r.turn;
       }
       if (r.reason === 'gone' || r.remainingMs > 2 * this.leaseMs) return null;

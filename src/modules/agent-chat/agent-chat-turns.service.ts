@@ -3,6 +3,7 @@ import type { EntityManager } from 'typeorm';
 import { EventBus } from '@core/bus/event-bus.port';
 import type { RequestOrigin } from '@core/context/request-context';
 import { rootLogger } from '@core/logging/logger';
+import { MetricsService } from '@core/metrics/metrics.service';
 import { TurnRuntimes } from './turn-runtime';
 import { ACTIVE_TURN_STATUSES, isActiveTurn, type TurnRow, type TurnStatus } from './agent-chat-rows';
 import { AgentChatRepository, NOW } from './agent-chat.repository';
@@ -35,6 +36,7 @@ export class AgentChatTurnsService {
     private readonly repo: AgentChatRepository,
     private readonly runtimes: TurnRuntimes,
     @Inject(EventBus) private readonly bus: EventBus,
+    private readonly metrics: MetricsService,
   ) {}
 
   /** Rings the session's doorbell (after commit; lossy by design, readers re-read Postgres). */
@@ -83,8 +85,14 @@ export class AgentChatTurnsService {
 
   async end(turn: TurnRow, end: TurnEnd, token?: string): Promise<boolean> {
     const ok = await this.repo.transaction((m) => this.endIn(m, turn, end, token));
-    if (ok) this.announce(turn, end.status);
+    if (ok) this.ended(turn, end.status);
     return ok;
+  }
+
+  /** After the commit of `endIn`: the doorbell, and the turn counted. */
+  ended(turn: TurnRow, status: TurnEnd['status']): void {
+    this.announce(turn, status);
+    this.metrics.agentTurnEnded(turn.runtime_kind, status);
   }
 
   /** Moves an active turn (and its message and session) to another active state, e.g. running → awaiting_approval. */

@@ -83,7 +83,7 @@ export class AgentChatController {
   })
   @Get('active-sessions')
   async active(@CurrentPrincipal() p: Principal, @Res() reply: FastifyReply): Promise<void> {
-    await this.streams.serveActive(this.sse.opener(reply), p.tenantId);
+    await this.streams.serveActive(this.sse.opener(reply, { stream: 'agent_chat_active' }), p.tenantId);
   }
 
   @ApiEnvelope('agent_chat_sessions', [AgentChatSessionSummaryDto])
@@ -180,7 +180,7 @@ export class AgentChatController {
   }
 
   private async answerTurn(reply: FastifyReply, p: Principal, { turn, session }: StartedTurn, dto: { stream?: boolean; wait?: boolean }): Promise<void> {
-    if (dto.stream) return this.streams.serveStarted(this.sse.opener(reply), session, turn);
+    if (dto.stream) return this.streams.serveStarted(this.sse.opener(reply, { stream: 'agent_chat' }), session, turn);
     if (dto.wait === false) {
       await reply.status(202).send({ object: 'agent_chat_turn', data: { session_id: turn.session_id, ...toActiveTurnView(turn) } });
       return;
@@ -201,7 +201,7 @@ export class AgentChatController {
     @Headers('last-event-id') lastEventId: string | undefined,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    await this.streams.serve(this.sse.opener(reply), p.tenantId, id, parseChatCursor(lastEventId, q.last_index));
+    await this.streams.serve(this.sse.opener(reply, { stream: 'agent_chat' }), p.tenantId, id, parseChatCursor(lastEventId, q.last_index));
   }
 
   @ApiEnvelope('agent_chat_cancel', AgentChatCancelDto)

@@ -1,5 +1,6 @@
 import { Module, OnModuleInit } from '@nestjs/common';
 import { SystemInfoRegistry } from '@core/health/system-info.registry';
+import { MetricsService } from '@core/metrics/metrics.service';
 import { AgentLoopModule, GuidanceRegistry } from '@modules/agent-loop';
 import { InferenceModule } from '@modules/inference';
 import { ProvidersModule } from '@modules/providers';
@@ -68,9 +69,11 @@ export class AgentChatModule implements OnModuleInit {
     private readonly registry: SystemInfoRegistry,
     private readonly retention: RetentionService,
     private readonly approvals: ApprovalsRepository,
+    private readonly metrics: MetricsService,
   ) {}
 
   onModuleInit(): void {
+    this.metrics.countPendingApprovals('agent_chat', () => this.approvals.countPending());
     // Operators show a danger banner when every adapter permission request is allowed unseen (seed 003).
     this.registry.addStats('agent_adapter_approval_mode', () => this.config.agent.adapters.approvalMode);
     const { maxAgeMs, maxCount } = this.config.tasks.retention.agentChatApprovals;

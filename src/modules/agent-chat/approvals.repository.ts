@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { randomHex } from '@core/context/random-hex';
 import { execSql } from '@core/database/sql';
+import { MetricsService } from '@core/metrics/metrics.service';
 import type { ApprovalPath, ApprovalScope, ApprovalStatus, Decision, PermissionOption, ToolKind } from './approval-vocabulary';
 
 export interface ApprovalRow {
@@ -69,7 +70,21 @@ const UNEXPIRED = `(expires_at IS NULL OR expires_at > now())`;
  */
 @Injectable()
 export class ApprovalsRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly metrics: MetricsService,
+  ) {}
+
+  /** A pending request settled (every path that settles one ends here): its wait, by outcome. */
+  private settled(rows: ApprovalRow[]): ApprovalRow[] {
+    for (const a of rows) if (a.status !== 'pending') this.metrics.approvalResolved('agent_chat', a.status, a.created_at, a.resolved_at);
+    return rows;
+  }
+
+  async countPending(): Promise<number> {
+    const { rows } = await execSql<{ n: string }>(this.manager, `SELECT count(*) AS n FROM agent_chat_approvals WHERE status = 'pending'`);
+    return Number(rows[0]?.n ?? 0);
+  }
 
   private get manager(): EntityManager {
     return this.dataSource.manager;
@@ -158,7 +173,7 @@ export class ApprovalsRepository {
         WHERE id = $1 AND status = 'pending' RETURNING *`,
       [id, r.status, r.path, r.decision ?? null, r.scope ?? null, r.selected_option ?? null, r.grant_id ?? null, r.note ?? ''],
     );
-    return rows[0] ?? null;
+    return this.settled(rows)[0] ?? null;
   }
 
   /**
@@ -217,7 +232,7 @@ export class ApprovalsRepository {
                            WHERE t.id = a.turn_id AND t.status = 'running' AND t.lease_owner = a.waiter AND t.lease_expires_at > now())
         RETURNING *`,
     );
-    return rows;
+    return this.settled(rows);
   }
 
   /**

@@ -52,7 +52,7 @@ export class ModelTurnRuntime implements TurnRuntime, OnModuleInit {
         return this.turns.endIn(m, fresh, { status: 'cancelled', content: '', error: { type: 'cancelled', message: 'cancelled before it started' } });
       });
       if (ended) {
-        this.turns.announce(turn, 'cancelled');
+        this.turns.ended(turn, 'cancelled');
         return 'cancelled';
       }
     }

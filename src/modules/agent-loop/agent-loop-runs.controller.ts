@@ -34,7 +34,7 @@ export class AgentLoopRunsController {
     @Res() reply: FastifyReply,
   ): Promise<void> {
     const fromHeader = lastEventId && /^\d+$/.test(lastEventId) ? Number(lastEventId) : 0;
-    await this.runs.serveLive(this.sse.opener(reply), p.tenantId, id, runId, q.after ?? fromHeader);
+    await this.runs.serveLive(this.sse.opener(reply, { stream: 'run_live' }), p.tenantId, id, runId, q.after ?? fromHeader);
   }
 
   @ApiEnvelope('task_run', TaskRunResponseDto)

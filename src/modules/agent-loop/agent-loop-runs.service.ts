@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { SseOpener } from '@core/http/sse';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
+import { MetricsService } from '@core/metrics/metrics.service';
 import type { RequestOrigin } from '@core/context/request-context';
 import { InvalidRequestError } from '@core/http/domain-error';
 import { TaskRunChainsService } from '@modules/tasks';
@@ -16,6 +17,7 @@ export class AgentLoopRunsService {
   constructor(
     private readonly chains: TaskRunChainsService,
     @Inject(LiveStreamBuffer) private readonly live: LiveStreamBuffer,
+    private readonly metrics: MetricsService,
   ) {}
 
   /**
@@ -28,8 +30,13 @@ export class AgentLoopRunsService {
     await this.chains.getRun(tenantId, taskId, runId);
     const sse = open();
     let index = after;
+    let resumeUncounted = after > 0;
     while (sse.isOpen) {
       const r = await this.live.read(runId, index, { blockMs: 2000, limit: 500 });
+      if (resumeUncounted) {
+        resumeUncounted = false;
+        this.metrics.liveStreamResumed(r.expired ? 'fallback' : 'buffer');
+      }
       for (const chunk of r.chunks) {
         const type = (JSON.parse(chunk.data) as { type?: string }).type === 'tool_progress' ? 'tool_progress' : 'delta';
         sse.send({ id: chunk.index, event: type, data: chunk.data });

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
+import { MetricsService } from '@core/metrics/metrics.service';
 import type { McpTool, McpToolSet } from '@modules/mcp';
 import { type ExecutionContext, ExecutorRegistry, type StepOutcome } from '@modules/tasks';
 import { BUILTIN_BY_NAME, type BuiltinTool, ToolInputError, type ToolResult } from './builtin-tools';
@@ -24,6 +25,7 @@ export class AgentToolCalls {
     private readonly registry: ExecutorRegistry,
     private readonly config: AppConfig,
     @Inject(LiveStreamBuffer) private readonly live: LiveStreamBuffer,
+    private readonly metrics: MetricsService,
   ) {}
 
   /**
@@ -71,6 +73,9 @@ export class AgentToolCalls {
       pending: rest.length ? rest : undefined,
     });
     let next: Conversation | undefined;
+    // The metric's labels: MCP tools as `mcp` (their names are the servers'), unknown names as `unknown`.
+    const toolLabel = mcpTool ? 'mcp' : tool ? tool.name : 'unknown';
+    let callOutcome = 'ok';
     const { outcome, replayed } = await ctx.writer.step(
       {
         index,
@@ -83,6 +88,7 @@ export class AgentToolCalls {
       async (): Promise<StepOutcome> => {
         let result: ToolResult;
         if (mcpTool?.approvalPolicy === 'block') {
+          callOutcome = 'blocked';
           const reason = `server ${mcpTool.server} has approval_policy=block`;
           const text = `blocked by policy: ${reason}; the tool was not called`;
           next = after(text, true);
@@ -118,6 +124,7 @@ export class AgentToolCalls {
           }
         }
         const text = result.text.length > TOOL_RESULT_MAX_CHARS ? `${result.text.slice(0, TOOL_RESULT_MAX_CHARS)}\n[truncated]` : result.text;
+        callOutcome = !tool ? 'unknown_tool' : inputError ? 'invalid_arguments' : result.isError ? 'error' : 'ok';
         next = after(text, result.isError);
         return {
           status: result.isError ? 'failed' : 'completed',
@@ -131,6 +138,9 @@ export class AgentToolCalls {
         };
       },
     );
+    // A call an earlier attempt completed was counted then; one cut off by a crash is counted once, as outcome unknown.
+    if (!replayed) this.metrics.agentToolCalled(toolLabel, callOutcome);
+    else if (outcome.errorKind === 'ambiguous_side_effect') this.metrics.agentToolCalled(toolLabel, 'outcome_unknown');
     if (replayed || !next) {
       let content: string;
       let isError: boolean;

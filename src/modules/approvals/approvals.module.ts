@@ -1,5 +1,6 @@
-import { Module } from '@nestjs/common';
+import { Module, OnModuleInit } from '@nestjs/common';
 import { DatabaseModule } from '@core/database/database.module';
+import { MetricsService } from '@core/metrics/metrics.service';
 import { ApprovalsService } from './approvals.service';
 import { TaskApprovalEntity } from './task-approval.entity';
 import { TaskApprovalRepository } from './task-approval.repository';
@@ -10,4 +11,13 @@ import { TaskApprovalRepository } from './task-approval.repository';
   providers: [TaskApprovalRepository, ApprovalsService],
   exports: [ApprovalsService],
 })
-export class ApprovalsModule {}
+export class ApprovalsModule implements OnModuleInit {
+  constructor(
+    private readonly metrics: MetricsService,
+    private readonly approvals: ApprovalsService,
+  ) {}
+
+  onModuleInit(): void {
+    this.metrics.countPendingApprovals('task', () => this.approvals.countPending());
+  }
+}

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AppConfig } from '@core/config/app-config';
 import type { ApprovalPolicyName } from '@core/config/groups/tasks.env';
+import { MetricsService } from '@core/metrics/metrics.service';
 import { PreExecutionGate, preExecutionGate, toolRequiresApproval } from './approval-policies';
 import { ApprovalNotFoundError, ApprovalNotPendingError } from './approvals.errors';
 import { ApprovalKind, ApprovalStatus, TaskApprovalEntity } from './task-approval.entity';
@@ -73,6 +74,7 @@ export class ApprovalsService {
   constructor(
     private readonly approvals: TaskApprovalRepository,
     private readonly config: AppConfig,
+    private readonly metrics: MetricsService,
   ) {}
 
   get activePolicies(): readonly ApprovalPolicyName[] {
@@ -148,11 +150,15 @@ export class ApprovalsService {
       const now = await this.get(q.tenantId, q.taskId, q.id, manager);
       throw new ApprovalNotPendingError(q.id, now.status ?? current.status);
     }
+    // Recorded as the decision is written (the caller's transaction rarely rolls back after it).
+    this.metrics.approvalResolved('task', updated.status === 'approved' ? 'approved' : 'denied', updated.createdAt, updated.resolvedAt);
     return updated;
   }
 
-  cancelPendingForRun(manager: EntityManager, tenantId: string, runId: string, note: string): Promise<ApprovalRecord[]> {
-    return this.approvals.cancelPendingForRun(manager, tenantId, runId, note);
+  async cancelPendingForRun(manager: EntityManager, tenantId: string, runId: string, note: string): Promise<ApprovalRecord[]> {
+    const cancelled = await this.approvals.cancelPendingForRun(manager, tenantId, runId, note);
+    for (const a of cancelled) this.metrics.approvalResolved('task', 'cancelled', a.createdAt, a.resolvedAt);
+    return cancelled;
   }
 
   deleteForTask(manager: EntityManager, tenantId: string, taskId: string): Promise<void> {

@@ -33,7 +33,7 @@ export class ChatTurnsController {
   ) {}
 
   private sink(reply: FastifyReply, stream: boolean | undefined): SinkFactory {
-    return stream ? () => new TurnSseWriter(this.sse.open(reply)) : undefined;
+    return stream ? () => new TurnSseWriter(this.sse.open(reply, { stream: 'chat_turn' })) : undefined;
   }
 
   private async respond(reply: FastifyReply, stream: boolean | undefined, data: Promise<unknown>): Promise<void> {

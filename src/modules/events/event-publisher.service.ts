@@ -1,6 +1,7 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { EventBus } from '@core/bus/event-bus.port';
 import { rootLogger } from '@core/logging/logger';
+import { MetricsService } from '@core/metrics/metrics.service';
 
 const MAX_PENDING = 10_000;
 
@@ -12,31 +13,39 @@ const MAX_PENDING = 10_000;
  */
 @Injectable()
 export class EventPublisher implements OnApplicationShutdown {
-  private readonly pending: { channel: string; message: unknown }[] = [];
+  private readonly pending: { channel: string; message: unknown; committedAt?: number }[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing = false;
   private backoffMs = 50;
   private closed = false;
 
-  constructor(@Inject(EventBus) private readonly bus: EventBus) {}
+  constructor(
+    @Inject(EventBus) private readonly bus: EventBus,
+    private readonly metrics: MetricsService,
+  ) {}
 
-  publish(channel: string, message: unknown): void {
+  /** `committedAt` (performance.now() just after the commit): the publication is timed in hecate_event_publish_lag_seconds. */
+  publish(channel: string, message: unknown, committedAt?: number): void {
     if (this.closed) return;
     if (this.pending.length === 0 && !this.flushing) {
       this.bus.publish(channel, message).then(
-        () => undefined,
+        () => this.published(committedAt),
         (err: unknown) => {
-          this.enqueue(channel, message);
+          this.enqueue(channel, message, committedAt);
           rootLogger().warn({ channel, err: String(err) }, 'event doorbell publish failed; will retry');
         },
       );
       return;
     }
-    this.enqueue(channel, message);
+    this.enqueue(channel, message, committedAt);
   }
 
-  private enqueue(channel: string, message: unknown): void {
-    this.pending.push({ channel, message });
+  private published(committedAt: number | undefined): void {
+    if (committedAt !== undefined) this.metrics.eventsPublished((performance.now() - committedAt) / 1000);
+  }
+
+  private enqueue(channel: string, message: unknown, committedAt: number | undefined): void {
+    this.pending.push({ channel, message, committedAt });
     if (this.pending.length > MAX_PENDING) this.pending.splice(0, this.pending.length - MAX_PENDING);
     this.schedule();
   }
@@ -58,6 +67,7 @@ export class EventPublisher implements OnApplicationShutdown {
         const next = this.pending[0];
         await this.bus.publish(next.channel, next.message);
         this.pending.shift();
+        this.published(next.committedAt);
       }
       this.backoffMs = 50;
     } catch {

@@ -98,6 +98,7 @@ export class EventStore {
   /** After commit: one doorbell per run (its contiguous batch) and a stamping pass. Never throws. */
   published(appended: AppendedEvent[]): void {
     if (appended.length === 0) return;
+    const committedAt = performance.now();
     const byRun = new Map<string, EventEnvelope[]>();
     for (const { envelope } of appended) {
       const list = byRun.get(envelope.run_id) ?? [];
@@ -107,7 +108,7 @@ export class EventStore {
     for (const [runId, events] of byRun) {
       events.sort((a, b) => a.sequence - b.sequence);
       const message: RunBatchMessage = { from: events[0].sequence, to: events[events.length - 1].sequence, events };
-      this.publisher.publish(runChannel(runId), message);
+      this.publisher.publish(runChannel(runId), message, committedAt);
     }
     this.stamper.kick();
   }

@@ -81,6 +81,7 @@ export class EventStreams {
       await replayThenTail(this.feedSource(filter), {
         after,
         closed: sse.closed,
+        replayed: (n) => sse.replayed(n),
         deliver: (items) => {
           for (const e of items) if (!sse.write(feedFrame(e))) return false;
           return true;

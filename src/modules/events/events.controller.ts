@@ -41,6 +41,10 @@ export class EventsController {
     @Res() reply: FastifyReply,
   ): Promise<void> {
     const after = Math.max(parseCursor(q.after_sequence, 'after_sequence') ?? 0, parseCursor(lastEventId, 'Last-Event-ID') ?? 0);
-    await this.streams.serveFeed(this.sse.opener(reply), { tenantId: caller.tenantId, types: eventTypesOf(q.event_type), taskId: q.task_id }, after);
+    await this.streams.serveFeed(
+      this.sse.opener(reply, { stream: 'events_feed' }),
+      { tenantId: caller.tenantId, types: eventTypesOf(q.event_type), taskId: q.task_id },
+      after,
+    );
   }
 }

@@ -34,6 +34,8 @@ export interface TailOptions<T> {
   maxPending?: number;
   /** Called after the initial replay, with the position reached. */
   onCaughtUp?(position: number): Promise<boolean> | boolean;
+  /** Told how many items each read from the store (replay, refill) delivers — not the live ones. */
+  replayed?(items: number): void;
 }
 
 export async function replayThenTail<T>(source: TailSource<T>, options: TailOptions<T>): Promise<number> {
@@ -67,9 +69,10 @@ export async function replayThenTail<T>(source: TailSource<T>, options: TailOpti
     stopped = true;
     notify();
   });
-  const deliverAfter = async (items: T[]): Promise<boolean> => {
+  const deliverAfter = async (items: T[], fromStore: boolean): Promise<boolean> => {
     const fresh = items.filter((i) => source.positionOf(i) > last);
     if (fresh.length === 0) return true;
+    if (fromStore) options.replayed?.(fresh.length);
     return options.deliver(fresh);
   };
   let first = true;
@@ -80,7 +83,7 @@ export async function replayThenTail<T>(source: TailSource<T>, options: TailOpti
         for (;;) {
           const batch = await source.read(last);
           if (stopped) return last;
-          if (!(await deliverAfter(batch.items))) return last;
+          if (!(await deliverAfter(batch.items, true))) return last;
           if (batch.items.length > 0) last = Math.max(last, source.positionOf(batch.items[batch.items.length - 1]));
           last = Math.max(last, batch.to);
           if (!batch.more) break;
@@ -104,7 +107,7 @@ export async function replayThenTail<T>(source: TailSource<T>, options: TailOpti
         needRefill = true;
         continue;
       }
-      if (!(await deliverAfter(batch.items))) return last;
+      if (!(await deliverAfter(batch.items, false))) return last;
       last = Math.max(last, batch.to);
     }
     return last;

@@ -98,7 +98,13 @@ export class IngressService {
     // The head is deferred: it goes out in the same socket write as the first relayed bytes (one syscall on the
     // way to the first token instead of two); each path flushes it alone only when the upstream's first chunk
     // produced nothing to send. No heartbeat (the provider protocols have none), no reconnect hint on shutdown.
-    const res = this.sse.open(reply, { heartbeatMs: 0, reconnectable: false, deferHead: true, headers: routeHeaders(open.info, prepared.model) });
+    const res = this.sse.open(reply, {
+      stream: 'gateway',
+      heartbeatMs: 0,
+      reconnectable: false,
+      deferHead: true,
+      headers: routeHeaders(open.info, prepared.model),
+    });
     const usage: NormalizedUsage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
     let error: UpstreamError | undefined;
     try {

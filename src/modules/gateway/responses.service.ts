@@ -203,7 +203,7 @@ export class ResponsesService {
 
   private async pipe(open: OpenStream, req: PreparedResponsesRequest, head: ResponseHead, principal: Principal, reply: FastifyReply, abort: ClientAbort) {
     const headers = { ...routeHeaders(open.info, req.prepared.model), ...droppedHeader(req, open.selected.provider) };
-    const res = this.sse.open(reply, { heartbeatMs: 0, reconnectable: false, deferHead: true, headers });
+    const res = this.sse.open(reply, { stream: 'gateway', heartbeatMs: 0, reconnectable: false, deferHead: true, headers });
     const usage: NormalizedUsage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
     let outcome: { error?: UpstreamError; response?: Json };
     try {

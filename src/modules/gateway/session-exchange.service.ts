@@ -198,7 +198,12 @@ export class SessionExchangeService {
       await this.recordFailure(exchange, err, requestedModel, ctx);
       throw err;
     }
-    const res = this.sse.open(reply, { heartbeatMs: 0, reconnectable: false, headers: sessionHeaders(s, exchange.sessionId, requestedModel) });
+    const res = this.sse.open(reply, {
+      stream: 'gateway',
+      heartbeatMs: 0,
+      reconnectable: false,
+      headers: sessionHeaders(s, exchange.sessionId, requestedModel),
+    });
     const encoder = dialect.encoder(s, prepared);
     let failure: unknown;
     try {

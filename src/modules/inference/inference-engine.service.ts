@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { sleep } from '@core/async/sleep';
 import { AppConfig } from '@core/config/app-config';
 import { newRequestId } from '@core/context/request-context';
+import { MetricsService } from '@core/metrics/metrics.service';
 import { PricingService, ProviderHealthService, transportError, UpstreamError } from '@modules/providers';
 import type { CompletedCall, GatewayRouteInfo, InferenceContext, OpenStream } from './call-types';
 import type { CancelSignal } from './client-abort';
@@ -33,6 +34,7 @@ export class InferenceEngineService {
     private readonly pricing: PricingService,
     private readonly ledger: UsageLedgerService,
     private readonly traces: TraceStoreService,
+    private readonly metrics: MetricsService,
   ) {}
 
   identity(ctx: Pick<InferenceContext, 'tenantId' | 'apiKeyId' | 'origin' | 'endpoint'>) {
@@ -51,7 +53,7 @@ export class InferenceEngineService {
   }
 
   async dispatchComplete(req: PreparedRequest, id: CallIdentity, signal?: CancelSignal, cap?: CostCap): Promise<CompletedCall> {
-    const rec = new RequestRecorder(id, req, this.ledger, this.traces);
+    const rec = new RequestRecorder(id, req, this.ledger, this.traces, this.metrics);
     try {
       const plan = await this.plan(req);
       rec.routed(plan);
@@ -77,7 +79,7 @@ export class InferenceEngineService {
   }
 
   async dispatchStream(req: PreparedRequest, id: CallIdentity, signal?: CancelSignal, cap?: CostCap): Promise<OpenStream> {
-    const rec = new RequestRecorder(id, req, this.ledger, this.traces);
+    const rec = new RequestRecorder(id, req, this.ledger, this.traces, this.metrics);
     try {
       const plan = await this.plan(req);
       rec.routed(plan);
@@ -88,6 +90,7 @@ export class InferenceEngineService {
         return upstream;
       });
       const c = out.candidate;
+      rec.firstChunk(c);
       let finished = false;
       return {
         info: this.info(id.requestId, plan, c, out.attempts),

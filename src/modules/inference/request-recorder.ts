@@ -1,4 +1,5 @@
 import { context, Span, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { MetricsService } from '@core/metrics/metrics.service';
 import type { UpstreamError } from '@modules/providers';
 import type { UsageLedgerService } from './usage/usage-ledger.service';
 import type { GatewayTrace, TraceAttempt, TraceStoreService } from './usage/trace-store.service';
@@ -34,14 +35,17 @@ export interface AttemptHandle {
 
 type Finish = { ok: true; selected: RouteCandidate; usage: NormalizedUsage; costMicros: number } | { ok: false; errorType: string };
 
+/** gen_ai.operation.name of every call the gateway makes. */
+const OPERATION = 'chat';
+
 const round = (ms: number): number => Math.round(ms * 100) / 100;
 const system = (c: RouteCandidate): string => c.provider.presetId ?? c.provider.id;
 const errorTypeOf = (e: UpstreamError): string => (e.kind === 'http' ? `http_${e.info.status}` : e.kind);
 
 /**
- * Per-request bookkeeping: one ledger row per upstream call, the trace the inspector shows, and OpenTelemetry
- * spans with GenAI semantic-convention attribute names (no-ops unless the OTel SDK runs). The hot path only
- * keeps raw facts; the trace document is built when someone reads it.
+ * Per-request bookkeeping: one ledger row per upstream call, the trace the inspector shows, OpenTelemetry spans with
+ * GenAI semantic-convention attribute names (no-ops unless the OTel SDK runs) and the gateway's Prometheus metrics
+ * (every model call passes here once). The hot path only keeps raw facts; the trace document is built when someone reads it.
  */
 export class RequestRecorder {
   private readonly startedAt = Date.now();
@@ -60,6 +64,7 @@ export class RequestRecorder {
     request: PreparedRequest,
     private readonly ledger: UsageLedgerService,
     private readonly traces: TraceStoreService,
+    private readonly metrics: MetricsService,
   ) {
     this.req = { protocol: request.protocol, stream: request.stream, model: request.model, provider: request.provider };
     const req = this.req;
@@ -122,6 +127,15 @@ export class RequestRecorder {
         }
         span.end();
         const usage = outcome.ok ? outcome.usage : undefined;
+        this.metrics.modelAttempt(
+          OPERATION,
+          system(c),
+          c.model,
+          durationMs / 1000,
+          outcome.ok ? '' : errorTypeOf(outcome.error),
+          usage ? usage.inputTokens : -1,
+          usage ? usage.outputTokens : -1,
+        );
         this.ledger.record({
           tenantId: this.id.tenantId,
           requestId: this.id.requestId,
@@ -147,11 +161,24 @@ export class RequestRecorder {
     };
   }
 
+  /** A streamed request's first chunk arrived from `c` (time to first token, from the request's arrival here). */
+  firstChunk(c: RouteCandidate): void {
+    this.metrics.modelFirstChunk(OPERATION, system(c), c.model, this.elapsed() / 1000);
+  }
+
   /** Records the trace once (success or failure); the document itself is built on first read. */
   finish(outcome: Finish): void {
     if (this.done) return;
     this.done = true;
     const totalMs = this.elapsed();
+    const last = outcome.ok ? outcome.selected : this.attempts[this.attempts.length - 1]?.candidate;
+    this.metrics.modelRequest(
+      this.id.endpoint,
+      last?.provider.id ?? '',
+      last?.model ?? '',
+      outcome.ok ? 'ok' : 'error',
+      outcome.ok ? outcome.costMicros / 1e6 : 0,
+    );
     if (this.span.isRecording()) {
       if (outcome.ok) {
         this.span.setAttributes({

@@ -61,7 +61,15 @@ export class RunExecutionService implements OnApplicationShutdown {
     const claim = await this.claim(payload, token, job.signal, origin);
     if (!claim) return;
     const { run } = claim;
-    const writer = this.deps.writer({ tenantId: run.tenantId, taskId: run.taskId, runId: run.id, token, origin });
+    const writer = this.deps.writer({
+      tenantId: run.tenantId,
+      taskId: run.taskId,
+      runId: run.id,
+      token,
+      origin,
+      kind: run.executionKind,
+      startedAt: run.startedAt,
+    });
     const controller = new AbortController();
     let draining = false;
     const onJobAbort = () => {
@@ -196,7 +204,10 @@ export class RunExecutionService implements OnApplicationShutdown {
           return r;
         }, origin),
       );
-      if ('previousStatus' in result) return result;
+      if ('previousStatus' in result) {
+        if (result.previousStatus === 'running') this.deps.metrics.leaseReclaimed('run');
+        return result;
+      }
       if (result.reason !== 'lease_held') return null;
       const wait = result.leaseRemainingMs ?? 0;
       if (wait > 2 * this.leaseMs) return null;

@@ -3,6 +3,7 @@ import type { EntityManager } from 'typeorm';
 import { EventBus } from '@core/bus/event-bus.port';
 import type { RequestOrigin } from '@core/context/request-context';
 import { rootLogger } from '@core/logging/logger';
+import { MetricsService } from '@core/metrics/metrics.service';
 import { ApprovalsService } from '@modules/approvals';
 import { toApprovalResponse } from '@modules/approvals';
 import { EventStore, EventTx } from '@modules/events';
@@ -52,6 +53,7 @@ export class RunLifecycleService {
     private readonly workspaces: WorkspaceService,
     private readonly enqueuer: RunEnqueuer,
     @Inject(EventBus) private readonly bus: EventBus,
+    private readonly metrics: MetricsService,
   ) {}
 
   async start(tenantId: string, taskId: string, origin: RequestOrigin | null) {
@@ -221,6 +223,7 @@ export class RunLifecycleService {
       await tx.emit({ tenantId, runId, taskId, type: 'run.cancelled', data: { reason: reason || 'cancelled by operator', prior_status: current.status } });
       return (await this.runs.findById(tenantId, runId, tx.manager))!;
     }, origin);
+    this.cancelled(run);
     this.bus
       .publish(cancelChannel(runId), { runId })
       .catch((err: unknown) => rootLogger().warn({ run_id: runId, err: String(err) }, 'cancel signal not published; the worker notices at its next heartbeat'));
@@ -298,6 +301,13 @@ export class RunLifecycleService {
       return { approval: resolved, run: (await this.runs.findById(tenantId, current.id, tx.manager))! };
     }, origin);
     if (decision === 'approve' && run.status === 'queued') await this.enqueuer.enqueue(run, task.priority);
+    if (decision === 'reject' && run.status === 'cancelled') this.cancelled(run);
     return toApprovalResponse(approval);
+  }
+
+  /** A run the api cancelled (the worker records the runs it finishes). */
+  private cancelled(run: TaskRunEntity): void {
+    const since = (run.startedAt ?? run.createdAt).getTime();
+    this.metrics.runFinished(run.executionKind, 'cancelled', (Date.now() - since) / 1000);
   }
 }

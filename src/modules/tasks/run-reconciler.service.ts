@@ -1,6 +1,7 @@
 import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { rootLogger } from '@core/logging/logger';
+import { MetricsService } from '@core/metrics/metrics.service';
 import { EventStore } from '@modules/events';
 import { execSql } from '@core/database/sql';
 import { RunEnqueuer } from './run-enqueuer.service';
@@ -31,6 +32,7 @@ export class RunReconcilerService implements OnApplicationBootstrap, OnApplicati
     private readonly tasks: TaskRepository,
     private readonly enqueuer: RunEnqueuer,
     private readonly execution: RunExecutionService,
+    private readonly metrics: MetricsService,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -66,7 +68,7 @@ export class RunReconcilerService implements OnApplicationBootstrap, OnApplicati
   }
 
   private async requeue(reason: 'worker_lease_expired' | 'boot_reconcile'): Promise<TaskRunEntity[]> {
-    return this.events.transaction(async (tx) => {
+    const requeued = await this.events.transaction(async (tx) => {
       const { rows } = await execSql<{ locked: boolean }>(tx.manager, `SELECT pg_try_advisory_xact_lock($1) AS locked`, [RECONCILER_LOCK_KEY]);
       if (!rows[0]?.locked) return [];
       const stale =
@@ -101,6 +103,8 @@ export class RunReconcilerService implements OnApplicationBootstrap, OnApplicati
       if (stale.length > 0) rootLogger().warn({ runs: stale.map((r) => r.id), reason }, 'requeued runs whose worker was lost');
       return stale;
     }, null);
+    if (requeued.length > 0) this.metrics.leaseReclaimed('run', requeued.length);
+    return requeued;
   }
 
   /** Enqueue is idempotent by job id; runs enqueued recently are left alone. */

@@ -72,6 +72,7 @@ export class RunStreamService {
         after,
         closed: sse.closed,
         deliver: send,
+        replayed: (n) => sse.replayed(n),
         // Already terminal and nothing left to replay: the terminal frame was delivered before (or is
         // delivered now, if it committed during the replay); finish with `done`.
         onCaughtUp: async (position) => {

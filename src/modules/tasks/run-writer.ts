@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type { EventEnvelope } from '@contracts/events';
 import type { RequestOrigin } from '@core/context/request-context';
 import { rootLogger } from '@core/logging/logger';
+import { MetricsService } from '@core/metrics/metrics.service';
 import { ApprovalsService } from '@modules/approvals';
 import type { ApprovalKind, ApprovalRecord } from '@modules/approvals';
 import { EventStore, EventTx } from '@modules/events';
@@ -33,6 +34,9 @@ export interface RunRef {
   token: string;
   /** The job executing the run: recorded on the events it writes. */
   origin: RequestOrigin;
+  /** The run's execution kind and when it started (its first attempt): the run metrics' labels and duration. */
+  kind: string;
+  startedAt: Date | null;
 }
 
 /**
@@ -175,6 +179,7 @@ export class RunWriter {
     const started = Date.now();
     const outcome = await fn(step);
     await this.finishStep(step, spec, outcome, Date.now() - started);
+    this.deps.metrics.stepFinished(spec.kind, STEP_STATUS[outcome.status], (Date.now() - started) / 1000);
     return { step: { ...step, status: STEP_STATUS[outcome.status] }, outcome, replayed: false };
   }
 
@@ -240,6 +245,8 @@ export class RunWriter {
         await this.emitIn(tx, 'run.failed', { code: result.errorKind ?? 'failed', message: result.error ?? '', retriable: false, ...(result.data ?? {}) });
       }
     });
+    const since = this.ref.startedAt?.getTime() ?? Date.now();
+    this.deps.metrics.runFinished(this.ref.kind, result.status, (Date.now() - since) / 1000);
   }
 
   /**
@@ -319,6 +326,7 @@ export class RunWriterDeps {
     readonly artifacts: TaskArtifactRepository,
     readonly tasks: TaskRepository,
     readonly approvals: ApprovalsService,
+    readonly metrics: MetricsService,
   ) {}
 
   writer(ref: RunRef): RunWriter {

@@ -184,6 +184,6 @@ export class TaskRunsController {
     @Res() reply: FastifyReply,
   ): Promise<void> {
     const after = parseCursor(q.after_sequence, 'after_sequence') ?? parseCursor(lastEventId, 'Last-Event-ID') ?? 0;
-    await this.stream.serve(this.sse.opener(reply), p.tenantId, id, runId, after);
+    await this.stream.serve(this.sse.opener(reply, { stream: 'run_events' }), p.tenantId, id, runId, after);
   }
 }

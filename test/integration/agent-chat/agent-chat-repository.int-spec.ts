@@ -5,6 +5,8 @@ import { AdapterSessionRepository } from '@modules/agent-chat/adapter-session.re
 import { ApprovalsRepository } from '@modules/agent-chat/approvals.repository';
 import { SessionKeysRepository } from '@modules/agent-chat/session-keys.repository';
 import type { EventBus } from '@core/bus/event-bus.port';
+import { MetricsService } from '@core/metrics/metrics.service';
+import { InProcessRunQueue } from '@core/queue/in-process-run-queue.adapter';
 import type { NewMessage, TurnRow } from '@modules/agent-chat/agent-chat-rows';
 import { openTestDatabase, type TestDatabase } from '../../support/database';
 
@@ -174,7 +176,7 @@ describe.each(['postgres', 'pglite'] as const)('agent chat repository (%s)', (ba
     expect((bus.publish as jest.Mock).mock.calls.every(([channel]) => channel === 'auth.api_key.revoked')).toBe(true);
 
     // A pending approval with a 30-day timeout (beyond a 32-bit millisecond count) is stored with its expiry.
-    const approvals = new ApprovalsRepository(db.dataSource);
+    const approvals = new ApprovalsRepository(db.dataSource, new MetricsService(new InProcessRunQueue()));
     const a = await approvals.insert(
       {
         tenant_id: 't1',
@@ -194,7 +196,7 @@ describe.each(['postgres', 'pglite'] as const)('agent chat repository (%s)', (ba
   });
 
   it("pending approvals of a tenant across its sessions, oldest first: settled ones and another tenant's are not listed", async () => {
-    const approvals = new ApprovalsRepository(db.dataSource);
+    const approvals = new ApprovalsRepository(db.dataSource, new MetricsService(new InProcessRunQueue()));
     const [s1, s2] = [await session(), await session()];
     await db.dataSource.query(`UPDATE agent_chat_sessions SET tenant_id = 't_other' WHERE id = $1`, [s2]);
     const request = (sessionId: string, tenantId: string, name: string) =>

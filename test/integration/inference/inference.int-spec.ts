@@ -10,6 +10,7 @@ import { ConfigModule } from '@core/config/config.module';
 import { DatabaseModule, openDatabase } from '@core/database/database.module';
 import { SystemInfoRegistry } from '@core/health/system-info.registry';
 import { InfrastructureModule } from '@core/infrastructure.module';
+import { MetricsService } from '@core/metrics/metrics.service';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import {
   BudgetExceededError,
@@ -33,9 +34,9 @@ import { uniqueId } from '../../support/infra';
  *
  * CoreModule itself also imports HealthModule, whose @nestjs/terminus is ESM-only and cannot be loaded by Jest's
  * CommonJS runtime (nor can @nestjs/testing): the root module below imports CoreModule's other three modules and
- * provides the one HealthModule service the graph uses (SystemInfoRegistry), globally as HealthModule does.
+ * provides the HealthModule services the graph uses (SystemInfoRegistry, MetricsService), globally as HealthModule does.
  */
-@Module({ providers: [SystemInfoRegistry], exports: [SystemInfoRegistry] })
+@Module({ providers: [SystemInfoRegistry, MetricsService], exports: [SystemInfoRegistry, MetricsService] })
 class SystemInfoStandIn {}
 
 const OPENAI_KEY = 'sk-inference-int-openai-0001';

@@ -107,6 +107,29 @@ describe.each(adapters)('RunQueue behaviour (%s)', (_name, make) => {
     expect(r.seen[0].ctx.signal.aborted).toBe(false);
   });
 
+  it('reports the age of the oldest ready job per queue, whatever its priority (delayed jobs are not waiting)', async () => {
+    expect(await h.queue.oldestWaitingMs()).toEqual({});
+    await h.queue.enqueue('system.echo', { token: 'old-normal' }, { priority: 5 });
+    await new Promise((r) => setTimeout(r, 120));
+    // Newer, but first in line: the oldest is still the normal-priority job behind it.
+    await h.queue.enqueue('system.echo', { token: 'new-urgent' }, { priority: 1 });
+    await h.queue.enqueue('system.echo', { token: 'new-plain' });
+    await h.queue.enqueue('system.echo', { token: 'later' }, { delayMs: 60_000 });
+    const oldest = await h.queue.oldestWaitingMs();
+    expect(oldest.system).toBeGreaterThanOrEqual(100);
+    expect(oldest.system).toBeLessThan(5000);
+    expect(oldest.runs).toBeUndefined();
+  });
+
+  it('reports capacity as the concurrency of the live consumers of each queue', async () => {
+    expect(await h.queue.capacity()).toEqual({ runs: 0, system: 0 });
+    await h.queue.consume(['system'], 3, recorder().dispatch);
+    await waitFor(async () => (await h.queue.capacity()).system === 3, { what: 'capacity of the consumer' });
+    expect((await h.queue.capacity()).runs).toBe(0);
+    await h.queue.drain(1000);
+    await waitFor(async () => (await h.queue.capacity()).system === 0, { what: 'capacity gone after drain' });
+  });
+
   it('drain aborts an in-flight job past the grace period', async () => {
     const r = recorder();
     r.holdJobs();
@@ -133,6 +156,25 @@ describe('BullmqRunQueue against an unavailable Redis', () => {
     } finally {
       await h.close().catch(() => undefined);
       await privateRedis.stop();
+    }
+  });
+});
+
+describe('BullmqRunQueue capacity', () => {
+  it('sums the concurrency of every live worker process of a queue', async () => {
+    const prefix = uniqueId('rq');
+    const settings = { prefix, lockDurationMs: 30_000, enqueueTimeoutMs: 2000 };
+    const [redisA, redisB] = [new RedisConnections(testRedisUrl()), new RedisConnections(testRedisUrl())];
+    await Promise.all([redisA.waitReady(), redisB.waitReady()]);
+    const [a, b] = [new BullmqRunQueue(redisA, settings), new BullmqRunQueue(redisB, settings)];
+    try {
+      await a.consume(['runs', 'system'], 4, recorder().dispatch);
+      await b.consume(['runs'], 2, recorder().dispatch);
+      await waitFor(async () => (await a.capacity()).runs === 6, { what: 'both workers counted' });
+      expect(await b.capacity()).toEqual({ runs: 6, system: 4 });
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+      await Promise.all([redisA.close(), redisB.close()]);
     }
   });
 });

@@ -5,6 +5,8 @@ import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import type { EventBus } from '@core/bus/event-bus.port';
 import { InProcessEventBus } from '@core/bus/in-process-event-bus.adapter';
+import { MetricsService } from '@core/metrics/metrics.service';
+import { InProcessRunQueue } from '@core/queue/in-process-run-queue.adapter';
 
 import { EventPublisher } from '@modules/events/event-publisher.service';
 import { EventStoreRepository } from '@modules/events/event-store.repository';
@@ -42,7 +44,7 @@ export async function openRuntime(backend: Backend, opts: { bus?: EventBus; pool
   const dataSource = tdb.dataSource;
   const bus = opts.bus ?? new InProcessEventBus();
   const repo = new EventStoreRepository(dataSource);
-  const publisher = new EventPublisher(bus);
+  const publisher = new EventPublisher(bus, new MetricsService(new InProcessRunQueue()));
   const stamper = new FeedStamper(repo, publisher);
   stamper.onApplicationBootstrap();
   const events = new EventStore(repo, publisher, stamper);

@@ -1,6 +1,8 @@
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Fastify, { FastifyInstance, FastifyReply } from 'fastify';
+import { MetricsService } from '@core/metrics/metrics.service';
+import { InProcessRunQueue } from '@core/queue/in-process-run-queue.adapter';
 import { closeAllForShutdown, SseStream, sseCounters } from './sse-stream';
 
 /** A real Fastify server whose one route hands its reply to `handler`, and a raw HTTP client reading the bytes. */
@@ -43,7 +45,7 @@ describe('SseStream (core/http/sse)', () => {
   it('writes the head, frames with ids and events, comments, and ends', async () => {
     let stream!: SseStream;
     const s = await serve((reply) => {
-      stream = new SseStream(reply, { heartbeatMs: 0, maxBufferBytes: 1 << 20, headers: { 'x-extra': 'yes' } });
+      stream = new SseStream(reply, { stream: 'events_feed', heartbeatMs: 0, maxBufferBytes: 1 << 20, headers: { 'x-extra': 'yes' } });
       stream.comment('ok');
       stream.send({ id: 7, event: 'delta', data: '{"a":1}' });
       stream.end('data: last\n\n');
@@ -63,7 +65,7 @@ describe('SseStream (core/http/sse)', () => {
     // Waits on the bytes, not on a wall-clock window: a loaded CI machine delays timers, never removes pings.
     let stream!: SseStream;
     const s = await serve((reply) => {
-      stream = new SseStream(reply, { heartbeatMs: 30, maxBufferBytes: 1 << 20 });
+      stream = new SseStream(reply, { stream: 'events_feed', heartbeatMs: 30, maxBufferBytes: 1 << 20 });
     });
     app = s.app;
     const r = await read(s.url);
@@ -80,8 +82,9 @@ describe('SseStream (core/http/sse)', () => {
     let stream!: SseStream;
     let refused = 0;
     const before = sseCounters.slowConsumerDisconnects;
+    const metrics = new MetricsService(new InProcessRunQueue());
     const s = await serve((reply) => {
-      stream = new SseStream(reply, { heartbeatMs: 0, maxBufferBytes: 64 * 1024 });
+      stream = new SseStream(reply, { stream: 'events_feed', heartbeatMs: 0, maxBufferBytes: 64 * 1024 }, metrics);
       const chunk = `data: ${'x'.repeat(16 * 1024)}\n\n`;
       for (let i = 0; i < 10_000 && stream.isOpen; i++) if (!stream.write(chunk)) refused++;
     });
@@ -92,13 +95,18 @@ describe('SseStream (core/http/sse)', () => {
     expect(refused).toBe(1);
     expect(sseCounters.slowConsumerDisconnects).toBe(before + 1);
     expect(r.status).toBe(200);
+    // Per stream in /metrics: the disconnect counted, the connection gone, the request recorded once (at open).
+    const text = (await metrics.render()).body;
+    expect(text).toContain('hecate_sse_slow_consumer_disconnects_total{stream="events_feed"} 1\n');
+    expect(text).toContain('hecate_sse_connections{stream="events_feed"} 0\n');
+    expect(text).toContain('hecate_http_request_duration_seconds_count{method="GET",route="/s",status="200"} 1\n');
   });
 
   it('relay() reports backpressure instead of disconnecting, and drained() resolves when the client reads', async () => {
     let stream!: SseStream;
     let sawBackpressure = false;
     const s = await serve((reply) => {
-      stream = new SseStream(reply, { heartbeatMs: 0, maxBufferBytes: 1024, reconnectable: false, deferHead: true });
+      stream = new SseStream(reply, { stream: 'events_feed', heartbeatMs: 0, maxBufferBytes: 1024, reconnectable: false, deferHead: true });
       void (async () => {
         const chunk = `data: ${'y'.repeat(64 * 1024)}\n\n`;
         for (let i = 0; i < 64; i++) {
@@ -121,7 +129,7 @@ describe('SseStream (core/http/sse)', () => {
   it('on shutdown ends reconnectable streams with a retry hint and leaves relays to finish', async () => {
     const streams: SseStream[] = [];
     const s = await serve((reply) => {
-      streams.push(new SseStream(reply, { heartbeatMs: 0, maxBufferBytes: 1 << 20, reconnectable: streams.length === 0 }));
+      streams.push(new SseStream(reply, { stream: 'events_feed', heartbeatMs: 0, maxBufferBytes: 1 << 20, reconnectable: streams.length === 0 }));
     });
     app = s.app;
     const resumable = await read(s.url);
@@ -139,7 +147,7 @@ describe('SseStream (core/http/sse)', () => {
   it('notices a client that goes away', async () => {
     let stream!: SseStream;
     const s = await serve((reply) => {
-      stream = new SseStream(reply, { heartbeatMs: 0, maxBufferBytes: 1 << 20 });
+      stream = new SseStream(reply, { stream: 'events_feed', heartbeatMs: 0, maxBufferBytes: 1 << 20 });
     });
     app = s.app;
     await new Promise<void>((resolve) => {

@@ -1,8 +1,12 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import { rootLogger } from '@core/logging/logger';
+import type { MetricsService, SseStreamKind } from '@core/metrics/metrics.service';
+import { recordStreamOpened } from '../http-metrics';
 
 export interface SseStreamOptions {
+  /** What the stream carries (the `stream` label of the SSE metrics). */
+  stream: SseStreamKind;
   /** Heartbeat comment interval; 0 = none (the /v1 relays speak their provider's protocol and send none). */
   heartbeatMs: number;
   /** Bytes queued towards the client beyond which it is a slow consumer and is disconnected. */
@@ -56,6 +60,7 @@ export class SseStream {
   constructor(
     reply: FastifyReply,
     private readonly options: SseStreamOptions,
+    private readonly metrics?: MetricsService,
   ) {
     reply.hijack();
     this.raw = reply.raw;
@@ -75,6 +80,10 @@ export class SseStream {
     sseCounters.open += 1;
     sseCounters.opened += 1;
     open.add(this);
+    if (metrics) {
+      recordStreamOpened(metrics, reply);
+      metrics.sseOpened(options.stream);
+    }
     this.closed = new Promise<void>((resolve) => {
       this.raw.once('close', () => {
         if (this.isOpenFlag) this.endReason ??= 'client_closed';
@@ -108,6 +117,11 @@ export class SseStream {
 
   send(frame: SseFrame): boolean {
     return this.write(renderFrame(frame));
+  }
+
+  /** Counts frames this stream served from the event store rather than live (a replay after a cursor, a refill). */
+  replayed(frames: number): void {
+    if (frames > 0) this.metrics?.sseReplayed(this.options.stream, frames);
   }
 
   /**
@@ -179,6 +193,7 @@ export class SseStream {
     this.isOpenFlag = false;
     sseCounters.open -= 1;
     open.delete(this);
+    this.metrics?.sseClosed(this.options.stream, this.endReason === 'slow_consumer');
     clearInterval(this.heartbeat);
     this.abort.abort();
   }

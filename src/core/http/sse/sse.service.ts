@@ -2,6 +2,7 @@ import { Global, Injectable, Module, OnModuleDestroy } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { AppConfig } from '@core/config/app-config';
 import { rootLogger } from '@core/logging/logger';
+import { MetricsService } from '@core/metrics/metrics.service';
 import { closeAllForShutdown, SseStream, SseStreamOptions } from './sse-stream';
 
 /** Opens a stream that has not been opened yet: services get one of these, controllers build it from the reply. */
@@ -14,13 +15,21 @@ export type SseOpener = () => SseStream;
  */
 @Injectable()
 export class SseService implements OnModuleDestroy {
-  constructor(private readonly config: AppConfig) {}
+  constructor(
+    private readonly config: AppConfig,
+    private readonly metrics: MetricsService,
+  ) {}
 
-  open(reply: FastifyReply, options: Partial<SseStreamOptions> = {}): SseStream {
-    return new SseStream(reply, { heartbeatMs: this.config.tasks.sse.heartbeatMs, maxBufferBytes: this.config.tasks.sse.maxBufferBytes, ...options });
+  /** `options.stream` names what the stream carries (the metrics' `stream` label); the rest default to the configuration. */
+  open(reply: FastifyReply, options: Partial<SseStreamOptions> & Pick<SseStreamOptions, 'stream'>): SseStream {
+    return new SseStream(
+      reply,
+      { heartbeatMs: this.config.tasks.sse.heartbeatMs, maxBufferBytes: this.config.tasks.sse.maxBufferBytes, ...options },
+      this.metrics,
+    );
   }
 
-  opener(reply: FastifyReply, options: Partial<SseStreamOptions> = {}): SseOpener {
+  opener(reply: FastifyReply, options: Partial<SseStreamOptions> & Pick<SseStreamOptions, 'stream'>): SseOpener {
     return () => this.open(reply, options);
   }
 
