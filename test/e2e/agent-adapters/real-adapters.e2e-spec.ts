@@ -297,6 +297,7 @@ describe('real adapters (embedded: claude-agent-acp and codex-acp through the ga
       r.path === '/v1/messages' && Array.isArray(r.body?.tools) && (r.body!.tools as Json[]).some((t) => t.name === 'exec_command');
     upstream.script({ match: (r) => codexViaGateway(r) && !lastIsToolResult(r), toolCalls: [escalated('echo metered > m.txt')] });
     upstream.script({ match: (r) => codexViaGateway(r) && lastIsToolResult(r), content: 'Metered and done.' });
+    const seen = upstream.requests.length;
     const { id, ws } = await session('codex', MODEL);
     const p = await askingTurn(id, 'create m.txt');
     expect(p).toMatchObject({ adapter_id: 'codex', tool_kind: 'shell_exec', tool_name: 'echo metered > m.txt', status: 'pending' });
@@ -306,8 +307,9 @@ describe('real adapters (embedded: claude-agent-acp and codex-acp through the ga
     expect(reply.content).toContain('Metered and done.');
     expect(readFileSync(join(ws, 'm.txt'), 'utf8')).toBe('metered\n');
     // Codex spoke the Responses API to this gateway only: the upstream saw Anthropic messages with the gateway's key.
-    expect(upstream.requests.filter(codexCall)).toHaveLength(0);
-    const calls = upstream.requests.filter(codexViaGateway);
+    const mine = upstream.requests.slice(seen);
+    expect(mine.filter(codexCall)).toHaveLength(0);
+    const calls = mine.filter(codexViaGateway);
     expect(calls.length).toBeGreaterThanOrEqual(2);
     expect(calls.every((r) => r.apiKey === UPSTREAM_KEY)).toBe(true);
     const usage = (await c.ok('GET', `/hecate/v1/usage/events?agent_chat_session_id=${id}`)) as unknown as Json[];
