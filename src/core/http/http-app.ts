@@ -7,7 +7,7 @@ import { PinoNestLogger, rootLogger } from '@core/logging/logger';
 import { MetricsService } from '@core/metrics/metrics.service';
 import { AllExceptionsFilter, sendError } from './all-exceptions.filter';
 import { recordResponse } from './http-metrics';
-import { InvalidRequestError } from './domain-error';
+import { InvalidRequestError, ServiceUnavailableError } from './domain-error';
 import { jsonDepthExceeds, MAX_JSON_DEPTH, mayHoldNul, nulInUrl, nulPath } from './json-limits';
 import { currentTraceId, incomingRequestId } from './request-id';
 import { createValidationPipe } from './validation.pipe';
@@ -20,6 +20,8 @@ export async function createHttpApp(rootModule: unknown, config: AppConfig): Pro
     keepAliveTimeout: 65_000,
     genReqId: (req: { headers: Record<string, string | string[] | undefined> }) => incomingRequestId(req.headers['x-request-id']),
     routerOptions: { ignoreTrailingSlash: true },
+    // Fastify's own answer while closing is a bare 503 without the error envelope; ours is below.
+    return503OnClosing: false,
   });
   const app = await NestFactory.create<NestFastifyApplication>(rootModule as never, adapter, {
     logger: new PinoNestLogger(rootLogger()),
@@ -36,6 +38,26 @@ export async function createHttpApp(rootModule: unknown, config: AppConfig): Pro
     request.hecate = store;
     void reply.header('x-request-id', store.requestId).header('x-trace-id', store.traceId);
     done();
+  });
+  // Closing (SIGTERM, after the shutdown hooks): a request that still reaches this process gets the seed's envelope —
+  // 503 `service_unavailable`, Retry-After, Connection: close — so a client retries it on another instance.
+  let closing = false;
+  fastify.addHook('preClose', (done: () => void) => {
+    closing = true;
+    done();
+  });
+  fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!closing) return;
+    void reply.header('connection', 'close');
+    sendError(
+      new ServiceUnavailableError('this server is shutting down; retry the request (another instance serves it)', {
+        userMessage: 'The server restarted while the request arrived; nothing was done.',
+        operatorAction: 'Retry the request; during a rolling restart another instance answers it.',
+      }),
+      request,
+      reply,
+    );
+    return reply;
   });
   // A NUL in the path or a query value can only fail later (Postgres refuses it in text): 400 naming where it is.
   fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
