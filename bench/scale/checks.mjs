@@ -306,6 +306,40 @@ export async function checkChatSessions(ctx) {
   return r;
 }
 
+/**
+ * What became of the runs and turns a worker held when it got SIGTERM: finished by it while it drained, taken over by
+ * another worker (claimed again), or neither.
+ */
+export async function checkHeld(db, steps, feed) {
+  const out = [];
+  for (const step of steps) {
+    for (const [what, table] of [
+      ['run', 'task_runs'],
+      ['turn', 'agent_chat_turns'],
+    ]) {
+      const ids = step.held?.[`${what}s`] ?? [];
+      if (ids.length === 0) continue;
+      const rows = (await db.query(`SELECT id, status, attempts, finished_at FROM ${table} WHERE id = ANY($1)`, [ids])).rows;
+      for (const row of rows) {
+        const finishedMs = row.finished_at ? row.finished_at.getTime() - step.sigterm_epoch_ms : null;
+        const claims = what === 'run' ? feed.filter((e) => e.run_id === row.id && e.type === 'run.started').length : row.attempts;
+        const fate = claims > 1 ? 'taken over' : finishedMs !== null && finishedMs <= step.shutdown_ms ? 'finished while draining' : 'neither';
+        out.push({
+          worker: step.replaced,
+          what,
+          id: row.id,
+          status: row.status,
+          claims,
+          finished_after_sigterm_ms: finishedMs,
+          worker_exited_after_ms: step.shutdown_ms,
+          fate,
+        });
+      }
+    }
+  }
+  return out;
+}
+
 /** Requests whose answer never came (the connection reset before a status line): was their work accepted? */
 export async function checkAmbiguous(ctx, db) {
   const out = [];

@@ -4,7 +4,7 @@
 // feed cursor a subscriber saw) is kept in `ctx`.
 import { request } from 'undici';
 import { sleep } from '../lib/load.mjs';
-import { AUTH, dispatcher, exchange, sseFrames } from './http.mjs';
+import { AUTH, dispatcher, exchange, REQUEST_LIMIT_MS, sseFrames } from './http.mjs';
 
 export const MODEL = 'gpt-4o-mini';
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
@@ -25,6 +25,8 @@ export function loadContext(router, ledger) {
     ambiguous: [],
     subscribers: [],
     feedAbort: new AbortController(),
+    /** Requests under way (exchange adds and removes them): what a stuck stop is waiting for. */
+    active: new Set(),
   };
 }
 
@@ -119,11 +121,14 @@ async function chatTurn(ctx, session, n) {
     final: undefined,
     resumes: 0,
     outcome: undefined,
+    // The POST and every resume share one limit: a turn whose stream has not ended by then is a timeout.
+    deadline: Date.now() + REQUEST_LIMIT_MS,
   };
   const r = await exchange(ctx, 'agent_chat_turn', {
     method: 'POST',
     path: `/hecate/v1/agent-chat/sessions/${session.id}/messages`,
     body: { content: turn.content, stream: true },
+    deadline: turn.deadline,
     read: (res, api) => followTurn(ctx, res, api, turn),
   });
   turn.outcome = r.outcome;
@@ -137,6 +142,8 @@ async function followTurn(ctx, res, api, turn) {
   while (how !== 'done') {
     if (how === 'hint') ctx.ledger.incident('agent_chat_turn', 'reconnect_hint', {}, { sampled: false });
     else ctx.ledger.incident('agent_chat_turn', 'stream_dropped_without_hint', { api: current, turn: turn.id, error: how }, { defect: true });
+    if (Date.now() >= turn.deadline)
+      return { outcome: 'timeout', detail: { turn: turn.id, resumes: turn.resumes, error: `no done after ${REQUEST_LIMIT_MS} ms: ${how}` } };
     if (turn.resumes >= 20) return { outcome: 'reset_mid_response', detail: { turn: turn.id, error: `no done after ${turn.resumes} resumes` } };
     await sleep(how === 'hint' ? (turn.retryMs ?? 1000) : 200);
     turn.resumes += 1;
@@ -145,6 +152,7 @@ async function followTurn(ctx, res, api, turn) {
       path: `/hecate/v1/agent-chat/sessions/${turn.session}/stream`,
       headers: { accept: 'text/event-stream', ...(cursor ? { 'last-event-id': cursor } : {}) },
       avoid: current,
+      deadline: turn.deadline,
       read: async (res2, api2) => {
         current = api2;
         return { value: await consumeTurn(res2.body, turn) };
@@ -224,9 +232,11 @@ async function settleAmbiguousTurn(ctx, turn) {
 async function taskUser(ctx, kind, index, thinkMs) {
   for (let n = 0; !ctx.stopping; n++) {
     const title = `scale-${kind}-${index}-${n}`;
+    // Mostly an echo; every fifth run sleeps 3 s, so a worker's SIGTERM finds runs in flight to drain.
+    const command = n % 5 === 4 ? `echo ${title}; sleep 3; echo done` : `echo ${title}`;
     const body =
       kind === 'shell'
-        ? { title, execution_kind: 'shell', shell_command: n % 3 === 2 ? `echo ${title}; sleep 1; echo done` : `echo ${title}` }
+        ? { title, execution_kind: 'shell', shell_command: command }
         : { title, execution_kind: 'agent_loop', prompt: `say hello for ${title}`, requested_model: MODEL };
     const created = await exchange(ctx, 'task_create', { method: 'POST', path: '/hecate/v1/tasks', body });
     if (created.outcome === 'reset_before_response' || created.outcome === 'timeout') ctx.ambiguous.push({ kind: 'task_create', title });
@@ -243,6 +253,27 @@ async function taskUser(ctx, kind, index, thinkMs) {
     }
     await sleep(thinkMs);
   }
+}
+
+/**
+ * Drain probes: shell runs of `sleep 5` started just before a worker's SIGTERM, so that it has runs in flight to finish
+ * or hand over (the load's own runs are too short to be sure of one). Counted with the load's requests and runs.
+ */
+export async function startDrainProbes(ctx, count) {
+  await Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      const title = `scale-drain-probe-${ctx.runs.length}-${i}`;
+      const created = await exchange(ctx, 'task_create', {
+        method: 'POST',
+        path: '/hecate/v1/tasks',
+        body: { title, execution_kind: 'shell', shell_command: 'echo probe; sleep 5; echo done' },
+      });
+      if (created.outcome !== 'completed') return;
+      const started = await exchange(ctx, 'run_start', { method: 'POST', path: `/hecate/v1/tasks/${created.json.data.id}/start`, body: {} });
+      if (started.outcome === 'completed')
+        ctx.runs.push({ kind: 'drain_probe', taskId: created.json.data.id, runId: started.json.data.id, status: started.json.data.status });
+    }),
+  );
 }
 
 /** Polls the run (as a UI would) until it is terminal or RUN_WAIT_MS passed; the checks wait for the rest. */

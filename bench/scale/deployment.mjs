@@ -82,16 +82,23 @@ export class Deployment {
   /**
    * A rolling restart step as Kubernetes does it with maxSurge 1: start the replacement, wait until healthy, SIGTERM
    * the old process. The old api stays in rotation for `lbLagMs` (endpoint propagation), then leaves it; the step ends
-   * when the old process has exited (SIGKILL after grace + 15 s, reported) and `settleMs` has passed.
+   * when the old process has exited (SIGKILL after grace + 15 s, reported) and `settleMs` has passed. `beforeSigterm(old)`
+   * runs between the replacement being healthy and the SIGTERM.
    */
-  async replace(old, { lbLagMs, settleMs, log }) {
+  async replace(old, { lbLagMs, settleMs, log, beforeSigterm }) {
     const step = { replaced: old.label, role: old.role, at_s: this.at() };
     const { proc, healthyMs } = await this.start(old.role);
     step.replacement = proc.label;
     step.replacement_healthy_ms = healthyMs;
+    await beforeSigterm?.(old);
     const exited = new Promise((resolve) => (old.exitCode !== null ? resolve() : old.once('exit', resolve)));
-    step.in_flight = old.role === 'api' ? { requests: old.inflight ?? 0, feed_streams: old.feeds ?? 0 } : await this.heldBy(old);
+    if (old.role === 'api') step.in_flight = { requests: old.inflight ?? 0, feed_streams: old.feeds ?? 0 };
+    else {
+      step.held = await this.heldBy(old);
+      step.in_flight = { runs: step.held.runs.length, turns: step.held.turns.length };
+    }
     const sigterm = Date.now();
+    step.sigterm_epoch_ms = sigterm;
     step.sigterm_at_s = this.at();
     old.state = 'draining';
     old.kill('SIGTERM');
@@ -114,12 +121,12 @@ export class Deployment {
     return step;
   }
 
-  /** Runs and turns a worker holds the lease of (the lease owner names the process id). */
+  /** The runs and turns a worker holds the lease of (the lease owner names the process id). */
   async heldBy(worker) {
-    const q = (table) => `SELECT count(*)::int AS n FROM ${table} WHERE status = 'running' AND lease_owner LIKE $1`;
+    const q = (table) => `SELECT id FROM ${table} WHERE status = 'running' AND lease_owner LIKE $1`;
     const like = `%:${worker.pid}:%`;
     const [runs, turns] = await Promise.all([this.pg.query(q('task_runs'), [like]), this.pg.query(q('agent_chat_turns'), [like])]);
-    return { runs: runs.rows[0].n, turns: turns.rows[0].n };
+    return { runs: runs.rows.map((r) => r.id), turns: turns.rows.map((r) => r.id) };
   }
 
   /** RSS (from /proc/<pid>/status) and the event-loop delay since the previous sample (prom-client, reset per scrape). */

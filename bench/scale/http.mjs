@@ -120,15 +120,19 @@ export function classifyStatus(status, json, headers) {
   return ['client_error', { ...detail, message: errorOf(json).message }];
 }
 
-const isTimeout = (err) => err?.code === 'UND_ERR_HEADERS_TIMEOUT' || err?.code === 'UND_ERR_BODY_TIMEOUT';
+/** The longest any one request may take, streams included (a turn's stream lasts well under a second here). */
+export const REQUEST_LIMIT_MS = 120_000;
+const isTimeout = (err) =>
+  err?.code === 'UND_ERR_HEADERS_TIMEOUT' || err?.code === 'UND_ERR_BODY_TIMEOUT' || err?.name === 'TimeoutError' || err?.name === 'AbortError';
 const errText = (err) => `${err?.code ?? ''} ${err?.message ?? err}`.trim();
 
 /**
  * One request through the rotation. A connection refused (nothing accepted) is retried at once on another api, up to
  * five times, and counted apart. `read(res, api)` consumes a 2xx body and answers
- * `{ outcome?: 'completed' | 'reset_mid_response' | …, value }`; by default the body is read as JSON.
+ * `{ outcome?: 'completed' | 'reset_mid_response' | …, value }`; by default the body is read as JSON. A request still
+ * unanswered or unfinished after REQUEST_LIMIT_MS (or at `deadline`) is aborted and counted as a timeout.
  */
-export async function exchange(ctx, kind, { method = 'GET', path, body, headers = {}, read, avoid, record = true }) {
+export async function exchange(ctx, kind, { method = 'GET', path, body, headers = {}, read, avoid, record = true, deadline }) {
   let last = avoid;
   const done = (outcome, detail) => (record ? ctx.ledger.record(kind, outcome, detail) : { outcome, ...detail });
   for (let attempt = 0; ; attempt++) {
@@ -139,11 +143,15 @@ export async function exchange(ctx, kind, { method = 'GET', path, body, headers 
       continue;
     }
     api.inflight = (api.inflight ?? 0) + 1;
+    const active = { kind, path, api: api.label, since: Date.now() };
+    ctx.active.add(active);
+    const signal = AbortSignal.timeout(Math.max(1, (deadline ?? Date.now() + REQUEST_LIMIT_MS) - Date.now()));
     let answer;
     try {
-      answer = await attemptOn(api, { method, path, body, headers, read });
+      answer = await attemptOn(api, { method, path, body, headers, read, signal });
     } finally {
       api.inflight -= 1;
+      ctx.active.delete(active);
     }
     if (answer === 'refused' && attempt < 5) {
       if (record) ctx.ledger.refused(kind);
@@ -157,7 +165,7 @@ export async function exchange(ctx, kind, { method = 'GET', path, body, headers 
 }
 
 /** One attempt on one api: 'refused' (nothing was accepted), or the outcome and its detail. */
-async function attemptOn(api, { method, path, body, headers, read }) {
+async function attemptOn(api, { method, path, body, headers, read, signal }) {
   let res;
   try {
     res = await request(api.url + path, {
@@ -165,6 +173,7 @@ async function attemptOn(api, { method, path, body, headers, read }) {
       headers: { ...AUTH, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
       body: body === undefined ? undefined : JSON.stringify(body),
       dispatcher,
+      signal,
     });
   } catch (err) {
     if (err?.code === 'ECONNREFUSED') return 'refused';

@@ -71,7 +71,7 @@ function checksSection(p) {
     '',
     '| check | count |',
     '|---|---|',
-    `| runs (shell / agent) | ${r.runs} (${r.by_kind.shell ?? 0} / ${r.by_kind.agent ?? 0}${r.by_kind.unknown ? ` / ${r.by_kind.unknown} not started by a client that got the answer` : ''}) — ${Object.entries(
+    `| runs (${Object.keys(r.by_kind).join(' / ')}; unknown: created without the client getting the answer) | ${r.runs} (${Object.values(r.by_kind).join(' / ')}) — ${Object.entries(
       r.by_status,
     )
       .map(([s, n]) => `${s} ${n}`)
@@ -98,6 +98,19 @@ function checksSection(p) {
     ),
     '',
   ];
+  if (p.held_at_sigterm.length) {
+    lines.push(
+      'Runs and turns a worker held at its SIGTERM:',
+      '',
+      '| worker | run / turn | status | claims | finished after SIGTERM | worker exited after | fate |',
+      '|---|---|---|---|---|---|---|',
+      ...p.held_at_sigterm.map(
+        (h) =>
+          `| ${h.worker} | ${h.what} ${h.id} | ${h.status} | ${h.claims} | ${h.finished_after_sigterm_ms ?? '—'} ms | ${h.worker_exited_after_ms} ms | ${h.fate} |`,
+      ),
+      '',
+    );
+  }
   const incidents = p.incidents.map((i) => `- ${i.kind}: ${i.name} ×${i.count}${i.defect ? ' (**defect**)' : ''}`);
   if (incidents.length) lines.push('Inside requests:', '', ...incidents, '');
   if (p.ambiguous.length) {

@@ -24,8 +24,8 @@ import { join } from 'node:path';
 import { measureCpuStalls } from '../lib/cpu-stalls.mjs';
 import { sleep } from '../lib/load.mjs';
 import { ROOT, start, stopChildren } from '../lib/processes.mjs';
-import { checkAmbiguous, checkChatSessions, checkFeed, checkRuns, checkTurns, readFeed, waitTerminal } from './checks.mjs';
-import { loadContext, PROFILE, startLoad } from './clients.mjs';
+import { checkAmbiguous, checkChatSessions, checkFeed, checkHeld, checkRuns, checkTurns, readFeed, waitTerminal } from './checks.mjs';
+import { loadContext, PROFILE, startDrainProbes, startLoad } from './clients.mjs';
 import { Deployment, SHUTDOWN_GRACE_MS } from './deployment.mjs';
 import { dispatcher, Ledger, Router } from './http.mjs';
 import { renderMarkdown } from './report.mjs';
@@ -81,7 +81,16 @@ function sampler(d, phaseStart) {
 async function finish(d, ctx, load) {
   log(`${at()} stopping the load`);
   const stoppedAt = Date.now();
-  await load.stop();
+  let stopped = false;
+  const stopping = load.stop().finally(() => (stopped = true));
+  // What the load is still waiting for, every 30 s (requests end by themselves at REQUEST_LIMIT_MS).
+  while (!stopped) {
+    await Promise.race([stopping, sleep(30_000)]);
+    const slow = [...ctx.active].filter((a) => Date.now() - a.since > 30_000);
+    if (!stopped && slow.length)
+      log(`${at()} still waiting for: ${slow.map((a) => `${a.kind} ${a.path} on ${a.api} for ${Math.round((Date.now() - a.since) / 1000)} s`).join('; ')}`);
+  }
+  await stopping;
   const stopMs = Date.now() - stoppedAt;
   log(`${at()} load stopped (${stopMs} ms); waiting for every run and turn to be terminal`);
   const terminal = await waitTerminal(d.pg, 3 * CONFIG.lease_seconds * 1000 + 60_000);
@@ -90,6 +99,7 @@ async function finish(d, ctx, load) {
   const feed = await readFeed(ctx);
   log(`${at()} read back ${feed.length} feed events; checking runs`);
   const runs = await checkRuns(ctx, d.pg, feed);
+  const held = await checkHeld(d.pg, d.history, feed);
   const feedCheck = await checkFeed(ctx, feed);
   await load.subscribers;
   const turns = await checkTurns(ctx, d.pg);
@@ -102,6 +112,7 @@ async function finish(d, ctx, load) {
     incidents: Object.values(ctx.ledger.incidents),
     request_samples: ctx.ledger.samples,
     runs,
+    held_at_sigterm: held,
     feed: feedCheck,
     turns,
     chat_sessions: chat,
@@ -121,7 +132,7 @@ async function phase(label, upstream, during) {
   const stopSampling = sampler(d, phaseStart);
   const load = startLoad(ctx);
   try {
-    await during(d, phaseStart);
+    await during(d, phaseStart, ctx);
     const loadSeconds = +((Date.now() - phaseStart) / 1000).toFixed(1);
     await stopSampling();
     await d.sample(phaseStart);
@@ -135,14 +146,27 @@ async function phase(label, upstream, during) {
   }
 }
 
+/** Before a worker's SIGTERM: drain probes until it holds one of them (or 4 rounds of 2 went elsewhere). */
+async function drainProbes(ctx, d, worker) {
+  if (worker.role !== 'worker') return;
+  for (let round = 0; round < 4; round++) {
+    await startDrainProbes(ctx, 2);
+    const until = Date.now() + 3000;
+    while (Date.now() < until) {
+      if ((await d.heldBy(worker)).runs.length > 0) return;
+      await sleep(100);
+    }
+  }
+}
+
 const restartPhase = (upstream) => {
   log(`\n${at()} == rolling restart ==`);
-  return phase('restart', upstream, async (d) => {
+  return phase('restart', upstream, async (d, _start, ctx) => {
     log(`${at()} load running; ${CONFIG.load_before_restarts_s} s before the first SIGTERM`);
     await sleep(CONFIG.load_before_restarts_s * 1000);
     const original = [...d.procs];
     for (const old of [original[0], original[2], original[1], original[3]]) {
-      await d.replace(old, { lbLagMs: CONFIG.lb_lag_ms, settleMs: CONFIG.settle_seconds * 1000, log });
+      await d.replace(old, { lbLagMs: CONFIG.lb_lag_ms, settleMs: CONFIG.settle_seconds * 1000, log, beforeSigterm: (w) => drainProbes(ctx, d, w) });
     }
     log(`${at()} every process replaced; ${CONFIG.load_after_restarts_s} s more load`);
     await sleep(CONFIG.load_after_restarts_s * 1000);
