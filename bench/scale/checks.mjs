@@ -240,6 +240,7 @@ export async function checkTurns(ctx, db) {
     unknown_to_clients: rows.filter((x) => !seen.has(x.id)).length,
     client: {
       done_once: 0,
+      settled_in_snapshot: 0,
       no_done: 0,
       settled_message_once: 0,
       resumed: 0,
@@ -258,7 +259,10 @@ export async function checkTurns(ctx, db) {
     const row = byId.get(t.id);
     const problems = [];
     if (t.done === 1) c.done_once += 1;
-    else {
+    else if (t.done === 0 && t.final) {
+      c.settled_in_snapshot += 1;
+      problems.push('no done: settled message read from the snapshot of a stream resumed without a cursor');
+    } else {
       c.no_done += 1;
       problems.push(`done ×${t.done}`);
     }

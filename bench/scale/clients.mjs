@@ -139,7 +139,13 @@ async function chatTurn(ctx, session, n) {
 async function followTurn(ctx, res, api, turn) {
   let how = await consumeTurn(res.body, turn);
   let current = api;
-  while (how !== 'done') {
+  while (how !== 'done' && how !== 'settled in snapshot') {
+    if (!turn.id) {
+      // Ended before its first frame (the snapshot): the client holds no cursor, and a stream without one serves the
+      // session's running turn or waits for the next. The snapshot it opens with still shows this turn (found by its
+      // user message), running or settled.
+      ctx.ledger.incident('agent_chat_turn', 'ended_before_first_frame', { api: current, session: turn.session, error: how });
+    }
     if (how === 'hint') ctx.ledger.incident('agent_chat_turn', 'reconnect_hint', {}, { sampled: false });
     else ctx.ledger.incident('agent_chat_turn', 'stream_dropped_without_hint', { api: current, turn: turn.id, error: how }, { defect: true });
     if (Date.now() >= turn.deadline)
@@ -160,16 +166,27 @@ async function followTurn(ctx, res, api, turn) {
     });
     how = r.outcome === 'completed' ? r.value : 'resume failed';
   }
+  if (how === 'settled in snapshot') ctx.ledger.incident('agent_chat_turn', 'settled_in_snapshot_without_done', { api: current, turn: turn.id });
   return { value: turn };
 }
 
-/** Reads a turn's frames; answers 'done', 'hint' (a reconnect frame or an error frame), or why the stream ended. */
+/**
+ * Reads a turn's frames; answers 'done', 'hint' (a reconnect frame or an error frame), 'settled in snapshot' (a client
+ * without a cursor found its turn settled in the snapshot), or why the stream ended.
+ */
 async function consumeTurn(body, turn) {
   try {
     for await (const f of sseFrames(body)) {
       if (f.event === 'snapshot') {
-        const active = JSON.parse(f.data).data.active_turn;
-        if (!turn.id && active) Object.assign(turn, { id: active.id, stream: active.stream_id });
+        if (turn.id) continue;
+        const view = JSON.parse(f.data).data;
+        const mine = view.messages.find((m) => m.role === 'user' && m.content === turn.content)?.turn_id;
+        if (mine && view.active_turn?.id === mine) Object.assign(turn, { id: mine, stream: view.active_turn.stream_id });
+        else if (mine) {
+          const reply = view.messages.find((m) => m.role === 'assistant' && m.turn_id === mine);
+          Object.assign(turn, { id: mine, final: reply && { status: reply.status, content: reply.content, resume_fallback: false } });
+          return 'settled in snapshot';
+        }
         continue;
       }
       if (f.id?.includes(':')) {

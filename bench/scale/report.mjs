@@ -85,7 +85,7 @@ function checksSection(p) {
       .map(([s, n]) => `${s} ${n}`)
       .join(', ')}; taken over ${t.taken_over} |`,
     `| turns not terminal / settled message status ≠ turn status | ${t.not_terminal} / ${t.message_status_not_matching} |`,
-    `| turns followed by a client: exactly one \`done\` / none | ${t.client.done_once} / ${t.client.no_done} (of ${t.followed_by_clients}) |`,
+    `| turns followed by a client: exactly one \`done\` / none, but the settled message in a snapshot (resumed without a cursor) / neither | ${t.client.done_once} / ${t.client.settled_in_snapshot} / ${t.client.no_done} (of ${t.followed_by_clients}) |`,
     `| turn streams resumed on another api (turns / resumes); delta gaps / duplicates; text ≠ settled message | ${t.client.resumed} / ${t.client.resumes}; ${t.client.delta_gaps} / ${t.client.delta_duplicates}; ${t.client.text_not_matching_message} |`,
     `| public feed: events, cursor not increasing, (run, sequence) twice | ${f.events}, ${f.cursor_not_increasing}, ${f.duplicate_run_sequences} |`,
     `| /v1 calls in chat sessions: completed / recorded (sessions not matching) | ${c.calls_completed} / ${c.calls_recorded} (${c.sessions_not_matching} of ${c.sessions}) |`,
