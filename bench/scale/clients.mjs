@@ -274,9 +274,11 @@ async function taskUser(ctx, kind, index, thinkMs) {
 
 /**
  * Drain probes: shell runs of `sleep 5` started just before a worker's SIGTERM, so that it has runs in flight to finish
- * or hand over (the load's own runs are too short to be sure of one). Counted with the load's requests and runs.
+ * or hand over (the load's own runs are too short to be sure of one). Counted with the load's requests and runs;
+ * answers the ids of the runs started.
  */
 export async function startDrainProbes(ctx, count) {
+  const runIds = [];
   await Promise.all(
     Array.from({ length: count }, async (_, i) => {
       const title = `scale-drain-probe-${ctx.runs.length}-${i}`;
@@ -287,10 +289,12 @@ export async function startDrainProbes(ctx, count) {
       });
       if (created.outcome !== 'completed') return;
       const started = await exchange(ctx, 'run_start', { method: 'POST', path: `/hecate/v1/tasks/${created.json.data.id}/start`, body: {} });
-      if (started.outcome === 'completed')
-        ctx.runs.push({ kind: 'drain_probe', taskId: created.json.data.id, runId: started.json.data.id, status: started.json.data.status });
+      if (started.outcome !== 'completed') return;
+      ctx.runs.push({ kind: 'drain_probe', taskId: created.json.data.id, runId: started.json.data.id, status: started.json.data.status });
+      runIds.push(started.json.data.id);
     }),
   );
+  return runIds;
 }
 
 /** Polls the run (as a UI would) until it is terminal or RUN_WAIT_MS passed; the checks wait for the rest. */

@@ -146,14 +146,14 @@ async function phase(label, upstream, during) {
   }
 }
 
-/** Before a worker's SIGTERM: drain probes until it holds one of them (or 4 rounds of 2 went elsewhere). */
+/** Before a worker's SIGTERM: drain probes until it holds one of them (at most 4 rounds of 2). */
 async function drainProbes(ctx, d, worker) {
   if (worker.role !== 'worker') return;
   for (let round = 0; round < 4; round++) {
-    await startDrainProbes(ctx, 2);
+    const probes = await startDrainProbes(ctx, 2);
     const until = Date.now() + 3000;
     while (Date.now() < until) {
-      if ((await d.heldBy(worker)).runs.length > 0) return;
+      if ((await d.heldBy(worker)).runs.some((id) => probes.includes(id))) return;
       await sleep(100);
     }
   }
