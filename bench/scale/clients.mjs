@@ -69,10 +69,13 @@ async function chatV1User(ctx, thinkMs) {
     const session = { id: created.json.data.id, completed: 0, failed: 0 };
     ctx.chatSessions.push(session);
     for (let n = 0; n < CALLS_PER_CHAT_SESSION && !ctx.stopping; n++) {
+      // Every other call streams: a recorded generation is then in flight for a while when its api gets SIGTERM.
+      const streaming = n % 2 === 1;
       const r = await exchange(ctx, 'chat_v1_session', {
         method: 'POST',
         path: '/v1/chat/completions',
-        body: { model: MODEL, session_id: session.id, messages: [{ role: 'user', content: `recorded call ${n}` }] },
+        body: { model: MODEL, stream: streaming, session_id: session.id, messages: [{ role: 'user', content: `recorded call ${n}, tell me more` }] },
+        read: streaming ? readV1Stream : undefined,
       });
       if (r.outcome === 'completed') session.completed += 1;
       else session.failed += 1;
