@@ -92,8 +92,10 @@ export class Deployment {
     step.replacement_healthy_ms = healthyMs;
     await beforeSigterm?.(old);
     const exited = new Promise((resolve) => (old.exitCode !== null ? resolve() : old.once('exit', resolve)));
-    if (old.role === 'api') step.in_flight = { requests: old.inflight ?? 0, feed_streams: old.feeds ?? 0 };
-    else {
+    if (old.role === 'api') {
+      step.in_flight = { requests: old.inflight ?? 0, feed_streams: old.feeds ?? 0 };
+      step.in_flight_requests = Object.fromEntries(Object.entries(old.inflightKinds ?? {}).filter(([, n]) => n > 0));
+    } else {
       step.held = await this.heldBy(old);
       step.in_flight = { runs: step.held.runs.length, turns: step.held.turns.length };
     }

@@ -143,6 +143,8 @@ export async function exchange(ctx, kind, { method = 'GET', path, body, headers 
       continue;
     }
     api.inflight = (api.inflight ?? 0) + 1;
+    api.inflightKinds ??= {};
+    api.inflightKinds[kind] = (api.inflightKinds[kind] ?? 0) + 1;
     const active = { kind, path, api: api.label, since: Date.now() };
     ctx.active.add(active);
     const signal = AbortSignal.timeout(Math.max(1, (deadline ?? Date.now() + REQUEST_LIMIT_MS) - Date.now()));
@@ -151,6 +153,7 @@ export async function exchange(ctx, kind, { method = 'GET', path, body, headers 
       answer = await attemptOn(api, { method, path, body, headers, read, signal });
     } finally {
       api.inflight -= 1;
+      api.inflightKinds[kind] -= 1;
       ctx.active.delete(active);
     }
     if (answer === 'refused' && attempt < 5) {

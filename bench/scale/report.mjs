@@ -146,6 +146,15 @@ function samplesSection(p) {
   return out;
 }
 
+/** `2 requests (gateway_stream 1, agent_chat_turn 1), 3 feed streams`, or `1 runs, 0 turns`. */
+const inFlight = (step) =>
+  Object.entries(step.in_flight)
+    .map(([k, n]) => {
+      const kinds = k === 'requests' && step.in_flight_requests ? Object.entries(step.in_flight_requests).map(([kind, m]) => `${kind} ${m}`) : [];
+      return `${n} ${k.replace('_', ' ')}${kinds.length ? ` (${kinds.join(', ')})` : ''}`;
+    })
+    .join(', ');
+
 function restartSection(p) {
   return [
     `## Rolling restart (${p.load_seconds} s of load)`,
@@ -154,9 +163,7 @@ function restartSection(p) {
     '|---|---|---|---|---|',
     ...p.steps.map(
       (s) =>
-        `| ${s.at_s} s: ${s.replaced} → ${s.replacement} | ${s.replacement_healthy_ms} ms | ${Object.entries(s.in_flight)
-          .map(([k, n]) => `${n} ${k.replace('_', ' ')}`)
-          .join(', ')} | ${s.shutdown_ms} ms | ${s.killed_after_timeout ? '**SIGKILL after timeout**' : (s.exit_code ?? s.exit_signal)} |`,
+        `| ${s.at_s} s: ${s.replaced} → ${s.replacement} | ${s.replacement_healthy_ms} ms | ${inFlight(s)} | ${s.shutdown_ms} ms | ${s.killed_after_timeout ? '**SIGKILL after timeout**' : (s.exit_code ?? s.exit_signal)} |`,
     ),
     '',
     ...requestTable(p.requests),
