@@ -4,6 +4,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import IORedis from 'ioredis';
 import pg from 'pg';
 import { scratchDatabase } from '../lib/database.mjs';
 import { rssMb, sleep } from '../lib/load.mjs';
@@ -185,10 +186,18 @@ export class Deployment {
       .map(([msg, v]) => ({ msg, count: v.count, processes: [...v.processes].join(','), sample: v.sample }));
   }
 
+  /** Kills what is left, drops the database and deletes the Redis prefix's keys (queues, live streams). */
   async close() {
     for (const p of this.live()) p.kill('SIGKILL');
     await sleep(300);
     await this.pg.end().catch(() => undefined);
     await this.db.drop();
+    const redis = new IORedis(REDIS, { lazyConnect: true });
+    try {
+      await redis.connect();
+      for await (const keys of redis.scanStream({ match: `${this.env.GATEWAY_REDIS_PREFIX}:*`, count: 1000 })) if (keys.length) await redis.unlink(...keys);
+    } finally {
+      redis.disconnect();
+    }
   }
 }
