@@ -59,6 +59,8 @@ interface Resumption<F> {
   isTerminal(frame: SseFrame): boolean;
   /** A connection opened (before its first frame). */
   onConnect?(): void;
+  /** A shutdown's `reconnect` frame that names where to resume (a stream cut before any frame with an id). */
+  reconnectAt?(id: string): void;
 }
 
 const json = (frame: SseFrame): unknown => JSON.parse(frame.data) as unknown;
@@ -172,6 +174,9 @@ export class HecateStreams {
         onConnect: () => {
           sawTurnFrame = false;
         },
+        reconnectAt: (id) => {
+          cursor ??= parseTurnCursor(id);
+        },
       },
       options.signal,
     );
@@ -222,7 +227,10 @@ export class HecateStreams {
           for await (const frame of readSseFrames(res.body!, connection.alive)) {
             if (frame.retry !== undefined) serverRetryMs = frame.retry;
             // The server is going away (shutdown), or its stream failed: resume from the cursor.
-            if (frame.event === 'reconnect') break;
+            if (frame.event === 'reconnect') {
+              if (frame.id !== undefined) spec.reconnectAt?.(frame.id);
+              break;
+            }
             if (frame.event === 'error') {
               lastError = errorFrame(frame);
               break;

@@ -72,6 +72,8 @@ export class AgentChatStreamService {
    */
   async serveStarted(open: SseOpener, session: SessionRow, turn: TurnRow): Promise<void> {
     const sse = open();
+    // Cut by a shutdown before its first frame (during the read below), the client still resumes this turn from its start.
+    sse.startAt(`${turn.id}:${turn.stream_id}:0`);
     const view = toSessionView(session, await this.repo.messages(session.id), turn, this.chats.limitsView);
     sse.send({ event: 'snapshot', data: JSON.stringify({ object: 'agent_chat_session', data: view }) });
     await this.serveTurn(sse, session.tenant_id, turn, { index: 0 });

@@ -144,6 +144,24 @@ describe('SseStream (core/http/sse)', () => {
     await relay.ended;
   });
 
+  it("a shutdown before any frame with an id names the stream's start on its reconnect frame; after one, it does not", async () => {
+    const streams: SseStream[] = [];
+    const s = await serve((reply) => {
+      const sse = new SseStream(reply, { stream: 'agent_chat', heartbeatMs: 0, maxBufferBytes: 1 << 20 });
+      sse.startAt('turn_1:stream_1:0');
+      if (streams.length === 1) sse.send({ id: 'turn_1:stream_1:4', event: 'delta', data: '{}' });
+      streams.push(sse);
+    });
+    app = s.app;
+    const fresh = await read(s.url);
+    const started = await read(s.url);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(closeAllForShutdown()).toBe(2);
+    await Promise.all([fresh.ended, started.ended]);
+    expect(fresh.body()).toBe('id: turn_1:stream_1:0\nretry: 1000\nevent: reconnect\ndata: {"reason":"server_shutdown"}\n\n');
+    expect(started.body()).toBe('id: turn_1:stream_1:4\nevent: delta\ndata: {}\n\nretry: 1000\nevent: reconnect\ndata: {"reason":"server_shutdown"}\n\n');
+  });
+
   it('notices a client that goes away', async () => {
     let stream!: SseStream;
     const s = await serve((reply) => {

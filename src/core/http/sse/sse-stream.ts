@@ -52,6 +52,9 @@ export class SseStream {
   private readonly raw: ServerResponse;
   private heartbeat: NodeJS.Timeout | undefined;
   private isOpenFlag = true;
+  /** The client's resume point before any frame with an id went out (see `startAt`). */
+  private startCursor: string | undefined;
+  private idSent = false;
   private readonly abort = new AbortController();
   readonly closed: Promise<void>;
   /** Why the stream ended: the client left, the server ended it, it was too slow, or the process shut down. */
@@ -116,7 +119,16 @@ export class SseStream {
   }
 
   send(frame: SseFrame): boolean {
+    if (frame.id !== undefined) this.idSent = true;
     return this.write(renderFrame(frame));
+  }
+
+  /**
+   * Where a client resumes when this stream ends before it sent any frame with an id: a shutdown's reconnect frame
+   * then carries it (`id:` sets Last-Event-ID), so the client resumes this stream's work, not whatever comes next.
+   */
+  startAt(cursor: string): void {
+    this.startCursor = cursor;
   }
 
   /** Counts frames this stream served from the event store rather than live (a replay after a cursor, a refill). */
@@ -180,7 +192,8 @@ export class SseStream {
   /** Shutdown: a reconnectable stream gets `retry:` and an `event: reconnect` frame, then ends. */
   closeForShutdown(): boolean {
     if (!this.isOpenFlag || this.options.reconnectable === false) return false;
-    this.raw.write(`retry: ${SHUTDOWN_RETRY_MS}\nevent: reconnect\ndata: {"reason":"server_shutdown"}\n\n`);
+    const id = this.startCursor !== undefined && !this.idSent ? `id: ${this.startCursor}\n` : '';
+    this.raw.write(`${id}retry: ${SHUTDOWN_RETRY_MS}\nevent: reconnect\ndata: {"reason":"server_shutdown"}\n\n`);
     this.endReason = 'shutdown';
     sseCounters.shutdownCloses += 1;
     this.teardown();
