@@ -1,7 +1,7 @@
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/fake-upstream.js';
 import type { ScratchDatabase } from '../../support/infra';
 import { providerEnv } from '../../support/provider-env';
-import { Client, expectGapFree, Json, Processes, scaledEnv } from './tasks-harness';
+import { Client, expectGapFree, Json, Processes, scaledEnv, SseClient } from './tasks-harness';
 
 const LEASE_S = 20;
 
@@ -70,7 +70,10 @@ describe('graceful drain hands runs over (scaled, 20 s lease, 1 s shutdown grace
     const id = (await c.ok('POST', '/hecate/v1/agent-chat/sessions', { runtime_kind: 'model', model: 'gpt-4o-mini' })).id as string;
     const waiting = c.call('POST', `/hecate/v1/agent-chat/sessions/${id}/messages`, { content: 'long answer' });
     await upstream.waitFor((u) => u.requests.some((r) => r.path === '/v1/chat/completions'), 20_000);
-    await new Promise((r) => setTimeout(r, 500));
+    // The draining worker has streamed part of the reply (the survivor must continue from it, not start over).
+    const live = new SseClient(`${c.url}/hecate/v1/agent-chat/sessions/${id}/stream`);
+    await live.until((e) => e.event === 'delta');
+    live.close();
     const survivor = await procs.start('worker', env);
     const stoppedAt = Date.now();
     expect(await draining.stop('SIGTERM')).toBe(0);
