@@ -119,11 +119,16 @@ export class Lease {
    * `token` still holds the lease. `touch` is an extra assignment made on the way (e.g. `updated_at = now()`).
    */
   async guard(manager: EntityManager, id: string, token: string, touch = `${this.t.token} = ${this.t.token}`): Promise<boolean> {
-    const { affected } = await execSql(manager, `UPDATE ${this.t.table} SET ${touch} WHERE ${this.t.id} = $1 AND ${this.t.token} = $2${this.held}`, [
-      id,
-      token,
-    ]);
+    const { affected } = await execSql(manager, this.guardSql(touch), [id, token]);
     return affected > 0;
+  }
+
+  /**
+   * The guard as SQL ($1 id, $2 token; `touch` may use later parameters), returning one row when `token` holds the
+   * lease: a statement of its own, or the first CTE of a single-statement write that makes every other part depend on it.
+   */
+  guardSql(touch = `${this.t.token} = ${this.t.token}`): string {
+    return `UPDATE ${this.t.table} SET ${touch} WHERE ${this.t.id} = $1 AND ${this.t.token} = $2${this.held} RETURNING 1 AS held`;
   }
 
   /** Gives the lease up (the work is done or handed back); false when `token` no longer held it. */

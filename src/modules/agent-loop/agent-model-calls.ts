@@ -95,8 +95,7 @@ export class AgentModelCalls {
             ...(final ? [{ type: 'assistant.final_answer', data: { turn, text: result.text } }] : []),
           ],
           artifacts: [checkpointArtifact(next), ...(final ? [{ kind: 'summary', name: 'final_answer', mimeType: 'text/markdown', content: result.text }] : [])],
-          finishIn: (tx) =>
-            writer.recordUsageIn(tx, { model: result.model, provider: result.provider, providerKind: result.provider_kind, addCostMicrosUsd: cost }),
+          usage: { model: result.model, provider: result.provider, providerKind: result.provider_kind, addCostMicrosUsd: cost },
         };
       },
     );

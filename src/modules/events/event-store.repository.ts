@@ -27,6 +27,12 @@ export interface NewEventRow {
   traceId: string | null;
 }
 
+/** A piece of SQL with its own parameters, numbered from $1. */
+export interface SqlFragment {
+  sql: string;
+  params: unknown[];
+}
+
 export interface FeedFilter {
   tenantId: string;
   types?: string[];
@@ -96,6 +102,56 @@ export class EventStoreRepository {
         events.map((e) => JSON.stringify(e.data)),
       ],
     );
+    return rows.sort((a, b) => Number(a.sequence) - Number(b.sequence));
+  }
+
+  /**
+   * One statement, committed on its own (no transaction round trips): the `guard` (a statement returning a row only
+   * while the writer holds its lease), the `writes` (data-modifying statements, each made conditional on the guard by
+   * reading `FROM g` or `WHERE EXISTS (SELECT 1 FROM g)`), and the run's events (≥ 1, consecutive sequences, in order).
+   * Every fragment numbers its own parameters from $1. Null when the guard found no row: then nothing was written.
+   */
+  async appendGuarded(
+    guard: SqlFragment,
+    writes: SqlFragment[],
+    run: Omit<NewEventRow, 'type' | 'data'>,
+    events: Array<Pick<NewEventRow, 'type' | 'data'>>,
+  ): Promise<EventRow[] | null> {
+    if (events.length === 0) throw new Error('appendGuarded needs at least one event (its rows prove the guard held)');
+    const params: unknown[] = [];
+    const place = (f: SqlFragment): string => {
+      const offset = params.length;
+      params.push(...f.params);
+      return f.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
+    };
+    const ctes = [`g AS (${place(guard)})`, ...writes.map((w, i) => `w${i} AS (${place(w)})`)];
+    const appended = place({
+      sql: `head AS (
+         INSERT INTO event_stream_heads AS h (run_id, tenant_id, last_sequence) SELECT $1, $2, $3::bigint FROM g
+         ON CONFLICT (run_id) DO UPDATE SET last_sequence = h.last_sequence + $3::bigint
+         RETURNING last_sequence
+       ),
+       ev AS (
+         INSERT INTO task_run_events (id, tenant_id, run_id, task_id, session_id, sequence, type, data, request_id, trace_id)
+         SELECT e.id, $2, $1, $4, $5, head.last_sequence - $3::bigint + e.ord, e.type, e.data::jsonb, $6, $7
+           FROM head, unnest($8::text[], $9::text[], $10::text[]) WITH ORDINALITY AS e(id, type, data, ord)
+         RETURNING ${COLUMNS}
+       )`,
+      params: [
+        run.runId,
+        run.tenantId,
+        events.length,
+        run.taskId,
+        run.sessionId,
+        run.requestId,
+        run.traceId,
+        events.map(() => newEventId()),
+        events.map((e) => e.type),
+        events.map((e) => JSON.stringify(e.data)),
+      ],
+    });
+    const { rows } = await execSql<EventRow>(this.dataSource.manager, `WITH ${[...ctes, appended].join(',\n')}\nSELECT * FROM ev`, params);
+    if (rows.length === 0) return null;
     return rows.sort((a, b) => Number(a.sequence) - Number(b.sequence));
   }
 

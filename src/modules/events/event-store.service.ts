@@ -3,7 +3,7 @@ import type { EntityManager } from 'typeorm';
 import type { EventEnvelope } from '@contracts/events';
 import type { RequestOrigin } from '@core/context/request-context';
 import { EventPublisher } from './event-publisher.service';
-import { EventStoreRepository, FeedFilter } from './event-store.repository';
+import { EventStoreRepository, FeedFilter, type SqlFragment } from './event-store.repository';
 import { runChannel, RunBatchMessage, toEnvelope } from './event-envelope';
 import { FeedStamper } from './feed-stamper.service';
 
@@ -79,6 +79,36 @@ export class EventStore {
     );
     this.published(appended);
     return result;
+  }
+
+  /**
+   * Writes and events in one statement that commits on its own (EventStoreRepository.appendGuarded): a hot path's
+   * transaction without its round trips. Publishes after the commit; null (nothing written) when the guard held no row.
+   */
+  async appendGuarded(
+    guard: SqlFragment,
+    writes: SqlFragment[],
+    run: Omit<AppendEventInput, 'type' | 'data'>,
+    events: Array<Pick<AppendEventInput, 'type' | 'data'>>,
+    origin: RequestOrigin | null,
+  ): Promise<EventEnvelope[] | null> {
+    const rows = await this.repo.appendGuarded(
+      guard,
+      writes,
+      {
+        tenantId: run.tenantId,
+        runId: run.runId,
+        taskId: run.taskId ?? null,
+        sessionId: run.sessionId ?? null,
+        requestId: origin?.requestId ?? null,
+        traceId: origin?.traceId ?? null,
+      },
+      events.map((e) => ({ type: e.type, data: e.data ?? {} })),
+    );
+    if (!rows) return null;
+    const envelopes = rows.map(toEnvelope);
+    this.published(envelopes.map((envelope) => ({ tenantId: run.tenantId, envelope })));
+    return envelopes;
   }
 
   async append(manager: EntityManager, input: AppendEventInput, origin: RequestOrigin | null): Promise<AppendedEvent> {

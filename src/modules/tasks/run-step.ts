@@ -1,4 +1,3 @@
-import type { EventTx } from '@modules/events';
 import type { StepStatus, TaskStepEntity } from './task-step.entity';
 
 /** What a run's steps write and return (RunWriter.step): the shapes executors and the agent loop build. */
@@ -53,8 +52,8 @@ export interface StepOutcome {
   events?: { type: string; data: Record<string, unknown> }[];
   /** Extra fields of the terminal tool.* event. */
   eventData?: Record<string, unknown>;
-  /** More writes in the step's result transaction (e.g. the run's spend), so the step and they commit together. */
-  finishIn?(tx: EventTx): Promise<void>;
+  /** What the run used and spent in this step (agent_loop's model calls): recorded on the run with the step's result. */
+  usage?: RunUsage;
 }
 
 export const TOOL_EVENT: Record<StepOutcomeStatus, string> = {

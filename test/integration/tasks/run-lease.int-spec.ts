@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { RUN_LEASE } from '@modules/tasks/task-run.repository';
 import { openRuntime, RuntimeHarness } from './runtime-harness';
 
 /** DESIGN §4.4: the run lease is a compare-and-set in Postgres time; every worker write proves the token. */
@@ -38,6 +39,44 @@ describe.each(['postgres', 'pglite'] as const)('run lease (%s)', (backend) => {
     expect(await h.runs.heartbeat(run.id, first, 30_000)).toBe(false);
     expect(await h.dataSource.transaction((m) => h.runs.guard(m, run.id, first))).toBe(false);
     expect(await h.dataSource.transaction((m) => h.runs.guard(m, run.id, second))).toBe(true);
+  });
+
+  it('a one-statement step write (guard + writes + events) lands only while the writer holds the lease', async () => {
+    const run = await h.queuedRun();
+    const first = randomUUID();
+    const second = randomUUID();
+    await claim(run.id, run.tenantId, first, 30_000);
+    const write = (token: string, artifactId: string) =>
+      h.events.appendGuarded(
+        { sql: RUN_LEASE.guardSql('updated_at = now(), total_cost_micros_usd = total_cost_micros_usd + $3::bigint'), params: [run.id, token, 7] },
+        [
+          {
+            sql: `INSERT INTO task_artifacts (id, tenant_id, task_id, run_id, kind, name, content_text) SELECT $1, $2, $3, $4, 'note', 'n', 'x' FROM g`,
+            params: [artifactId, run.tenantId, run.taskId, run.id],
+          },
+        ],
+        { tenantId: run.tenantId, runId: run.id, taskId: run.taskId },
+        [
+          { type: 'tool.completed', data: { n: 1 } },
+          { type: 'turn.completed', data: { n: 2 } },
+        ],
+        null,
+      );
+    const sequences = (await h.events.listRun({ tenantId: run.tenantId, runId: run.id, afterSequence: 0, limit: 100 })).map((e) => e.sequence);
+    const landed = await write(first, `art_${first}`);
+    expect(landed!.map((e) => [e.type, e.sequence])).toEqual([
+      ['tool.completed', (sequences.at(-1) ?? 0) + 1],
+      ['turn.completed', (sequences.at(-1) ?? 0) + 2],
+    ]);
+    await h.dataSource.query(`UPDATE task_runs SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [run.id]);
+    await claim(run.id, run.tenantId, second);
+    // The old owner's write: nothing of it is written (no artifact, no event, no sequence used, no spend).
+    expect(await write(first, `art_${first}_late`)).toBeNull();
+    expect(await h.dataSource.query(`SELECT id FROM task_artifacts WHERE run_id = $1 ORDER BY id`, [run.id])).toEqual([{ id: `art_${first}` }]);
+    const after = await write(second, `art_${second}`);
+    expect(after!.map((e) => e.sequence)).toEqual([landed![1].sequence + 1, landed![1].sequence + 2]);
+    const [row] = await h.dataSource.query(`SELECT total_cost_micros_usd::int AS cost FROM task_runs WHERE id = $1`, [run.id]);
+    expect(row.cost).toBe(14);
   });
 
   it('GATEWAY_TASK_MAX_CONCURRENT caps running runs across claimers', async () => {
