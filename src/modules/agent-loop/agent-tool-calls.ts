@@ -30,18 +30,20 @@ export class AgentToolCalls {
 
   /**
    * `tool_progress` frames of one tool call on the run's live stream (seed 004): appended in order, never in the
-   * conversation; `closed: true` ends them. A buffer outage loses progress, never the call.
+   * conversation; `closed: true` ends them (a call that streamed nothing — a file read — has no frames to end, and
+   * costs the stream nothing). A buffer outage loses progress, never the call.
    */
   private progressOf(runId: string, toolCallId: string): { push(stream: 'stdout' | 'stderr', text: string): void; close(): Promise<void> } {
-    let chain: Promise<unknown> = Promise.resolve();
+    let chain: Promise<unknown> | undefined;
     const append = (frame: Record<string, unknown>) => {
-      chain = chain.then(() => this.live.append(runId, JSON.stringify(frame))).catch(() => undefined);
+      chain = (chain ?? Promise.resolve()).then(() => this.live.append(runId, JSON.stringify(frame))).catch(() => undefined);
     };
     return {
       push: (stream, text) => {
         if (text) append({ type: 'tool_progress', tool_call_id: toolCallId, text, stream, closed: false, ts: Date.now() / 1000 });
       },
       close: async () => {
+        if (!chain) return;
         append({ type: 'tool_progress', tool_call_id: toolCallId, text: '', stream: 'stdout', closed: true, ts: Date.now() / 1000 });
         await chain;
       },
