@@ -10,6 +10,7 @@ import { AgentSessionKeys1795800000000 } from './1795800000000-AgentSessionKeys'
 import { GatewayResponses1795900000000 } from './1795900000000-GatewayResponses';
 import { PendingTaskApprovals1795950000000 } from './1795950000000-PendingTaskApprovals';
 import { WorkspaceOps1796000000000 } from './1796000000000-WorkspaceOps';
+import { FeedStampFunction1796100000000 } from './1796100000000-FeedStampFunction';
 
 /** Every migration, in order. Add new ones at the end (files: `<epoch>-<PascalName>.ts`). */
 export const MIGRATIONS = [
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   GatewayResponses1795900000000,
   PendingTaskApprovals1795950000000,
   WorkspaceOps1796000000000,
+  FeedStampFunction1796100000000,
 ];

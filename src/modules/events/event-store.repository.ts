@@ -211,28 +211,12 @@ export class EventStoreRepository {
    * readers can see them and a reader polling `after_sequence=N` never misses a later, smaller cursor.
    */
   async stamp(limit: number): Promise<{ from: number; to: number; rows: EventRow[] }> {
-    return this.dataSource.transaction(async (manager) => {
-      const head = await execSql<{ last_cursor: number }>(manager, `SELECT last_cursor FROM event_feed_head WHERE id = 1 FOR UPDATE`);
-      const base = head.rows[0].last_cursor;
-      const { rows } = await execSql<EventRow>(
-        manager,
-        `WITH pending AS (
-           SELECT id, row_number() OVER (ORDER BY occurred_at, run_id, sequence) AS rn
-             FROM task_run_events WHERE feed_cursor IS NULL
-            ORDER BY occurred_at, run_id, sequence LIMIT $2
-         )
-         UPDATE task_run_events e SET feed_cursor = $1 + pending.rn
-           FROM pending WHERE e.id = pending.id
-         RETURNING ${COLUMNS.split(', ')
-           .map((c) => `e.${c}`)
-           .join(', ')}`,
-        [base, limit],
-      );
-      if (rows.length === 0) return { from: base + 1, to: base, rows };
-      await execSql(manager, `UPDATE event_feed_head SET last_cursor = $1 WHERE id = 1`, [base + rows.length]);
-      rows.sort((a, b) => (a.feed_cursor ?? 0) - (b.feed_cursor ?? 0));
-      return { from: base + 1, to: base + rows.length, rows };
-    });
+    // One call (migration FeedStampFunction): the head lock, the stamping and the head move commit together.
+    const { rows } = await execSql<EventRow>(this.dataSource.manager, `SELECT ${COLUMNS} FROM hecate_stamp_feed($1)`, [limit]);
+    if (rows.length === 0) return { from: 0, to: -1, rows };
+    for (const r of rows) r.feed_cursor = Number(r.feed_cursor);
+    rows.sort((a, b) => (a.feed_cursor ?? 0) - (b.feed_cursor ?? 0));
+    return { from: rows[0].feed_cursor!, to: rows[rows.length - 1].feed_cursor!, rows };
   }
 
   async deleteForTask(manager: EntityManager, tenantId: string, taskId: string, runIds: string[]): Promise<void> {
