@@ -50,7 +50,7 @@ export class AgentModelCalls {
           const live = await this.inference.streamLive(
             { messages: conv.messages, model, provider: task.requestedProvider || undefined, tools, max_tokens: this.config.agent.maxTokens },
             { tenantId: run.tenantId, origin: writer.ref.origin, signal: ctx.signal, endpoint: 'agent_loop', costCapMicros },
-            { streamId: run.id },
+            { streamId: run.id, unindexed: true },
           );
           for await (const _frame of live.frames) {
             // Deltas are on the live stream; the loop needs only the assembled reply.

@@ -15,6 +15,11 @@ import type { PreparedRequest } from './upstream-call';
 /** Tee of a stream's deltas into LiveStreamBuffer: each frame gets the buffer's index (the SSE id of live streams). */
 export interface LiveTee {
   streamId: string;
+  /**
+   * For a reader that needs no frame's index (the agent loop): frames are appended without waiting for each to be
+   * stored (one connection keeps them in order) and yield index 0; the stream ends once every append has settled.
+   */
+  unindexed?: boolean;
 }
 
 export interface InferenceResult extends GatewayRouteInfo {
@@ -96,18 +101,29 @@ export class InferenceService {
   async streamLive(request: InferenceRequest, ctx: InferenceContext, tee: LiveTee): Promise<LiveInferenceStream> {
     const s = await this.stream(request, ctx);
     const buffer = this.buffer;
+    const failed = (err: unknown) => rootLogger().warn({ err: String(err), stream_id: tee.streamId }, 'live stream buffer append failed');
     async function* frames(): AsyncGenerator<{ index: number; frame: LiveDeltaFrame }> {
       let index = 0;
-      for await (const d of s.deltas) {
-        const frame = liveFrameOf(d);
-        if (!frame) continue;
-        try {
-          index = await buffer.append(tee.streamId, JSON.stringify(frame));
-        } catch (err) {
-          rootLogger().warn({ err: String(err), stream_id: tee.streamId }, 'live stream buffer append failed');
-          index += 1;
+      let appended: Promise<unknown> = Promise.resolve();
+      try {
+        for await (const d of s.deltas) {
+          const frame = liveFrameOf(d);
+          if (!frame) continue;
+          if (tee.unindexed) {
+            const append = buffer.append(tee.streamId, JSON.stringify(frame)).catch(failed);
+            appended = appended.then(() => append);
+          } else {
+            try {
+              index = await buffer.append(tee.streamId, JSON.stringify(frame));
+            } catch (err) {
+              failed(err);
+              index += 1;
+            }
+          }
+          yield { index, frame };
         }
-        yield { index, frame };
+      } finally {
+        await appended;
       }
     }
     const { deltas: _deltas, ...rest } = s;
