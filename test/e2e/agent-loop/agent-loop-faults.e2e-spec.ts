@@ -63,13 +63,26 @@ describe('agent loop under faults (scaled)', () => {
     return { run, events };
   };
 
+  /**
+   * Both workers up before the run is started, the one that claimed it is doomed: no replacement has to boot while a
+   * few-second window (a slow stream, a long-running operation) is open, so the kill always lands inside it.
+   */
+  const twoWorkersThenOwner = async (taskId: string, runId: string, workers: ServerProcess[]) => {
+    const started = await waitFor(async () => (await c.events(taskId, runId)).find((e) => e.type === 'run.started'), {
+      timeoutMs: 20_000,
+      what: 'the run to start',
+    });
+    const doomed = workers.find((w) => String(started.data.worker).includes(`:${w.proc.pid}:`))!;
+    return { doomed, survivor: workers.find((w) => w !== doomed)! };
+  };
+
   it('kill -9 mid model stream: the other worker makes the call again and the run completes', async () => {
     upstream.script({ content: 'a slow reply that the first worker never finishes reading', chunks: 40, chunkIntervalMs: 100 });
     upstream.script({ content: 'Finished on the second worker.' });
-    const doomed = await procs.start('worker', env);
+    const workers = [await procs.start('worker', env), await procs.start('worker', env)];
     const { taskId, runId } = await c.startTask({ execution_kind: 'agent_loop', requested_model: 'gpt-4o-mini', prompt: 'answer slowly' });
     await upstream.waitFor((u) => u.requests.some((r) => r.path === '/v1/chat/completions'), 20_000);
-    const survivor = await procs.start('worker', env);
+    const { doomed, survivor } = await twoWorkersThenOwner(taskId, runId, workers);
     await doomed.stop('SIGKILL');
     const { run, events } = await finish(taskId, runId, survivor);
     expect(run).toMatchObject({ status: 'completed', attempts: 2 });
@@ -145,13 +158,13 @@ describe('agent loop under faults (scaled)', () => {
   it('kill -9 mid read-only MCP tool call (server-everything trigger-long-running-operation): the other worker runs it again and the model gets its result', async () => {
     upstream.script({ toolCalls: [{ name: 'mcp__everything__trigger-long-running-operation', arguments: { duration: 4, steps: 4 } }] });
     upstream.script({ content: 'The operation completed.' });
-    const doomed = await procs.start('worker', env);
+    const workers = [await procs.start('worker', env), await procs.start('worker', env)];
     const { taskId, runId } = await c.startTask({ execution_kind: 'agent_loop', requested_model: 'gpt-4o-mini', prompt: 'run it', mcp_servers: [everything] });
     // The server's first progress notification, relayed as tool_progress: the call is in flight on the doomed worker.
     const live = new SseClient(`${c.url}/hecate/v1/tasks/${taskId}/runs/${runId}/live`);
     await live.until((e) => e.event === 'tool_progress');
     live.close();
-    const survivor = await procs.start('worker', env);
+    const { doomed, survivor } = await twoWorkersThenOwner(taskId, runId, workers);
     await doomed.stop('SIGKILL');
     const { run, events } = await finish(taskId, runId, survivor);
     expect(run).toMatchObject({ status: 'completed', attempts: 2 });
