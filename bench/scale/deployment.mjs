@@ -1,6 +1,6 @@
 // The scaled deployment the scale bench drives: a scratch database, a Redis prefix, api and worker processes (each
 // replaceable: start the new one, wait healthy, SIGTERM the old one, wait for it to exit), and per-process samples of
-// RSS and event-loop delay.
+// RSS broken down (V8 heap spaces, external memory, malloc arenas, file-backed pages) and event-loop delay.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +8,7 @@ import IORedis from 'ioredis';
 import pg from 'pg';
 import { scratchDatabase } from '../lib/database.mjs';
 import { rssMb, sleep } from '../lib/load.mjs';
+import { procMemory } from '../lib/memory.mjs';
 import { startHecate } from '../lib/processes.mjs';
 import { AUTH, TOKEN } from './http.mjs';
 
@@ -132,11 +133,15 @@ export class Deployment {
     return { runs: runs.rows.map((r) => r.id), turns: turns.rows.map((r) => r.id) };
   }
 
-  /** RSS (from /proc/<pid>/status) and the event-loop delay since the previous sample (prom-client, reset per scrape). */
+  /**
+   * RSS (from /proc/<pid>/status) and its breakdown (bench/lib/memory.mjs; V8's heap spaces, heap total, external
+   * memory from prom-client's default metrics), and the event-loop delay since the previous sample (prom-client,
+   * reset per scrape).
+   */
   async sample(phaseStart) {
     await Promise.all(
       this.live().map(async (p) => {
-        const s = { t_s: +((Date.now() - phaseStart) / 1000).toFixed(1), rss_mb: +rssMb(p.pid).toFixed(1) };
+        const s = { t_s: +((Date.now() - phaseStart) / 1000).toFixed(1), rss_mb: +rssMb(p.pid).toFixed(1), ...procMemory(p.pid) };
         try {
           const res = await fetch(`${p.url}/metrics`, { headers: AUTH, signal: AbortSignal.timeout(10_000) });
           const text = await res.text();
@@ -145,11 +150,25 @@ export class Deployment {
             return m ? Number(m[1]) : NaN;
           };
           const lag = (name) => +Math.max(0, (g(name) - ELD_RESOLUTION_S) * 1000).toFixed(2);
+          const mb = (bytes) => +(bytes / 2 ** 20).toFixed(1);
+          /** `hecate_nodejs_heap_space_size_<kind>_bytes{space="new"}` etc., by space. */
+          const spaces = (kind) =>
+            Object.fromEntries(
+              [...text.matchAll(new RegExp(`^hecate_nodejs_heap_space_size_${kind}_bytes\\{space="([a-z_]+)"\\} ([0-9.e+-]+)$`, 'gm'))].map((m) => [
+                m[1],
+                mb(Number(m[2])),
+              ]),
+            );
           Object.assign(s, {
             eventloop_lag_p50_ms: lag('nodejs_eventloop_lag_p50_seconds'),
             eventloop_lag_p99_ms: lag('nodejs_eventloop_lag_p99_seconds'),
             eventloop_lag_max_ms: lag('nodejs_eventloop_lag_max_seconds'),
-            heap_used_mb: +(g('nodejs_heap_size_used_bytes') / 2 ** 20).toFixed(1),
+            heap_used_mb: mb(g('nodejs_heap_size_used_bytes')),
+            heap_total_mb: mb(g('nodejs_heap_size_total_bytes')),
+            external_mb: mb(g('nodejs_external_memory_bytes')),
+            open_fds: g('process_open_fds'),
+            heap_space_total_mb: spaces('total'),
+            heap_space_used_mb: spaces('used'),
           });
         } catch (err) {
           s.metrics_error = String(err?.message ?? err);

@@ -174,6 +174,56 @@ function restartSection(p) {
 
 const fmt = (x) => (x === undefined || x === null || Number.isNaN(x) ? '—' : x);
 
+/** `a → b (+d)` for one component of the early and the end sample. */
+const delta = (a, b) => (typeof a === 'number' && typeof b === 'number' ? `${a} → ${b} (${b - a >= 0 ? '+' : ''}${(b - a).toFixed(1)})` : '—');
+
+/** RSS by component, early → end, and RSS with the young generation every minute. */
+function memoryBreakdown(memory) {
+  const components = [
+    ['RSS', (s) => s.rss_mb],
+    ['anonymous (RssAnon)', (s) => s.rss_anon_mb],
+    ['file-backed (RssFile)', (s) => s.rss_file_mb],
+    ['V8 heap total (committed)', (s) => s.heap_total_mb],
+    ['— new space', (s) => s.heap_space_total_mb?.new],
+    ['— old space', (s) => s.heap_space_total_mb?.old],
+    ['— code space', (s) => s.heap_space_total_mb?.code],
+    ['— large object space', (s) => s.heap_space_total_mb?.large_object],
+    ['V8 heap used', (s) => s.heap_used_mb],
+    ['— old space used', (s) => s.heap_space_used_mb?.old],
+    ['external (ArrayBuffers, Buffers, …)', (s) => s.external_mb],
+    ['glibc malloc arenas (count)', (s) => s.malloc_arenas],
+    ['glibc malloc arenas, resident', (s) => s.malloc_arenas_mb],
+    ['brk heap (main arena)', (s) => s.brk_heap_mb],
+    ['other anonymous mappings (V8 pages, stacks, …)', (s) => s.other_anon_mb],
+    ['threads', (s) => s.threads],
+    ['open file descriptors (sockets, files)', (s) => s.open_fds],
+  ];
+  const timeline = memory[0]?.minutes ?? [];
+  return [
+    'RSS broken down, early → end (MB; `/proc/<pid>/status` and `/proc/<pid>/smaps` — a malloc arena is a 64 MB-aligned',
+    '64 MB mapping —, V8 heap spaces and external memory from `/metrics`):',
+    '',
+    `| component | ${memory.map((m) => m.label).join(' | ')} |`,
+    `|---|${memory.map(() => '---|').join('')}`,
+    ...components.map(([name, f]) => `| ${name} | ${memory.map((m) => (m.early && m.end ? delta(f(m.early), f(m.end)) : '—')).join(' | ')} |`),
+    '',
+    'Every minute: RSS / V8 new space / V8 old space / malloc arenas, resident (MB):',
+    '',
+    `| minute | ${memory.map((m) => m.label).join(' | ')} |`,
+    `|---|${memory.map(() => '---|').join('')}`,
+    ...timeline.map(
+      (_, i) =>
+        `| ${i + 1} | ${memory
+          .map((m) => {
+            const s = m.minutes[i];
+            return s ? `${s.rss_mb} / ${fmt(s.heap_space_total_mb?.new)} / ${fmt(s.heap_space_total_mb?.old)} / ${fmt(s.malloc_arenas_mb)}` : '—';
+          })
+          .join(' | ')} |`,
+    ),
+    '',
+  ];
+}
+
 function soakSection(p, config) {
   return [
     `## Soak (${config.soak_minutes} min, no restarts)`,
@@ -191,6 +241,7 @@ function soakSection(p, config) {
     '',
     'Target: RSS at the end within 10 % of RSS at 1 minute.',
     '',
+    ...memoryBreakdown(p.memory),
     ...requestTable(p.requests),
     ...checksSection(p),
     ...samplesSection(p),

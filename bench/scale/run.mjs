@@ -8,8 +8,9 @@
  *      healthy first, then SIGTERM to the old one, which stays in the client-side rotation for --lb-lag-ms). Then the
  *      load stops, every run and turn is waited for, and the checks (checks.mjs) count what every request, run,
  *      turn and feed subscriber got.
- *   2. Soak: a fresh deployment under the same load, no restarts, for --soak-minutes; RSS and event-loop delay of each
- *      process at 1 minute and at the end; the same checks.
+ *   2. Soak: a fresh deployment under the same load, no restarts, for --soak-minutes; RSS (broken down: V8's heap
+ *      spaces, external memory, malloc arenas, other anonymous and file-backed pages) and event-loop delay of each
+ *      process at 1 minute, every minute and at the end; the same checks.
  * Writes bench/results/scale-<date>[-quick].{md,json}.
  *
  *   npm run bench scale                                  # restart + 30-minute soak (run on an idle machine)
@@ -179,16 +180,19 @@ async function soakPhase(upstream) {
     const soakMs = CONFIG.soak_minutes * 60_000;
     for (let m = 1; m * 60_000 <= soakMs; m++) {
       await sleep(phaseStart + m * 60_000 - Date.now());
-      log(
-        `${at()} soak minute ${m}: ${d
-          .live()
-          .map((p) => `${p.label} ${p.samples.at(-1)?.rss_mb ?? '?'} MB`)
-          .join(', ')}`,
-      );
+      log(`${at()} soak minute ${m}:`);
+      for (const p of d.live()) log(`  ${p.label} ${memoryLine(p.samples.at(-1))}`);
     }
     await sleep(Math.max(0, phaseStart + soakMs - Date.now()));
   });
   return { ...out, memory: memoryReport(out.processes) };
+}
+
+/** One sample's memory in one line (MB): RSS, V8's spaces, external, malloc arenas, other anonymous, file-backed. */
+function memoryLine(s) {
+  if (!s) return '?';
+  const sp = s.heap_space_total_mb ?? {};
+  return `rss ${s.rss_mb} = anon ${s.rss_anon_mb} + file ${s.rss_file_mb}; heap total ${s.heap_total_mb} (new ${sp.new}, old ${sp.old}, code ${sp.code}, lo ${sp.large_object}) used ${s.heap_used_mb}; external ${s.external_mb}; malloc arenas ${s.malloc_arenas} × = ${s.malloc_arenas_mb}, brk ${s.brk_heap_mb}; other anon ${s.other_anon_mb}; threads ${s.threads}`;
 }
 
 /** Per process: the sample nearest 1 minute (a third of a shorter soak) against the last one. */
@@ -197,11 +201,18 @@ function memoryReport(processes) {
   return processes.map((p) => {
     const first = p.samples.reduce((best, s) => (Math.abs(s.t_s - early) < Math.abs((best?.t_s ?? Infinity) - early) ? s : best), undefined);
     const last = p.samples.at(-1);
+    // The sample nearest each whole minute, for the report's timeline.
+    const minutes = [];
+    for (let m = 1; m <= CONFIG.soak_minutes; m++) {
+      const s = p.samples.reduce((best, x) => (Math.abs(x.t_s - m * 60) < Math.abs((best?.t_s ?? Infinity) - m * 60) ? x : best), undefined);
+      if (s) minutes.push(s);
+    }
     return {
       label: p.label,
       role: p.role,
       early: first,
       end: last,
+      minutes,
       rss_growth_pct: first && last ? +(((last.rss_mb - first.rss_mb) / first.rss_mb) * 100).toFixed(1) : null,
     };
   });
