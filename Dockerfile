@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 #
 # One image, three roles (DESIGN.md §2). The default command is the api; the same image runs
-#   node dist/src/main.worker.js    BullMQ worker (health + metrics on WORKER_HEALTH_PORT, default 8766)
+#   node --min-semi-space-size=32 --max-semi-space-size=32 dist/src/main.worker.js
+#                                   BullMQ worker (health + metrics on WORKER_HEALTH_PORT, default 8766)
 #   node dist/src/main.migrate.js   migrations, once per release
 # Override the command (Compose `command:`, Kubernetes `args:`) and keep the tini entrypoint.
 
@@ -56,6 +57,7 @@ USER 10001:10001
 EXPOSE 8765 8766
 
 ENTRYPOINT ["/usr/bin/tini", "--"]
-# --max-semi-space-size=32: a young generation sized for the api's allocation rate (fewer scavenges; README,
-# "Benchmarks").
-CMD ["node", "--max-semi-space-size=32", "dist/src/main.api.js"]
+# --min/--max-semi-space-size=32: a young generation of a fixed size (two 32 MB semi-spaces) for the api's allocation
+# rate (fewer scavenges), committed from the start rather than grown and shrunk by V8 under load, so resident memory
+# does not move with it (README, "Benchmarks"). Every role runs with it.
+CMD ["node", "--min-semi-space-size=32", "--max-semi-space-size=32", "dist/src/main.api.js"]

@@ -75,9 +75,12 @@ export async function waitHealthy(proc, url, timeoutMs = 60_000) {
   throw new Error(`${proc.label} did not become healthy:\n${proc.output()}`);
 }
 
-/** How the api roles are launched everywhere (package.json start scripts, Dockerfile, Helm chart, compose). */
-export const API_NODE_FLAGS = ['--max-semi-space-size=32'];
-const SERVES_HTTP = new Set(['main.js', 'main.api.js']);
+/**
+ * How every Hecate process is launched everywhere (package.json start scripts, Dockerfile, Helm chart, compose): a
+ * young generation of a fixed size (two 32 MB semi-spaces), committed from the start instead of grown and shrunk by
+ * V8 under load, so resident memory does not move with it.
+ */
+export const NODE_FLAGS = ['--min-semi-space-size=32', '--max-semi-space-size=32'];
 
 /**
  * A Hecate process from the build: `entry` is main.js (embedded: api + worker), main.api.js or main.worker.js.
@@ -85,8 +88,7 @@ const SERVES_HTTP = new Set(['main.js', 'main.api.js']);
  */
 export async function startHecate(label, entry, env, { portVar = 'PORT' } = {}) {
   const port = await freePort();
-  const flags = SERVES_HTTP.has(entry) ? API_NODE_FLAGS : [];
-  const proc = await start(label, [...flags, join(DIST, 'src', entry)], { LOG_LEVEL: 'warn', ...env, [portVar]: String(port) }, { waitLine: false });
+  const proc = await start(label, [...NODE_FLAGS, join(DIST, 'src', entry)], { LOG_LEVEL: 'warn', ...env, [portVar]: String(port) }, { waitLine: false });
   const url = `http://127.0.0.1:${port}`;
   await waitHealthy(proc, url);
   return Object.assign(proc, { url });

@@ -204,7 +204,7 @@ describe('helm chart: templates', () => {
 
   it('api Deployment probes /healthz (liveness) and /readyz (readiness) on its http port', () => {
     const container = dig(findDocument('api-deployment.yaml', 'Deployment'), 'spec', 'template', 'spec', 'containers', 0);
-    expect(dig(container, 'args')).toEqual(['node', '--max-semi-space-size=32', 'dist/src/main.api.js']);
+    expect(dig(container, 'args')).toEqual(['node', '--min-semi-space-size=32', '--max-semi-space-size=32', 'dist/src/main.api.js']);
     expect(dig(container, 'livenessProbe', 'httpGet')).toEqual({ path: '/healthz', port: 'http' });
     expect(dig(container, 'readinessProbe', 'httpGet')).toEqual({ path: '/readyz', port: 'http' });
   });
@@ -212,7 +212,7 @@ describe('helm chart: templates', () => {
   it('worker Deployment runs main.worker.js and probes its side port', () => {
     const podSpec = dig(findDocument('worker-deployment.yaml', 'Deployment'), 'spec', 'template', 'spec');
     const container = dig(podSpec, 'containers', 0);
-    expect(dig(container, 'args')).toEqual(['node', 'dist/src/main.worker.js']);
+    expect(dig(container, 'args')).toEqual(['node', '--min-semi-space-size=32', '--max-semi-space-size=32', 'dist/src/main.worker.js']);
     expect(dig(container, 'ports', 0, 'name')).toBe('health');
     expect(dig(container, 'livenessProbe', 'httpGet')).toEqual({ path: '/healthz', port: 'health' });
     expect(dig(container, 'readinessProbe', 'httpGet')).toEqual({ path: '/readyz', port: 'health' });
@@ -284,7 +284,7 @@ describe('docker-compose.yml', () => {
     for (const name of ['api', 'worker']) {
       expect(dig(services, name, 'depends_on', 'migrate', 'condition')).toBe('service_completed_successfully');
     }
-    expect(dig(services, 'worker', 'command')).toEqual(['node', 'dist/src/main.worker.js']);
+    expect(dig(services, 'worker', 'command')).toEqual(['node', '--min-semi-space-size=32', '--max-semi-space-size=32', 'dist/src/main.worker.js']);
   });
 
   it('refuses to start the app without GATEWAY_AUTH_TOKEN and gives processes time to drain', () => {
@@ -322,7 +322,7 @@ describe('Dockerfile', () => {
   it('runs as uid 10001 with bubblewrap and git installed and the api as default command', () => {
     expect(dockerfile).toMatch(/^USER 10001/m);
     expect(dockerfile).toMatch(/apt-get install[^\n]*\bbubblewrap\b[^\n]*\bgit\b/);
-    expect(dockerfile).toMatch(/^CMD \["node", "--max-semi-space-size=32", "dist\/src\/main\.api\.js"\]$/m);
+    expect(dockerfile).toMatch(/^CMD \["node", "--min-semi-space-size=32", "--max-semi-space-size=32", "dist\/src\/main\.api\.js"\]$/m);
     expect(dockerfile).toMatch(/HOST=0\.0\.0\.0/);
   });
 });
