@@ -78,9 +78,15 @@ export async function waitHealthy(proc, url, timeoutMs = 60_000) {
 /**
  * How every Hecate process is launched everywhere (package.json start scripts, Dockerfile, Helm chart, compose): a
  * young generation of a fixed size (two 32 MB semi-spaces), committed from the start instead of grown and shrunk by
- * V8 under load, so resident memory does not move with it.
+ * V8 under load, and an old generation capped for the role's memory limit in the Helm chart (api 256 MB of 512 Mi,
+ * worker 512 MB of 2 Gi, which its task processes share) rather than derived from the machine's memory.
  */
-export const NODE_FLAGS = ['--min-semi-space-size=32', '--max-semi-space-size=32'];
+const YOUNG_GENERATION = ['--min-semi-space-size=32', '--max-semi-space-size=32'];
+export const NODE_FLAGS = {
+  'main.js': YOUNG_GENERATION,
+  'main.api.js': [...YOUNG_GENERATION, '--max-old-space-size=256'],
+  'main.worker.js': [...YOUNG_GENERATION, '--max-old-space-size=512'],
+};
 
 /**
  * A Hecate process from the build: `entry` is main.js (embedded: api + worker), main.api.js or main.worker.js.
@@ -88,7 +94,12 @@ export const NODE_FLAGS = ['--min-semi-space-size=32', '--max-semi-space-size=32
  */
 export async function startHecate(label, entry, env, { portVar = 'PORT' } = {}) {
   const port = await freePort();
-  const proc = await start(label, [...NODE_FLAGS, join(DIST, 'src', entry)], { LOG_LEVEL: 'warn', ...env, [portVar]: String(port) }, { waitLine: false });
+  const proc = await start(
+    label,
+    [...(NODE_FLAGS[entry] ?? []), join(DIST, 'src', entry)],
+    { LOG_LEVEL: 'warn', ...env, [portVar]: String(port) },
+    { waitLine: false },
+  );
   const url = `http://127.0.0.1:${port}`;
   await waitHealthy(proc, url);
   return Object.assign(proc, { url });
