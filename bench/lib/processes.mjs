@@ -87,6 +87,8 @@ export const NODE_FLAGS = {
   'main.api.js': [...YOUNG_GENERATION, '--max-old-space-size=256'],
   'main.worker.js': [...YOUNG_GENERATION, '--max-old-space-size=512'],
 };
+/** glibc: two malloc arenas however many cores the host has (the Dockerfile sets it for every role). */
+export const NODE_ENV_VARS = { MALLOC_ARENA_MAX: '2' };
 
 /**
  * A Hecate process from the build: `entry` is main.js (embedded: api + worker), main.api.js or main.worker.js.
@@ -97,7 +99,7 @@ export async function startHecate(label, entry, env, { portVar = 'PORT' } = {}) 
   const proc = await start(
     label,
     [...(NODE_FLAGS[entry] ?? []), join(DIST, 'src', entry)],
-    { LOG_LEVEL: 'warn', ...env, [portVar]: String(port) },
+    { LOG_LEVEL: 'warn', ...NODE_ENV_VARS, ...env, [portVar]: String(port) },
     { waitLine: false },
   );
   const url = `http://127.0.0.1:${port}`;

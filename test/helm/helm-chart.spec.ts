@@ -328,5 +328,6 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/apt-get install[^\n]*\bbubblewrap\b[^\n]*\bgit\b/);
     expect(dockerfile).toMatch(/^CMD \["node", "--min-semi-space-size=32", "--max-semi-space-size=32", "--max-old-space-size=256", "dist\/src\/main\.api\.js"\]$/m);
     expect(dockerfile).toMatch(/HOST=0\.0\.0\.0/);
+    expect(dockerfile).toMatch(/^\s+MALLOC_ARENA_MAX=2$/m);
   });
 });
