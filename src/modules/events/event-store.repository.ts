@@ -78,30 +78,8 @@ export class EventStoreRepository {
    */
   async appendMany(manager: EntityManager, run: Omit<NewEventRow, 'type' | 'data'>, events: Array<Pick<NewEventRow, 'type' | 'data'>>): Promise<EventRow[]> {
     if (events.length === 0) return [];
-    const { rows } = await execSql<EventRow>(
-      manager,
-      `WITH head AS (
-         INSERT INTO event_stream_heads AS h (run_id, tenant_id, last_sequence) VALUES ($1, $2, $3)
-         ON CONFLICT (run_id) DO UPDATE SET last_sequence = h.last_sequence + $3
-         RETURNING last_sequence
-       )
-       INSERT INTO task_run_events (id, tenant_id, run_id, task_id, session_id, sequence, type, data, request_id, trace_id)
-       SELECT e.id, $2, $1, $4, $5, head.last_sequence - $3 + e.ord, e.type, e.data::jsonb, $6, $7
-         FROM head, unnest($8::text[], $9::text[], $10::text[]) WITH ORDINALITY AS e(id, type, data, ord)
-       RETURNING ${COLUMNS}`,
-      [
-        run.runId,
-        run.tenantId,
-        events.length,
-        run.taskId,
-        run.sessionId,
-        run.requestId,
-        run.traceId,
-        events.map(() => newEventId()),
-        events.map((e) => e.type),
-        events.map((e) => JSON.stringify(e.data)),
-      ],
-    );
+    const appended = eventsSql(run, events, '');
+    const { rows } = await execSql<EventRow>(manager, `WITH ${appended.sql} SELECT * FROM ev`, appended.params);
     return rows.sort((a, b) => Number(a.sequence) - Number(b.sequence));
   }
 
@@ -125,31 +103,7 @@ export class EventStoreRepository {
       return f.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
     };
     const ctes = [`g AS (${place(guard)})`, ...writes.map((w, i) => `w${i} AS (${place(w)})`)];
-    const appended = place({
-      sql: `head AS (
-         INSERT INTO event_stream_heads AS h (run_id, tenant_id, last_sequence) SELECT $1, $2, $3::bigint FROM g
-         ON CONFLICT (run_id) DO UPDATE SET last_sequence = h.last_sequence + $3::bigint
-         RETURNING last_sequence
-       ),
-       ev AS (
-         INSERT INTO task_run_events (id, tenant_id, run_id, task_id, session_id, sequence, type, data, request_id, trace_id)
-         SELECT e.id, $2, $1, $4, $5, head.last_sequence - $3::bigint + e.ord, e.type, e.data::jsonb, $6, $7
-           FROM head, unnest($8::text[], $9::text[], $10::text[]) WITH ORDINALITY AS e(id, type, data, ord)
-         RETURNING ${COLUMNS}
-       )`,
-      params: [
-        run.runId,
-        run.tenantId,
-        events.length,
-        run.taskId,
-        run.sessionId,
-        run.requestId,
-        run.traceId,
-        events.map(() => newEventId()),
-        events.map((e) => e.type),
-        events.map((e) => JSON.stringify(e.data)),
-      ],
-    });
+    const appended = place(eventsSql(run, events, 'FROM g'));
     const { rows } = await execSql<EventRow>(this.dataSource.manager, `WITH ${[...ctes, appended].join(',\n')}\nSELECT * FROM ev`, params);
     if (rows.length === 0) return null;
     return rows.sort((a, b) => Number(a.sequence) - Number(b.sequence));
@@ -245,4 +199,37 @@ export class EventStoreRepository {
     );
     return byAge.affected + byCount.affected;
   }
+}
+
+/**
+ * The CTEs `head` (the run's sequence head moved by the number of events, under its row lock, so concurrent appenders
+ * to one run are serialised and commit in sequence order) and `ev` (the events, consecutive sequences, in order,
+ * returning their rows). `from` conditions them on an earlier CTE (`FROM g`).
+ */
+function eventsSql(run: Omit<NewEventRow, 'type' | 'data'>, events: Array<Pick<NewEventRow, 'type' | 'data'>>, from: string): SqlFragment {
+  return {
+    sql: `head AS (
+         INSERT INTO event_stream_heads AS h (run_id, tenant_id, last_sequence) SELECT $1, $2, $3::bigint ${from}
+         ON CONFLICT (run_id) DO UPDATE SET last_sequence = h.last_sequence + $3::bigint
+         RETURNING last_sequence
+       ),
+       ev AS (
+         INSERT INTO task_run_events (id, tenant_id, run_id, task_id, session_id, sequence, type, data, request_id, trace_id)
+         SELECT e.id, $2, $1, $4, $5, head.last_sequence - $3::bigint + e.ord, e.type, e.data::jsonb, $6, $7
+           FROM head, unnest($8::text[], $9::text[], $10::text[]) WITH ORDINALITY AS e(id, type, data, ord)
+         RETURNING ${COLUMNS}
+       )`,
+    params: [
+      run.runId,
+      run.tenantId,
+      events.length,
+      run.taskId,
+      run.sessionId,
+      run.requestId,
+      run.traceId,
+      events.map(() => newEventId()),
+      events.map((e) => e.type),
+      events.map((e) => JSON.stringify(e.data)),
+    ],
+  };
 }

@@ -3,7 +3,7 @@ import type { EntityManager } from 'typeorm';
 import type { EventEnvelope } from '@contracts/events';
 import type { RequestOrigin } from '@core/context/request-context';
 import { EventPublisher } from './event-publisher.service';
-import { EventStoreRepository, FeedFilter, type SqlFragment } from './event-store.repository';
+import { EventStoreRepository, FeedFilter, type NewEventRow, type SqlFragment } from './event-store.repository';
 import { runChannel, RunBatchMessage, toEnvelope } from './event-envelope';
 import { FeedStamper } from './feed-stamper.service';
 
@@ -59,18 +59,7 @@ export class EventStore {
           return a.envelope;
         },
         emitMany: async (run, events) => {
-          const rows = await this.repo.appendMany(
-            manager,
-            {
-              tenantId: run.tenantId,
-              runId: run.runId,
-              taskId: run.taskId ?? null,
-              sessionId: run.sessionId ?? null,
-              requestId: origin?.requestId ?? null,
-              traceId: origin?.traceId ?? null,
-            },
-            events.map((e) => ({ type: e.type, data: e.data ?? {} })),
-          );
+          const rows = await this.repo.appendMany(manager, streamOf(run, origin), eventsOf(events));
           const added = rows.map((row) => ({ tenantId: run.tenantId, envelope: toEnvelope(row) }));
           appended.push(...added);
           return added.map((a) => a.envelope);
@@ -92,19 +81,7 @@ export class EventStore {
     events: Array<Pick<AppendEventInput, 'type' | 'data'>>,
     origin: RequestOrigin | null,
   ): Promise<EventEnvelope[] | null> {
-    const rows = await this.repo.appendGuarded(
-      guard,
-      writes,
-      {
-        tenantId: run.tenantId,
-        runId: run.runId,
-        taskId: run.taskId ?? null,
-        sessionId: run.sessionId ?? null,
-        requestId: origin?.requestId ?? null,
-        traceId: origin?.traceId ?? null,
-      },
-      events.map((e) => ({ type: e.type, data: e.data ?? {} })),
-    );
+    const rows = await this.repo.appendGuarded(guard, writes, streamOf(run, origin), eventsOf(events));
     if (!rows) return null;
     const envelopes = rows.map(toEnvelope);
     this.published(envelopes.map((envelope) => ({ tenantId: run.tenantId, envelope })));
@@ -177,3 +154,16 @@ export class EventStore {
     return this.stamper.flush();
   }
 }
+
+/** The stream a batch of events goes to, with the request or job that wrote them. */
+const streamOf = (run: Omit<AppendEventInput, 'type' | 'data'>, origin: RequestOrigin | null): Omit<NewEventRow, 'type' | 'data'> => ({
+  tenantId: run.tenantId,
+  runId: run.runId,
+  taskId: run.taskId ?? null,
+  sessionId: run.sessionId ?? null,
+  requestId: origin?.requestId ?? null,
+  traceId: origin?.traceId ?? null,
+});
+
+const eventsOf = (events: Array<Pick<AppendEventInput, 'type' | 'data'>>): Array<Pick<NewEventRow, 'type' | 'data'>> =>
+  events.map((e) => ({ type: e.type, data: e.data ?? {} }));
