@@ -165,7 +165,12 @@ async function agentRun(base, project, extra = {}) {
       const atLast = (type) => new Date(events.findLast((e) => e.type === type).occurred_at).getTime();
       // The loop: from the first model call's dispatch record to the last model call's result (the run's workspace
       // set-up before it and its diff after it are per run, not per turn).
-      return { ms: at('run.finished') - at('run.started'), loopMs: atLast('turn.completed') - at('turn.started'), turns: events.filter((e) => e.type === 'turn.completed').length, events };
+      return {
+        ms: at('run.finished') - at('run.started'),
+        loopMs: atLast('turn.completed') - at('turn.started'),
+        turns: events.filter((e) => e.type === 'turn.completed').length,
+        events,
+      };
     }
     // Polling slowly: the run time comes from its events, and a busy poll would compete with the worker for the database.
     await new Promise((r) => setTimeout(r, 100));
@@ -348,7 +353,7 @@ async function main() {
     '',
     `Machine: ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}. ${TURNS}-turn loop (7 × read_file + answer), model server answering at once; ${SEQUENTIAL} sequential runs (after 3 warm-up), ${CONCURRENT} concurrent, RSS after 20 and ${MEMORY_RUNS} runs.`,
     '',
-    'Loop: from the first model call\'s dispatch record (`turn.started`) to the last model call\'s result (`turn.completed`), event times from the database. Run: `run.started` → `run.finished`, with the per-run work around the loop (workspace copy, base tree, diff) spread over the 8 turns.',
+    "Loop: from the first model call's dispatch record (`turn.started`) to the last model call's result (`turn.completed`), event times from the database. Run: `run.started` → `run.finished`, with the per-run work around the loop (workspace copy, base tree, diff) spread over the 8 turns.",
     '',
     '| mode | direct loop ms (p50) | Hecate loop ms (p50) | loop overhead per turn ms p50 / p90 | target p50 | Hecate run ms (p50) | run overhead per turn ms (p50) | floor: 4 bare commits ms (p50) | turns/s with 50 runs at once | RSS MB of the loop process |',
     '|---|---|---|---|---|---|---|---|---|---|',
