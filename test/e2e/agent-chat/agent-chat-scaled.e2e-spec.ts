@@ -152,7 +152,8 @@ describe('agent chat (scaled)', () => {
   });
 
   it('kill -9 of the worker mid agent turn: the run is taken over and the chat turn ends with its answer', async () => {
-    upstream.script({ content: words(30, 'agent'), chunks: 30, chunkIntervalMs: 100 });
+    // A 12 s reply: the replacement worker boots (3–6 s on a loaded machine) and the kill lands while it still streams.
+    upstream.script({ content: words(60, 'agent'), chunks: 60, chunkIntervalMs: 200 });
     upstream.script({ content: 'Agent finished on the survivor.' });
     const doomed = await procs.start('worker', env);
     const workspace = mkdtempSync(join(tmpdir(), 'hecate-chat-ws-'));
