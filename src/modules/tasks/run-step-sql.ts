@@ -1,0 +1,61 @@
+import type { SqlFragment } from '@modules/events';
+import type { TaskArtifactEntity } from './task-artifact.entity';
+import type { TaskStepEntity } from './task-step.entity';
+
+/** The rows a step write adds, as CTEs of RunWriter.stepWrite's one statement (each conditioned on its guard `g`). */
+
+/** A new step's dispatch record, written only while the guard `g` holds (RunWriter.stepWrite). */
+export function insertStepSql(step: TaskStepEntity): SqlFragment {
+  return {
+    sql: `INSERT INTO task_steps (id, tenant_id, task_id, run_id, step_index, kind, title, status, phase, result, tool_name, idempotent,
+                                  input, output_summary, exit_code, error, error_kind, approval_id, started_at, finished_at, created_at, updated_at)
+          SELECT $1, $2, $3, $4, $5::int, $6, $7, $8, $9, '', $10, $11::boolean, $12::jsonb, '{}'::jsonb, NULL, '', '', $13,
+                 $14::timestamptz, NULL, $14::timestamptz, $14::timestamptz
+            FROM g`,
+    params: [
+      step.id,
+      step.tenantId,
+      step.taskId,
+      step.runId,
+      step.index,
+      step.kind,
+      step.title,
+      step.status,
+      step.phase,
+      step.toolName,
+      step.idempotent,
+      JSON.stringify(step.input),
+      step.approvalId,
+      (step.startedAt ?? new Date()).toISOString(),
+    ],
+  };
+}
+
+/** An artifact row, written only while the guard `g` holds (RunWriter.stepWrite). */
+export function insertArtifactSql(a: TaskArtifactEntity): SqlFragment {
+  return {
+    sql: `INSERT INTO task_artifacts (id, tenant_id, task_id, run_id, step_id, kind, name, description, mime_type, path, content_text,
+                                      size_bytes, sha256, truncated, status, metadata, created_at, updated_at)
+          SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::bigint, $13, $14::boolean, $15, $16::jsonb, $17::timestamptz, $17::timestamptz
+            FROM g`,
+    params: [
+      a.id,
+      a.tenantId,
+      a.taskId,
+      a.runId,
+      a.stepId,
+      a.kind,
+      a.name,
+      a.description,
+      a.mimeType,
+      a.path,
+      a.contentText,
+      a.sizeBytes,
+      a.sha256,
+      a.truncated,
+      a.status,
+      JSON.stringify(a.metadata),
+      a.createdAt.toISOString(),
+    ],
+  };
+}
