@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 #
 # One image, three roles (DESIGN.md §2). The default command is the api; the same image runs
-#   node --min-semi-space-size=32 --max-semi-space-size=32 --max-old-space-size=512 dist/src/main.worker.js
+#   node --min-semi-space-size=32 --max-semi-space-size=32 --heap-growing-percent=30 --max-old-space-size=512 dist/src/main.worker.js
 #                                   BullMQ worker (health + metrics on WORKER_HEALTH_PORT, default 8766)
 #   node dist/src/main.migrate.js   migrations, once per release
 # Override the command (Compose `command:`, Kubernetes `args:`) and keep the tini entrypoint.
@@ -64,7 +64,10 @@ ENTRYPOINT ["/usr/bin/tini", "--"]
 # --min/--max-semi-space-size=32: a young generation of a fixed size (two 32 MB semi-spaces) for the api's allocation
 # rate (fewer scavenges), committed from the start rather than grown and shrunk by V8 under load, so resident memory
 # does not move with it (README, "Benchmarks"). Every role runs with it.
+# --heap-growing-percent=30: the old generation's next full collection at 1.3 × what the last one kept, instead of
+# the factor V8 adapts at run time (it starts low and creeps up under a steady load), so resident memory reaches its
+# working level in the first minute instead of climbing for 10-15 minutes (bench/README.md, "Soak memory").
 # --max-old-space-size: the old generation's limit for the role's memory (api 256 MB of 512 Mi, worker 512 MB of
 # 2 Gi in the Helm chart) rather than derived from the host; V8 then lets it grow less far past the live data
 # between full collections, and resident memory stays near its level of the first minute.
-CMD ["node", "--min-semi-space-size=32", "--max-semi-space-size=32", "--max-old-space-size=256", "dist/src/main.api.js"]
+CMD ["node", "--min-semi-space-size=32", "--max-semi-space-size=32", "--heap-growing-percent=30", "--max-old-space-size=256", "dist/src/main.api.js"]

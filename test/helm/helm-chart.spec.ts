@@ -206,7 +206,7 @@ describe('helm chart: templates', () => {
 
   it('api Deployment probes /healthz (liveness) and /readyz (readiness) on its http port', () => {
     const container = dig(findDocument('api-deployment.yaml', 'Deployment'), 'spec', 'template', 'spec', 'containers', 0);
-    expect(dig(container, 'args')).toEqual(['node', '--min-semi-space-size=32', '--max-semi-space-size=32', expect.stringMatching(/^--max-old-space-size=/), 'dist/src/main.api.js']);
+    expect(dig(container, 'args')).toEqual(['node', '--min-semi-space-size=32', '--max-semi-space-size=32', '--heap-growing-percent=30', expect.stringMatching(/^--max-old-space-size=/), 'dist/src/main.api.js']);
     expect(readText(templatesDir, 'api-deployment.yaml')).toContain('"--max-old-space-size={{ int $api.maxOldSpaceSizeMb }}"');
     expect(dig(container, 'livenessProbe', 'httpGet')).toEqual({ path: '/healthz', port: 'http' });
     expect(dig(container, 'readinessProbe', 'httpGet')).toEqual({ path: '/readyz', port: 'http' });
@@ -215,7 +215,7 @@ describe('helm chart: templates', () => {
   it('worker Deployment runs main.worker.js and probes its side port', () => {
     const podSpec = dig(findDocument('worker-deployment.yaml', 'Deployment'), 'spec', 'template', 'spec');
     const container = dig(podSpec, 'containers', 0);
-    expect(dig(container, 'args')).toEqual(['node', '--min-semi-space-size=32', '--max-semi-space-size=32', expect.stringMatching(/^--max-old-space-size=/), 'dist/src/main.worker.js']);
+    expect(dig(container, 'args')).toEqual(['node', '--min-semi-space-size=32', '--max-semi-space-size=32', '--heap-growing-percent=30', expect.stringMatching(/^--max-old-space-size=/), 'dist/src/main.worker.js']);
     expect(readText(templatesDir, 'worker-deployment.yaml')).toContain('"--max-old-space-size={{ int $pool.maxOldSpaceSizeMb }}"');
     expect(dig(container, 'ports', 0, 'name')).toBe('health');
     expect(dig(container, 'livenessProbe', 'httpGet')).toEqual({ path: '/healthz', port: 'health' });
@@ -288,7 +288,7 @@ describe('docker-compose.yml', () => {
     for (const name of ['api', 'worker']) {
       expect(dig(services, name, 'depends_on', 'migrate', 'condition')).toBe('service_completed_successfully');
     }
-    expect(dig(services, 'worker', 'command')).toEqual(['node', '--min-semi-space-size=32', '--max-semi-space-size=32', '--max-old-space-size=512', 'dist/src/main.worker.js']);
+    expect(dig(services, 'worker', 'command')).toEqual(['node', '--min-semi-space-size=32', '--max-semi-space-size=32', '--heap-growing-percent=30', '--max-old-space-size=512', 'dist/src/main.worker.js']);
   });
 
   it('refuses to start the app without GATEWAY_AUTH_TOKEN and gives processes time to drain', () => {
@@ -326,7 +326,7 @@ describe('Dockerfile', () => {
   it('runs as uid 10001 with bubblewrap and git installed and the api as default command', () => {
     expect(dockerfile).toMatch(/^USER 10001/m);
     expect(dockerfile).toMatch(/apt-get install[^\n]*\bbubblewrap\b[^\n]*\bgit\b/);
-    expect(dockerfile).toMatch(/^CMD \["node", "--min-semi-space-size=32", "--max-semi-space-size=32", "--max-old-space-size=256", "dist\/src\/main\.api\.js"\]$/m);
+    expect(dockerfile).toMatch(/^CMD \["node", "--min-semi-space-size=32", "--max-semi-space-size=32", "--heap-growing-percent=30", "--max-old-space-size=256", "dist\/src\/main\.api\.js"\]$/m);
     expect(dockerfile).toMatch(/HOST=0\.0\.0\.0/);
     expect(dockerfile).toMatch(/^\s+MALLOC_ARENA_MAX=2$/m);
   });
