@@ -8,8 +8,8 @@ import { ApprovalsService, planHash } from '@modules/approvals';
 import type { InferenceTool } from '@modules/inference';
 import { MAX_TOOLS_PER_REQUEST, McpClientPool, type McpServerSpec, type McpTool, type McpToolSet } from '@modules/mcp';
 import { AgentModelCalls } from './agent-model-calls';
-import { AgentToolCalls } from './agent-tool-calls';
-import { type ExecutionContext, type ExecutionOutcome, ExecutorRegistry, type RunRunner, WorkspaceGit } from '@modules/tasks';
+import { AgentToolCalls, type McpCalls } from './agent-tool-calls';
+import { type ExecutionContext, type ExecutionOutcome, ExecutorRegistry, type RunRunner, type StepSpec, WorkspaceGit } from '@modules/tasks';
 import { BUILTIN_TOOLS } from './builtin-tools';
 import { checkpointArtifact, type Conversation, parseConversation, replaceState, startingHistory } from './conversation';
 import { type ConsumedGuidance, GuidanceRegistry } from './guidance-source';
@@ -134,7 +134,12 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
         }
         const gate = await this.gate(ctx, conv, calls.mcpTools);
         if (gate) return gate;
-        while (conv.pending?.length) await this.tools.dispatch(ctx, conv, calls);
+        while (conv.pending?.length) {
+          // Guidance is looked for before the response's last tool call, so the model call after it can be
+          // dispatched with that call's result; guidance sent later waits for the next model call.
+          const guidance = conv.pending.length === 1 && (await this.guidanceWaiting(ctx));
+          await this.tools.dispatch(ctx, conv, calls, (after) => this.nextStep(ctx, after, calls, !guidance));
+        }
       }
       if (conv.final !== undefined) {
         if (!conv.final.trim()) return { status: 'failed', error: 'the model ended with a blank final answer', errorKind: 'blank_final_answer' };
@@ -147,10 +152,36 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
           errorKind: 'turn_limit_exceeded',
         };
       }
-      await this.takeGuidance(ctx, conv);
-      const failed = await this.models.call(ctx, conv, tools);
+      if (!ctx.writer.isDispatched(conv.next_step)) await this.takeGuidance(ctx, conv);
+      const failed = await this.models.call(ctx, conv, tools, (after) => this.nextStep(ctx, after, calls, false));
       if (failed) return failed;
     }
+  }
+
+  /**
+   * The step that follows a state of the loop with nothing in between, so its dispatch record can commit with the
+   * result that led to it: the first pending tool call when no call of the response waits for an approval, else the
+   * next model call (when `modelCall`: no guidance was waiting) unless the run ends. Undefined otherwise.
+   */
+  private nextStep(ctx: ExecutionContext, after: Conversation, calls: McpCalls, modelCall: boolean): StepSpec | undefined {
+    if (ctx.signal.aborted) return undefined;
+    if (after.pending?.length) {
+      if (after.pending.length > MAX_TOOL_CALLS_PER_RESPONSE) return undefined;
+      if (after.pending.some((c) => this.needsApproval(c.function.name, calls.mcpTools))) return undefined;
+      return this.tools.spec(after, calls);
+    }
+    if (!modelCall || after.final !== undefined || after.model_calls >= this.config.agent.maxTurns) return undefined;
+    return this.models.spec(ctx, after);
+  }
+
+  private async guidanceWaiting(ctx: ExecutionContext): Promise<boolean> {
+    return (await this.guidance.source?.pendingFor(ctx.run.tenantId, ctx.run.id)) ?? false;
+  }
+
+  /** Built-in tools by GATEWAY_TASK_APPROVAL_POLICIES, MCP tools by their server's approval_policy. */
+  private needsApproval(name: string, mcpTools: Map<string, McpTool>): boolean {
+    const mcp = mcpTools.get(name);
+    return mcp ? mcp.approvalPolicy === 'require_approval' : this.approvals.toolRequiresApproval(name);
   }
 
   /**
@@ -238,12 +269,7 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
    * approving requeues the run, which dispatches exactly those calls (the approval's hash proves it) with no new model call.
    */
   private async gate(ctx: ExecutionContext, conv: Conversation, mcpTools: Map<string, McpTool>): Promise<ExecutionOutcome | null> {
-    // Built-in tools by GATEWAY_TASK_APPROVAL_POLICIES, MCP tools by their server's approval_policy.
-    const needsApproval = (name: string) => {
-      const mcp = mcpTools.get(name);
-      return mcp ? mcp.approvalPolicy === 'require_approval' : this.approvals.toolRequiresApproval(name);
-    };
-    const gated = conv.pending!.filter((c) => needsApproval(c.function.name));
+    const gated = conv.pending!.filter((c) => this.needsApproval(c.function.name, mcpTools));
     if (gated.length === 0) return null;
     const details = { tool_calls: gated.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })) };
     const hash = planHash(details);

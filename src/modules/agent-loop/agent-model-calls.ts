@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { DomainError } from '@core/http/domain-error';
 import { InferenceService, type InferenceResult, type InferenceTool } from '@modules/inference';
-import type { ExecutionContext, ExecutionOutcome, StepOutcome } from '@modules/tasks';
-import { checkpointArtifact, type Conversation, replaceState, type ToolCall } from './conversation';
+import type { ExecutionContext, ExecutionOutcome, StepOutcome, StepSpec } from '@modules/tasks';
+import { checkpointArtifact, type Conversation, type NextStep, replaceState, type ToolCall } from './conversation';
 
 /** The agent loop's model calls: one step each, through the one model-calling service (DESIGN §11.1). */
 @Injectable()
@@ -13,92 +13,98 @@ export class AgentModelCalls {
     private readonly config: AppConfig,
   ) {}
 
+  /** The model call the loop makes next from `conv`, as a step. */
+  spec(ctx: ExecutionContext, conv: Conversation): StepSpec {
+    const turn = conv.model_calls + 1;
+    const model = ctx.task.requestedModel || this.config.gateway.defaultModel;
+    return {
+      index: conv.next_step,
+      kind: 'model',
+      title: `Model call ${turn}`,
+      toolName: 'model_call',
+      input: { turn, model, messages: conv.messages.length },
+      // A model call has no side effect outside the run: after a crash it may be made again.
+      idempotent: true,
+      startEvents: () => [
+        { type: 'turn.started', data: { turn } },
+        { type: 'model.call.started', data: { turn, model_call_index: turn, model, provider: ctx.task.requestedProvider || undefined } },
+      ],
+    };
+  }
+
   /**
    * One model call as a step. Its result transaction holds the step, the run's spend, the events and the new
    * checkpoint (the assistant message appended, its tool calls pending): a crash leaves either all of it or none.
-   * Mutates `conv` to the state after the call; returns the run's failure, or null.
+   * Mutates `conv` to the state after the call; returns the run's failure, or null. `plan` names the step that follows
+   * from the state after the call (its dispatch record then commits with the result).
    */
-  async call(ctx: ExecutionContext, conv: Conversation, tools: InferenceTool[]): Promise<ExecutionOutcome | null> {
+  async call(ctx: ExecutionContext, conv: Conversation, tools: InferenceTool[], plan: NextStep): Promise<ExecutionOutcome | null> {
     const { task, run, writer } = ctx;
     const turn = conv.model_calls + 1;
     const index = conv.next_step;
     const model = task.requestedModel || this.config.gateway.defaultModel;
     const prior = Number(run.priorCostMicrosUsd);
     let next: Conversation | undefined;
-    const { outcome, replayed } = await writer.step(
-      {
-        index,
-        kind: 'model',
-        title: `Model call ${turn}`,
-        toolName: 'model_call',
-        input: { turn, model, messages: conv.messages.length },
-        // A model call has no side effect outside the run: after a crash it may be made again.
-        idempotent: true,
-        startEvents: () => [
-          { type: 'turn.started', data: { turn } },
-          { type: 'model.call.started', data: { turn, model_call_index: turn, model, provider: task.requestedProvider || undefined } },
+    const { outcome, replayed } = await writer.step(this.spec(ctx, conv), async (): Promise<StepOutcome> => {
+      let costCapMicros: number | undefined;
+      if (task.budgetMicrosUsd > 0) {
+        costCapMicros = task.budgetMicrosUsd - prior - conv.run_cost;
+        if (costCapMicros <= 0) return { status: 'failed', error: `budget of ${task.budgetMicrosUsd} micro-USD is spent`, errorKind: 'budget_exceeded' };
+      }
+      let result: InferenceResult;
+      try {
+        const live = await this.inference.streamLive(
+          { messages: conv.messages, model, provider: task.requestedProvider || undefined, tools, max_tokens: this.config.agent.maxTokens },
+          { tenantId: run.tenantId, origin: writer.ref.origin, signal: ctx.signal, endpoint: 'agent_loop', costCapMicros },
+          { streamId: run.id, unindexed: true },
+        );
+        for await (const _frame of live.frames) {
+          // Deltas are on the live stream; the loop needs only the assembled reply.
+        }
+        result = await live.result;
+      } catch (err) {
+        const kind = err instanceof DomainError ? err.type : 'model_error';
+        return { status: 'failed', error: err instanceof Error ? err.message : String(err), errorKind: kind };
+      }
+      const calls = result.tool_calls as ToolCall[];
+      const cost = result.cost_micros_usd;
+      next = {
+        messages: [...conv.messages, { role: 'assistant', content: result.text || null, ...(calls.length ? { tool_calls: calls } : {}) }],
+        next_step: index + 1,
+        model_calls: turn,
+        run_cost: conv.run_cost + cost,
+        ...(calls.length ? { pending: calls } : { final: result.text }),
+      };
+      const costs = {
+        turn,
+        model_call_index: turn,
+        provider: result.provider,
+        model: result.model,
+        input_tokens: result.usage.input_tokens,
+        output_tokens: result.usage.output_tokens,
+        cost_micros_usd: cost,
+        run_cost_micros_usd: next.run_cost,
+        task_cost_micros_usd: prior + next.run_cost,
+      };
+      const final = calls.length === 0 && result.text.trim() !== '';
+      return {
+        status: 'completed',
+        result: JSON.stringify({ text: result.text, tool_calls: calls, cost_micros_usd: cost }),
+        outputSummary: { ...costs, stop_reason: result.stop_reason, tool_calls: calls.length },
+        events: [
+          { type: 'model.call.completed', data: { ...costs, stop_reason: result.stop_reason } },
+          ...calls.map((c) => ({
+            type: 'assistant.tool_call_proposed',
+            data: { turn, tool_call_id: c.id, tool_name: c.function.name, arguments: c.function.arguments },
+          })),
+          { type: 'turn.completed', data: costs },
+          ...(final ? [{ type: 'assistant.final_answer', data: { turn, text: result.text } }] : []),
         ],
-      },
-      async (): Promise<StepOutcome> => {
-        let costCapMicros: number | undefined;
-        if (task.budgetMicrosUsd > 0) {
-          costCapMicros = task.budgetMicrosUsd - prior - conv.run_cost;
-          if (costCapMicros <= 0) return { status: 'failed', error: `budget of ${task.budgetMicrosUsd} micro-USD is spent`, errorKind: 'budget_exceeded' };
-        }
-        let result: InferenceResult;
-        try {
-          const live = await this.inference.streamLive(
-            { messages: conv.messages, model, provider: task.requestedProvider || undefined, tools, max_tokens: this.config.agent.maxTokens },
-            { tenantId: run.tenantId, origin: writer.ref.origin, signal: ctx.signal, endpoint: 'agent_loop', costCapMicros },
-            { streamId: run.id, unindexed: true },
-          );
-          for await (const _frame of live.frames) {
-            // Deltas are on the live stream; the loop needs only the assembled reply.
-          }
-          result = await live.result;
-        } catch (err) {
-          const kind = err instanceof DomainError ? err.type : 'model_error';
-          return { status: 'failed', error: err instanceof Error ? err.message : String(err), errorKind: kind };
-        }
-        const calls = result.tool_calls as ToolCall[];
-        const cost = result.cost_micros_usd;
-        next = {
-          messages: [...conv.messages, { role: 'assistant', content: result.text || null, ...(calls.length ? { tool_calls: calls } : {}) }],
-          next_step: index + 1,
-          model_calls: turn,
-          run_cost: conv.run_cost + cost,
-          ...(calls.length ? { pending: calls } : { final: result.text }),
-        };
-        const costs = {
-          turn,
-          model_call_index: turn,
-          provider: result.provider,
-          model: result.model,
-          input_tokens: result.usage.input_tokens,
-          output_tokens: result.usage.output_tokens,
-          cost_micros_usd: cost,
-          run_cost_micros_usd: next.run_cost,
-          task_cost_micros_usd: prior + next.run_cost,
-        };
-        const final = calls.length === 0 && result.text.trim() !== '';
-        return {
-          status: 'completed',
-          result: JSON.stringify({ text: result.text, tool_calls: calls, cost_micros_usd: cost }),
-          outputSummary: { ...costs, stop_reason: result.stop_reason, tool_calls: calls.length },
-          events: [
-            { type: 'model.call.completed', data: { ...costs, stop_reason: result.stop_reason } },
-            ...calls.map((c) => ({
-              type: 'assistant.tool_call_proposed',
-              data: { turn, tool_call_id: c.id, tool_name: c.function.name, arguments: c.function.arguments },
-            })),
-            { type: 'turn.completed', data: costs },
-            ...(final ? [{ type: 'assistant.final_answer', data: { turn, text: result.text } }] : []),
-          ],
-          artifacts: [checkpointArtifact(next), ...(final ? [{ kind: 'summary', name: 'final_answer', mimeType: 'text/markdown', content: result.text }] : [])],
-          usage: { model: result.model, provider: result.provider, providerKind: result.provider_kind, addCostMicrosUsd: cost },
-        };
-      },
-    );
+        artifacts: [checkpointArtifact(next), ...(final ? [{ kind: 'summary', name: 'final_answer', mimeType: 'text/markdown', content: result.text }] : [])],
+        usage: { model: result.model, provider: result.provider, providerKind: result.provider_kind, addCostMicrosUsd: cost },
+        next: plan(next),
+      };
+    });
     if (outcome.status !== 'completed') {
       return { status: 'failed', error: outcome.error || 'model call failed', errorKind: outcome.errorKind || 'model_error' };
     }

@@ -3,9 +3,9 @@ import { AppConfig } from '@core/config/app-config';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import { MetricsService } from '@core/metrics/metrics.service';
 import type { McpTool, McpToolSet } from '@modules/mcp';
-import { type ExecutionContext, ExecutorRegistry, type StepOutcome } from '@modules/tasks';
+import { type ExecutionContext, ExecutorRegistry, type StepOutcome, type StepSpec } from '@modules/tasks';
 import { BUILTIN_BY_NAME, type BuiltinTool, ToolInputError, type ToolResult } from './builtin-tools';
-import { checkpointArtifact, type Conversation, replaceState } from './conversation';
+import { checkpointArtifact, type Conversation, type NextStep, replaceState } from './conversation';
 
 const TOOL_RESULT_MAX_CHARS = 64 * 1024;
 
@@ -50,13 +50,9 @@ export class AgentToolCalls {
     };
   }
 
-  /**
-   * The first pending tool call as a step; its result and the new checkpoint commit together. A completed call is
-   * never run again; a side-effecting one cut off by a crash is answered as "outcome unknown".
-   */
-  async dispatch(ctx: ExecutionContext, conv: Conversation, calls: McpCalls): Promise<void> {
-    const [call, ...rest] = conv.pending!;
-    const index = conv.next_step;
+  /** The first pending tool call of `conv`, resolved, and its step. */
+  private resolve(conv: Conversation, calls: McpCalls) {
+    const call = conv.pending![0];
     const mcpTool = calls.mcpTools.get(call.function.name);
     const tool = mcpTool ? mcpToolAsBuiltin(mcpTool, calls.mcp!) : BUILTIN_BY_NAME.get(call.function.name);
     let args: Record<string, unknown> = {};
@@ -68,6 +64,31 @@ export class AgentToolCalls {
     } catch {
       inputError = 'arguments are not valid JSON';
     }
+    const spec: StepSpec = {
+      index: conv.next_step,
+      kind: 'tool',
+      title: call.function.name,
+      toolName: call.function.name,
+      input: { tool_call_id: call.id, arguments: args, classification: tool?.classification ?? 'unknown' },
+      idempotent: tool ? tool.classification !== 'side_effecting' : true,
+    };
+    return { call, mcpTool, tool, args, inputError, spec };
+  }
+
+  /** The first pending tool call of `conv` as a step. */
+  spec(conv: Conversation, calls: McpCalls): StepSpec {
+    return this.resolve(conv, calls).spec;
+  }
+
+  /**
+   * The first pending tool call as a step; its result and the new checkpoint commit together (with the dispatch
+   * record of the step `plan` names next, if any). A completed call is never run again; a side-effecting one cut off
+   * by a crash is answered as "outcome unknown".
+   */
+  async dispatch(ctx: ExecutionContext, conv: Conversation, calls: McpCalls, plan: NextStep): Promise<void> {
+    const { call, mcpTool, tool, args, inputError, spec } = this.resolve(conv, calls);
+    const rest = conv.pending!.slice(1);
+    const index = conv.next_step;
     const after = (content: string, isError: boolean): Conversation => ({
       ...conv,
       messages: [...conv.messages, { role: 'tool', tool_call_id: call.id, content, ...(isError ? { tool_error: true } : {}) }],
@@ -78,68 +99,60 @@ export class AgentToolCalls {
     // The metric's labels: MCP tools as `mcp` (their names are the servers'), unknown names as `unknown`.
     const toolLabel = mcpTool ? 'mcp' : tool ? tool.name : 'unknown';
     let callOutcome = 'ok';
-    const { outcome, replayed } = await ctx.writer.step(
-      {
-        index,
-        kind: 'tool',
-        title: call.function.name,
-        toolName: call.function.name,
-        input: { tool_call_id: call.id, arguments: args, classification: tool?.classification ?? 'unknown' },
-        idempotent: tool ? tool.classification !== 'side_effecting' : true,
-      },
-      async (): Promise<StepOutcome> => {
-        let result: ToolResult;
-        if (mcpTool?.approvalPolicy === 'block') {
-          callOutcome = 'blocked';
-          const reason = `server ${mcpTool.server} has approval_policy=block`;
-          const text = `blocked by policy: ${reason}; the tool was not called`;
-          next = after(text, true);
-          return {
-            status: 'failed',
-            result: JSON.stringify({ text, is_error: true }),
-            error: text,
-            errorKind: 'policy_blocked',
-            events: [{ type: 'policy.tool_blocked', data: { tool_name: call.function.name, kind: 'mcp', policy: 'block', reason } }],
-            eventData: { mcp_server: mcpTool.server, mcp_tool: mcpTool.name, result: 'blocked' },
-            artifacts: [checkpointArtifact(next)],
-          };
-        }
-        if (!tool) result = { text: `unknown tool ${call.function.name}`, isError: true };
-        else if (inputError) result = { text: inputError, isError: true };
-        else {
-          try {
-            const progress = this.config.agent.toolProgress ? this.progressOf(ctx.run.id, call.id) : undefined;
-            try {
-              result = await tool.run(args, {
-                workspace: ctx.workspace,
-                sandbox: this.registry.sandbox(),
-                config: this.config,
-                signal: ctx.signal,
-                timeoutMs: ctx.task.timeoutMs || ctx.config.defaultTimeoutMs,
-                progress: progress?.push,
-              });
-            } finally {
-              await progress?.close();
-            }
-          } catch (err) {
-            result = { text: err instanceof ToolInputError ? `invalid arguments: ${err.message}` : (err as Error).message, isError: true };
-          }
-        }
-        const text = result.text.length > TOOL_RESULT_MAX_CHARS ? `${result.text.slice(0, TOOL_RESULT_MAX_CHARS)}\n[truncated]` : result.text;
-        callOutcome = !tool ? 'unknown_tool' : inputError ? 'invalid_arguments' : result.isError ? 'error' : 'ok';
-        next = after(text, result.isError);
+    const { outcome, replayed } = await ctx.writer.step(spec, async (): Promise<StepOutcome> => {
+      let result: ToolResult;
+      if (mcpTool?.approvalPolicy === 'block') {
+        callOutcome = 'blocked';
+        const reason = `server ${mcpTool.server} has approval_policy=block`;
+        const text = `blocked by policy: ${reason}; the tool was not called`;
+        next = after(text, true);
         return {
-          status: result.isError ? 'failed' : 'completed',
-          result: JSON.stringify({ text, is_error: result.isError }),
-          exitCode: result.exitCode,
-          outputSummary: result.summary ?? {},
-          error: result.isError ? text.slice(0, 500) : undefined,
-          errorKind: result.isError ? 'tool_error' : undefined,
-          eventData: mcpTool ? { mcp_server: mcpTool.server, mcp_tool: mcpTool.name, result: result.isError ? 'tool_error' : 'dispatched' } : undefined,
-          artifacts: [...(result.artifacts ?? []), checkpointArtifact(next)],
+          status: 'failed',
+          result: JSON.stringify({ text, is_error: true }),
+          error: text,
+          errorKind: 'policy_blocked',
+          events: [{ type: 'policy.tool_blocked', data: { tool_name: call.function.name, kind: 'mcp', policy: 'block', reason } }],
+          eventData: { mcp_server: mcpTool.server, mcp_tool: mcpTool.name, result: 'blocked' },
+          artifacts: [checkpointArtifact(next)],
+          next: plan(next),
         };
-      },
-    );
+      }
+      if (!tool) result = { text: `unknown tool ${call.function.name}`, isError: true };
+      else if (inputError) result = { text: inputError, isError: true };
+      else {
+        try {
+          const progress = this.config.agent.toolProgress ? this.progressOf(ctx.run.id, call.id) : undefined;
+          try {
+            result = await tool.run(args, {
+              workspace: ctx.workspace,
+              sandbox: this.registry.sandbox(),
+              config: this.config,
+              signal: ctx.signal,
+              timeoutMs: ctx.task.timeoutMs || ctx.config.defaultTimeoutMs,
+              progress: progress?.push,
+            });
+          } finally {
+            await progress?.close();
+          }
+        } catch (err) {
+          result = { text: err instanceof ToolInputError ? `invalid arguments: ${err.message}` : (err as Error).message, isError: true };
+        }
+      }
+      const text = result.text.length > TOOL_RESULT_MAX_CHARS ? `${result.text.slice(0, TOOL_RESULT_MAX_CHARS)}\n[truncated]` : result.text;
+      callOutcome = !tool ? 'unknown_tool' : inputError ? 'invalid_arguments' : result.isError ? 'error' : 'ok';
+      next = after(text, result.isError);
+      return {
+        status: result.isError ? 'failed' : 'completed',
+        result: JSON.stringify({ text, is_error: result.isError }),
+        exitCode: result.exitCode,
+        outputSummary: result.summary ?? {},
+        error: result.isError ? text.slice(0, 500) : undefined,
+        errorKind: result.isError ? 'tool_error' : undefined,
+        eventData: mcpTool ? { mcp_server: mcpTool.server, mcp_tool: mcpTool.name, result: result.isError ? 'tool_error' : 'dispatched' } : undefined,
+        artifacts: [...(result.artifacts ?? []), checkpointArtifact(next)],
+        next: plan(next),
+      };
+    });
     // A call an earlier attempt completed was counted then; one cut off by a crash is counted once, as outcome unknown.
     if (!replayed) this.metrics.agentToolCalled(toolLabel, callOutcome);
     else if (outcome.errorKind === 'ambiguous_side_effect') this.metrics.agentToolCalled(toolLabel, 'outcome_unknown');

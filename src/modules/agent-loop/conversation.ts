@@ -1,4 +1,4 @@
-import type { NewArtifact } from '@modules/tasks';
+import type { NewArtifact, StepSpec } from '@modules/tasks';
 import type { InferenceMessage } from '@modules/inference';
 
 export interface ToolCall {
@@ -76,3 +76,6 @@ export function replaceState(conv: Conversation, next: Conversation): void {
   for (const key of Object.keys(conv) as (keyof Conversation)[]) delete conv[key];
   Object.assign(conv, next);
 }
+
+/** The step that follows from a state of the loop when nothing can come between (no approval, no guidance), or none. */
+export type NextStep = (after: Conversation) => StepSpec | undefined;

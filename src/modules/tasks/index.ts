@@ -11,7 +11,7 @@ export { TasksController } from './tasks.controller';
 export { TasksModule } from './tasks.module';
 export { ExecutorRegistry } from './executor-registry.service';
 export type { CommandSandbox, ExecutionContext, ExecutionOutcome, ExecutionPlan, RunExecutor, RunRunner, RunWorkspace, SandboxPolicy } from './run-executor';
-export type { NewArtifact, RunWriter, StepOutcome } from './run-writer';
+export type { NewArtifact, RunWriter, StepOutcome, StepSpec } from './run-writer';
 export { readCurrent, writeCurrent } from './executors/file-ops';
 export { unifiedDiff } from './executors/unified-diff';
 export { commandEnv } from './executors/command-step';

@@ -1,3 +1,4 @@
+import { newId } from './task-ids';
 import type { StepStatus, TaskStepEntity } from './task-step.entity';
 
 /** What a run's steps write and return (RunWriter.step): the shapes executors and the agent loop build. */
@@ -54,6 +55,11 @@ export interface StepOutcome {
   eventData?: Record<string, unknown>;
   /** What the run used and spent in this step (agent_loop's model calls): recorded on the run with the step's result. */
   usage?: RunUsage;
+  /**
+   * The next step, when it is decided by this one's result (the agent loop's next tool or model call): its dispatch
+   * record commits with this result, and the `step()` call with its index runs it without a dispatch write of its own.
+   */
+  next?: StepSpec;
 }
 
 export const TOOL_EVENT: Record<StepOutcomeStatus, string> = {
@@ -79,3 +85,38 @@ export const outcomeOf = (s: TaskStepEntity): StepOutcome => ({
   errorKind: s.errorKind,
   result: s.result,
 });
+
+/** A new step's dispatch record (status running) of the run `ref`. */
+export function newStepRow(ref: { tenantId: string; taskId: string; runId: string }, spec: StepSpec): TaskStepEntity {
+  const now = new Date();
+  return {
+    id: newId('step'),
+    tenantId: ref.tenantId,
+    taskId: ref.taskId,
+    runId: ref.runId,
+    index: spec.index,
+    kind: spec.kind,
+    title: spec.title,
+    status: 'running',
+    phase: 'dispatched',
+    result: '',
+    toolName: spec.toolName,
+    idempotent: spec.idempotent,
+    input: spec.input,
+    outputSummary: {},
+    exitCode: null,
+    error: '',
+    errorKind: '',
+    approvalId: spec.approvalId ?? null,
+    startedAt: now,
+    finishedAt: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/** The events of a step's dispatch record: tool.invoked, tool.started and the spec's own. */
+export function dispatchEvents(step: TaskStepEntity, spec: StepSpec): { type: string; data: Record<string, unknown> }[] {
+  const base = { tool_call_id: step.id, tool_name: spec.toolName, kind: spec.kind, step_id: step.id };
+  return [{ type: 'tool.invoked', data: { ...base, input: spec.input } }, { type: 'tool.started', data: base }, ...(spec.startEvents?.(step.id) ?? [])];
+}

@@ -16,7 +16,7 @@ import { insertArtifactSql, insertStepSql } from './run-step-sql';
 import type { TaskStepEntity } from './task-step.entity';
 import { TaskStepRepository } from './task-step.repository';
 import { TaskRepository } from './task.repository';
-import { type NewArtifact, outcomeOf, type RunUsage, STEP_STATUS, type StepOutcome, type StepSpec, TOOL_EVENT } from './run-step';
+import { dispatchEvents, newStepRow, type NewArtifact, outcomeOf, type RunUsage, STEP_STATUS, type StepOutcome, type StepSpec, TOOL_EVENT } from './run-step';
 
 export type { NewArtifact, RunUsage, StepOutcome, StepOutcomeStatus, StepSpec } from './run-step';
 
@@ -49,6 +49,8 @@ export class RunWriter {
   private haltReason: string | undefined;
   /** Steps an earlier attempt of this run left behind, by index (loaded once per attempt). */
   private prior: Promise<Map<number, TaskStepEntity>> | undefined;
+  /** A step whose dispatch record committed with the previous step's result (StepOutcome.next), not run yet. */
+  private dispatched: { step: TaskStepEntity; spec: StepSpec } | undefined;
 
   constructor(
     private readonly deps: RunWriterDeps,
@@ -144,8 +146,9 @@ export class RunWriter {
    * idempotent, otherwise it is reported failed (`ambiguous_side_effect`) — never silently repeated.
    */
   async step(spec: StepSpec, fn: (step: TaskStepEntity) => Promise<StepOutcome>): Promise<{ step: TaskStepEntity; outcome: StepOutcome; replayed: boolean }> {
-    this.prior ??= retryTransient(() => this.deps.steps.listForRun(this.ref.tenantId, this.ref.runId)).then((rows) => new Map(rows.map((s) => [s.index, s])));
-    const existing = (await this.prior).get(spec.index) ?? null;
+    const ahead = this.dispatched?.step.index === spec.index ? this.dispatched.step : undefined;
+    if (ahead) this.dispatched = undefined;
+    const existing = ahead ? null : ((await this.priorSteps()).get(spec.index) ?? null);
     if (existing && existing.status !== 'running') {
       return { step: existing, outcome: outcomeOf(existing), replayed: true };
     }
@@ -160,48 +163,33 @@ export class RunWriter {
       await this.finishStep(existing, spec, outcome, 0);
       return { step: { ...existing, status: 'failed', errorKind: outcome.errorKind!, error: outcome.error! }, outcome, replayed: true };
     }
-    if (existing) {
+    if (ahead) {
+      step = ahead;
+    } else if (existing) {
       step = existing;
       await this.tx(async (tx) => {
         await this.deps.steps.update(tx.manager, step.id, { startedAt: () => 'now()' });
         await this.emitIn(tx, 'tool.started', { tool_call_id: step.id, tool_name: spec.toolName, kind: spec.kind, step_id: step.id, retry: true });
       });
     } else {
-      step = {
-        id: newId('step'),
-        tenantId: this.ref.tenantId,
-        taskId: this.ref.taskId,
-        runId: this.ref.runId,
-        index: spec.index,
-        kind: spec.kind,
-        title: spec.title,
-        status: 'running',
-        phase: 'dispatched',
-        result: '',
-        toolName: spec.toolName,
-        idempotent: spec.idempotent,
-        input: spec.input,
-        outputSummary: {},
-        exitCode: null,
-        error: '',
-        errorKind: '',
-        approvalId: spec.approvalId ?? null,
-        startedAt: new Date(),
-        finishedAt: null,
-        createdAt: new Date(),
-        updatedAt: new Date(),
-      };
-      const base = { tool_call_id: step.id, tool_name: spec.toolName, kind: spec.kind, step_id: step.id };
-      await this.stepWrite(
-        [insertStepSql(step)],
-        [{ type: 'tool.invoked', data: { ...base, input: spec.input } }, { type: 'tool.started', data: base }, ...(spec.startEvents?.(step.id) ?? [])],
-      );
+      step = newStepRow(this.ref, spec);
+      await this.stepWrite([insertStepSql(step)], dispatchEvents(step, spec));
     }
     const started = Date.now();
     const outcome = await fn(step);
     await this.finishStep(step, spec, outcome, Date.now() - started);
     this.deps.metrics.stepFinished(spec.kind, STEP_STATUS[outcome.status], (Date.now() - started) / 1000);
     return { step: { ...step, status: STEP_STATUS[outcome.status] }, outcome, replayed: false };
+  }
+
+  private priorSteps(): Promise<Map<number, TaskStepEntity>> {
+    this.prior ??= retryTransient(() => this.deps.steps.listForRun(this.ref.tenantId, this.ref.runId)).then((rows) => new Map(rows.map((s) => [s.index, s])));
+    return this.prior;
+  }
+
+  /** Whether the step with this index has its dispatch record already (written with the previous step's result). */
+  isDispatched(index: number): boolean {
+    return this.dispatched?.step.index === index;
   }
 
   private async finishStep(step: TaskStepEntity, spec: StepSpec, outcome: StepOutcome, durationMs: number): Promise<void> {
@@ -222,6 +210,10 @@ export class RunWriter {
       },
       ...(outcome.artifacts ?? []).map((a) => insertArtifactSql(this.artifactRow({ ...a, stepId: step.id }))),
     ];
+    // The next step's dispatch record, unless an earlier attempt left a step at its index (then step() handles that one).
+    const nextSpec = outcome.next && !(await this.priorSteps()).has(outcome.next.index) ? outcome.next : undefined;
+    const next = nextSpec ? newStepRow(this.ref, nextSpec) : undefined;
+    if (next) writes.push(insertStepSql(next));
     await this.stepWrite(
       writes,
       [
@@ -239,9 +231,11 @@ export class RunWriter {
             ...(outcome.eventData ?? {}),
           },
         },
+        ...(next ? dispatchEvents(next, nextSpec!) : []),
       ],
       outcome.usage,
     );
+    if (next) this.dispatched = { step: next, spec: nextSpec! };
   }
 
   /** Terminal result of the run (running → completed | failed), with the task mirrored. */
@@ -260,6 +254,7 @@ export class RunWriter {
         releaseLease: true,
       });
       if (!ok) throw new LeaseLostError(this.ref.runId);
+      await this.closeDispatched(tx);
       await this.deps.tasks.setStatus(tx.manager, {
         tenantId: this.ref.tenantId,
         id: this.ref.taskId,
@@ -275,6 +270,29 @@ export class RunWriter {
     });
     const since = this.ref.startedAt?.getTime() ?? Date.now();
     this.deps.metrics.runFinished(this.ref.kind, result.status, (Date.now() - since) / 1000);
+  }
+
+  /** A step dispatched with the previous step's result that the run ended before running (a cancel between steps). */
+  private async closeDispatched(tx: EventTx): Promise<void> {
+    const ahead = this.dispatched;
+    if (!ahead) return;
+    this.dispatched = undefined;
+    const error = 'not run: the run ended before this step';
+    await this.deps.steps.update(tx.manager, ahead.step.id, {
+      status: 'cancelled',
+      phase: 'finished',
+      finishedAt: () => 'now()',
+      errorKind: 'cancelled',
+      error,
+    });
+    await this.emitIn(tx, TOOL_EVENT.cancelled, {
+      tool_call_id: ahead.step.id,
+      tool_name: ahead.spec.toolName,
+      kind: ahead.spec.kind,
+      step_id: ahead.step.id,
+      error,
+      error_kind: 'cancelled',
+    });
   }
 
   /**
