@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { randomHex } from '@core/context/random-hex';
+import { PreparedStatement, queryPrepared } from '@core/database/prepared-statement';
 import { execSql } from '@core/database/sql';
 
 export interface EventRow {
@@ -43,10 +44,37 @@ const COLUMNS = 'id, tenant_id, run_id, task_id, session_id, sequence, type, dat
 
 export const newEventId = (): string => `evt_${randomHex(12)}`;
 
+/**
+ * appendGuarded's statements, prepared (parsed and planned once per connection; the step write's CTEs cost more to
+ * plan than to run). Their texts vary only with the shape of the write (which rows, how many artifacts), not with
+ * values, so there are few; the bound keeps a caller that varied the text from preparing without limit.
+ */
+const guardedStatements = new Map<string, PreparedStatement>();
+const MAX_GUARDED_STATEMENTS = 256;
+
+function guardedStatement(sql: string): PreparedStatement | undefined {
+  let statement = guardedStatements.get(sql);
+  if (!statement && guardedStatements.size < MAX_GUARDED_STATEMENTS) {
+    statement = new PreparedStatement(sql);
+    guardedStatements.set(sql, statement);
+  }
+  return statement;
+}
+
 /** Storage of run events, per-run sequence heads and the public-feed cursor head. */
 @Injectable()
 export class EventStoreRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  /**
+   * PGlite (embedded mode) has one connection: statements run one at a time and each commits before the next starts,
+   * so a statement that moves the feed head itself gives its events cursors in the order readers can see them (what
+   * the stamper's head lock ensures on Postgres, where writers commit concurrently and a head lock held through
+   * every writer's transaction would serialise them all). Embedded step writes then need no stamping call.
+   */
+  readonly stampsInline: boolean;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.stampsInline = Boolean((dataSource.options as { driver?: unknown }).driver);
+  }
 
   transaction<T>(fn: (manager: EntityManager) => Promise<T>): Promise<T> {
     return this.dataSource.transaction(fn);
@@ -103,8 +131,12 @@ export class EventStoreRepository {
       return f.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
     };
     const ctes = [`g AS (${place(guard)})`, ...writes.map((w, i) => `w${i} AS (${place(w)})`)];
-    const appended = place(eventsSql(run, events, 'FROM g'));
-    const { rows } = await execSql<EventRow>(this.dataSource.manager, `WITH ${[...ctes, appended].join(',\n')}\nSELECT * FROM ev`, params);
+    const appended = place(eventsSql(run, events, 'FROM g', this.stampsInline));
+    const sql = `WITH ${[...ctes, appended].join(',\n')}\nSELECT * FROM ev`;
+    const statement = guardedStatement(sql);
+    const rows = statement
+      ? ((await queryPrepared(this.dataSource, statement, params)) as unknown as EventRow[])
+      : (await execSql<EventRow>(this.dataSource.manager, sql, params)).rows;
     if (rows.length === 0) return null;
     return rows.sort((a, b) => Number(a.sequence) - Number(b.sequence));
   }
@@ -206,17 +238,25 @@ export class EventStoreRepository {
  * to one run are serialised and commit in sequence order) and `ev` (the events, consecutive sequences, in order,
  * returning their rows). `from` conditions them on an earlier CTE (`FROM g`).
  */
-function eventsSql(run: Omit<NewEventRow, 'type' | 'data'>, events: Array<Pick<NewEventRow, 'type' | 'data'>>, from: string): SqlFragment {
+function eventsSql(run: Omit<NewEventRow, 'type' | 'data'>, events: Array<Pick<NewEventRow, 'type' | 'data'>>, from: string, stampInline = false): SqlFragment {
+  // Stamped inline (PGlite only, see stampsInline): the feed head moves by the number of events in the same statement.
+  const feed = stampInline
+    ? `feed AS (
+         UPDATE event_feed_head SET last_cursor = last_cursor + $3::bigint WHERE id = 1 AND EXISTS (SELECT 1 FROM head) RETURNING last_cursor
+       ),`
+    : '';
   return {
     sql: `head AS (
          INSERT INTO event_stream_heads AS h (run_id, tenant_id, last_sequence) SELECT $1, $2, $3::bigint ${from}
          ON CONFLICT (run_id) DO UPDATE SET last_sequence = h.last_sequence + $3::bigint
          RETURNING last_sequence
        ),
+       ${feed}
        ev AS (
-         INSERT INTO task_run_events (id, tenant_id, run_id, task_id, session_id, sequence, type, data, request_id, trace_id)
-         SELECT e.id, $2, $1, $4, $5, head.last_sequence - $3::bigint + e.ord, e.type, e.data::jsonb, $6, $7
-           FROM head, unnest($8::text[], $9::text[], $10::text[]) WITH ORDINALITY AS e(id, type, data, ord)
+         INSERT INTO task_run_events (id, tenant_id, run_id, task_id, session_id, sequence, type, data, request_id, trace_id, feed_cursor)
+         SELECT e.id, $2, $1, $4, $5, head.last_sequence - $3::bigint + e.ord, e.type, e.data::jsonb, $6, $7,
+                ${stampInline ? 'feed.last_cursor - $3::bigint + e.ord' : 'NULL::bigint'}
+           FROM head, ${stampInline ? 'feed, ' : ''}unnest($8::text[], $9::text[], $10::text[]) WITH ORDINALITY AS e(id, type, data, ord)
          RETURNING ${COLUMNS}
        )`,
     params: [

@@ -4,7 +4,7 @@ import type { EventEnvelope } from '@contracts/events';
 import type { RequestOrigin } from '@core/context/request-context';
 import { EventPublisher } from './event-publisher.service';
 import { EventStoreRepository, FeedFilter, type NewEventRow, type SqlFragment } from './event-store.repository';
-import { runChannel, RunBatchMessage, toEnvelope } from './event-envelope';
+import { FEED_CHANNEL, type FeedBatchMessage, runChannel, RunBatchMessage, toEnvelope } from './event-envelope';
 import { FeedStamper } from './feed-stamper.service';
 
 export interface AppendEventInput {
@@ -84,7 +84,20 @@ export class EventStore {
     const rows = await this.repo.appendGuarded(guard, writes, streamOf(run, origin), eventsOf(events));
     if (!rows) return null;
     const envelopes = rows.map(toEnvelope);
-    this.published(envelopes.map((envelope) => ({ tenantId: run.tenantId, envelope })));
+    this.published(
+      envelopes.map((envelope) => ({ tenantId: run.tenantId, envelope })),
+      !this.repo.stampsInline,
+    );
+    if (this.repo.stampsInline) {
+      // Stamped by the statement itself (embedded mode): the feed doorbell rings here, there is no stamping pass.
+      const cursors = rows.map((r) => Number(r.feed_cursor));
+      const message: FeedBatchMessage = {
+        from: Math.min(...cursors),
+        to: Math.max(...cursors),
+        events: envelopes.map((envelope) => ({ tenant_id: run.tenantId, envelope })),
+      };
+      this.publisher.publish(FEED_CHANNEL, message);
+    }
     return envelopes;
   }
 
@@ -102,8 +115,8 @@ export class EventStore {
     return { tenantId: input.tenantId, envelope: toEnvelope(row) };
   }
 
-  /** After commit: one doorbell per run (its contiguous batch) and a stamping pass. Never throws. */
-  published(appended: AppendedEvent[]): void {
+  /** After commit: one doorbell per run (its contiguous batch) and a stamping pass (unless stamped already). Never throws. */
+  published(appended: AppendedEvent[], stamp = true): void {
     if (appended.length === 0) return;
     const committedAt = performance.now();
     const byRun = new Map<string, EventEnvelope[]>();
@@ -117,7 +130,7 @@ export class EventStore {
       const message: RunBatchMessage = { from: events[0].sequence, to: events[events.length - 1].sequence, events };
       this.publisher.publish(runChannel(runId), message, committedAt);
     }
-    this.stamper.kick();
+    if (stamp) this.stamper.kick();
   }
 
   async listRun(q: { tenantId: string; runId: string; afterSequence: number; limit: number }): Promise<EventEnvelope[]> {
