@@ -1,10 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
+import { PreparedStatement, queryPrepared } from '@core/database/prepared-statement';
 import { execSql } from '@core/database/sql';
 import { randomHex } from '@core/context/random-hex';
 import type { GuidanceRow, TurnRow } from './agent-chat-rows';
 import { ACTIVE } from './agent-chat-sql';
 import { AgentChatRepository } from './agent-chat.repository';
+
+const PENDING_FOR_RUN = new PreparedStatement(
+  `SELECT 1 FROM agent_chat_turns t JOIN agent_chat_guidance g ON g.session_id = t.session_id AND g.status = 'pending'
+    WHERE t.run_id = $1 AND t.tenant_id = $2 AND t.status IN ('queued', 'running', 'awaiting_approval') LIMIT 1`,
+);
 
 /** Guidance rows (seed 004, DESIGN §11.5): pending items, edits while pending, exactly-once consumption with its receipt. */
 @Injectable()
@@ -61,14 +67,9 @@ export class GuidanceRepository {
   }
 
   /** Is guidance pending for the session whose active turn runs `runId`? (No transaction: a hint before taking it.) */
+  /** Asked before every model call of every agent-loop run: prepared. */
   async guidancePendingForRun(tenantId: string, runId: string): Promise<boolean> {
-    const { rows } = await execSql(
-      this.manager,
-      `SELECT 1 FROM agent_chat_turns t JOIN agent_chat_guidance g ON g.session_id = t.session_id AND g.status = 'pending'
-        WHERE t.run_id = $1 AND t.tenant_id = $2 AND t.status IN ('queued', 'running', 'awaiting_approval') LIMIT 1`,
-      [runId, tenantId],
-    );
-    return rows.length > 0;
+    return (await queryPrepared(this.dataSource, PENDING_FOR_RUN, [runId, tenantId])).length > 0;
   }
 
   async activeTurnOfRun(manager: EntityManager, tenantId: string, runId: string): Promise<TurnRow | null> {
