@@ -81,6 +81,9 @@ export class EventStore {
     events: Array<Pick<AppendEventInput, 'type' | 'data'>>,
     origin: RequestOrigin | null,
   ): Promise<EventEnvelope[] | null> {
+    // Stamped inline (embedded): events committed before this write and still waiting for the stamper's pass (another
+    // append of this run, e.g. run.started) get their cursors first, so a run's events keep their order in the feed.
+    if (this.repo.stampsInline) await this.stamper.settled();
     const rows = await this.repo.appendGuarded(guard, writes, streamOf(run, origin), eventsOf(events));
     if (!rows) return null;
     const envelopes = rows.map(toEnvelope);

@@ -52,6 +52,11 @@ export class FeedStamper implements OnApplicationBootstrap, OnApplicationShutdow
     });
   }
 
+  /** Resolves once no stamp pass is running or queued (no query of its own when the stamper is idle). */
+  async settled(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
   /** Resolves when every event committed before the call has a cursor (used by tests and retention). */
   async flush(): Promise<void> {
     while (this.running) await this.running;
