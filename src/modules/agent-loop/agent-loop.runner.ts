@@ -135,10 +135,11 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
         const gate = await this.gate(ctx, conv, calls.mcpTools);
         if (gate) return gate;
         while (conv.pending?.length) {
-          // Guidance is looked for before the response's last tool call, so the model call after it can be
-          // dispatched with that call's result; guidance sent later waits for the next model call.
-          const guidance = conv.pending.length === 1 && (await this.guidanceWaiting(ctx));
-          await this.tools.dispatch(ctx, conv, calls, (after) => this.nextStep(ctx, after, calls, !guidance));
+          // Guidance is looked for while the response's last tool call runs (not after it, on the hot path), so the model
+          // call after it can be dispatched with that call's result; guidance sent later waits for the next model call.
+          // A failed check counts as guidance waiting: no dispatch ahead, takeGuidance looks again.
+          const guidance = conv.pending.length === 1 ? this.guidanceWaiting(ctx).catch(() => true) : Promise.resolve(true);
+          await this.tools.dispatch(ctx, conv, calls, async (after) => this.nextStep(ctx, after, calls, !(await guidance)));
         }
       }
       if (conv.final !== undefined) {

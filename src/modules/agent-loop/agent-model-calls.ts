@@ -102,7 +102,7 @@ export class AgentModelCalls {
         ],
         artifacts: [checkpointArtifact(next), ...(final ? [{ kind: 'summary', name: 'final_answer', mimeType: 'text/markdown', content: result.text }] : [])],
         usage: { model: result.model, provider: result.provider, providerKind: result.provider_kind, addCostMicrosUsd: cost },
-        next: plan(next),
+        next: await plan(next),
       };
     });
     if (outcome.status !== 'completed') {

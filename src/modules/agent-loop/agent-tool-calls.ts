@@ -114,7 +114,7 @@ export class AgentToolCalls {
           events: [{ type: 'policy.tool_blocked', data: { tool_name: call.function.name, kind: 'mcp', policy: 'block', reason } }],
           eventData: { mcp_server: mcpTool.server, mcp_tool: mcpTool.name, result: 'blocked' },
           artifacts: [checkpointArtifact(next)],
-          next: plan(next),
+          next: await plan(next),
         };
       }
       if (!tool) result = { text: `unknown tool ${call.function.name}`, isError: true };
@@ -150,7 +150,7 @@ export class AgentToolCalls {
         errorKind: result.isError ? 'tool_error' : undefined,
         eventData: mcpTool ? { mcp_server: mcpTool.server, mcp_tool: mcpTool.name, result: result.isError ? 'tool_error' : 'dispatched' } : undefined,
         artifacts: [...(result.artifacts ?? []), checkpointArtifact(next)],
-        next: plan(next),
+        next: await plan(next),
       };
     });
     // A call an earlier attempt completed was counted then; one cut off by a crash is counted once, as outcome unknown.

@@ -78,4 +78,4 @@ export function replaceState(conv: Conversation, next: Conversation): void {
 }
 
 /** The step that follows from a state of the loop when nothing can come between (no approval, no guidance), or none. */
-export type NextStep = (after: Conversation) => StepSpec | undefined;
+export type NextStep = (after: Conversation) => StepSpec | undefined | Promise<StepSpec | undefined>;
