@@ -22,3 +22,8 @@ export async function execSql<R = Record<string, unknown>>(manager: EntityManage
     if (own) await own.release();
   }
 }
+
+/** The embedded backend: PGlite, one connection behind the custom driver `createDataSource` gives it (Postgres has none). */
+export function isPglite(dataSource: { options: object }): boolean {
+  return Boolean((dataSource.options as { driver?: unknown }).driver);
+}

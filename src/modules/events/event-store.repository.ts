@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { randomHex } from '@core/context/random-hex';
 import { PreparedStatement, queryPrepared } from '@core/database/prepared-statement';
-import { execSql } from '@core/database/sql';
+import { execSql, isPglite } from '@core/database/sql';
 
 export interface EventRow {
   id: string;
@@ -73,7 +73,7 @@ export class EventStoreRepository {
   readonly stampsInline: boolean;
 
   constructor(private readonly dataSource: DataSource) {
-    this.stampsInline = Boolean((dataSource.options as { driver?: unknown }).driver);
+    this.stampsInline = isPglite(dataSource);
   }
 
   transaction<T>(fn: (manager: EntityManager) => Promise<T>): Promise<T> {

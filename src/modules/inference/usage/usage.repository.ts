@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, Repository } from 'typeorm';
+import { isPglite } from '@core/database/sql';
 import { UsageEventEntity } from './usage-event.entity';
 
 export interface UsageFilter {
@@ -134,7 +135,7 @@ export class UsageRepository {
 
   /** The embedded backend (PGlite), where COPY from a CSV blob is available. */
   isPglite(): boolean {
-    this.pglite ??= Boolean((this.dataSource.options as { driver?: unknown }).driver);
+    this.pglite ??= isPglite(this.dataSource);
     return this.pglite;
   }
 
