@@ -33,4 +33,9 @@ export const ErrorType = {
   UpstreamAuthFailed: 'upstream_auth_failed',
   ProviderRateLimited: 'provider_rate_limited',
   BudgetExceeded: 'budget_exceeded',
+  // The browser wall (core/http/browser-edge.ts) and the open-stream caps (core/http/sse).
+  HostNotAllowed: 'host_not_allowed',
+  OriginNotAllowed: 'origin_not_allowed',
+  UnsupportedMediaType: 'unsupported_media_type',
+  StreamLimitExceeded: 'stream_limit_exceeded',
 } as const;

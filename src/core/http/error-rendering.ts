@@ -55,8 +55,12 @@ export function toDomainError(error: unknown): { domain: DomainError; internal: 
 
 function fromStatus(status: number, message: string, code?: string): DomainError {
   switch (status) {
-    case 400:
     case 415:
+      return new DomainError(ErrorType.UnsupportedMediaType, 415, message, {
+        userMessage: 'The request body must be JSON.',
+        operatorAction: 'Send the body as JSON with Content-Type: application/json.',
+      });
+    case 400:
       return new DomainError(
         ErrorType.InvalidRequest,
         400,

@@ -6,6 +6,7 @@ import { AppConfig } from '@core/config/app-config';
 import { PinoNestLogger, rootLogger } from '@core/logging/logger';
 import { MetricsService } from '@core/metrics/metrics.service';
 import { AllExceptionsFilter, sendError } from './all-exceptions.filter';
+import { installBrowserEdge } from './browser-edge';
 import { recordResponse } from './http-metrics';
 import { InvalidRequestError, ServiceUnavailableError } from './domain-error';
 import { jsonDepthExceeds, MAX_JSON_DEPTH, mayHoldNul, nulInUrl, nulPath } from './json-limits';
@@ -27,6 +28,8 @@ export async function createHttpApp(rootModule: unknown, config: AppConfig): Pro
     logger: new PinoNestLogger(rootLogger()),
     bufferLogs: false,
     abortOnError: false,
+    // No urlencoded parser (Nest's default): JSON is the only body type; see the parsers below.
+    bodyParser: false,
   });
   const fastify = app.getHttpAdapter().getInstance();
   const metrics = app.get(MetricsService);
@@ -67,12 +70,16 @@ export async function createHttpApp(rootModule: unknown, config: AppConfig): Pro
     sendError(new InvalidRequestError(`${what} contains a NUL character (%00)`, { details: { param: where } }), request, reply);
     return reply;
   });
+  // Host, Origin and content type, before authentication and before the body is read (browser-edge.ts).
+  installBrowserEdge(fastify, { localOperator: !config.auth.token, allowedHosts: config.auth.allowedHosts, allowedOrigins: config.auth.allowedOrigins });
   fastify.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     recordResponse(metrics, request, reply);
     done();
   });
   // Errors raised by Fastify itself (body too large, malformed JSON, bad content type) reach the same filter:
   // Nest installs its own Fastify error handler at init, which hands them to the exception filters.
+  // The only body parser: Fastify's own text/plain parser goes, so a cross-site form or text/plain POST is never parsed.
+  fastify.removeContentTypeParser('text/plain');
   app.useBodyParser('application/json', { bodyLimit: config.server.bodyLimitBytes }, guardedJsonParser(fastify));
   app.useGlobalFilters(new AllExceptionsFilter());
   app.useGlobalPipes(createValidationPipe());

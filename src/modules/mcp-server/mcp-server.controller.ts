@@ -1,25 +1,19 @@
 import { Controller, Delete, Get, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { isLoopbackHost } from '@core/config/groups/platform.env';
-import { AppConfig } from '@core/config/app-config';
 import type { Principal, RequestOrigin } from '@core/context/request-context';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
-import { ForbiddenError } from '@core/http/domain-error';
 import { Origin } from '@core/http/origin.decorator';
-import { rebindingProblem } from './loopback-origin';
 import { McpServerService } from './mcp-server.service';
 
 /**
  * `/mcp`: MCP over Streamable HTTP, behind the same authentication as /hecate/v1 (a bearer API key or the operator
  * token, the `operator` scope; the local operator when no token is configured). Stateless: POST only — GET (a
- * server-initiated stream) and DELETE (ending a session) answer 405, as the transport specification allows.
+ * server-initiated stream) and DELETE (ending a session) answer 405, as the transport specification allows. DNS rebinding
+ * protection (Host/Origin) is the server-wide browser wall (core/http/browser-edge.ts).
  */
 @Controller('mcp')
 export class McpServerController {
-  constructor(
-    private readonly mcp: McpServerService,
-    private readonly config: AppConfig,
-  ) {}
+  constructor(private readonly mcp: McpServerService) {}
 
   @Post()
   async post(
@@ -28,10 +22,6 @@ export class McpServerController {
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    if (principal.kind === 'local_operator' && isLoopbackHost(this.config.server.host)) {
-      const problem = rebindingProblem(request.headers);
-      if (problem) throw new ForbiddenError(`${problem}: a server without GATEWAY_AUTH_TOKEN answers /mcp only to local clients`);
-    }
     // The transport writes the response itself; it keeps the request id and trace id headers set so far.
     reply.hijack();
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);

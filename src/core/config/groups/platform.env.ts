@@ -28,6 +28,10 @@ export class PlatformEnv {
 
   @IsOptional() @IsString() GATEWAY_AUTH_TOKEN?: string;
   @IsOptional() @IsBooleanString() GATEWAY_ALLOW_INSECURE_BIND?: string;
+  /** Extra `Host` names (or host:port) accepted without a token, besides the loopback ones (core/http/browser-edge.ts). */
+  @IsOptional() @IsString() GATEWAY_ALLOWED_HOSTS?: string;
+  /** Browser origins (`scheme://host[:port]`) accepted in `Origin` besides the server's own. */
+  @IsOptional() @IsString() GATEWAY_ALLOWED_ORIGINS?: string;
   @IsOptional()
   @Matches(/^[A-Za-z0-9+/=_-]{32,}$/, { message: 'GATEWAY_SECRET_KEY must be a base64 or hex key of at least 32 bytes' })
   GATEWAY_SECRET_KEY?: string;
@@ -53,13 +57,22 @@ export interface PlatformConfig {
   database: { url: string | undefined; dataDir: string; migrateOnBoot: boolean; poolSize: number };
   redis: { url: string | undefined; allowEvictionPolicy: boolean; prefix: string };
   queue: { workerQueues: string[]; lockDurationMs: number; concurrency: number };
-  auth: { token: string | undefined; allowInsecureBind: boolean; secretKey: string | undefined };
+  auth: { token: string | undefined; allowInsecureBind: boolean; secretKey: string | undefined; allowedHosts: string[]; allowedOrigins: string[] };
   liveStreams: { ttlSeconds: number };
   telemetry: { otlpEndpoint: string | undefined; serviceName: string; logLevel: string };
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 export const isLoopbackHost = (host: string): boolean => LOOPBACK.has(host) || host.startsWith('127.');
+
+const isOrigin = (value: string): boolean => {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === value.toLowerCase().replace(/\/+$/, '');
+  } catch {
+    return false;
+  }
+};
 
 /** Cross-field checks that class-validator cannot express; each message names its variables. */
 export function checkPlatformEnv(env: PlatformEnv): string[] {
@@ -73,6 +86,9 @@ export function checkPlatformEnv(env: PlatformEnv): string[] {
   const host = env.HOST ?? '127.0.0.1';
   if (!env.GATEWAY_AUTH_TOKEN && !isLoopbackHost(host) && !bool(env.GATEWAY_ALLOW_INSECURE_BIND, false)) {
     problems.push(`HOST: refusing to bind ${host} without GATEWAY_AUTH_TOKEN; set GATEWAY_AUTH_TOKEN or GATEWAY_ALLOW_INSECURE_BIND=true`);
+  }
+  for (const origin of csv(env.GATEWAY_ALLOWED_ORIGINS, [])) {
+    if (!isOrigin(origin)) problems.push(`GATEWAY_ALLOWED_ORIGINS: ${JSON.stringify(origin)} is not an origin (scheme://host[:port], nothing after it)`);
   }
   const unknownQueues = csv(env.WORKER_QUEUES, []).filter((q) => !(QUEUE_NAMES as readonly string[]).includes(q));
   if (unknownQueues.length > 0) {
@@ -111,6 +127,8 @@ export function platformConfig(env: PlatformEnv): PlatformConfig {
       token: env.GATEWAY_AUTH_TOKEN || undefined,
       allowInsecureBind: bool(env.GATEWAY_ALLOW_INSECURE_BIND, false),
       secretKey: env.GATEWAY_SECRET_KEY,
+      allowedHosts: csv(env.GATEWAY_ALLOWED_HOSTS, []).map((h) => h.toLowerCase()),
+      allowedOrigins: csv(env.GATEWAY_ALLOWED_ORIGINS, []).map((o) => o.toLowerCase().replace(/\/+$/, '')),
     },
     liveStreams: { ttlSeconds: env.GATEWAY_LIVE_STREAM_TTL_SECONDS ?? 3600 },
     telemetry: {
