@@ -1,9 +1,14 @@
 import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { RequireScope } from '@core/http/auth/require-scope.decorator';
 import { ApiEnvelope } from '@core/http/openapi';
 import { AgentAdaptersService } from './agent-adapters.service';
 import { AgentAdapterDto, AgentAdapterHealthDto, AgentAdapterProbeDto } from './agent-adapters.dto';
 
-/** External coding-agent adapters (seed 003 `/hecate/v1/agent-adapters`): catalog, health, probe, managed launchers. */
+/**
+ * External coding-agent adapters (seed 003 `/hecate/v1/agent-adapters`): catalog, health, probe, managed launchers.
+ * The catalog is readable with `operator`; health and probe start the adapter (with the operator's credentials for it)
+ * and refresh-launcher rewrites the launcher every tenant runs, so they need `admin`.
+ */
 @Controller('hecate/v1/agent-adapters')
 export class AgentAdaptersController {
   constructor(private readonly adapters: AgentAdaptersService) {}
@@ -16,12 +21,14 @@ export class AgentAdaptersController {
 
   @ApiEnvelope('agent_adapter_health', AgentAdapterHealthDto)
   @Get(':id/health')
+  @RequireScope('admin')
   async health(@Param('id') id: string) {
     return { object: 'agent_adapter_health', data: await this.adapters.health(id) };
   }
 
   @ApiEnvelope('agent_adapter_probe', AgentAdapterProbeDto)
   @Post(':id/probe')
+  @RequireScope('admin')
   @HttpCode(200)
   async probe(@Param('id') id: string) {
     return { object: 'agent_adapter_probe', data: await this.adapters.probe(id) };
@@ -29,6 +36,7 @@ export class AgentAdaptersController {
 
   @ApiEnvelope('agent_adapters', [AgentAdapterDto])
   @Post(':id/refresh-launcher')
+  @RequireScope('admin')
   @HttpCode(200)
   async refreshLauncher(@Param('id') id: string) {
     return { object: 'agent_adapters', data: await this.adapters.refreshLauncher(id) };

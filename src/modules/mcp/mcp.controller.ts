@@ -1,6 +1,7 @@
 import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
 import type { Principal } from '@core/context/request-context';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
+import { RequireScope } from '@core/http/auth/require-scope.decorator';
 import { InvalidRequestError } from '@core/http/domain-error';
 import { ApiEnvelope } from '@core/http/openapi';
 import { ApiBody } from '@nestjs/swagger';
@@ -19,6 +20,8 @@ export class McpController {
   @ApiEnvelope('mcp_probe', McpProbeDto)
   @ApiBody({ type: McpServerEntryDto })
   @Post('mcp/probe')
+  // A probe starts the entry's command (or calls its URL) on a worker with no task, run or approval around it: `admin`.
+  @RequireScope('admin')
   @HttpCode(200)
   async probe(@CurrentPrincipal() caller: Principal, @Body() body: unknown) {
     if (!body || typeof body !== 'object' || Array.isArray(body)) throw new InvalidRequestError('the body must be one MCP server entry (a JSON object)');
