@@ -92,11 +92,16 @@ export class WorkspaceService {
 
   private async workspaceProblems(task: WorkspaceSpec, caller: WorkspaceCaller): Promise<string[]> {
     const problems: string[] = [];
-    if (task.sandboxAllowedRoot) {
-      if (!isAbsolute(task.sandboxAllowedRoot)) problems.push('sandbox_allowed_root must be an absolute path');
-      else if (!(await isDir(task.sandboxAllowedRoot))) problems.push(`sandbox_allowed_root ${task.sandboxAllowedRoot} is not a directory`);
-    }
+    if (task.sandboxAllowedRoot && !isAbsolute(task.sandboxAllowedRoot)) problems.push('sandbox_allowed_root must be an absolute path');
     if (task.workspaceMode === 'in_place' && !task.workingDirectory) problems.push('working_directory is required when workspace_mode=in_place');
+    // API keys: the roots first, so a path outside them gets one answer whether or not it exists on the host.
+    if (!caller.hostPaths && problems.length === 0) {
+      const outside = await this.hostPathProblems(task);
+      if (outside.length > 0) return outside;
+    }
+    if (task.sandboxAllowedRoot && problems.length === 0 && !(await isDir(task.sandboxAllowedRoot))) {
+      problems.push(`sandbox_allowed_root ${task.sandboxAllowedRoot} is not a directory`);
+    }
     if (task.workingDirectory && problems.length === 0) {
       if (!(await isDir(task.workingDirectory))) {
         problems.push(`working_directory ${task.workingDirectory} is not a directory`);
@@ -108,7 +113,6 @@ export class WorkspaceService {
         }
       }
     }
-    if (!caller.hostPaths && problems.length === 0) problems.push(...(await this.hostPathProblems(task)));
     if (task.repo) problems.push(...(await this.repoProblems(task, caller)));
     return problems;
   }
@@ -293,14 +297,32 @@ export class WorkspaceService {
   }
 
   /** An Agent Chat workspace: an existing directory's real path (400 otherwise). */
-  async canonical(path: string): Promise<string> {
-    try {
-      const real = await realpath(path);
-      if ((await stat(real)).isDirectory()) return real;
-    } catch {
-      // reported below
+  /**
+   * A chat workspace: an existing directory's real path. API keys get it only under GATEWAY_WORKSPACE_ROOTS, and one
+   * answer for every refusal — missing, outside the roots, not a directory, unreadable — so the workspace field cannot
+   * tell a tenant what exists on the host.
+   */
+  async canonical(path: string, caller: WorkspaceCaller = { hostPaths: true }): Promise<string> {
+    if (caller.hostPaths) {
+      try {
+        const real = await realpath(path);
+        if ((await stat(real)).isDirectory()) return real;
+      } catch {
+        // reported below
+      }
+      throw new InvalidRequestError(`workspace ${JSON.stringify(path)} is not an existing directory`, { details: { field: 'workspace' } });
     }
-    throw new InvalidRequestError(`workspace ${JSON.stringify(path)} is not an existing directory`, { details: { field: 'workspace' } });
+    for (const root of this.config.tasks.workspaceRoots) {
+      try {
+        const real = await resolveInside(root, path, 'workspace');
+        if ((await stat(real)).isDirectory()) return real;
+      } catch {
+        // the same answer below, whatever the reason
+      }
+    }
+    throw new InvalidRequestError(`workspace ${JSON.stringify(path)} is not an existing directory under GATEWAY_WORKSPACE_ROOTS`, {
+      details: { field: 'workspace' },
+    });
   }
 
   /** The directory of a task's workspaces. */
