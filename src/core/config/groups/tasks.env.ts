@@ -40,6 +40,10 @@ export class TasksEnv {
 
   @IsOptional() @IsDuration() GATEWAY_SSE_HEARTBEAT_INTERVAL?: string;
   @IsOptional() @Type(() => Number) @IsInt() @Min(4096) GATEWAY_SSE_MAX_BUFFER_BYTES?: number;
+  /** Open reader streams (GET …/stream) one credential may hold in one api process; 0 = no per-key cap. */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_SSE_MAX_STREAMS_PER_KEY?: number;
+  /** Open reader streams one api process holds in all; 0 = no cap. */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_SSE_MAX_STREAMS?: number;
 
   @IsOptional() @IsBooleanString() GATEWAY_RETENTION_ENABLED?: string;
   @IsOptional() @IsDuration() GATEWAY_RETENTION_INTERVAL?: string;
@@ -80,7 +84,7 @@ export interface TasksConfig {
   outbound: { allowPrivate: boolean; allowedHosts: string[] };
   /** The allowlisted host environment of task subprocesses (PATH, LANG, LC_ALL, TZ when set). */
   childEnv: Record<string, string>;
-  sse: { heartbeatMs: number; maxBufferBytes: number };
+  sse: { heartbeatMs: number; maxBufferBytes: number; maxStreamsPerKey: number; maxStreams: number };
   retention: {
     enabled: boolean;
     intervalMs: number;
@@ -152,6 +156,8 @@ export function tasksConfig(env: TasksEnv): TasksConfig {
     sse: {
       heartbeatMs: duration(env.GATEWAY_SSE_HEARTBEAT_INTERVAL, 15_000),
       maxBufferBytes: env.GATEWAY_SSE_MAX_BUFFER_BYTES ?? 1024 * 1024,
+      maxStreamsPerKey: env.GATEWAY_SSE_MAX_STREAMS_PER_KEY ?? 32,
+      maxStreams: env.GATEWAY_SSE_MAX_STREAMS ?? 256,
     },
     retention: {
       enabled: bool(env.GATEWAY_RETENTION_ENABLED, false),
