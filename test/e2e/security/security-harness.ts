@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/fake-upstream.js';
 import { HttpClient, request, type HttpResponse } from '../../support/http';
@@ -76,5 +77,70 @@ export function answerBeforeBody(
       clearTimeout(timer);
       reject(err);
     });
+  });
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  /** The parsed JSON body, or undefined. */
+  body: { error?: { type?: string; message?: string } } & Record<string, unknown>;
+}
+
+/**
+ * One request with exactly the headers given — `Host` and `Origin` included, which fetch will not let a test set —
+ * the way a browser (a cross-site form, a DNS-rebound page) or another client sends it. An SSE answer is read for
+ * `sseMs` and then cut.
+ */
+export function rawRequest(
+  base: string,
+  {
+    method = 'GET',
+    path,
+    headers = {},
+    body,
+    sseMs = 300,
+  }: { method?: string; path: string; headers?: Record<string, string>; body?: string | Buffer; sseMs?: number },
+): Promise<RawResponse> {
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: url.hostname,
+        port: Number(url.port),
+        method,
+        path,
+        setHost: false,
+        headers: { host: url.host, ...headers, ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}) },
+      },
+      (res) => {
+        let text = '';
+        let settled = false;
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        const done = () => {
+          if (settled) return;
+          settled = true;
+          let parsed: RawResponse['body'] = {};
+          try {
+            parsed = JSON.parse(text) as RawResponse['body'];
+          } catch {
+            // SSE or empty
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body: parsed });
+        };
+        res.on('end', done);
+        if (String(res.headers['content-type']).startsWith('text/event-stream')) {
+          setTimeout(() => {
+            res.destroy();
+            done();
+          }, sseMs);
+        }
+      },
+    );
+    req.on('error', reject);
+    if (body !== undefined) req.write(body);
+    req.end();
   });
 }
