@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HttpClient } from '../../support/http';
 import { embeddedEnv, type ServerProcess, startServer } from '../../support/server-process';
-import { OPERATOR_TOKEN, rawRequest, type RawResponse, startSecured } from './security-harness';
+import { answerBeforeBody, OPERATOR_TOKEN, rawRequest, type RawResponse, startSecured } from './security-harness';
 
 /**
  * Issue 26, "a web page drives the local server": what a browser can send on a visitor's behalf — cross-site forms
@@ -203,6 +203,19 @@ describe('the browser wall: Host, Origin and content type', () => {
     }
     expect(attacks).toBe(14);
     expect((await taskTitles(local, null)).filter((t) => t === 'cross-origin')).toEqual([]);
+
+    // Refused before the body is read: a 10 MB declared body, a few bytes sent, the answer comes at once.
+    const early = await answerBeforeBody(local.url, {
+      method: 'POST',
+      path: '/hecate/v1/mcp/probe',
+      headers: { origin: 'https://evil.example' },
+      declaredLength: 10 * 1024 * 1024,
+      sent: '{"name":"x","url":',
+    });
+    expect({ status: early.status, type: (JSON.parse(early.body) as { error: { type: string } }).error.type }).toEqual({
+      status: 403,
+      type: 'origin_not_allowed',
+    });
   });
 
   it('still answers local clients: loopback names, the own origin, allowlisted names and origins, JSON with a charset (no token)', async () => {
