@@ -82,7 +82,7 @@ describe('the browser wall: Host, Origin and content type', () => {
     expect(legit.status).toBe(200);
     const taskId = (legit.body.data as { id: string }).id;
 
-    const targets = [
+    const targets: { path: string; fields: Record<string, string> }[] = [
       { path: '/hecate/v1/mcp/probe', fields: { name: 'x', url: listenerUrl } },
       { path: '/hecate/v1/tasks', fields: { title: 'from-a-form', execution_kind: 'shell', shell_command: 'touch /tmp/hecate-form-pwned' } },
       { path: `/hecate/v1/tasks/${taskId}/start`, fields: { go: '1' } },
@@ -161,7 +161,7 @@ describe('the browser wall: Host, Origin and content type', () => {
     for (const host of hosts) {
       for (const route of routes) {
         // The rebound page is same-origin with itself: it sends its own name in Origin too (or none, for a GET).
-        const origin = route.method === 'POST' ? { origin: `http://${host}` } : {};
+        const origin: Record<string, string> = route.method === 'POST' ? { origin: `http://${host}` } : {};
         const r = await rawRequest(local.url, { method: route.method, path: route.path, headers: { ...route.headers, ...origin, host }, body: route.body });
         attacks += 1;
         expect({ host, route: route.path, ...refusedAs(r) }).toEqual({ host, route: route.path, status: 403, type: 'host_not_allowed' });
