@@ -6,9 +6,9 @@ export const newChatId = (prefix: 'agent_chat' | 'msg' | 'turn' | 'seg'): string
 
 /**
  * The workspace as an existing directory's real path (an operator-controlled local directory, seed 003), resolved on a
- * worker: the workspace is where the workers are, never opened by the api. API keys only get one under
- * GATEWAY_WORKSPACE_ROOTS, with one answer for missing and forbidden paths.
+ * worker: the workspace is where the workers are, never opened by the api. API keys only reach directories under
+ * GATEWAY_WORKSPACE_ROOTS (the rule tasks follow); the operator any.
  */
 export async function canonicalWorkspace(ops: WorkspaceOps, p: Principal, path: string): Promise<string> {
-  return String((await ops.run(p.tenantId, 'workspace.canonical', { path, caller: { hostPaths: p.kind !== 'api_key' } })).path);
+  return String((await ops.run(p.tenantId, 'workspace.canonical', { path, host_paths: p.kind !== 'api_key' })).path);
 }

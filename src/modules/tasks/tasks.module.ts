@@ -95,7 +95,7 @@ export class TasksModule implements OnModuleInit {
       problems: await this.workspaces.problems(args.task as WorkspaceSpec, args.caller as WorkspaceCaller),
     }));
     this.ops.register('workspace.canonical', async (args) => ({
-      path: await this.workspaces.canonical(String(args.path), (args.caller as WorkspaceCaller | undefined) ?? { hostPaths: false }),
+      path: await this.workspaces.canonical(String(args.path), { hostPaths: args.host_paths !== false }),
     }));
     this.ops.register('workspace.remove', async (args) => ({ removed: await this.workspaces.remove(args.paths as string[]) }));
     this.registry.addStats('task_runtime', async () => {

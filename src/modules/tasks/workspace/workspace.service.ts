@@ -122,15 +122,7 @@ export class WorkspaceService {
     const problems: string[] = [];
     const roots = this.config.tasks.workspaceRoots;
     const check = async (what: string, path: string) => {
-      if (!path) return;
-      for (const root of roots) {
-        try {
-          await resolveInside(root, path, what);
-          return;
-        } catch {
-          // try the next root
-        }
-      }
+      if (!path || (await this.underWorkspaceRoots(path, what))) return;
       problems.push(
         roots.length === 0
           ? `${what}: API keys cannot use host directories (no GATEWAY_WORKSPACE_ROOTS configured); use a fresh workspace or a repo clone`
@@ -140,6 +132,19 @@ export class WorkspaceService {
     await check('working_directory', task.workingDirectory);
     await check('sandbox_allowed_root', task.sandboxAllowedRoot);
     return problems;
+  }
+
+  /** The one rule for API keys: `path` (symlinks resolved) lies inside one of GATEWAY_WORKSPACE_ROOTS. */
+  private async underWorkspaceRoots(path: string, what: string): Promise<boolean> {
+    for (const root of this.config.tasks.workspaceRoots) {
+      try {
+        await resolveInside(root, path, what);
+        return true;
+      } catch {
+        // try the next root
+      }
+    }
+    return false;
   }
 
   private async repoProblems(task: WorkspaceSpec, caller: WorkspaceCaller): Promise<string[]> {
@@ -296,33 +301,20 @@ export class WorkspaceService {
     return removed;
   }
 
-  /** An Agent Chat workspace: an existing directory's real path (400 otherwise). */
   /**
-   * A chat workspace: an existing directory's real path. API keys get it only under GATEWAY_WORKSPACE_ROOTS, and one
-   * answer for every refusal — missing, outside the roots, not a directory, unreadable — so the workspace field cannot
-   * tell a tenant what exists on the host.
+   * An Agent Chat workspace: an existing directory's real path (400 otherwise). For API keys it must lie under
+   * GATEWAY_WORKSPACE_ROOTS (the tasks' rule), and a directory outside them answers exactly like a missing one.
    */
   async canonical(path: string, caller: WorkspaceCaller = { hostPaths: true }): Promise<string> {
-    if (caller.hostPaths) {
-      try {
-        const real = await realpath(path);
-        if ((await stat(real)).isDirectory()) return real;
-      } catch {
-        // reported below
-      }
-      throw new InvalidRequestError(`workspace ${JSON.stringify(path)} is not an existing directory`, { details: { field: 'workspace' } });
+    const allowed = caller.hostPaths || (isAbsolute(path) && (await this.underWorkspaceRoots(path, 'workspace')));
+    try {
+      const real = await realpath(path);
+      if (allowed && (await stat(real)).isDirectory()) return real;
+    } catch {
+      // reported below
     }
-    for (const root of this.config.tasks.workspaceRoots) {
-      try {
-        const real = await resolveInside(root, path, 'workspace');
-        if ((await stat(real)).isDirectory()) return real;
-      } catch {
-        // the same answer below, whatever the reason
-      }
-    }
-    throw new InvalidRequestError(`workspace ${JSON.stringify(path)} is not an existing directory under GATEWAY_WORKSPACE_ROOTS`, {
-      details: { field: 'workspace' },
-    });
+    const where = caller.hostPaths ? '' : ' under GATEWAY_WORKSPACE_ROOTS';
+    throw new InvalidRequestError(`workspace ${JSON.stringify(path)} is not an existing directory${where}`, { details: { field: 'workspace' } });
   }
 
   /** The directory of a task's workspaces. */
