@@ -17,6 +17,15 @@ export interface EventRow {
   feed_cursor: number | null;
 }
 
+/** An event's position (sequence or feed cursor) and the size of its `data` as JSON text. */
+export interface EventSize {
+  pos: number;
+  bytes: number;
+}
+
+/** A replayed row: `data` is null when it was left out for its size (`data_bytes`). */
+export type ReplayRow = Omit<EventRow, 'data'> & { data: Record<string, unknown> | null; data_bytes: number };
+
 export interface NewEventRow {
   tenantId: string;
   runId: string;
@@ -41,6 +50,26 @@ export interface FeedFilter {
 }
 
 const COLUMNS = 'id, tenant_id, run_id, task_id, session_id, sequence, type, data, occurred_at, feed_cursor';
+
+/** The columns of a replay read; `$5` is the size over which `data` is left out. */
+const REPLAY_COLUMNS =
+  'id, tenant_id, run_id, task_id, session_id, sequence, type, CASE WHEN octet_length(data::text) > $5 THEN NULL ELSE data END AS data, ' +
+  'occurred_at, feed_cursor, octet_length(data::text) AS data_bytes';
+
+/** The WHERE of a feed read ($1 tenant, $2 after, $3 up to, then the filters). */
+function feedWhere(filter: FeedFilter, after: number, upTo: number): { where: string; params: unknown[] } {
+  const params: unknown[] = [filter.tenantId, after, upTo];
+  let where = 'tenant_id = $1 AND feed_cursor > $2 AND feed_cursor <= $3';
+  if (filter.types && filter.types.length > 0) {
+    params.push(filter.types);
+    where += ` AND type = ANY($${params.length}::text[])`;
+  }
+  if (filter.taskId) {
+    params.push(filter.taskId);
+    where += ` AND task_id = $${params.length}`;
+  }
+  return { where, params };
+}
 
 export const newEventId = (): string => `evt_${randomHex(12)}`;
 
@@ -168,21 +197,61 @@ export class EventStoreRepository {
 
   /** Stamped events of a tenant with after < cursor <= upTo, in cursor order. */
   async listFeed(filter: FeedFilter, after: number, upTo: number, limit: number): Promise<EventRow[]> {
-    const params: unknown[] = [filter.tenantId, after, upTo, limit];
-    let where = 'tenant_id = $1 AND feed_cursor > $2 AND feed_cursor <= $3';
-    if (filter.types && filter.types.length > 0) {
-      params.push(filter.types);
-      where += ` AND type = ANY($${params.length}::text[])`;
-    }
-    if (filter.taskId) {
-      params.push(filter.taskId);
-      where += ` AND task_id = $${params.length}`;
-    }
+    const { where, params } = feedWhere(filter, after, upTo);
+    params.push(limit);
     const { rows } = await execSql<EventRow>(
       this.dataSource.manager,
-      `SELECT ${COLUMNS} FROM task_run_events WHERE ${where} ORDER BY feed_cursor LIMIT $4`,
+      `SELECT ${COLUMNS} FROM task_run_events WHERE ${where} ORDER BY feed_cursor LIMIT $${params.length}`,
       params,
     );
+    return rows;
+  }
+
+  /**
+   * Stream replay, first read: the size of each next event's `data` (as JSON text), so a page is cut to a byte budget
+   * before any payload reaches this process.
+   */
+  async runSizes(q: { tenantId: string; runId: string; afterSequence: number; limit: number }): Promise<EventSize[]> {
+    const { rows } = await execSql<EventSize>(
+      this.dataSource.manager,
+      `SELECT sequence AS pos, octet_length(data::text) AS bytes FROM task_run_events
+        WHERE tenant_id = $1 AND run_id = $2 AND sequence > $3
+        ORDER BY sequence LIMIT $4`,
+      [q.tenantId, q.runId, q.afterSequence, q.limit],
+    );
+    return rows.map((r) => ({ pos: Number(r.pos), bytes: Number(r.bytes) }));
+  }
+
+  /** Stream replay, second read: the events through `through`, the `data` of one over `omitOver` bytes left out (null). */
+  async readRun(q: { tenantId: string; runId: string; afterSequence: number; through: number; omitOver: number }): Promise<ReplayRow[]> {
+    const { rows } = await execSql<ReplayRow>(
+      this.dataSource.manager,
+      `SELECT ${REPLAY_COLUMNS} FROM task_run_events
+        WHERE tenant_id = $1 AND run_id = $2 AND sequence > $3 AND sequence <= $4
+        ORDER BY sequence`,
+      [q.tenantId, q.runId, q.afterSequence, q.through, q.omitOver],
+    );
+    return rows;
+  }
+
+  /** `runSizes` for the public feed. */
+  async feedSizes(filter: FeedFilter, after: number, upTo: number, limit: number): Promise<EventSize[]> {
+    const { where, params } = feedWhere(filter, after, upTo);
+    params.push(limit);
+    const { rows } = await execSql<EventSize>(
+      this.dataSource.manager,
+      `SELECT feed_cursor AS pos, octet_length(data::text) AS bytes FROM task_run_events WHERE ${where} ORDER BY feed_cursor LIMIT $${params.length}`,
+      params,
+    );
+    return rows.map((r) => ({ pos: Number(r.pos), bytes: Number(r.bytes) }));
+  }
+
+  /** `readRun` for the public feed. */
+  async readFeed(filter: FeedFilter, after: number, through: number, omitOver: number): Promise<ReplayRow[]> {
+    const { where, params } = feedWhere(filter, after, through);
+    params.push(omitOver);
+    const columns = REPLAY_COLUMNS.replaceAll('$5', `$${params.length}`);
+    const { rows } = await execSql<ReplayRow>(this.dataSource.manager, `SELECT ${columns} FROM task_run_events WHERE ${where} ORDER BY feed_cursor`, params);
     return rows;
   }
 

@@ -3,9 +3,35 @@ import type { EntityManager } from 'typeorm';
 import type { EventEnvelope } from '@contracts/events';
 import type { RequestOrigin } from '@core/context/request-context';
 import { EventPublisher } from './event-publisher.service';
-import { EventStoreRepository, FeedFilter, type NewEventRow, type SqlFragment } from './event-store.repository';
+import { EventStoreRepository, type EventSize, FeedFilter, type NewEventRow, type ReplayRow, type SqlFragment } from './event-store.repository';
 import { FEED_CHANNEL, type FeedBatchMessage, runChannel, RunBatchMessage, toEnvelope } from './event-envelope';
 import { FeedStamper } from './feed-stamper.service';
+
+/** What one replay page of a stream may hold: `pageBytes` of event data (at least one event), no event over `eventBytes`. */
+export interface ReplayBudget {
+  pageBytes: number;
+  eventBytes: number;
+}
+
+/** How many of the next events fit the page budget (always one); an event left out for its size costs nothing. */
+function fitting(sizes: EventSize[], budget: ReplayBudget): number {
+  let total = 0;
+  let n = 0;
+  for (const s of sizes) {
+    const cost = s.bytes > budget.eventBytes ? 0 : s.bytes;
+    if (n > 0 && total + cost > budget.pageBytes) break;
+    total += cost;
+    n += 1;
+  }
+  return n;
+}
+
+/** A replayed event; one whose data was too large to stream says so in place of its data. */
+function replayEnvelope(row: ReplayRow, budget: ReplayBudget): EventEnvelope {
+  const envelope = toEnvelope({ ...row, data: row.data ?? {} });
+  if (row.data === null && row.data_bytes > budget.eventBytes) envelope.data = { data_omitted: { bytes: row.data_bytes, max_bytes: budget.eventBytes } };
+  return envelope;
+}
 
 export interface AppendEventInput {
   tenantId: string;
@@ -138,6 +164,31 @@ export class EventStore {
 
   async listRun(q: { tenantId: string; runId: string; afterSequence: number; limit: number }): Promise<EventEnvelope[]> {
     return (await this.repo.listRun(q)).map(toEnvelope);
+  }
+
+  /**
+   * One replay page of a run's stream: sizes first, then only the events that fit the budget (stream memory stays
+   * bounded whatever a run stored). `more` when events remain after it.
+   */
+  async replayRun(q: { tenantId: string; runId: string; afterSequence: number; limit: number }, budget: ReplayBudget): Promise<{ events: EventEnvelope[]; more: boolean }> {
+    const sizes = await this.repo.runSizes(q);
+    const n = fitting(sizes, budget);
+    if (n === 0) return { events: [], more: false };
+    const rows = await this.repo.readRun({ ...q, through: sizes[n - 1].pos, omitOver: budget.eventBytes });
+    return { events: rows.map((r) => replayEnvelope(r, budget)), more: n < sizes.length || sizes.length === q.limit };
+  }
+
+  /** `replayRun` for the public feed; `head` is where the client is caught up to after this page. */
+  async replayFeed(filter: FeedFilter, after: number, limit: number, budget: ReplayBudget): Promise<{ events: EventEnvelope[]; head: number; more: boolean }> {
+    const head = await this.repo.feedHead();
+    if (head <= after) return { events: [], head, more: false };
+    const sizes = await this.repo.feedSizes(filter, after, head, limit);
+    const n = fitting(sizes, budget);
+    if (n === 0) return { events: [], head, more: false };
+    const through = sizes[n - 1].pos;
+    const rows = await this.repo.readFeed(filter, after, through, budget.eventBytes);
+    const more = n < sizes.length || sizes.length === limit;
+    return { events: rows.map((r) => replayEnvelope(r, budget)), head: more ? through : head, more };
   }
 
   lastSequence(tenantId: string, runId: string): Promise<number> {

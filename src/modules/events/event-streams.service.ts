@@ -1,13 +1,48 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EventEnvelope } from '@contracts/events';
 import { EventBus } from '@core/bus/event-bus.port';
+import { AppConfig } from '@core/config/app-config';
 import { FEED_CHANNEL, FeedBatchMessage, runChannel, RunBatchMessage } from './event-envelope';
 import type { FeedFilter } from './event-store.repository';
-import { EventStore } from './event-store.service';
+import { EventStore, type ReplayBudget } from './event-store.service';
 import { replayThenTail, TailSource } from './replay-tail';
 import { renderFrame, sseFailure, type SseOpener } from '@core/http/sse';
 
 const PAGE = 500;
+/** Replay pages read at once in this process (each at most one page budget): stream memory does not grow with readers. */
+const REPLAY_READS = 8;
+
+/** A counting gate: at most `limit` replay reads hold their page at once. */
+class ReplayGate {
+  private active = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(private readonly limit: number) {}
+
+  async run<T>(read: () => Promise<T>): Promise<T> {
+    if (this.active >= this.limit) await new Promise<void>((r) => this.waiting.push(r));
+    else this.active += 1;
+    try {
+      return await read();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active -= 1;
+    }
+  }
+}
+
+/** Live events as streams carry them: one whose data is over the budget says so instead (computed once per envelope). */
+const liveForms = new WeakMap<EventEnvelope, EventEnvelope>();
+function bounded(e: EventEnvelope, budget: ReplayBudget): EventEnvelope {
+  let form = liveForms.get(e);
+  if (!form) {
+    const bytes = Buffer.byteLength(JSON.stringify(e.data ?? {}));
+    form = bytes > budget.eventBytes ? { ...e, data: { data_omitted: { bytes, max_bytes: budget.eventBytes } } } : e;
+    liveForms.set(e, form);
+  }
+  return form;
+}
 
 /** Feed frames are identical for every subscriber: render once per envelope object. */
 const feedFrames = new WeakMap<EventEnvelope, string>();
@@ -32,23 +67,31 @@ const matches = (filter: FeedFilter, tenantId: string, e: EventEnvelope): boolea
  */
 @Injectable()
 export class EventStreams {
+  /** A page holds about one SSE buffer of data; an event whose frame could never fit the buffer is announced, not sent. */
+  private readonly budget: ReplayBudget;
+  private readonly gate = new ReplayGate(REPLAY_READS);
+
   constructor(
     private readonly store: EventStore,
     @Inject(EventBus) private readonly bus: EventBus,
-  ) {}
+    config: AppConfig,
+  ) {
+    const buffer = config.tasks.sse.maxBufferBytes;
+    this.budget = { pageBytes: buffer, eventBytes: Math.max(1024, buffer - 4096) };
+  }
 
   /** One run's events by `sequence` (the caller has checked the tenant owns the run). */
   runSource(tenantId: string, runId: string): TailSource<EventEnvelope> {
     return {
       read: async (after) => {
-        const items = await this.store.listRun({ tenantId, runId, afterSequence: after, limit: PAGE });
-        const to = items.length > 0 ? items[items.length - 1].sequence : after;
-        return { from: after + 1, to, items, more: items.length === PAGE };
+        const page = await this.gate.run(() => this.store.replayRun({ tenantId, runId, afterSequence: after, limit: PAGE }, this.budget));
+        const to = page.events.length > 0 ? page.events[page.events.length - 1].sequence : after;
+        return { from: after + 1, to, items: page.events, more: page.more };
       },
       subscribe: (onBatch) =>
         this.bus.subscribe(runChannel(runId), (_channel, message) => {
           const m = message as RunBatchMessage;
-          onBatch({ from: m.from, to: m.to, items: m.events });
+          onBatch({ from: m.from, to: m.to, items: m.events.map((e) => bounded(e, this.budget)) });
         }),
       onReconnect: (listener) => this.bus.onReconnect(listener),
       positionOf: (e) => e.sequence,
@@ -59,13 +102,13 @@ export class EventStreams {
   feedSource(filter: FeedFilter): TailSource<EventEnvelope> {
     return {
       read: async (after) => {
-        const page = await this.store.listFeed(filter, after, PAGE);
-        return { from: after + 1, to: page.head, items: page.events, more: page.events.length === PAGE };
+        const page = await this.gate.run(() => this.store.replayFeed(filter, after, PAGE, this.budget));
+        return { from: after + 1, to: page.head, items: page.events, more: page.more };
       },
       subscribe: (onBatch) =>
         this.bus.subscribe(FEED_CHANNEL, (_channel, message) => {
           const m = message as FeedBatchMessage;
-          const items = m.events.filter((e) => matches(filter, e.tenant_id, e.envelope)).map((e) => e.envelope);
+          const items = m.events.filter((e) => matches(filter, e.tenant_id, e.envelope)).map((e) => bounded(e.envelope, this.budget));
           onBatch({ from: m.from, to: m.to, items });
         }),
       onReconnect: (listener) => this.bus.onReconnect(listener),

@@ -158,5 +158,39 @@ describe('open-stream caps', () => {
       open.push(after);
       expect(api.proc.exitCode).toBeNull();
     }, 120_000);
+
+    it('keeps each reader bounded whatever the stream holds: 32 readers replaying 4 events of 6 MB leave the 256 MB api up', async () => {
+      for (const s of open.splice(0)) s.close();
+      const r = await operator.call('POST', '/hecate/v1/api-keys', { name: 'big', scopes: ['operator'], tenant_id: 'big' });
+      const key = (r.body as { data: { secret: string } }).data.secret;
+      const tenant = new HttpClient(api.url, key);
+      const task = (await tenant.ok('POST', '/hecate/v1/tasks', { title: 'big', execution_kind: 'shell', shell_command: 'sleep 20' })) as { id: string };
+      const run = (await tenant.ok('POST', `/hecate/v1/tasks/${task.id}/start`)) as { id: string };
+      const big = 'x'.repeat(6 * 1024 * 1024);
+      for (let i = 0; i < 4; i++)
+        await tenant.ok('POST', `/hecate/v1/tasks/${task.id}/runs/${run.id}/events`, { type: 'external.event', note: `big-${i}`, data: { big } });
+      await tenant.ok('POST', `/hecate/v1/tasks/${task.id}/runs/${run.id}/events`, { type: 'external.event', note: 'small', data: { small: 'kept' } });
+
+      const readers = await Promise.all(
+        Array.from({ length: 32 }, (_, i) => openStream(api.url, key, i % 2 === 0 ? FEED : `/hecate/v1/tasks/${task.id}/runs/${run.id}/stream`)),
+      );
+      open.push(...readers);
+      expect(readers.map((s) => s.status)).toEqual(readers.map(() => 200));
+      // Every reader gets every event: the big ones announced by size, the small one whole.
+      await waitFor(
+        () => readers.every((s) => s.frames.filter((f) => f.data.includes('data_omitted')).length >= 4 && s.frames.some((f) => f.data.includes('"kept"'))),
+        {
+          timeoutMs: 60_000,
+          what: 'every reader to see the big events announced and the small one whole',
+        },
+      );
+      const omitted = JSON.parse(readers[0].frames.find((f) => f.data.includes('data_omitted'))!.data) as {
+        data: { data: { data_omitted: { bytes: number } } };
+      };
+      expect(omitted.data.data.data_omitted.bytes).toBeGreaterThan(6 * 1024 * 1024);
+      expect(await healthzMs(api.url)).toBeLessThan(1_000);
+      expect(api.proc.exitCode).toBeNull();
+      expect(api.output()).not.toMatch(/heap out of memory/i);
+    }, 120_000);
   });
 });
