@@ -170,7 +170,10 @@ export class EventStore {
    * One replay page of a run's stream: sizes first, then only the events that fit the budget (stream memory stays
    * bounded whatever a run stored). `more` when events remain after it.
    */
-  async replayRun(q: { tenantId: string; runId: string; afterSequence: number; limit: number }, budget: ReplayBudget): Promise<{ events: EventEnvelope[]; more: boolean }> {
+  async replayRun(
+    q: { tenantId: string; runId: string; afterSequence: number; limit: number },
+    budget: ReplayBudget,
+  ): Promise<{ events: EventEnvelope[]; more: boolean }> {
     const sizes = await this.repo.runSizes(q);
     const n = fitting(sizes, budget);
     if (n === 0) return { events: [], more: false };
