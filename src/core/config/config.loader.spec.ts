@@ -34,6 +34,16 @@ describe('loadConfig', () => {
     expect(named).toEqual(expect.arrayContaining(['PORT', 'DATABASE_URL', 'LOG_LEVEL', 'WORKER_QUEUES']));
   });
 
+  it('reads the browser wall and stream cap settings, and refuses an allowed origin that is not an origin', () => {
+    const config = loadConfig({ GATEWAY_ALLOWED_HOSTS: 'DevBox.lan, other.test:8765', GATEWAY_ALLOWED_ORIGINS: 'http://Console.test:3000/' });
+    expect(config.auth).toMatchObject({ allowedHosts: ['devbox.lan', 'other.test:8765'], allowedOrigins: ['http://console.test:3000'] });
+    expect(config.tasks.sse).toMatchObject({ maxStreamsPerKey: 32, maxStreams: 256 });
+    expect(problemsOf({ GATEWAY_ALLOWED_ORIGINS: 'https://ok.example,console.test,http://x.test/path' })).toEqual([
+      expect.stringMatching(/^GATEWAY_ALLOWED_ORIGINS: "console\.test" is not an origin/),
+      expect.stringMatching(/^GATEWAY_ALLOWED_ORIGINS: "http:\/\/x\.test\/path" is not an origin/),
+    ]);
+  });
+
   it('refuses a non-loopback HOST without an auth token unless insecure bind is allowed', () => {
     expect(problemsOf({ HOST: '0.0.0.0' })).toEqual([expect.stringMatching(/^HOST: refusing to bind 0\.0\.0\.0/)]);
     expect(problemsOf({ HOST: '0.0.0.0', GATEWAY_AUTH_TOKEN: 'secret-token' })).toEqual([]);
