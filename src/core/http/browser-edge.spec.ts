@@ -1,4 +1,4 @@
-import { hostProblem, mediaTypeProblem, originProblem, type EdgePolicy } from './browser-edge';
+import { fetchSiteProblem, hostProblem, mediaTypeProblem, originProblem, type EdgePolicy } from './browser-edge';
 
 const local: EdgePolicy = { localOperator: true, allowedHosts: [], allowedOrigins: [] };
 const token: EdgePolicy = { localOperator: false, allowedHosts: [], allowedOrigins: [] };
@@ -69,5 +69,13 @@ describe('mediaTypeProblem', () => {
     }
     expect(mediaTypeProblem('PUT', { 'content-length': '5' })).toMatch(/without Content-Type/);
     expect(mediaTypeProblem('PATCH', { 'transfer-encoding': 'chunked' })).toMatch(/without Content-Type/);
+  });
+});
+
+describe('fetchSiteProblem', () => {
+  it('refuses what a browser marks as coming from another site, and nothing else', () => {
+    expect(fetchSiteProblem('cross-site')).toMatch(/cross-site/);
+    expect(fetchSiteProblem('Same-Site')).toMatch(/same-site/);
+    for (const site of [undefined, 'same-origin', 'none']) expect(fetchSiteProblem(site)).toBeUndefined();
   });
 });

@@ -15,7 +15,8 @@ import { DomainError } from './domain-error';
  *   GATEWAY_ALLOWED_ORIGINS. Without a token "own" is any loopback name on the port the request came in on; with a
  *   token it is the origin whose host is the request's `Host` (as a proxy forwards it). The API sends no CORS headers,
  *   so no page on another origin can use it legitimately; refusing them keeps cross-site "simple" requests (forms,
- *   beacons, no-cors fetches) from changing state even if a credential became ambient.
+ *   beacons, no-cors fetches) from changing state even if a credential became ambient. A browser request without
+ *   Origin (an <img> or link GET) marked `Sec-Fetch-Site: cross-site` or `same-site` is refused the same way.
  * - Content type: a POST, PUT, PATCH or DELETE that sends a `Content-Type` other than `application/json` (or a body
  *   without one) answers 415 — a cross-site form can only send urlencoded, multipart or text/plain.
  */
@@ -83,6 +84,16 @@ export function originProblem(origin: string | undefined, host: string | undefin
   return refused;
 }
 
+/**
+ * A browser request without `Origin` (an <img>, <script> or link GET from another page) still says where it comes from
+ * in `Sec-Fetch-Site`: one from another site is refused like a foreign Origin. Clients that are not browsers send none.
+ */
+export function fetchSiteProblem(site: string | undefined): string | undefined {
+  if (site === undefined) return undefined;
+  const value = site.trim().toLowerCase();
+  return value === 'cross-site' || value === 'same-site' ? `a ${value} browser request (Sec-Fetch-Site) is not accepted` : undefined;
+}
+
 /** `application/json` (any parameters, e.g. charset), the one body type the API parses. */
 export const isJsonContentType = (contentType: string): boolean => contentType.split(';')[0].trim().toLowerCase() === 'application/json';
 
@@ -129,6 +140,7 @@ export function installBrowserEdge(fastify: FastifyInstance, policy: EdgePolicy)
       const origin = single(request.headers.origin);
       let badOrigin = originProblem(origin, host, policy);
       if (badOrigin && !policy.localOperator && request.host !== host && !originProblem(origin, request.host, policy)) badOrigin = undefined;
+      if (!badOrigin && origin === undefined) badOrigin = fetchSiteProblem(single(request.headers['sec-fetch-site']));
       if (badOrigin) problem = originError(badOrigin);
       else {
         const badType = mediaTypeProblem(request.method, request.headers);

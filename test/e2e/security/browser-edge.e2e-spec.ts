@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HttpClient } from '../../support/http';
@@ -18,15 +19,17 @@ describe('the browser wall: Host, Origin and content type', () => {
   let listener: Server;
   let listenerUrl: string;
   let hits = 0;
+  const marker = `/mcp-${randomUUID()}`;
 
   beforeAll(async () => {
+    // Only requests for this run's secret path count (other processes on the machine may dial a free port).
     listener = createServer((req, res) => {
-      hits += 1;
+      if (req.url === marker) hits += 1;
       req.resume();
       res.writeHead(404).end();
     });
     await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
-    listenerUrl = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/mcp`;
+    listenerUrl = `http://127.0.0.1:${(listener.address() as AddressInfo).port}${marker}`;
     [local, secured] = await Promise.all([
       startServer('all', {
         ...embeddedEnv(),
@@ -62,13 +65,15 @@ describe('the browser wall: Host, Origin and content type', () => {
       },
     ];
   };
-  /** What Chrome sends with a cross-site form submission (and the same with Origin stripped, as some setups do). */
-  const crossSite = (withOrigin: boolean): Record<string, string> => ({
-    ...(withOrigin ? { origin: 'https://evil.example' } : {}),
-    referer: 'https://evil.example/page.html',
-    'sec-fetch-site': 'cross-site',
-    'sec-fetch-mode': 'navigate',
-    'sec-fetch-dest': 'document',
+  /**
+   * What a browser sends with a cross-site form submission: Origin and fetch metadata; fetch metadata alone (as for a
+   * page's <img> or link); or neither (an old browser, or a setup that strips both).
+   */
+  const crossSite = (sender: 'origin' | 'fetch-metadata' | 'bare'): Record<string, string> => ({
+    ...(sender === 'origin' ? { origin: 'https://evil.example' } : {}),
+    ...(sender === 'bare'
+      ? {}
+      : { referer: 'https://evil.example/page.html', 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' }),
   });
   const refusedAs = (r: RawResponse) => ({ status: r.status, type: r.body.error?.type });
 
@@ -90,19 +95,19 @@ describe('the browser wall: Host, Origin and content type', () => {
     let attacks = 0;
     for (const target of targets) {
       for (const form of [...forms(target.fields), { enctype: 'application/x-www-form-urlencoded', body: '' }]) {
-        for (const withOrigin of [true, false]) {
+        for (const sender of ['origin', 'fetch-metadata', 'bare'] as const) {
           const r = await rawRequest(local.url, {
             method: 'POST',
             path: target.path,
-            headers: { ...crossSite(withOrigin), 'content-type': form.enctype },
+            headers: { ...crossSite(sender), 'content-type': form.enctype },
             body: form.body,
           });
           attacks += 1;
-          expect({ target: target.path, enctype: form.enctype, withOrigin, ...refusedAs(r) }).toEqual({
+          expect({ target: target.path, enctype: form.enctype, sender, ...refusedAs(r) }).toEqual({
             target: target.path,
             enctype: form.enctype,
-            withOrigin,
-            ...(withOrigin ? { status: 403, type: 'origin_not_allowed' } : { status: 415, type: 'unsupported_media_type' }),
+            sender,
+            ...(sender === 'bare' ? { status: 415, type: 'unsupported_media_type' } : { status: 403, type: 'origin_not_allowed' }),
           });
         }
       }
@@ -111,7 +116,14 @@ describe('the browser wall: Host, Origin and content type', () => {
     const bare = await rawRequest(local.url, { method: 'POST', path: `/hecate/v1/tasks/${taskId}/start`, headers: { origin: 'https://evil.example' } });
     attacks += 1;
     expect(refusedAs(bare)).toEqual({ status: 403, type: 'origin_not_allowed' });
-    expect(attacks).toBe(25);
+    // A page's <img> GET that would make the local operator start an adapter: no Origin, only fetch metadata.
+    const img = await rawRequest(local.url, {
+      path: '/hecate/v1/agent-adapters/codex/health',
+      headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'image', referer: 'https://evil.example/' },
+    });
+    attacks += 1;
+    expect(refusedAs(img)).toEqual({ status: 403, type: 'origin_not_allowed' });
+    expect(attacks).toBe(38);
 
     expect(hits).toBe(0);
     expect(await taskTitles(local, null)).toEqual(['legit']);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,16 +22,18 @@ describe('tenant keys: admin-only probes, and one answer for missing and forbidd
   let listener: Server;
   let listenerUrl: string;
   let hits = 0;
+  const marker = `/mcp-${randomUUID()}`;
 
   beforeAll(async () => {
     upstream = await startFakeUpstream({ models: ['gpt-4o-mini'] });
+    // Only requests for this run's secret path count (other processes on the machine may dial a free port).
     listener = createServer((req, res) => {
-      hits += 1;
+      if (req.url === marker) hits += 1;
       req.resume();
       res.writeHead(404).end();
     });
     await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
-    listenerUrl = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/mcp`;
+    listenerUrl = `http://127.0.0.1:${(listener.address() as AddressInfo).port}${marker}`;
     roots = realpathSync(mkdtempSync(join(tmpdir(), 'hecate-roots-')));
     mkdirSync(join(roots, 'proj'));
     writeFileSync(join(roots, 'file.txt'), 'x');
