@@ -75,7 +75,7 @@ export class AgentChatService {
     if (runtime === 'external_agent') return this.view(p.tenantId, await this.external.create(p, dto));
     const model = dto.model?.trim() ?? '';
     if (!model) throw modelRequired();
-    const workspace = dto.workspace?.trim() ? await canonicalWorkspace(this.ops, p.tenantId, dto.workspace) : '';
+    const workspace = dto.workspace?.trim() ? await canonicalWorkspace(this.ops, p, dto.workspace) : '';
     if (runtime === 'agent' && !workspace) throw workspaceRequired();
     const provider = dto.provider?.trim() ?? '';
     const capabilities = this.capabilitiesOf(provider, model, runtime);
@@ -196,7 +196,7 @@ export class AgentChatService {
     const model = continuing ? continuing.model : dto.model?.trim() || session.model;
     const external = runtime === 'external_agent';
     if (!model && !external) throw modelRequired();
-    const workspace = dto.workspace?.trim() ? await canonicalWorkspace(this.ops, p.tenantId, dto.workspace) : session.workspace;
+    const workspace = dto.workspace?.trim() ? await canonicalWorkspace(this.ops, p, dto.workspace) : session.workspace;
     if (runtime === 'agent' && !workspace) throw workspaceRequired();
     const capabilities = external ? {} : this.capabilitiesOf(provider, model, runtime);
     if (!external) await this.routes.plan({ provider: provider || undefined, model, needsTools: runtime === 'agent', needsImages: false });

@@ -46,7 +46,7 @@ export class ExternalSessionsService {
     const def = this.adapters.find(adapterId);
     if (!def) throw adapterNotFound(adapterId);
     if (!dto.workspace?.trim()) throw workspaceRequired();
-    const workspace = await canonicalWorkspace(this.ops, p.tenantId, dto.workspace);
+    const workspace = await canonicalWorkspace(this.ops, p, dto.workspace);
     const id = newChatId('agent_chat');
     await this.repo.insertSession({
       id,

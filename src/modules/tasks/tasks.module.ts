@@ -94,7 +94,9 @@ export class TasksModule implements OnModuleInit {
     this.ops.register('task.check', async (args) => ({
       problems: await this.workspaces.problems(args.task as WorkspaceSpec, args.caller as WorkspaceCaller),
     }));
-    this.ops.register('workspace.canonical', async (args) => ({ path: await this.workspaces.canonical(String(args.path)) }));
+    this.ops.register('workspace.canonical', async (args) => ({
+      path: await this.workspaces.canonical(String(args.path), { hostPaths: args.host_paths !== false }),
+    }));
     this.ops.register('workspace.remove', async (args) => ({ removed: await this.workspaces.remove(args.paths as string[]) }));
     this.registry.addStats('task_runtime', async () => {
       const [counts, facts] = await Promise.all([this.runs.statusCounts(), this.runs.queueFacts()]);

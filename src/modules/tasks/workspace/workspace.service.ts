@@ -118,15 +118,7 @@ export class WorkspaceService {
     const problems: string[] = [];
     const roots = this.config.tasks.workspaceRoots;
     const check = async (what: string, path: string) => {
-      if (!path) return;
-      for (const root of roots) {
-        try {
-          await resolveInside(root, path, what);
-          return;
-        } catch {
-          // try the next root
-        }
-      }
+      if (!path || (await this.underWorkspaceRoots(path, what))) return;
       problems.push(
         roots.length === 0
           ? `${what}: API keys cannot use host directories (no GATEWAY_WORKSPACE_ROOTS configured); use a fresh workspace or a repo clone`
@@ -136,6 +128,19 @@ export class WorkspaceService {
     await check('working_directory', task.workingDirectory);
     await check('sandbox_allowed_root', task.sandboxAllowedRoot);
     return problems;
+  }
+
+  /** The one rule for API keys: `path` (symlinks resolved) lies inside one of GATEWAY_WORKSPACE_ROOTS. */
+  private async underWorkspaceRoots(path: string, what: string): Promise<boolean> {
+    for (const root of this.config.tasks.workspaceRoots) {
+      try {
+        await resolveInside(root, path, what);
+        return true;
+      } catch {
+        // try the next root
+      }
+    }
+    return false;
   }
 
   private async repoProblems(task: WorkspaceSpec, caller: WorkspaceCaller): Promise<string[]> {
@@ -292,15 +297,20 @@ export class WorkspaceService {
     return removed;
   }
 
-  /** An Agent Chat workspace: an existing directory's real path (400 otherwise). */
-  async canonical(path: string): Promise<string> {
+  /**
+   * An Agent Chat workspace: an existing directory's real path (400 otherwise). For API keys it must lie under
+   * GATEWAY_WORKSPACE_ROOTS (the tasks' rule), and a directory outside them answers exactly like a missing one.
+   */
+  async canonical(path: string, caller: WorkspaceCaller = { hostPaths: true }): Promise<string> {
+    const allowed = caller.hostPaths || (isAbsolute(path) && (await this.underWorkspaceRoots(path, 'workspace')));
     try {
       const real = await realpath(path);
-      if ((await stat(real)).isDirectory()) return real;
+      if (allowed && (await stat(real)).isDirectory()) return real;
     } catch {
       // reported below
     }
-    throw new InvalidRequestError(`workspace ${JSON.stringify(path)} is not an existing directory`, { details: { field: 'workspace' } });
+    const where = caller.hostPaths ? '' : ' under GATEWAY_WORKSPACE_ROOTS';
+    throw new InvalidRequestError(`workspace ${JSON.stringify(path)} is not an existing directory${where}`, { details: { field: 'workspace' } });
   }
 
   /** The directory of a task's workspaces. */
