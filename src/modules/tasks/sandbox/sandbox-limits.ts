@@ -59,7 +59,8 @@ const SIGXFSZ_EXIT = 128 + 25;
 export function limitHint(exitCode: number | null, signal: string | null, stderr: string): string {
   if (exitCode === SIGXFSZ_EXIT || signal === 'SIGXFSZ' || /File size limit exceeded/i.test(stderr))
     return ' (file size limit exceeded: GATEWAY_TASK_SANDBOX_MAX_FILE_BYTES)';
-  if (/Resource temporarily unavailable|fork: retry|Cannot fork/i.test(stderr)) return ' (process limit reached: GATEWAY_TASK_SANDBOX_MAX_PROCESSES)';
-  if (/out of memory|Cannot allocate memory|bad_alloc|MemoryError/i.test(stderr)) return ' (memory limit reached: GATEWAY_TASK_SANDBOX_MAX_MEMORY_BYTES)';
+  if (/Resource temporarily unavailable|fork: retry|Cannot fork|EAGAIN/i.test(stderr)) return ' (process limit reached: GATEWAY_TASK_SANDBOX_MAX_PROCESSES)';
+  if (/out of memory|memory exhausted|allocation failed|Cannot allocate memory|bad_alloc|MemoryError/i.test(stderr))
+    return ' (memory limit reached: GATEWAY_TASK_SANDBOX_MAX_MEMORY_BYTES)';
   return '';
 }

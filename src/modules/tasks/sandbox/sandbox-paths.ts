@@ -4,12 +4,12 @@ import { dirname, join, relative, sep } from 'node:path';
 const inside = (child: string, parent: string): boolean => child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
 
 let appRoot: string | null | undefined;
-/** The server's own package root (the directory of its package.json), found from this file. */
+/** The server's own package root (its package.json beside its node_modules; dist/ has a package.json of its own). */
 function serverRoot(): string | null {
   if (appRoot !== undefined) return appRoot;
   appRoot = null;
   for (let d = __dirname; dirname(d) !== d; d = dirname(d)) {
-    if (existsSync(join(d, 'package.json'))) {
+    if (existsSync(join(d, 'package.json')) && existsSync(join(d, 'node_modules'))) {
       appRoot = d;
       break;
     }

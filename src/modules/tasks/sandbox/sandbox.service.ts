@@ -176,6 +176,12 @@ export class SandboxService implements OnModuleInit, CommandSandbox {
     if (!policy.network) args.push('--unshare-net');
     if (dropCaps) args.push('--cap-drop', 'ALL');
     const mounted: string[] = [];
+    const ws = real(policy.workspace);
+    const bindWorkspace = [policy.readOnly ? '--ro-bind' : '--bind', policy.workspace, policy.workspace];
+    // A workspace that holds the system directories (an operator's `/`) goes first, everything else over it: its own
+    // /dev, /proc and /tmp, the system read-only, the read paths reachable.
+    const workspaceFirst = [...SYSTEM_DIRS, '/dev', '/proc', '/tmp'].some((d) => inside(d, ws));
+    if (workspaceFirst) args.push(...bindWorkspace);
     for (const dir of SYSTEM_DIRS) {
       if (!exists(dir)) continue;
       args.push('--ro-bind', dir, dir);
@@ -184,13 +190,15 @@ export class SandboxService implements OnModuleInit, CommandSandbox {
     for (const link of SYSTEM_LINKS) {
       if (!exists(link)) continue;
       const st = lstatSync(link);
-      if (st.isSymbolicLink()) args.push('--symlink', readlinkSync(link), link);
-      else if (st.isDirectory()) {
+      if (st.isSymbolicLink()) {
+        if (!workspaceFirst) args.push('--symlink', readlinkSync(link), link); // else the workspace holds it already
+      } else if (st.isDirectory()) {
         args.push('--ro-bind', link, link);
         mounted.push(real(link));
       }
     }
-    args.push('--dev', '/dev', '--proc', '/proc', ...tmpSizeArgs(this.config.sandboxLimits), '--tmpfs', '/tmp');
+    // A private /tmp, bounded, writable by whoever the command runs as (sticky, like the host's).
+    args.push('--dev', '/dev', '--proc', '/proc', ...tmpSizeArgs(this.config.sandboxLimits), '--perms', '1777', '--tmpfs', '/tmp');
     // The node runtime this worker runs on (tools such as npx-started MCP servers need it), then the operator's paths.
     const nodePrefix = dirname(dirname(process.execPath));
     // Mount points get their parents as plain 0755 directories (bubblewrap's default would be 0700, which the
@@ -210,9 +218,11 @@ export class SandboxService implements OnModuleInit, CommandSandbox {
       args.push('--ro-bind', p, p);
       mounted.push(real(p));
     }
-    parents(policy.workspace);
-    args.push(policy.readOnly ? '--ro-bind' : '--bind', policy.workspace, policy.workspace);
-    mounted.push(real(policy.workspace));
+    if (!workspaceFirst) {
+      parents(policy.workspace);
+      args.push(...bindWorkspace);
+    }
+    mounted.push(ws);
     // Never visible, even inside a mounted path (an in-place workspace that holds the data directory, say).
     const covered: string[] = [];
     for (const hidden of this.hiddenPaths(policy.workspace)) {
