@@ -42,12 +42,21 @@ rl.on('line', (line) => {
   const m = JSON.parse(line);
   if (m.id === undefined) return;
   if (m.method === 'initialize')
-    return send({ id: m.id, result: { protocolVersion: 1, agentCapabilities: { loadSession: false }, authMethods: [], agentInfo: { name: 'probe-agent', version: '1.0.0' } } });
+    return send({
+      id: m.id,
+      result: { protocolVersion: 1, agentCapabilities: { loadSession: false }, authMethods: [], agentInfo: { name: 'probe-agent', version: '1.0.0' } },
+    });
   if (m.method === 'session/new') return send({ id: m.id, result: { sessionId: `probe-${process.pid}` } });
   if (m.method === 'session/prompt') {
-    const text = (m.params.prompt ?? []).filter((b) => b.type === 'text').map((b) => b.text).join('');
+    const text = (m.params.prompt ?? [])
+      .filter((b) => b.type === 'text')
+      .map((b) => b.text)
+      .join('');
     const reply = answer(text);
-    send({ method: 'session/update', params: { sessionId: m.params.sessionId, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: reply } } } });
+    send({
+      method: 'session/update',
+      params: { sessionId: m.params.sessionId, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: reply } } },
+    });
     return send({ id: m.id, result: { stopReason: 'end_turn' } });
   }
   send({ id: m.id, error: { code: -32601, message: `unknown method ${m.method}` } });

@@ -60,7 +60,11 @@ export function limitHint(exitCode: number | null, signal: string | null, stderr
   if (exitCode === SIGXFSZ_EXIT || signal === 'SIGXFSZ' || /File size limit exceeded/i.test(stderr))
     return ' (file size limit exceeded: GATEWAY_TASK_SANDBOX_MAX_FILE_BYTES)';
   if (/Resource temporarily unavailable|fork: retry|Cannot fork|EAGAIN/i.test(stderr)) return ' (process limit reached: GATEWAY_TASK_SANDBOX_MAX_PROCESSES)';
-  if (/out of memory|memory exhausted|allocation failed|failed to allocate|ERR_MEMORY_ALLOCATION_FAILED|Cannot allocate memory|bad_alloc|MemoryError/i.test(stderr))
+  if (
+    /out of memory|memory exhausted|allocation failed|failed to allocate|ERR_MEMORY_ALLOCATION_FAILED|Cannot allocate memory|bad_alloc|MemoryError/i.test(
+      stderr,
+    )
+  )
     return ' (memory limit reached: GATEWAY_TASK_SANDBOX_MAX_MEMORY_BYTES)';
   return '';
 }
