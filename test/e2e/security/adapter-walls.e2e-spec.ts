@@ -193,22 +193,21 @@ describeWithBwrap('external agent adapters behind the walls (embedded, real bubb
     const said = await say(acme.client, (a.body.data as Json).id as string, 'remember ACME-PROMPT-7f3a');
     const homeA = said.replace('remembered in ', '');
     expect(readFileSync(join(homeA, 'notes.txt'), 'utf8')).toBe('ACME-PROMPT-7f3a');
+
+    const bId = (b.body.data as Json).id as string;
+    const seen = await probe(globex.client, bId, { read: [join(homeA, 'notes.txt')], list: [dirname(homeA), dirname(dirname(homeA))] });
+    // Its own HOME holds nothing of acme's, and acme's is not there to read.
+    const own = await probe(globex.client, bId, { read: [join(seen.home as string, 'notes.txt')], list: [seen.home as string] });
+    expect(JSON.stringify([seen, own])).not.toContain('ACME-PROMPT');
+    expect(seen.home).not.toBe(homeA);
+    expect((seen.read as Json)[join(homeA, 'notes.txt')]).toMatch(/^error:/);
+    expect((own.read as Json)[join(seen.home as string, 'notes.txt')]).toBe('error:ENOENT');
+    expect((seen.list as Json)[dirname(homeA)]).toMatch(/^error:/);
+    expect((seen.list as Json)[dirname(dirname(homeA))]).toEqual([expect.stringMatching(/^globex-/)]);
+    // On the host: private to the uid the adapter runs as.
     const st = statSync(homeA);
     expect(st.mode & 0o777).toBe(0o700);
     if (asRoot) expect(st.uid).toBe(SANDBOX_UID);
-
-    const seen = await probe(globex.client, (b.body.data as Json).id as string, {
-      read: [join(homeA, 'notes.txt')],
-      list: [dirname(homeA), dirname(dirname(homeA))],
-    });
-    expect(seen.home).not.toBe(homeA);
-    expect((seen.read as Json)[join(homeA, 'notes.txt')]).toMatch(/^error:/);
-    expect((seen.list as Json)[dirname(homeA)]).toMatch(/^error:/);
-    expect((seen.list as Json)[dirname(dirname(homeA))]).toEqual([expect.stringMatching(/^globex-/)]);
-    // Its own HOME holds nothing of acme's.
-    const own = await probe(globex.client, (b.body.data as Json).id as string, { read: [join(seen.home as string, 'notes.txt')], list: [seen.home as string] });
-    expect((own.read as Json)[join(seen.home as string, 'notes.txt')]).toBe('error:ENOENT');
-    expect(JSON.stringify(own)).not.toContain('ACME-PROMPT');
   });
 
   it('the server stays healthy', async () => {
