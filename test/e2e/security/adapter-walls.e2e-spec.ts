@@ -177,11 +177,13 @@ describeWithBwrap('external agent adapters behind the walls (embedded, real bubb
     const r = await open(operator, '/');
     expect([r.status, r.status === 200 ? '' : r.text]).toEqual([200, '']);
     const id = (r.body.data as Json).id as string;
-    const seen = await probe(operator, id, { ...serverPaths(), list: [...serverPaths().list, join(layout.adaptersDir, 'homes')] });
+    const seen = await probe(operator, id, { ...serverPaths(), list: [...serverPaths().list, join(layout.adaptersDir, 'homes'), '/run', '/var/tmp'] });
     if (asRoot) expect(seen.uid).toBe(SANDBOX_UID);
     expectWalled(seen);
     expect((seen.read as Json)['/etc/shadow']).toBe('error:EACCES');
     expect((seen.read as Json)[join(layout.secrets, 'secret-key')]).toMatch(/^(error:.*)?$/);
+    // The host's sockets (Postgres trusts local connections) and shared scratch are not there.
+    expect([(seen.list as Json)['/run'], (seen.list as Json)['/var/tmp']]).toEqual([[], []]);
     // Only the way to the operator tenant's own home (acme's and globex's are not there).
     expect((seen.list as Json)[join(layout.adaptersDir, 'homes')]).toEqual([expect.stringMatching(/^default-/)]);
   });

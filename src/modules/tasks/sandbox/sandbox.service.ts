@@ -24,6 +24,8 @@ export interface RunIdentity {
 /** System directories a command needs to run programs; everything else on the host is absent from its view. */
 const SYSTEM_DIRS = ['/usr', '/etc', '/opt'];
 const SYSTEM_LINKS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+/** Host directories of sockets and shared scratch, covered when a workspace (an operator's `/`) holds them. */
+const HOST_STATE_DIRS = ['/run', '/var/run', '/var/tmp', '/var/lib/postgresql', '/var/lib/redis'];
 
 const isRoot = (): boolean => process.getuid?.() === 0;
 const inside = (child: string, parent: string): boolean => child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
@@ -199,6 +201,8 @@ export class SandboxService implements OnModuleInit, CommandSandbox {
     }
     // A private /tmp, bounded, writable by whoever the command runs as (sticky, like the host's).
     args.push('--dev', '/dev', '--proc', '/proc', ...tmpSizeArgs(this.config.sandboxLimits), '--perms', '1777', '--tmpfs', '/tmp');
+    // A workspace holding the host's runtime sockets (Postgres, Redis, D-Bus under /run) and shared scratch gets empty ones.
+    if (workspaceFirst) for (const d of HOST_STATE_DIRS) if (inside(d, ws) && exists(d) && !lstatSync(d).isSymbolicLink()) args.push('--tmpfs', d);
     // The node runtime this worker runs on (tools such as npx-started MCP servers need it), then the operator's paths.
     const nodePrefix = dirname(dirname(process.execPath));
     // Mount points get their parents as plain 0755 directories (bubblewrap's default would be 0700, which the
