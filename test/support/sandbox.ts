@@ -23,3 +23,15 @@ if (!bwrapWorks && !needsBwrap)
   process.stderr.write('bubblewrap cannot create namespaces on this host: the isolation tests are skipped (they run, and fail, under CI=true)\n');
 export const describeWithBwrap = needsBwrap ? describe : describe.skip;
 export const itWithBwrap = needsBwrap ? it : it.skip;
+
+/** The uid/gid commands and adapters run as when the server runs as root (GATEWAY_TASK_SANDBOX_UID's default). */
+export const SANDBOX_UID = 65534;
+
+/**
+ * Gives a test workspace to the sandbox uid (when the tests run as root): an external agent never runs as root, so a
+ * root-owned workspace is read-only to it — an operator hands the adapter's workspace to the sandbox uid (or a user).
+ */
+export function sandboxOwned(dir: string): string {
+  if (process.getuid?.() === 0) execFileSync('chown', ['-R', `${SANDBOX_UID}:${SANDBOX_UID}`, dir]);
+  return dir;
+}

@@ -11,6 +11,9 @@ import { adapterEnv, adapterHome, resolveAdapter, runVersion, sandboxedArgv, wri
 import { AdapterCatalog } from './adapter-catalog';
 import type { AdapterHealth, AdapterRow } from './agent-adapters.types';
 
+/** The tenant whose homes the operator's probes and version checks use. */
+const PROBE_TENANT = '_probe';
+
 /** How long a worker reuses what it found out about an adapter (the list is cheap to ask for again). */
 const DISCOVERY_TTL_MS = 30_000;
 
@@ -39,9 +42,9 @@ export class AdapterDiscoveryService {
     return resolveAdapter(def, this.dir, this.config.tasks.childEnv.PATH ?? '');
   }
 
-  /** The adapter's home, owned by whoever its commands in `workspace` run as. */
-  home(def: AdapterDefinition, workspace: string): string {
-    return adapterHome(this.dir, def, this.registry.sandbox().identityFor(workspace));
+  /** The tenant's home of the adapter, owned by whoever the adapter in `workspace` runs as (never root). */
+  home(def: AdapterDefinition, workspace: string, tenantId: string): string {
+    return adapterHome(this.dir, def, this.registry.sandbox().identityFor(workspace, true), tenantId);
   }
 
   env(def: AdapterDefinition, home: string, extra: Record<string, string> = {}): Record<string, string> {
@@ -88,7 +91,7 @@ export class AdapterDiscoveryService {
   private async version(def: AdapterDefinition, resolved: ResolvedAdapter): Promise<string | undefined> {
     const scratch = await this.registry.sandbox().scratchWorkspace('adapter-probes');
     try {
-      const home = this.home(def, scratch);
+      const home = this.home(def, scratch, PROBE_TENANT);
       const out = this.registry.sandbox().refusal() ? undefined : await runVersion(this.argv(resolved, scratch, home), this.env(def, home), scratch);
       return (out && firstVersion(out)) ?? resolved.packageVersion;
     } finally {
@@ -100,10 +103,15 @@ export class AdapterDiscoveryService {
   private authStatus(def: AdapterDefinition): Pick<AdapterRow, 'auth_status' | 'auth_error'> {
     const env = readProcessEnv();
     if (def.auth.env.some((name) => !!env[name])) return { auth_status: 'ok' };
-    // Any of the adapter's homes (one per identity its commands run as) with a login file.
+    // Any of the adapter's homes (one per tenant and identity it runs as) with a login file.
     const homes = join(this.dir, 'homes');
-    const mine = existsSync(homes) ? readdirSync(homes).filter((d) => d === def.id || d.startsWith(`${def.id}.`)) : [];
-    if (mine.some((d) => def.auth.files.some((f) => existsSync(join(homes, d, f))))) return { auth_status: 'ok' };
+    const list = (d: string) => (existsSync(d) ? readdirSync(d) : []);
+    const mine = list(homes).flatMap((t) =>
+      list(join(homes, t))
+        .filter((d) => d === def.id || d.startsWith(`${def.id}.`))
+        .map((d) => join(homes, t, d)),
+    );
+    if (mine.some((d) => def.auth.files.some((f) => existsSync(join(d, f))))) return { auth_status: 'ok' };
     if (def.auth.env.length === 0 && def.auth.files.length === 0) return { auth_status: 'unknown' };
     return { auth_status: def.auth.opaque ? 'unknown' : 'unauthenticated', auth_error: def.auth.hint };
   }
@@ -135,7 +143,7 @@ export class AdapterDiscoveryService {
     const deadline = Date.now() + timeoutMs;
     const left = () => Math.max(1, deadline - Date.now());
     try {
-      const home = this.home(def, scratch);
+      const home = this.home(def, scratch, PROBE_TENANT);
       proc = await AcpProcess.start(
         { argv: this.argv(resolved, scratch, home), cwd: scratch, env: this.env(def, home), maxMessageBytes: this.config.agent.adapters.maxMessageBytes },
         { onUpdate: () => undefined, onPermission: () => Promise.resolve({ outcome: { outcome: 'cancelled' } }) },

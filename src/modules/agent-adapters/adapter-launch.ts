@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { accessSync, chmodSync, chownSync, constants, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import type { CommandSandbox } from '@modules/tasks';
@@ -110,15 +111,26 @@ export function writeLauncher(def: AdapterDefinition, adaptersDir: string, pathE
 
 const shellQuote = (s: string): string => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 
+/** Whose homes sit together: a tenant's id, readable and collision-free as a directory name. */
+export const tenantHomeKey = (tenantId: string): string =>
+  `${tenantId.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 40)}-${createHash('sha256').update(tenantId).digest('hex').slice(0, 12)}`;
+
 /**
- * The adapter's own home on this worker (its login files, CODEX_HOME, its state): one per adapter and identity its
- * commands run as (a workspace's owner, the managed sandbox user, or the worker's own), owned and writable by it — a
- * home shared across identities would be unwritable for all but the last one it was handed to.
+ * The adapter's own home on this worker (its login files, CODEX_HOME, its state, whatever it writes about its
+ * prompts): one per tenant, adapter and identity its commands run as, mode 0700, owned by that identity. The sandbox
+ * hides `homes/` from every command and binds only this one, so another tenant's adapter never sees it — even one
+ * running as the same uid.
  */
-export function adapterHome(adaptersDir: string, def: AdapterDefinition, owner: { uid: number; gid: number } | null): string {
-  const home = join(adaptersDir, 'homes', owner ? `${def.id}.${owner.uid}` : def.id);
+export function adapterHome(adaptersDir: string, def: AdapterDefinition, owner: { uid: number; gid: number } | null, tenantId: string): string {
+  const homes = join(adaptersDir, 'homes');
+  mkdirSync(homes, { recursive: true, mode: 0o700 });
+  chmodSync(homes, 0o700);
+  const tenantDir = join(homes, tenantHomeKey(tenantId));
+  mkdirSync(tenantDir, { recursive: true, mode: 0o700 });
+  const home = join(tenantDir, owner ? `${def.id}.${owner.uid}` : def.id);
   for (const d of [home, join(home, 'tmp'), join(home, '.codex')]) {
-    mkdirSync(d, { recursive: true });
+    mkdirSync(d, { recursive: true, mode: 0o700 });
+    chmodSync(d, 0o700);
     if (owner) chownSync(d, owner.uid, owner.gid);
   }
   return home;
@@ -140,9 +152,20 @@ export function adapterEnv(
   return { ...env, ...extra };
 }
 
-/** The argv that runs the adapter in the command sandbox: network on (it calls its model), workspace and home writable. */
+/**
+ * The argv that runs the adapter in the command sandbox: network on (it calls its model), workspace and its own home
+ * writable, its install read-only, never as root (a root-owned workspace means the sandbox uid).
+ */
 export function sandboxedArgv(sandbox: CommandSandbox, resolved: ResolvedAdapter, workspace: string, home: string): string[] {
-  return sandbox.wrap(resolved.argv!, { workspace, cwd: workspace, readOnly: false, network: true, readPaths: resolved.readPaths, writePaths: [home] });
+  return sandbox.wrap(resolved.argv!, {
+    workspace,
+    cwd: workspace,
+    readOnly: false,
+    network: true,
+    readPaths: resolved.readPaths,
+    writePaths: [home],
+    unprivileged: true,
+  });
 }
 
 /** `<adapter> --version` (sandboxed, 5 s, stdin closed): its first line of output, or undefined. */

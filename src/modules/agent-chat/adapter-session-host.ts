@@ -143,7 +143,7 @@ export class AdapterSessionHost implements OnApplicationBootstrap, OnApplication
     if (!def) throw new Error(`agent adapter "${session.adapter_id}" is not registered on this worker`);
     const resolved = this.discovery.resolve(def);
     if (!resolved.available) throw new Error(resolved.error ?? `${def.name} is not installed on this worker`);
-    const home = this.discovery.home(def, session.workspace);
+    const home = this.discovery.home(def, session.workspace, session.tenant_id);
     const holder: { live?: LiveAdapter } = {};
     const env = await this.adapterEnvironment(def, session, home);
     let proc: AcpProcess;

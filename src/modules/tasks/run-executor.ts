@@ -78,6 +78,8 @@ export interface SandboxPolicy {
   readPaths?: string[];
   /** Extra host directories the command may write besides its workspace (an external agent's own home). */
   writePaths?: string[];
+  /** Never uid 0: a root-owned workspace runs the command as the sandbox uid (external agent adapters). */
+  unprivileged?: boolean;
 }
 
 /** The worker's command sandbox (SandboxService), registered by the worker-only runners module. */
@@ -87,7 +89,7 @@ export interface CommandSandbox {
   /** The argv that runs `argv` under the policy; throws when commands are refused. */
   wrap(argv: string[], policy: SandboxPolicy): string[];
   /** Who commands in `workspace` run as (null: the worker's own user). */
-  identityFor(workspace: string): { uid: number; gid: number } | null;
+  identityFor(workspace: string, unprivileged?: boolean): { uid: number; gid: number } | null;
   /** uid/gid that files the server creates for a managed workspace must belong to (null: leave as is). */
   workspaceIdentity(): { uid: number; gid: number } | null;
   /** A new empty throwaway workspace (`<workspaces>/.<purpose>/…`) owned by whoever commands in it run as; the caller removes it. */

@@ -8,6 +8,7 @@ import type { ScratchDatabase } from '../../support/infra';
 import { waitFor } from '../../support/infra';
 import { processesMatching } from '../../support/mcp-servers';
 import type { ServerProcess } from '../../support/server-process';
+import { sandboxOwned } from '../../support/sandbox';
 import { SseReader } from '../../support/sse';
 import { Client, Json, Processes, scaledEnv, TOKEN } from '../tasks/tasks-harness';
 
@@ -56,7 +57,8 @@ describe('external agent chat (scaled: api + two workers)', () => {
   const gitWorkspace = (): string => {
     const dir = mkdtempSync(join(tmpdir(), 'hecate-ext-ws-'));
     execFileSync('git', ['init', '-q', dir]);
-    return dir;
+    // The adapter runs as the sandbox uid, never root: its workspace must be the sandbox uid's to write in it.
+    return sandboxOwned(dir);
   };
   const create = async (adapterId: string, workspace = gitWorkspace()) =>
     c.call('POST', '/hecate/v1/agent-chat/sessions', { runtime_kind: 'external_agent', adapter_id: adapterId, workspace });

@@ -7,6 +7,7 @@ import { adapterEnv, FAULT_ADAPTERS } from '../../support/acp-agents';
 import { waitFor } from '../../support/infra';
 import { processesMatching } from '../../support/mcp-servers';
 import { providerEnv } from '../../support/provider-env';
+import { sandboxOwned } from '../../support/sandbox';
 import { SseReader } from '../../support/sse';
 import { Client, embeddedTasksEnv, Json, Processes, TOKEN } from '../tasks/tasks-harness';
 
@@ -127,6 +128,7 @@ describe('real adapters (embedded: claude-agent-acp and codex-acp through the ga
     upstream.script({ match: (r) => main(r) && lastIsToolResult(r), content: 'All done.' });
     const ws = mkdtempSync(join(tmpdir(), 'hecate-claude-ws-'));
     execFileSync('git', ['init', '-q', ws]);
+    sandboxOwned(ws); // the adapter runs as the sandbox uid: its workspace is that uid's
     const created = await c.call('POST', '/hecate/v1/agent-chat/sessions', {
       runtime_kind: 'external_agent',
       adapter_id: 'claude_code',
@@ -212,6 +214,7 @@ describe('real adapters (embedded: claude-agent-acp and codex-acp through the ga
   const session = async (adapterId = 'claude_code', model: string | undefined = MODEL): Promise<{ id: string; ws: string }> => {
     const ws = mkdtempSync(join(tmpdir(), `hecate-${adapterId}-ws-`));
     execFileSync('git', ['init', '-q', ws]);
+    sandboxOwned(ws); // the adapter runs as the sandbox uid: its workspace is that uid's
     const s = await c.ok('POST', '/hecate/v1/agent-chat/sessions', { runtime_kind: 'external_agent', adapter_id: adapterId, workspace: ws, model });
     return { id: s.id as string, ws };
   };

@@ -110,7 +110,13 @@ describe('tool isolation', () => {
   describeWithBwrap('with bubblewrap', () => {
     it('says in /healthz that commands are isolated and who they run as', async () => {
       const health = (await (await fetch(`${sandboxed.url}/healthz`)).json()) as Json;
-      expect(health.sandbox).toEqual({ os_isolation: true, layer: 'bwrap', commands: 'allowed', run_as: asRoot ? 'uid 65534' : 'server user' });
+      expect(health.sandbox).toEqual({
+        os_isolation: true,
+        layer: 'bwrap',
+        commands: 'allowed',
+        run_as: asRoot ? 'uid 65534' : 'server user',
+        limits: expect.objectContaining({ enforced: true }),
+      });
     });
 
     it("a shell command cannot read the worker's environment, data directory, secret files or the host", async () => {
@@ -193,7 +199,13 @@ describe('tool isolation', () => {
 
     it("GATEWAY_TASK_SANDBOX=none runs them (logged as such) as an unprivileged uid that cannot read the worker's environment", async () => {
       const health = (await (await fetch(`${optedOut.url}/healthz`)).json()) as Json;
-      expect(health.sandbox).toEqual({ os_isolation: false, layer: 'none', commands: 'allowed', run_as: asRoot ? 'uid 65534' : 'server user' });
+      expect(health.sandbox).toEqual({
+        os_isolation: false,
+        layer: 'none',
+        commands: 'allowed',
+        run_as: asRoot ? 'uid 65534' : 'server user',
+        limits: expect.any(Object),
+      });
       expect(optedOut.output()).toContain('WITHOUT OS isolation');
       const { run: r, stdout, stderr } = await run(new Client(optedOut.url), { shell_command: 'id -u; cat /proc/$PPID/environ 2>&1; echo' });
       expect(r.status).toBe('completed');

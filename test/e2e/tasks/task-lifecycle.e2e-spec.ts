@@ -544,7 +544,13 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
   it('reports sandbox isolation in /healthz and the runtime in system stats; lists and filters tasks', async () => {
     const health = (await (await fetch(`${toolHealthUrl}/healthz`)).json()) as Json;
     if (mode === 'scaled') expect(((await (await fetch(`${c.url}/healthz`)).json()) as Json).sandbox).toBeUndefined();
-    expect(health.sandbox).toEqual({ os_isolation: false, layer: 'none', commands: 'allowed', run_as: process.getuid?.() === 0 ? 'uid 65534' : 'server user' });
+    expect(health.sandbox).toEqual({
+      os_isolation: false,
+      layer: 'none',
+      commands: 'allowed',
+      run_as: process.getuid?.() === 0 ? 'uid 65534' : 'server user',
+      limits: expect.any(Object),
+    });
     const { data: stats } = await c.api.get('/hecate/v1/system/stats');
     expect(stats.task_runtime).toMatchObject({
       runs_queued: expect.any(Number),

@@ -3,6 +3,7 @@ import type { ExecutionContext, ExecutionOutcome, ExecutionPlan } from '../run-e
 import type { NewArtifact, StepOutcome } from '../run-writer';
 import type { SandboxService } from '../sandbox/sandbox.service';
 import { runProcess } from '../sandbox/process-runner';
+import { limitHint } from '../sandbox/sandbox-limits';
 import { ChunkStreamer, storableText } from './chunk-streamer';
 
 export interface CommandSpec {
@@ -121,7 +122,13 @@ export async function runCommandStep(ctx: ExecutionContext, sandbox: SandboxServ
           error: `output exceeded ${config.maxOutputBytes} bytes; the command was stopped`,
           errorKind: 'output_limit_exceeded',
         };
-      if (result.exitCode !== 0) return { ...base, status: 'failed', error: `exit status ${result.exitCode ?? result.signal}`, errorKind: 'exit_status' };
+      if (result.exitCode !== 0)
+        return {
+          ...base,
+          status: 'failed',
+          error: `exit status ${result.exitCode ?? result.signal}${limitHint(result.exitCode, result.signal, result.stderr.toString('utf8', Math.max(0, result.stderr.length - 4096)))}`,
+          errorKind: 'exit_status',
+        };
       return { ...base, status: 'completed' };
     },
   );

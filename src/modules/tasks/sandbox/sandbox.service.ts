@@ -7,6 +7,8 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { rootLogger } from '@core/logging/logger';
 import type { CommandSandbox, SandboxPolicy } from '../run-executor';
+import { describeLimits, limitArgv, limitsFor, tmpSizeArgs } from './sandbox-limits';
+import { serverCodePaths, writePathArgs } from './sandbox-paths';
 
 /**
  * `bwrap`: commands run under bubblewrap. `none`: the operator opted out (GATEWAY_TASK_SANDBOX=none).
@@ -22,6 +24,8 @@ export interface RunIdentity {
 /** System directories a command needs to run programs; everything else on the host is absent from its view. */
 const SYSTEM_DIRS = ['/usr', '/etc', '/opt'];
 const SYSTEM_LINKS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+/** Host directories of sockets and shared scratch, covered when a workspace (an operator's `/`) holds them. */
+const HOST_STATE_DIRS = ['/run', '/var/run', '/var/tmp', '/var/lib/postgresql', '/var/lib/redis'];
 
 const isRoot = (): boolean => process.getuid?.() === 0;
 const inside = (child: string, parent: string): boolean => child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
@@ -105,6 +109,7 @@ export class SandboxService implements OnModuleInit, CommandSandbox {
       layer,
       commands: layer === 'unavailable' ? 'refused' : 'allowed',
       run_as: isRoot() ? (this.setpriv ? `uid ${this.config.tasks.sandboxIdentity.uid}` : 'root without capabilities') : 'server user',
+      limits: describeLimits(this.config.sandboxLimits),
     };
   }
 
@@ -114,8 +119,11 @@ export class SandboxService implements OnModuleInit, CommandSandbox {
     return `no OS isolation on this worker (${this.unavailableReason}): install bubblewrap, or set GATEWAY_TASK_SANDBOX=none to run task commands without isolation`;
   }
 
-  /** Who commands in `workspace` run as: the unprivileged uid for managed workspaces, the owner of an in-place one. */
-  identityFor(workspace: string): RunIdentity | null {
+  /**
+   * Who commands in `workspace` run as: the unprivileged uid for managed workspaces, the owner of an in-place one. A
+   * root-owned in-place workspace means root without capabilities, unless `unprivileged` (adapters): then the sandbox uid.
+   */
+  identityFor(workspace: string, unprivileged = false): RunIdentity | null {
     if (!isRoot() || !this.setpriv) return null;
     try {
       const st = statSync(workspace);
@@ -123,7 +131,7 @@ export class SandboxService implements OnModuleInit, CommandSandbox {
     } catch {
       // not there yet: the managed identity
     }
-    return inside(real(workspace), real(this.config.tasks.workspacesDir)) ? this.config.tasks.sandboxIdentity : null;
+    return unprivileged || inside(real(workspace), real(this.config.tasks.workspacesDir)) ? this.config.tasks.sandboxIdentity : null;
   }
 
   workspaceIdentity(): RunIdentity | null {
@@ -143,9 +151,11 @@ export class SandboxService implements OnModuleInit, CommandSandbox {
   wrap(argv: string[], policy: SandboxPolicy): string[] {
     const refusal = this.refusal();
     if (refusal) throw new Error(refusal);
-    const identity = this.identityFor(policy.workspace);
+    const identity = this.identityFor(policy.workspace, policy.unprivileged);
+    const limits = limitArgv(limitsFor(this.config.sandboxLimits, identity?.uid ?? null, this.config.tasks.sandboxIdentity.uid));
     const command = identity
       ? [
+          ...limits,
           'setpriv',
           '--reuid',
           String(identity.uid),
@@ -158,7 +168,7 @@ export class SandboxService implements OnModuleInit, CommandSandbox {
           '--',
           ...argv,
         ]
-      : argv;
+      : [...limits, ...argv];
     if (this.layer === 'none') return command;
     return [this.config.tasks.sandboxBwrap, ...this.bwrapArgs(policy, identity === null && isRoot()), '--', ...command];
   }
@@ -168,6 +178,12 @@ export class SandboxService implements OnModuleInit, CommandSandbox {
     if (!policy.network) args.push('--unshare-net');
     if (dropCaps) args.push('--cap-drop', 'ALL');
     const mounted: string[] = [];
+    const ws = real(policy.workspace);
+    const bindWorkspace = [policy.readOnly ? '--ro-bind' : '--bind', policy.workspace, policy.workspace];
+    // A workspace that holds the system directories (an operator's `/`) goes first, everything else over it: its own
+    // /dev, /proc and /tmp, the system read-only, the read paths reachable.
+    const workspaceFirst = [...SYSTEM_DIRS, '/dev', '/proc', '/tmp'].some((d) => inside(d, ws));
+    if (workspaceFirst) args.push(...bindWorkspace);
     for (const dir of SYSTEM_DIRS) {
       if (!exists(dir)) continue;
       args.push('--ro-bind', dir, dir);
@@ -176,13 +192,17 @@ export class SandboxService implements OnModuleInit, CommandSandbox {
     for (const link of SYSTEM_LINKS) {
       if (!exists(link)) continue;
       const st = lstatSync(link);
-      if (st.isSymbolicLink()) args.push('--symlink', readlinkSync(link), link);
-      else if (st.isDirectory()) {
+      if (st.isSymbolicLink()) {
+        if (!workspaceFirst) args.push('--symlink', readlinkSync(link), link); // else the workspace holds it already
+      } else if (st.isDirectory()) {
         args.push('--ro-bind', link, link);
         mounted.push(real(link));
       }
     }
-    args.push('--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp');
+    // A private /tmp, bounded, writable by whoever the command runs as (sticky, like the host's).
+    args.push('--dev', '/dev', '--proc', '/proc', ...tmpSizeArgs(this.config.sandboxLimits), '--perms', '1777', '--tmpfs', '/tmp');
+    // A workspace holding the host's runtime sockets (Postgres, Redis, D-Bus under /run) and shared scratch gets empty ones.
+    if (workspaceFirst) for (const d of HOST_STATE_DIRS) if (inside(d, ws) && exists(d) && !lstatSync(d).isSymbolicLink()) args.push('--tmpfs', d);
     // The node runtime this worker runs on (tools such as npx-started MCP servers need it), then the operator's paths.
     const nodePrefix = dirname(dirname(process.execPath));
     // Mount points get their parents as plain 0755 directories (bubblewrap's default would be 0700, which the
@@ -202,27 +222,42 @@ export class SandboxService implements OnModuleInit, CommandSandbox {
       args.push('--ro-bind', p, p);
       mounted.push(real(p));
     }
-    parents(policy.workspace);
-    args.push(policy.readOnly ? '--ro-bind' : '--bind', policy.workspace, policy.workspace);
-    mounted.push(real(policy.workspace));
-    for (const p of policy.writePaths ?? []) {
-      parents(p);
-      args.push('--bind', p, p);
-      mounted.push(real(p));
+    if (!workspaceFirst) {
+      parents(policy.workspace);
+      args.push(...bindWorkspace);
     }
+    mounted.push(ws);
     // Never visible, even inside a mounted path (an in-place workspace that holds the data directory, say).
-    for (const hidden of this.hiddenPaths()) {
+    const covered: string[] = [];
+    for (const hidden of this.hiddenPaths(policy.workspace)) {
       if (!exists(hidden) || !mounted.some((m) => inside(hidden, m)) || inside(real(policy.workspace), hidden)) continue;
-      if (statSync(hidden).isDirectory()) args.push('--tmpfs', hidden);
-      else args.push('--ro-bind', '/dev/null', hidden);
+      if (statSync(hidden).isDirectory()) {
+        args.push('--tmpfs', hidden);
+        covered.push(hidden);
+      } else args.push('--ro-bind', '/dev/null', hidden);
+    }
+    // After the hiding: an adapter's own home lives under the (hidden) homes of all adapters.
+    for (const p of policy.writePaths ?? []) {
+      if (!covered.some((c) => inside(real(p), c))) parents(p);
+      args.push(...writePathArgs(real(p), covered));
+      mounted.push(real(p));
     }
     args.push('--chdir', policy.cwd);
     return args;
   }
 
-  /** The server's data directory, its secret files and the workspaces of other runs. */
-  private hiddenPaths(): string[] {
-    return [this.config.database.dataDir, ...this.config.secretFiles, this.config.tasks.workspacesDir].map(real);
+  /**
+   * The server's data directory, its secret files, the workspaces of other runs, the adapters' homes (each adapter gets
+   * only its own, mounted after), and the server's code (unless the workspace is the server's checkout itself).
+   */
+  private hiddenPaths(workspace: string): string[] {
+    return [
+      this.config.database.dataDir,
+      ...this.config.secretFiles,
+      this.config.tasks.workspacesDir,
+      join(this.config.agent.adapters.dir, 'homes'),
+      ...serverCodePaths(real(workspace)),
+    ].map(real);
   }
 
   /** Runs `true` under the full argument set once; returns the problem, or null when it works. */
@@ -231,11 +266,20 @@ export class SandboxService implements OnModuleInit, CommandSandbox {
     try {
       dir = mkdtempSync(join(tmpdir(), 'hecate-sandbox-probe-'));
       const bwrap = this.config.tasks.sandboxBwrap;
-      const r = spawnSync(bwrap, [...this.bwrapArgs({ workspace: dir, cwd: dir, readOnly: false, network: false }, false), '--', 'true'], {
-        timeout: 5000,
-        encoding: 'utf8',
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
+      const r = spawnSync(
+        bwrap,
+        [
+          ...this.bwrapArgs({ workspace: dir, cwd: dir, readOnly: false, network: false }, false),
+          '--',
+          ...limitArgv(limitsFor(this.config.sandboxLimits, null, -1)),
+          'true',
+        ],
+        {
+          timeout: 5000,
+          encoding: 'utf8',
+          stdio: ['ignore', 'ignore', 'pipe'],
+        },
+      );
       if (r.error) return `${bwrap}: ${(r.error as NodeJS.ErrnoException).code ?? r.error.message}`;
       if (r.status !== 0) return `${bwrap} exited ${r.status ?? r.signal}: ${r.stderr.trim().slice(0, 300)}`;
       return null;
