@@ -22,7 +22,8 @@ import type { BuiltinTool, ToolContext, ToolResult } from './tool-types';
 
 export type { BuiltinTool, ToolClass, ToolContext, ToolResult } from './tool-types';
 
-const MAX_READ_BYTES = 256 * 1024;
+/** read_file's cap: the head of a file, with the truncation note, fits the 64 KiB a tool result may hand the model. */
+const MAX_READ_BYTES = 60 * 1024;
 const MAX_LIST = 500;
 const MAX_MATCHES = 200;
 const MAX_LINE_CHARS = 64 * 1024;
