@@ -211,7 +211,13 @@ describe('file tools against symlink races, huge files and a root workspace', ()
     const dir = mkdtempSync(join(tmpdir(), 'hecate-rootws-'));
     try {
       const file = join(dir, 'made-at-root.txt');
-      const { taskId, runId } = await c.startTask({ execution_kind: 'file', file_path: file, file_content: 'at root\n', workspace_mode: 'in_place', working_directory: '/' });
+      const { taskId, runId } = await c.startTask({
+        execution_kind: 'file',
+        file_path: file,
+        file_content: 'at root\n',
+        workspace_mode: 'in_place',
+        working_directory: '/',
+      });
       expect(await c.waitStatus(taskId, runId, ['completed', 'failed'])).toMatchObject({ status: 'completed' });
       expect(readFileSync(file, 'utf8')).toBe('at root\n');
       const [patch] = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/patches`)) as unknown as Json[];

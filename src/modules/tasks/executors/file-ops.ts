@@ -17,7 +17,8 @@ export class FileTooLargeError extends Error {
 export async function readCurrent(root: string, path: string): Promise<string | null> {
   return withWorkspaceFile(root, path, async (file) => {
     const head = await readHead(file, MAX_EDIT_BYTES);
-    if (head.truncated) throw new FileTooLargeError(`${path} is larger than ${MAX_EDIT_BYTES} bytes (${head.size}); file tools edit text files up to that size`);
+    if (head.truncated)
+      throw new FileTooLargeError(`${path} is larger than ${MAX_EDIT_BYTES} bytes (${head.size}); file tools edit text files up to that size`);
     return head.data.toString('utf8');
   });
 }

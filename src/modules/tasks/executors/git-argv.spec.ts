@@ -33,8 +33,12 @@ describe('gitArgvProblem', () => {
     ['diff --ext-diff', '--ext-diff'],
   ])('refuses `git %s`', (command, named) => expect(problem(command)).toContain(named));
 
-  it.each(['config user.name Bot', 'config --get alias.x', 'config --list', 'config --unset user.email', 'config get core.pager', 'remote add origin https://h/x.git'])(
-    'allows `git %s`',
-    (command) => expect(problem(command)).toBeNull(),
-  );
+  it.each([
+    'config user.name Bot',
+    'config --get alias.x',
+    'config --list',
+    'config --unset user.email',
+    'config get core.pager',
+    'remote add origin https://h/x.git',
+  ])('allows `git %s`', (command) => expect(problem(command)).toBeNull());
 });

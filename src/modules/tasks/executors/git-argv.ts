@@ -91,7 +91,8 @@ function configProblem(rest: string[]): string | null {
   let reads = false;
   for (let i = 0; i < rest.length; i += 1) {
     const arg = rest[i];
-    if (REFUSED_CONFIG_OPTIONS.test(arg)) return `git_command: git config ${arg.split('=')[0]} is not allowed (only the repository's own configuration, by key)`;
+    if (REFUSED_CONFIG_OPTIONS.test(arg))
+      return `git_command: git config ${arg.split('=')[0]} is not allowed (only the repository's own configuration, by key)`;
     if (CONFIG_READS.test(arg)) reads = true;
     else if (CONFIG_OPTIONS_WITH_VALUE.has(arg)) i += 1;
     else if (!arg.startsWith('-') || arg === '-') words.push(arg);

@@ -199,11 +199,7 @@ export async function listWorkspaceDir(root: string, resolved: string): Promise<
  * directory opened from its already-open parent). `visit` gets the open parent and the entry's name and relative
  * path; returning true stops the walk. A single file as `resolved` is visited alone.
  */
-export async function walkWorkspace(
-  root: string,
-  resolved: string,
-  visit: (dir: FileHandle, name: string, rel: string) => Promise<boolean>,
-): Promise<void> {
+export async function walkWorkspace(root: string, resolved: string, visit: (dir: FileHandle, name: string, rel: string) => Promise<boolean>): Promise<void> {
   const { realRoot, parts } = await components(root, resolved);
   if (parts.length > 0) {
     const parent = await walkDirs(realRoot, parts.slice(0, -1), false);

@@ -5,9 +5,7 @@ import type { ScanResult, ScanSpec } from './workspace-scan';
 export type { ScanResult, ScanSpec } from './workspace-scan';
 
 export type ScanOutcome =
-  | { status: 'ok'; result: ScanResult }
-  | { status: 'timed_out'; timeoutMs: number }
-  | { status: 'failed'; error: string; invalidPattern: boolean };
+  { status: 'ok'; result: ScanResult } | { status: 'timed_out'; timeoutMs: number } | { status: 'failed'; error: string; invalidPattern: boolean };
 
 /** Heap of a scan worker: a scan holds one chunk and one capped line per file, far below this. */
 const WORKER_HEAP_MB = 256;

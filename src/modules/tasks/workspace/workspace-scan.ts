@@ -66,7 +66,7 @@ export async function scan(spec: ScanSpec): Promise<ScanResult> {
         line = '';
         long = false;
       };
-      for (let pos = 0; ; ) {
+      for (let pos = 0; ;) {
         const { bytesRead } = await file.read(buf, 0, CHUNK, pos);
         if (bytesRead === 0) break;
         pos += bytesRead;

@@ -5,6 +5,7 @@ import { scan, type ScanSpec } from './workspace-scan';
 parentPort?.on('message', (spec: ScanSpec) => {
   scan(spec).then(
     (result) => parentPort?.postMessage({ ok: true, result }),
-    (err: unknown) => parentPort?.postMessage({ ok: false, error: err instanceof Error ? err.message : String(err), invalidPattern: err instanceof SyntaxError }),
+    (err: unknown) =>
+      parentPort?.postMessage({ ok: false, error: err instanceof Error ? err.message : String(err), invalidPattern: err instanceof SyntaxError }),
   );
 });
