@@ -1,5 +1,18 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -206,6 +219,22 @@ describe('file tools against symlink races, huge files and a root workspace', ()
       rmSync(big, { recursive: true, force: true });
     }
   }, 180_000);
+
+  it("a workspace AGENTS.md that is a symlink to a host file never reaches the model's prompt", async () => {
+    const ws = mkdtempSync(join(tmpdir(), 'hecate-agentsmd-'));
+    try {
+      symlinkSync(join(hostSecret, 'f'), join(ws, 'AGENTS.md'));
+      writeFileSync(join(ws, 'CLAUDE.md'), 'workspace rules\n');
+      upstream.script({ content: 'ok' });
+      const { run } = await runAgent({ workspace_mode: 'in_place', working_directory: ws });
+      expect(run.status).toBe('completed');
+      const system = String(((upstream.requests.find((r) => r.path === '/v1/chat/completions')!.body as Json).messages as Json[])[0].content);
+      expect(system).not.toContain(SECRET);
+      expect(system).toContain('CLAUDE.md from the workspace:\nworkspace rules');
+    } finally {
+      rmSync(ws, { recursive: true, force: true });
+    }
+  });
 
   it('an operator in_place task at / records its patch relative to / and reverts it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'hecate-rootws-'));

@@ -37,7 +37,7 @@ async function openDir(path: string): Promise<FileHandle> {
   return open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK);
 }
 
-const escaped = (what: string) => new PathEscapeError(`${what} is a symlink or not a directory (it changed while it was opened); refused`);
+const escaped = (what: string) => new PathEscapeError(`${what} is not a directory, or is a symlink (the file tools never follow one); refused`);
 
 /**
  * Opens the directory `parts` below the root, one no-follow step at a time. Missing directories are created when
