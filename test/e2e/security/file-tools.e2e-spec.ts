@@ -60,6 +60,13 @@ function filesBelow(dir: string): string[] {
     .map((e) => join(e.parentPath, e.name).slice(dir.length + 1));
 }
 
+/** The names and contents of the regular files below `dir`, never following a symlink (a copied link stays a link). */
+function copiedContents(dir: string): string {
+  return readdirSync(dir, { withFileTypes: true })
+    .map((e) => (e.isDirectory() ? copiedContents(join(dir, e.name)) : e.isFile() ? `${e.name}: ${readFileSync(join(dir, e.name), 'utf8')}` : ''))
+    .join('\n');
+}
+
 const peakRssKb = (pid: number): number => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
 
 describe('file tools against symlink races, huge files and a root workspace', () => {
@@ -71,6 +78,7 @@ describe('file tools against symlink races, huge files and a root workspace', ()
   const dataDir = join(base, 'data');
   const hostSecret = join(base, 'root-only');
   const proj = join(base, 'proj');
+  const roots = join(base, 'roots');
 
   const call = (name: string, args: Record<string, unknown>, id: string) => ({ name, arguments: args, id });
   /** The tool results the model read, in order (from the last model request's conversation). */
@@ -89,6 +97,7 @@ describe('file tools against symlink races, huge files and a root workspace', ()
     writeFileSync(join(hostSecret, 'only-on-host.txt'), `${SECRET}\n`, { mode: 0o600 });
     chmodSync(hostSecret, 0o700);
     mkdirSync(join(proj, 'r'), { recursive: true });
+    mkdirSync(roots);
     mkdirSync(join(proj, 'w'));
     writeFileSync(join(proj, 'r', 'f'), 'workspace text\n');
     upstream = await startFakeUpstream({ models: ['gpt-4o-mini'] });
@@ -99,6 +108,7 @@ describe('file tools against symlink races, huge files and a root workspace', ()
         GATEWAY_DATA_DIR: dataDir,
         GATEWAY_TASK_APPROVAL_POLICIES: 'none',
         GATEWAY_TASK_AGENT_LOOP_MAX_TURNS: '40',
+        GATEWAY_WORKSPACE_ROOTS: roots,
       }),
     );
     c = new Client(server.url);
@@ -219,6 +229,44 @@ describe('file tools against symlink races, huge files and a root workspace', ()
       rmSync(big, { recursive: true, force: true });
     }
   }, 180_000);
+
+  it('copying a working_directory under GATEWAY_WORKSPACE_ROOTS while it is being swapped never copies a host file', async () => {
+    const src = join(roots, 'src-proj');
+    mkdirSync(join(src, 'd'), { recursive: true });
+    mkdirSync(join(roots, 'top'));
+    writeFileSync(join(src, 'd', 'f'), 'workspace text\n');
+    writeFileSync(join(roots, 'top', 'f'), 'workspace text\n');
+    const stop = join(base, 'stop-copy-swapping');
+    const script = join(base, 'swapper.js');
+    writeFileSync(script, SWAPPER);
+    const swapper = spawn(process.execPath, [script, stop, `${join(src, 'd')}=${hostSecret}`, `${join(roots, 'top')}=${hostSecret}`], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let swaps = '';
+    swapper.stdout.on('data', (d: Buffer) => (swaps += d.toString()));
+    const outputs: string[] = [];
+    try {
+      for (let i = 0; i < 24; i++) {
+        const working_directory = i % 2 ? join(roots, 'top') : src;
+        const created = await c.call('POST', '/hecate/v1/tasks', { execution_kind: 'shell', shell_command: 'cat f d/f 2>&1; ls -R', working_directory });
+        if (created.status === 400) continue; // the create-time check met the link
+        const taskId = (created.body as Json).data.id as string;
+        const runId = ((await c.ok('POST', `/hecate/v1/tasks/${taskId}/start`)) as Json).id as string;
+        const run = await c.waitStatus(taskId, runId, ['completed', 'failed']);
+        const artifacts = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/artifacts`)) as unknown as Json[];
+        for (const a of artifacts.filter((x) => x.kind === 'stdout'))
+          outputs.push(String((await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/artifacts/${a.id}`)).content_text));
+        outputs.push(String(run.last_error ?? run.error ?? ''));
+        if (run.workspace_path && existsSync(run.workspace_path)) outputs.push(copiedContents(run.workspace_path));
+      }
+    } finally {
+      writeFileSync(stop, '');
+      await once(swapper, 'exit');
+    }
+    expect(Number(swaps)).toBeGreaterThan(100);
+    expect(outputs.some((o) => o.includes('workspace text'))).toBe(true);
+    expect(outputs.filter((o) => o.includes(SECRET) || o.includes('only-on-host'))).toEqual([]);
+  }, 300_000);
 
   it("a workspace AGENTS.md that is a symlink to a host file never reaches the model's prompt", async () => {
     const ws = mkdtempSync(join(tmpdir(), 'hecate-agentsmd-'));

@@ -1,11 +1,11 @@
 import { constants } from 'node:fs';
 import type { Dirent } from 'node:fs';
-import { mkdir, open, readdir, realpath, unlink } from 'node:fs/promises';
+import { chmod, mkdir, open, readdir, readlink, realpath, symlink, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import { relative, sep } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { PathEscapeError } from '../tasks.errors';
 
-const { O_RDONLY, O_WRONLY, O_CREAT, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
 
 /**
  * DESIGN §8, file tools: every file operation in a workspace walks the path one component at a time from an open
@@ -264,4 +264,72 @@ async function walkFrom(dir: FileHandle, prefix: string, visit: (dir: FileHandle
     }
   }
   return false;
+}
+
+export interface CopyLimits {
+  maxBytes: number;
+  maxFiles: number;
+  /** Real paths never copied (the data directory, secret files, the workspaces root). */
+  excluded: string[];
+  tooLarge(message: string): Error;
+}
+
+/**
+ * Copies the directory `parts` below `root` into the new directory `dest` without following any symlink, on the way
+ * to the source or inside it (a link is copied as a link; FIFOs, sockets and devices are skipped), stopping with
+ * `limits.tooLarge` as soon as the entries or bytes pass the limits. `dest` is the fresh workspace, not yet reachable by
+ * any command.
+ */
+export async function copyTree(root: string, parts: string[], dest: string, limits: CopyLimits): Promise<void> {
+  const realRoot = await realpath(root);
+  const walked = await walkDirs(realRoot, parts, false);
+  if (!walked) throw new PathEscapeError(`${join(realRoot, ...parts)} does not exist`);
+  const inside = (p: string, e: string) => p === e || p.startsWith(e.endsWith(sep) ? e : e + sep);
+  let files = 0;
+  let bytes = 0;
+  const buf = Buffer.allocUnsafe(1024 * 1024);
+  const copyDir = async (dir: FileHandle, from: string, to: string): Promise<void> => {
+    await mkdir(to, { recursive: true, mode: 0o755 });
+    for (const e of await readdir(`/proc/self/fd/${dir.fd}`, { withFileTypes: true })) {
+      const src = join(from, e.name);
+      if (limits.excluded.some((x) => inside(src, x))) continue;
+      if ((files += 1) > limits.maxFiles) throw limits.tooLarge(`has more than ${limits.maxFiles} entries`);
+      if (e.isSymbolicLink()) await symlink(await readlink(at(dir, e.name)), join(to, e.name));
+      else if (e.isDirectory()) {
+        const child = await openDir(at(dir, e.name)).catch(() => null);
+        if (!child) continue;
+        try {
+          await copyDir(child, src, join(to, e.name));
+          await chmod(join(to, e.name), (await child.stat()).mode & 0o7777);
+        } finally {
+          await child.close();
+        }
+      } else if (e.isFile()) {
+        const file = await openFileAt(dir, e.name).catch(() => null);
+        if (!file) continue;
+        try {
+          const st = await file.stat();
+          if ((bytes += st.size) > limits.maxBytes) throw limits.tooLarge(`is larger than ${limits.maxBytes} bytes`);
+          const out = await open(join(to, e.name), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, st.mode & 0o777);
+          try {
+            for (let pos = 0; ;) {
+              const { bytesRead } = await file.read(buf, 0, buf.length, pos);
+              if (bytesRead === 0) break;
+              await out.write(buf, 0, bytesRead);
+              pos += bytesRead;
+            }
+          } finally {
+            await out.close();
+          }
+        } finally {
+          await file.close();
+        }
+      }
+    }
+  };
+  try {
+    await copyDir(walked.dir, join(realRoot, ...parts), dest);
+  } finally {
+    await walked.dir.close();
+  }
 }
