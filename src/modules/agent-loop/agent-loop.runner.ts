@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
@@ -9,7 +9,16 @@ import type { InferenceTool } from '@modules/inference';
 import { MAX_TOOLS_PER_REQUEST, McpClientPool, type McpServerSpec, type McpTool, type McpToolSet } from '@modules/mcp';
 import { AgentModelCalls } from './agent-model-calls';
 import { AgentToolCalls, type McpCalls } from './agent-tool-calls';
-import { type ExecutionContext, type ExecutionOutcome, ExecutorRegistry, type RunRunner, type StepSpec, WorkspaceGit } from '@modules/tasks';
+import {
+  type ExecutionContext,
+  type ExecutionOutcome,
+  ExecutorRegistry,
+  readHead,
+  type RunRunner,
+  type StepSpec,
+  withWorkspaceFile,
+  WorkspaceGit,
+} from '@modules/tasks';
 import { BUILTIN_TOOLS } from './builtin-tools';
 import { checkpointArtifact, type Conversation, parseConversation, replaceState, startingHistory } from './conversation';
 import { type ConsumedGuidance, GuidanceRegistry } from './guidance-source';
@@ -254,8 +263,10 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
     if (this.config.agent.systemPrompt) parts.push(this.config.agent.systemPrompt);
     for (const name of AGENTS_FILES) {
       try {
-        const text = (await readFile(join(ctx.workspace.path, name))).subarray(0, AGENTS_MAX_BYTES).toString('utf8');
-        parts.push(`${name} from the workspace:\n${text}`);
+        // Opened like every file tool opens a file (no symlink followed, only the head read): never a host file.
+        const head = await withWorkspaceFile(ctx.workspace.path, join(await realpath(ctx.workspace.path), name), (f) => readHead(f, AGENTS_MAX_BYTES));
+        if (!head) continue;
+        parts.push(`${name} from the workspace:\n${head.data.toString('utf8')}`);
         break;
       } catch {
         // not there

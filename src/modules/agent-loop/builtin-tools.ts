@@ -1,18 +1,20 @@
-import { lstat, readdir } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
-import { join, matchesGlob, relative } from 'node:path';
 import {
   commandEnv,
   GIT_ENV,
   gitArgv,
   gitArgvProblem,
+  listWorkspaceDir,
   type NewArtifact,
   newId,
   readCurrent,
+  readHead,
   relativeInside,
   runProcess,
+  scanWorkspace,
   storableText,
   unifiedDiff,
+  withWorkspaceFile,
   writeCurrent,
 } from '@modules/tasks';
 import { httpRequest } from './http-tool';
@@ -20,9 +22,11 @@ import type { BuiltinTool, ToolContext, ToolResult } from './tool-types';
 
 export type { BuiltinTool, ToolClass, ToolContext, ToolResult } from './tool-types';
 
-const MAX_READ_BYTES = 256 * 1024;
+/** read_file's cap: the head of a file, with the truncation note, fits the 64 KiB a tool result may hand the model. */
+const MAX_READ_BYTES = 60 * 1024;
 const MAX_LIST = 500;
 const MAX_MATCHES = 200;
+const MAX_LINE_CHARS = 64 * 1024;
 
 const str = (v: unknown, name: string, required = true): string => {
   if (v === undefined || v === null || v === '') {
@@ -39,21 +43,30 @@ export class ToolInputError extends Error {}
 
 const fail = (text: string): ToolResult => ({ text, isError: true });
 
-/** Walks the workspace (no symlink following), skipping .git; yields paths relative to it. */
-async function* walk(root: string, dir: string): AsyncGenerator<string> {
-  let entries;
+/** A file tool's failure the model reads (the file tools' own errors: not a file, too large, a symlink on the way). */
+async function fileFailure<T>(fn: () => Promise<T>): Promise<T | ToolResult> {
   try {
-    entries = await readdir(dir, { withFileTypes: true });
-  } catch {
-    return;
+    return await fn();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOTFILE' || code === 'EFBIG' || code === 'EISDIR' || code === 'ENOTDIR') return fail((err as Error).message);
+    throw err;
   }
-  entries.sort((a, b) => a.name.localeCompare(b.name));
-  for (const e of entries) {
-    if (e.name === '.git') continue;
-    const full = join(dir, e.name);
-    if (e.isDirectory()) yield* walk(root, full);
-    else if (e.isFile()) yield relative(root, full);
-  }
+}
+const isResult = (v: unknown): v is ToolResult => typeof v === 'object' && v !== null && 'isError' in v;
+
+/** grep and glob: a worker-thread scan with the tool time limit (ReDoS and huge trees never reach the event loop). */
+async function runScan(ctx: ToolContext, spec: Parameters<typeof scanWorkspace>[0], what: string): Promise<ToolResult> {
+  const limit = Math.min(ctx.timeoutMs, ctx.config.agent.scanTimeoutMs);
+  const outcome = await scanWorkspace(spec, limit, ctx.signal);
+  if (outcome.status === 'timed_out')
+    return fail(`${what} stopped: time limit of ${limit} ms exceeded (GATEWAY_TASK_AGENT_SCAN_TIMEOUT); narrow the pattern, path or glob`);
+  if (outcome.status === 'failed') return fail(outcome.invalidPattern ? `invalid pattern: ${outcome.error}` : `${what} failed: ${outcome.error}`);
+  const { lines, longLines } = outcome.result;
+  const notes: string[] = [];
+  if (lines.length >= spec.maxMatches) notes.push(`[stopped at ${spec.maxMatches} results]`);
+  if (longLines > 0) notes.push(`[${longLines} lines longer than ${MAX_LINE_CHARS} characters were searched on their start]`);
+  return { text: [...lines, ...notes].join('\n') || '(no matches)', isError: false };
 }
 
 /** A file change as the runtime records it: a patch artifact (applied, or proposed for `…/patches/{id}/apply`). */
@@ -122,10 +135,14 @@ export const BUILTIN_TOOLS: BuiltinTool[] = [
     classification: 'read_only',
     async run(args, ctx) {
       const path = await ctx.workspace.resolve(str(args.path, 'path'), 'path');
-      const text = await readCurrent(path);
-      if (text === null) return fail(`${String(args.path)} does not exist`);
-      if (text.includes('\0')) return fail(`${String(args.path)} is a binary file`);
-      return { text: text.length > MAX_READ_BYTES ? `${text.slice(0, MAX_READ_BYTES)}\n[truncated at ${MAX_READ_BYTES} bytes]` : text, isError: false };
+      // Only the head of the file is read (a huge file never enters memory whole).
+      const head = await fileFailure(() => withWorkspaceFile(ctx.workspace.path, path, (file) => readHead(file, MAX_READ_BYTES)));
+      if (isResult(head)) return head;
+      if (head === null) return fail(`${String(args.path)} does not exist`);
+      if (head.data.includes(0)) return fail(`${String(args.path)} is a binary file`);
+      const text = head.data.toString('utf8');
+      if (!head.truncated) return { text, isError: false };
+      return { text: `${text}\n[truncated: the first ${MAX_READ_BYTES} of ${head.size} bytes]`, isError: false };
     },
   },
   {
@@ -135,7 +152,10 @@ export const BUILTIN_TOOLS: BuiltinTool[] = [
     classification: 'read_only',
     async run(args, ctx) {
       const dir = await ctx.workspace.resolve(str(args.path, 'path', false) || '.', 'path');
-      const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));
+      const listed = await fileFailure(() => listWorkspaceDir(ctx.workspace.path, dir));
+      if (isResult(listed)) return listed;
+      if (listed === null) return fail(`${String(args.path ?? '.')} does not exist`);
+      const entries = listed.sort((a, b) => a.name.localeCompare(b.name));
       const lines = entries.slice(0, MAX_LIST).map((e) => (e.isDirectory() ? `${e.name}/` : e.name));
       if (entries.length > MAX_LIST) lines.push(`[${entries.length - MAX_LIST} more]`);
       return { text: lines.join('\n') || '(empty)', isError: false };
@@ -148,12 +168,8 @@ export const BUILTIN_TOOLS: BuiltinTool[] = [
     classification: 'read_only',
     async run(args, ctx) {
       const pattern = str(args.pattern, 'pattern');
-      const found: string[] = [];
-      for await (const rel of walk(ctx.workspace.path, ctx.workspace.path)) {
-        if (matchesGlob(rel, pattern)) found.push(rel);
-        if (found.length >= MAX_MATCHES) break;
-      }
-      return { text: found.join('\n') || '(no matches)', isError: false };
+      const root = ctx.workspace.path;
+      return runScan(ctx, { kind: 'glob', root, base: root, pattern, maxMatches: MAX_MATCHES }, 'glob');
     },
   },
   {
@@ -164,27 +180,10 @@ export const BUILTIN_TOOLS: BuiltinTool[] = [
     ]),
     classification: 'read_only',
     async run(args, ctx) {
-      let re: RegExp;
-      try {
-        re = new RegExp(str(args.pattern, 'pattern'));
-      } catch (err) {
-        return fail(`invalid pattern: ${(err as Error).message}`);
-      }
+      const pattern = str(args.pattern, 'pattern');
       const base = await ctx.workspace.resolve(str(args.path, 'path', false) || '.', 'path');
       const glob = str(args.glob, 'glob', false);
-      const files = (await lstat(base)).isFile() ? [relative(ctx.workspace.path, base)] : [];
-      if (files.length === 0) for await (const rel of walk(ctx.workspace.path, base)) files.push(rel);
-      const hits: string[] = [];
-      for (const rel of files) {
-        if (glob && !matchesGlob(rel, glob)) continue;
-        const text = await readCurrent(join(ctx.workspace.path, rel)).catch(() => null);
-        if (text === null || text.includes('\0')) continue;
-        text.split('\n').forEach((line, i) => {
-          if (hits.length < MAX_MATCHES && re.test(line)) hits.push(`${rel}:${i + 1}: ${line.slice(0, 400)}`);
-        });
-        if (hits.length >= MAX_MATCHES) break;
-      }
-      return { text: hits.join('\n') || '(no matches)', isError: false };
+      return runScan(ctx, { kind: 'grep', root: ctx.workspace.path, base, pattern, glob: glob || undefined, maxMatches: MAX_MATCHES }, 'grep');
     },
   },
   {
@@ -197,8 +196,9 @@ export const BUILTIN_TOOLS: BuiltinTool[] = [
       const target = await ctx.workspace.resolve(str(args.path, 'path'), 'path');
       const content = typeof args.content === 'string' ? args.content : str(args.content, 'content');
       const rel = await relativeInside(ctx.workspace.path, target);
-      const before = await readCurrent(target);
-      await writeCurrent(target, content);
+      const before = await fileFailure(() => readCurrent(ctx.workspace.path, target));
+      if (isResult(before)) return before;
+      await writeCurrent(ctx.workspace.path, target, content);
       return {
         text: `wrote ${Buffer.byteLength(content)} bytes to ${rel}`,
         isError: false,
@@ -225,7 +225,8 @@ export const BUILTIN_TOOLS: BuiltinTool[] = [
       const rel = await relativeInside(ctx.workspace.path, target);
       const oldString = str(args.old_string, 'old_string');
       const newString = typeof args.new_string === 'string' ? args.new_string : '';
-      const before = await readCurrent(target);
+      const before = await fileFailure(() => readCurrent(ctx.workspace.path, target));
+      if (isResult(before)) return before;
       if (before === null) return fail(`${rel} does not exist`);
       const count = before.split(oldString).length - 1;
       if (count !== 1) return fail(`old_string occurs ${count} times in ${rel}; it must occur exactly once`);
@@ -235,7 +236,7 @@ export const BUILTIN_TOOLS: BuiltinTool[] = [
         return { text: `proposed a change to ${rel} (patch ${artifact.id}); it is not applied`, isError: false, artifacts: [artifact] };
       }
       if (ctx.workspace.readOnly) return fail('the workspace is read-only (sandbox_read_only=true)');
-      await writeCurrent(target, after);
+      await writeCurrent(ctx.workspace.path, target, after);
       return { text: `edited ${rel}`, isError: false, artifacts: [patchArtifact(rel, 'edit', before, after, 'applied')] };
     },
   },

@@ -71,7 +71,7 @@ export class PatchesService {
         throw new PatchConflictError(`the workspace of run ${runId} no longer exists`, { artifact_id: artifactId, workspace_path: run.workspacePath });
       }
       const target = await resolveInside(run.workspacePath, meta.path, 'patch path');
-      const current = await readCurrent(target);
+      const current = await readCurrent(run.workspacePath, target);
       const expected = action === 'apply' ? (meta.before_existed ? meta.before_content : null) : meta.after_exists ? meta.after_content : null;
       if (current !== expected) {
         throw new PatchConflictError(`${meta.path} changed since the patch was captured; refusing to ${action}`, {
@@ -82,7 +82,7 @@ export class PatchesService {
         });
       }
       const next = action === 'apply' ? (meta.after_exists ? meta.after_content : null) : meta.before_existed ? meta.before_content : null;
-      await writeCurrent(target, next);
+      await writeCurrent(run.workspacePath, target, next);
       const status = action === 'apply' ? 'applied' : 'reverted';
       await this.artifacts.setStatus(tx.manager, artifact.id, status);
       await tx.emit({

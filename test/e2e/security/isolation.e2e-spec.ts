@@ -284,8 +284,9 @@ describe('tool isolation', () => {
       git('config', 'core.fsmonitor', `touch ${marker}; false`);
       // HOME is the workspace: its .gitconfig is git's global configuration there.
       writeFileSync(join(repo, '.gitconfig'), `[alias]\n\tst = !touch ${marker}\n`);
-      const aliased = await a.startTask({ execution_kind: 'git', git_command: 'st', working_directory: repo });
-      expect((await a.waitStatus(aliased.taskId, aliased.runId, ['completed', 'failed'])).status).toBe('failed');
+      // An alias is not a git command git_exec runs: refused at create (issue 26), before any git process.
+      const aliased = await a.call('POST', '/hecate/v1/tasks', { execution_kind: 'git', git_command: 'st', working_directory: repo });
+      expect({ status: aliased.status, type: aliased.body.error?.type }).toEqual({ status: 400, type: 'invalid_request' });
       const status = await a.startTask({ execution_kind: 'git', git_command: 'status --short', working_directory: repo });
       expect((await a.waitStatus(status.taskId, status.runId, ['completed', 'failed'])).status).toBe('completed');
       expect(existsSync(marker)).toBe(false);

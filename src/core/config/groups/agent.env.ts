@@ -14,6 +14,8 @@ export class AgentEnv {
   @IsOptional() @Type(() => Number) @IsInt() @Min(16) GATEWAY_TASK_AGENT_MAX_TOKENS?: number;
   @IsOptional() @IsDuration() GATEWAY_TASK_HTTP_TIMEOUT?: string;
   @IsOptional() @Type(() => Number) @IsInt() @Min(1024) GATEWAY_TASK_HTTP_MAX_RESPONSE_BYTES?: number;
+  /** Time limit of one grep or glob tool call (it runs in a worker thread, terminated at the limit). */
+  @IsOptional() @IsDuration() GATEWAY_TASK_AGENT_SCAN_TIMEOUT?: string;
   /** A running tool's output as `tool_progress` frames on the run's live stream (never in the conversation). */
   @IsOptional() @IsBooleanString() GATEWAY_TOOL_PROGRESS_ENABLED?: string;
   /** Agent Chat guardrails (seed 003): turns per session, wall clock since the first turn, idle time; 0 = none. */
@@ -42,6 +44,7 @@ export interface AgentConfig {
   systemPrompt: string;
   maxTokens: number;
   http: { timeoutMs: number; maxResponseBytes: number };
+  scanTimeoutMs: number;
   toolProgress: boolean;
   chat: { maxTurnsPerSession: number; maxSessionDurationMs: number; idleTimeoutMs: number; waitTimeoutMs: number };
   adapters: {
@@ -69,6 +72,7 @@ export function agentConfig(env: AgentEnv): AgentConfig {
     systemPrompt: env.GATEWAY_TASK_AGENT_SYSTEM_PROMPT ?? '',
     maxTokens: env.GATEWAY_TASK_AGENT_MAX_TOKENS ?? 4096,
     http: { timeoutMs: duration(env.GATEWAY_TASK_HTTP_TIMEOUT, 30_000), maxResponseBytes: env.GATEWAY_TASK_HTTP_MAX_RESPONSE_BYTES ?? 256 * 1024 },
+    scanTimeoutMs: duration(env.GATEWAY_TASK_AGENT_SCAN_TIMEOUT, 10_000),
     toolProgress: bool(env.GATEWAY_TOOL_PROGRESS_ENABLED, true),
     chat: {
       maxTurnsPerSession: env.GATEWAY_AGENT_CHAT_MAX_TURNS_PER_SESSION ?? 0,

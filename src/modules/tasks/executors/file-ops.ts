@@ -1,70 +1,41 @@
-import { chown, lstat, mkdir, readFile, stat, unlink } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { openNoFollow } from '../workspace/path-resolver';
+import { realpath } from 'node:fs/promises';
+import { relative, sep } from 'node:path';
+import { PathEscapeError } from '../tasks.errors';
+import { readHead, withWorkspaceFile, writeWorkspaceFile } from '../workspace/workspace-fs';
 
-/** Current text of a resolved file, or null when it does not exist. */
-export async function readCurrent(path: string): Promise<string | null> {
-  try {
-    const st = await lstat(path);
-    if (!st.isFile()) throw Object.assign(new Error(`${path} is not a regular file`), { code: 'ENOTFILE' });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
-  }
-  const handle = await openNoFollow(path, 'r');
-  try {
-    return (await readFile(handle)).toString('utf8');
-  } finally {
-    await handle.close();
-  }
-}
+/** The largest file the file tools read whole (to edit it and keep its before/after text in a patch). */
+export const MAX_EDIT_BYTES = 8 * 1024 * 1024;
 
-/** Writes (or, with null, deletes) a resolved file without following a symlink in its last component. */
-export async function writeCurrent(path: string, content: string | null): Promise<void> {
-  if (content === null) {
-    try {
-      await unlink(path);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    }
-    return;
-  }
-  const owner = await mkdirOwned(dirname(path));
-  const handle = await openNoFollow(path, 'w');
-  try {
-    await handle.writeFile(content);
-    if (owner) await handle.chown(owner.uid, owner.gid);
-  } finally {
-    await handle.close();
-  }
+export class FileTooLargeError extends Error {
+  readonly code = 'EFBIG';
 }
 
 /**
- * Creates `dir` (and missing parents) owned like the deepest directory that already exists: files the worker (root)
- * writes into a workspace stay writable by the unprivileged uid the workspace's commands run as. Returns that
- * owner when the worker is root, else null.
+ * Current text of a resolved workspace file, or null when it does not exist. Opened from the workspace root with no
+ * symlink followed (workspace-fs); a file over MAX_EDIT_BYTES is refused after reading at most that much.
  */
-async function mkdirOwned(dir: string): Promise<{ uid: number; gid: number } | null> {
-  if (process.getuid?.() !== 0) {
-    await mkdir(dir, { recursive: true });
-    return null;
-  }
-  const missing: string[] = [];
-  let probe = dir;
-  let owner: { uid: number; gid: number } | null = null;
-  for (;;) {
-    try {
-      const st = await stat(probe);
-      owner = { uid: st.uid, gid: st.gid };
-      break;
-    } catch {
-      const parent = dirname(probe);
-      if (parent === probe) break;
-      missing.push(probe);
-      probe = parent;
-    }
-  }
-  await mkdir(dir, { recursive: true });
-  if (owner) for (const created of missing) await chown(created, owner.uid, owner.gid);
-  return owner;
+export async function readCurrent(root: string, path: string): Promise<string | null> {
+  return withWorkspaceFile(root, path, async (file) => {
+    const head = await readHead(file, MAX_EDIT_BYTES);
+    if (head.truncated)
+      throw new FileTooLargeError(`${path} is larger than ${MAX_EDIT_BYTES} bytes (${head.size}); file tools edit text files up to that size`);
+    return head.data.toString('utf8');
+  });
+}
+
+/** Whether a path inside the root goes through a `.git` directory or file (git's configuration, hooks and objects). */
+export async function inGitDir(root: string, path: string): Promise<boolean> {
+  return relative(await realpath(root), path)
+    .split(sep)
+    .some((p) => p.toLowerCase() === '.git');
+}
+
+/**
+ * Writes (or, with null, deletes) a resolved workspace file: opened from the workspace root with no symlink followed,
+ * missing directories created owned like their parent. Nothing under `.git` is written: a repository's config and
+ * hooks decide what git runs, and the file tools are not a way to make git_exec run a program.
+ */
+export async function writeCurrent(root: string, path: string, content: string | null): Promise<void> {
+  if (content !== null && (await inGitDir(root, path))) throw new PathEscapeError(`${path}: the file tools do not write inside .git (use git commands)`);
+  await writeWorkspaceFile(root, path, content);
 }

@@ -22,5 +22,23 @@ describe('gitArgvProblem', () => {
     ['difftool --extcmd=evil', '--extcmd'],
     ['mergetool --tool=evil', '--tool'],
     ['filter-branch --tree-filter evil', 'filter-branch'],
+    ['config alias.x "!touch pwned"', 'alias.x'],
+    ['x', 'git x'],
+    ['lfs install', 'git lfs'],
+    ['credential fill', 'git credential'],
+    ['config --file .git/config alias.x !sh', '--file'],
+    ['config core.hooksPath scripts', 'core.hooksPath'],
+    ['config set --append include.path evil.cfg', 'include.path'],
+    ['grep -Oevil x', '-O'],
+    ['diff --ext-diff', '--ext-diff'],
   ])('refuses `git %s`', (command, named) => expect(problem(command)).toContain(named));
+
+  it.each([
+    'config user.name Bot',
+    'config --get alias.x',
+    'config --list',
+    'config --unset user.email',
+    'config get core.pager',
+    'remote add origin https://h/x.git',
+  ])('allows `git %s`', (command) => expect(problem(command)).toBeNull());
 });

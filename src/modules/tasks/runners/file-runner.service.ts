@@ -1,6 +1,6 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { ExecutorRegistry } from '../executor-registry.service';
-import { readCurrent, writeCurrent } from '../executors/file-ops';
+import { FileTooLargeError, readCurrent, writeCurrent } from '../executors/file-ops';
 import type { FileOperation } from '../executors/file.executor';
 import { unifiedDiff } from '../executors/unified-diff';
 import type { ExecutionContext, ExecutionOutcome, RunRunner } from '../run-executor';
@@ -45,18 +45,27 @@ export class FileRunnerService implements RunRunner, OnModuleInit {
       throw err;
     }
     const path = await relativeInside(ctx.workspace.path, target);
+    const fileError = (err: unknown): StepOutcome => ({
+      status: 'failed',
+      error: (err as Error).message,
+      errorKind: err instanceof PathEscapeError ? 'invalid_path' : err instanceof FileTooLargeError ? 'file_too_large' : 'file_error',
+    });
     let before: string | null;
     try {
-      before = await readCurrent(target);
+      before = await readCurrent(ctx.workspace.path, target);
     } catch (err) {
-      return { status: 'failed', error: (err as Error).message, errorKind: 'file_error' };
+      return fileError(err);
     }
     // A patch keeps the exact before/after text for revert, and Postgres text cannot hold NUL: binary files are refused.
     if (before?.includes('\0'))
       return { status: 'failed', error: `${path} is a binary file (contains NUL bytes); file tasks edit text`, errorKind: 'binary_file' };
     const after = operation === 'delete' ? null : operation === 'append' ? (before ?? '') + ctx.task.fileContent : ctx.task.fileContent;
     if (operation === 'delete' && before === null) return { status: 'failed', error: `${path} does not exist`, errorKind: 'file_not_found' };
-    await writeCurrent(target, after);
+    try {
+      await writeCurrent(ctx.workspace.path, target, after);
+    } catch (err) {
+      return fileError(err);
+    }
     const diff = unifiedDiff(path, before, after);
     const artifactId = newId('artifact');
     const metadata: PatchMetadata = {

@@ -1,7 +1,8 @@
-import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openNoFollow, resolveInside } from './path-resolver';
+import { relativeInside, resolveInside } from './path-resolver';
+import { readHead, withWorkspaceFile, writeWorkspaceFile } from './workspace-fs';
 
 describe('resolveInside (DESIGN §8)', () => {
   const base = realpathSync(mkdtempSync(join(tmpdir(), 'hecate-paths-')));
@@ -40,9 +41,23 @@ describe('resolveInside (DESIGN §8)', () => {
     await expect(resolveInside(root, requested)).rejects.toMatchObject({ status: 400, type: 'invalid_request' });
   });
 
-  it('refuses to open a symlink as the last component', async () => {
-    await expect(openNoFollow(join(root, 'inner-link'), 'r')).rejects.toBeDefined();
-    const handle = await openNoFollow(join(root, 'src', 'a.txt'), 'r');
-    await handle.close();
+  it('gives patch paths relative to the root, also for a root of /', async () => {
+    expect(await relativeInside(root, join(root, 'src', 'a.txt'))).toBe('src/a.txt');
+    expect(await relativeInside(root, root)).toBe('.');
+    expect(await relativeInside('/', join(root, 'src', 'a.txt'))).toBe(join(root, 'src', 'a.txt').slice(1));
+    await expect(relativeInside(root, join(base, 'outside', 'secret'))).rejects.toMatchObject({ type: 'invalid_request' });
+  });
+
+  it('workspace-fs never follows a symlink on the way and reads only the head of a file', async () => {
+    await expect(withWorkspaceFile(root, join(root, 'linkdir', 'secret'), async () => 'x')).rejects.toMatchObject({ type: 'invalid_request' });
+    await expect(withWorkspaceFile(root, join(root, 'linkfile'), async () => 'x')).rejects.toMatchObject({ type: 'invalid_request' });
+    await expect(writeWorkspaceFile(root, join(root, 'linkdir', 'new.txt'), 'x')).rejects.toMatchObject({ type: 'invalid_request' });
+    expect(existsSync(join(outside, 'new.txt'))).toBe(false);
+    expect(await withWorkspaceFile(root, join(root, 'src', 'a.txt'), (f) => readHead(f, 1))).toMatchObject({ size: 1, truncated: false });
+    await writeWorkspaceFile(root, join(root, 'made', 'deep', 'b.txt'), 'bbb');
+    expect(await withWorkspaceFile(root, join(root, 'made', 'deep', 'b.txt'), async (f) => (await readHead(f, 2)).truncated)).toBe(true);
+    expect(await withWorkspaceFile(root, join(root, 'made', 'nope.txt'), async () => 'x')).toBeNull();
+    await writeWorkspaceFile(root, join(root, 'made', 'deep', 'b.txt'), null);
+    expect(existsSync(join(root, 'made', 'deep', 'b.txt'))).toBe(false);
   });
 });

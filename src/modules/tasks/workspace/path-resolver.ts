@@ -1,7 +1,5 @@
-import { constants } from 'node:fs';
-import { lstat, open, realpath } from 'node:fs/promises';
-import type { FileHandle } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { realpath } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { PathEscapeError } from '../tasks.errors';
 
 const isInside = (root: string, path: string): boolean => path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
@@ -44,33 +42,8 @@ export async function resolveInside(root: string, requested: string, what = 'pat
 
 /** The relative form of a resolved path inside a root (for display and patch records). */
 export async function relativeInside(root: string, resolved: string): Promise<string> {
-  const realRoot = await realpath(root);
-  return resolved === realRoot ? '.' : resolved.slice(realRoot.length + 1);
-}
-
-/**
- * Opens a resolved path without following a symlink in its last component, so a link swapped in after
- * resolution cannot redirect the write (the parent chain was checked by resolveInside).
- */
-export async function openNoFollow(path: string, flags: 'r' | 'w' | 'a'): Promise<FileHandle> {
-  const base =
-    flags === 'r'
-      ? constants.O_RDONLY
-      : flags === 'w'
-        ? constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC
-        : constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND;
-  try {
-    return await open(path, base | constants.O_NOFOLLOW, 0o644);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw new PathEscapeError(`${path} is a symlink`);
-    throw err;
-  }
-}
-
-export async function isSymlink(path: string): Promise<boolean> {
-  try {
-    return (await lstat(path)).isSymbolicLink();
-  } catch {
-    return false;
-  }
+  // path.relative, not a slice past `root + sep`: a root of `/` has no separator to skip (`/tmp/x` → `tmp/x`).
+  const rel = relative(await realpath(root), resolved);
+  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) throw new PathEscapeError(`${resolved} is outside ${root}`);
+  return rel === '' ? '.' : rel;
 }

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TasksConfig } from '@core/config/groups/tasks.env';
 import { commandEnv } from '../executors/command-step';
 import { GIT_ENV } from '../executors/git-argv';
 import type { CommandSandbox } from '../run-executor';
 import { runProcess } from '../sandbox/process-runner';
+import { resolveInside } from './path-resolver';
+import { writeWorkspaceFile } from './workspace-fs';
 
 const MAX_DIFF_BYTES = 4 * 1024 * 1024;
 
@@ -35,19 +36,30 @@ export class WorkspaceGit {
     return { ok: r.exitCode === 0 && !r.truncated, out: r.stdout.toString('utf8'), err: r.stderr.toString('utf8') };
   }
 
+  /** `name` in the git dir when that dir is inside the workspace (resolved, no symlink leaving it), else null. */
+  private async inside(gitDir: string, name: string): Promise<string | null> {
+    try {
+      return await resolveInside(this.workspace, join(gitDir.startsWith('/') ? gitDir : join(this.workspace, gitDir), name), 'git dir');
+    } catch {
+      return null;
+    }
+  }
+
   /** The working tree as a tree id, or null when the workspace is not a git work tree. */
   async tree(): Promise<string | null> {
     const top = await this.git(['rev-parse', '--show-toplevel', '--git-dir']);
     if (!top.ok) return null;
     const [, gitDir] = top.out.trim().split('\n');
-    const index = join(gitDir.startsWith('/') ? gitDir : join(this.workspace, gitDir), `hecate-index-${randomUUID()}`);
+    // The git dir is named by the workspace's content (a `.git` file): the worker touches it only inside the workspace.
+    const index = await this.inside(gitDir, `hecate-index-${randomUUID()}`);
+    if (!index) return null;
     try {
       const env = { GIT_INDEX_FILE: index };
       if (!(await this.git(['add', '-A', '--', '.'], env)).ok) return null;
       const written = await this.git(['write-tree'], env);
       return written.ok ? written.out.trim() : null;
     } finally {
-      await rm(index, { force: true });
+      await writeWorkspaceFile(this.workspace, index, null);
     }
   }
 
@@ -63,14 +75,14 @@ export class WorkspaceGit {
   async applyReverse(patch: string): Promise<{ ok: boolean; error: string }> {
     const top = await this.git(['rev-parse', '--git-dir']);
     if (!top.ok) return { ok: false, error: 'the workspace is not a git work tree' };
-    const gitDir = top.out.trim();
-    const file = join(gitDir.startsWith('/') ? gitDir : join(this.workspace, gitDir), `hecate-revert-${randomUUID()}.patch`);
-    await writeFile(file, patch, { mode: 0o644 });
+    const file = await this.inside(top.out.trim(), `hecate-revert-${randomUUID()}.patch`);
+    if (!file) return { ok: false, error: 'the git directory of the workspace is outside it' };
+    await writeWorkspaceFile(this.workspace, file, patch);
     try {
       const r = await this.git(['apply', '-R', '--whitespace=nowarn', file]);
       return { ok: r.ok, error: r.err.trim() };
     } finally {
-      await rm(file, { force: true });
+      await writeWorkspaceFile(this.workspace, file, null);
     }
   }
 }

@@ -1,5 +1,5 @@
-import { chmod, cp, lchown, lstat, mkdir, readdir, realpath, rm, stat } from 'node:fs/promises';
-import { dirname, isAbsolute, join, sep } from 'node:path';
+import { chmod, lchown, lstat, mkdir, readdir, realpath, rm, stat } from 'node:fs/promises';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { checkOutboundUrl } from '@core/net/outbound-url-policy';
@@ -12,6 +12,7 @@ import type { TaskEntity } from '../task.entity';
 import { InvalidRequestError } from '@core/http/domain-error';
 import { PathEscapeError } from '../tasks.errors';
 import { resolveInside } from './path-resolver';
+import { copyTree } from './workspace-fs';
 
 export type WorkspaceSource = 'in_place' | 'reused' | 'clone' | 'copy' | 'empty';
 
@@ -245,36 +246,27 @@ export class WorkspaceService {
   }
 
   /**
-   * Copies a host directory into the workspace, bounded (GATEWAY_WORKSPACE_COPY_MAX_BYTES / _MAX_FILES, checked
-   * before anything is copied) and never taking the server's data directory, secret files or workspaces along.
+   * Copies a host directory into the workspace, bounded (GATEWAY_WORKSPACE_COPY_MAX_BYTES / _MAX_FILES, stopped and
+   * removed as soon as it passes them) and never taking the server's data directory, secret files or workspaces
+   * along. No symlink is followed (workspace-fs copyTree): a source under GATEWAY_WORKSPACE_ROOTS — where a tenant's
+   * in-place commands may be swapping directories for links — is walked from that root, each step no-follow.
    */
   private async copy(source: string, dest: string): Promise<void> {
     const excluded = await Promise.all([this.config.database.dataDir, ...this.config.secretFiles, this.root].map(realOr));
     const { maxBytes, maxFiles } = this.config.tasks.workspaceCopy;
-    let bytes = 0;
-    let files = 0;
-    const walk = async (dir: string): Promise<void> => {
-      for (const entry of await readdir(dir, { withFileTypes: true })) {
-        const path = join(dir, entry.name);
-        if (excluded.some((e) => within(path, e))) continue;
-        files += 1;
-        if (entry.isDirectory()) await walk(path);
-        else if (entry.isFile()) bytes += (await lstat(path)).size;
-        if (files > maxFiles)
-          throw new WorkspaceTooLargeError(`working_directory ${source} has more than ${maxFiles} entries (GATEWAY_WORKSPACE_COPY_MAX_FILES)`);
-        if (bytes > maxBytes)
-          throw new WorkspaceTooLargeError(`working_directory ${source} is larger than ${maxBytes} bytes (GATEWAY_WORKSPACE_COPY_MAX_BYTES)`);
-      }
-    };
-    const real = await realOr(source);
-    await walk(real);
-    await cp(real, dest, {
-      recursive: true,
-      verbatimSymlinks: true,
-      errorOnExist: false,
-      force: true,
-      filter: (src) => !excluded.some((e) => within(src, e)),
-    });
+    const lexical = resolve(source);
+    const root = this.config.tasks.workspaceRoots.find((r) => within(lexical, r));
+    const [from, parts] = root ? [root, relative(root, lexical).split(sep).filter(Boolean)] : [await realOr(source), []];
+    const tooLarge = (what: string) =>
+      new WorkspaceTooLargeError(
+        `working_directory ${source} ${what} (${what.startsWith('has') ? 'GATEWAY_WORKSPACE_COPY_MAX_FILES' : 'GATEWAY_WORKSPACE_COPY_MAX_BYTES'})`,
+      );
+    try {
+      await copyTree(from, parts, dest, { maxBytes, maxFiles, excluded, tooLarge });
+    } catch (err) {
+      await rm(dest, { recursive: true, force: true });
+      throw err;
+    }
   }
 
   /** Gives a managed workspace to the sandbox's uid (when the worker is root), so commands can write it. */
