@@ -7,12 +7,15 @@ import { checkGatewayEnv, GatewayConfig, gatewayConfig, GatewayEnv } from './gro
 import { ChatConfig, chatConfig, ChatEnv, checkChatEnv } from './groups/chat.env';
 import { checkTasksEnv, TasksConfig, tasksConfig, TasksEnv } from './groups/tasks.env';
 import { AgentConfig, agentConfig, AgentEnv } from './groups/agent.env';
+import { checkMcpEnv, McpConfig, mcpConfig, McpEnv } from './groups/mcp.env';
 import { readSecretFiles } from './secret-files';
 
 /** Everything the process is configured with, in typed groups. Built once by `loadConfig`. */
 export type AppConfigValues = PlatformConfig & { version: string; startedAt: Date } & { gateway: GatewayConfig } & { chat: ChatConfig } & {
   tasks: TasksConfig;
   agent: AgentConfig;
+  /** MCP server walls (issue 26): stdio command allowlist, `$VAR` allowlist, idle limit, message cap. */
+  mcp: McpConfig;
   /** Files secrets were read from (`<NAME>_FILE`): never mounted into a task's sandbox. */
   secretFiles: string[];
 };
@@ -47,6 +50,7 @@ export function loadConfig(raw: RawEnv): AppConfigValues {
   const chat = validateGroup(ChatEnv, env, problems, checkChatEnv);
   const tasks = validateGroup(TasksEnv, env, problems, checkTasksEnv);
   const agent = validateGroup(AgentEnv, env, problems);
+  const mcp = validateGroup(McpEnv, env, problems, checkMcpEnv);
   if (problems.length > 0) throw new ConfigValidationError(problems);
   return oneRecoveryClock(
     {
@@ -57,6 +61,7 @@ export function loadConfig(raw: RawEnv): AppConfigValues {
       chat: chatConfig(chat),
       tasks: tasksConfig(tasks),
       agent: agentConfig(agent),
+      mcp: mcpConfig(mcp),
       secretFiles: files,
     },
     env,

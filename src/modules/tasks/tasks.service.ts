@@ -81,7 +81,7 @@ export class TasksService {
       startedAt: null,
       finishedAt: null,
     };
-    const problems = [...(await executor.validate(task)), ...(await this.workspaceProblems(task, caller))];
+    const problems = [...(await executor.validate(task, caller)), ...(await this.workspaceProblems(task, caller))];
     if (problems.length > 0) throw new InvalidTaskError(problems);
     await this.tasks.insert(task);
     return toTaskResponse(task);
