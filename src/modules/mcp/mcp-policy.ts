@@ -1,4 +1,4 @@
-import { MCP_SECRET_PREFIX, type McpConfig } from '@core/config/groups/mcp.env';
+import type { McpConfig } from '@core/config/groups/mcp.env';
 import { envReference, isServerVariable, type McpServerSpec } from './mcp-server-spec';
 
 /**
@@ -20,7 +20,7 @@ export const stdioNetwork = (spec: McpServerSpec, config: McpConfig): boolean =>
 export function secretReferenceAllowed(name: string, config: McpConfig): boolean {
   const allowed = config.secretEnv.names.includes(name) || config.secretEnv.prefixes.some((p) => name.startsWith(p));
   // The gateway's own settings stay closed whatever the allowlist says; the secret prefix is the one way in.
-  return allowed && (name.startsWith(MCP_SECRET_PREFIX) || !isServerVariable(name));
+  return allowed && !isServerVariable(name);
 }
 
 export interface SecretRefusal {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { MCP_SECRET_PREFIX } from '@core/config/groups/mcp.env';
 /** Per-server gate on the agent's use of an MCP server's tools (seed 003 `mcp_servers[].approval_policy`). */
 export const MCP_APPROVAL_POLICIES = ['auto', 'require_approval', 'block'] as const;
 export type McpApprovalPolicy = (typeof MCP_APPROVAL_POLICIES)[number];
@@ -40,7 +41,8 @@ export function envReference(value: string): string | null {
   return m ? (m[1] ?? m[2]) : null;
 }
 
-export const isServerVariable = (name: string): boolean => SERVER_VARIABLE.test(name);
+/** A gateway setting (HECATE_MCP_SECRET_* aside: the prefix the operator keeps MCP secrets under). */
+export const isServerVariable = (name: string): boolean => !name.startsWith(MCP_SECRET_PREFIX) && SERVER_VARIABLE.test(name);
 
 const isRecord = (v: unknown): v is Record<string, unknown> => Boolean(v) && typeof v === 'object' && !Array.isArray(v);
 
