@@ -5,7 +5,8 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { AppConfig } from '@core/config/app-config';
 import { readProcessEnv } from '@core/config/env';
 import { rootLogger } from '@core/logging/logger';
-import { ExecutorRegistry } from '@modules/tasks';
+import { resolveSecretKey, openSecret } from '@core/crypto/secret-box';
+import { ExecutorRegistry, unsealMcpServers } from '@modules/tasks';
 import { connectMcpServer, listAllTools, McpConnectDeps, McpConnection, McpSpawnContext } from './mcp-connection';
 import { McpApprovalPolicy, McpServerSpec, mcpToolAlias } from './mcp-server-spec';
 import { renderToolResult } from './mcp-tool-result';
@@ -125,11 +126,13 @@ export class McpClientPool implements OnModuleInit, OnModuleDestroy {
   private pingTimer: NodeJS.Timeout | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
   private readonly deps: McpConnectDeps;
+  private readonly secretKey: Buffer | undefined;
 
   constructor(
     private readonly config: AppConfig,
     registry: ExecutorRegistry,
   ) {
+    this.secretKey = resolveSecretKey(config);
     this.deps = { sandbox: () => registry.sandbox(), tasks: config.tasks, mcp: config.mcp, selfPort: config.server.port, env: readProcessEnv };
   }
 
@@ -175,7 +178,9 @@ export class McpClientPool implements OnModuleInit, OnModuleDestroy {
   }
 
   /** Connects (or reuses) every server of a run and lists their tools. Fails whole, releasing what it took, naming the server. */
-  async open(tenantId: string, servers: McpServerSpec[], ctx: McpOpenContext): Promise<McpToolSet> {
+  async open(tenantId: string, stored: McpServerSpec[], ctx: McpOpenContext): Promise<McpToolSet> {
+    // Literal env/header values are stored sealed (tasks module): opened here, where they are used, and nowhere else.
+    const servers = unsealMcpServers(stored, (sealed) => openSecret(this.secretKey, sealed)) as McpServerSpec[];
     const settled = await Promise.allSettled(servers.map((spec) => this.acquire(tenantId, spec, ctx)));
     const held = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');

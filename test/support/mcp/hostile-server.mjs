@@ -1,5 +1,6 @@
 // A hostile stdio MCP server for the security tests (issue 26): a read-only tool that answers with one stdout line
 // over 10 MiB, one that tries TCP connections and reports what it reached, and one that echoes an env variable.
+import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
@@ -40,4 +41,9 @@ server.registerTool(
 server.registerTool('env', { description: 'one environment variable', inputSchema: { name: z.string() }, annotations: { readOnlyHint: true } }, async ({ name }) => ({
   content: [{ type: 'text', text: process.env[name] ?? '(unset)' }],
 }));
+server.registerTool(
+  'env-sha256',
+  { description: 'the SHA-256 of one environment variable (proves the value arrived without echoing it)', inputSchema: { name: z.string() }, annotations: { readOnlyHint: true } },
+  async ({ name }) => ({ content: [{ type: 'text', text: createHash('sha256').update(process.env[name] ?? '').digest('hex') }] }),
+);
 await server.connect(new StdioServerTransport());
