@@ -10,11 +10,16 @@ export const McpErrorType = {
 /** 403: an API key named a stdio MCP server whose command and arguments no GATEWAY_MCP_STDIO_ALLOW entry matches. Nothing ran. */
 export class McpCommandNotAllowedError extends DomainError {
   constructor(servers: string[]) {
-    super(McpErrorType.CommandNotAllowed, 403, `MCP stdio server${servers.length > 1 ? 's' : ''} ${servers.map((s) => `"${s}"`).join(', ')}: the command and arguments are not on the operator's allowlist`, {
-      userMessage: 'This MCP server command is not allowed for API keys.',
-      operatorAction: 'Add an entry {command, args, network} matching it to GATEWAY_MCP_STDIO_ALLOW, or run the task with the operator token.',
-      details: { servers },
-    });
+    super(
+      McpErrorType.CommandNotAllowed,
+      403,
+      `MCP stdio server${servers.length > 1 ? 's' : ''} ${servers.map((s) => `"${s}"`).join(', ')}: the command and arguments are not on the operator's allowlist`,
+      {
+        userMessage: 'This MCP server command is not allowed for API keys.',
+        operatorAction: 'Add an entry {command, args, network} matching it to GATEWAY_MCP_STDIO_ALLOW, or run the task with the operator token.',
+        details: { servers },
+      },
+    );
   }
 }
 

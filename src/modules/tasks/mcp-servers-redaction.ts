@@ -41,7 +41,10 @@ const mapValues = (list: unknown, fn: (value: string, at: string) => string): un
       const map = out[field];
       if (!map || typeof map !== 'object' || Array.isArray(map)) continue;
       out[field] = Object.fromEntries(
-        Object.entries(map as Record<string, unknown>).map(([k, v]) => [k, typeof v === 'string' ? fn(v, `MCP server "${String(out.name)}": ${field}.${k}`) : v]),
+        Object.entries(map as Record<string, unknown>).map(([k, v]) => [
+          k,
+          typeof v === 'string' ? fn(v, `MCP server "${String(out.name)}": ${field}.${k}`) : v,
+        ]),
       );
     }
     return out;

@@ -62,7 +62,11 @@ function mcpSuite(mode: string, start: (procs: Processes) => Promise<{ client: C
     });
 
     it('answers 400 with the diagnostic when the server cannot start or a $VAR is missing', async () => {
-      const missing = await c.call('POST', '/hecate/v1/mcp/probe', { command: 'node', args: [EVERYTHING, 'stdio'], env: { TOKEN: '$HECATE_MCP_SECRET_E2E_UNSET' } });
+      const missing = await c.call('POST', '/hecate/v1/mcp/probe', {
+        command: 'node',
+        args: [EVERYTHING, 'stdio'],
+        env: { TOKEN: '$HECATE_MCP_SECRET_E2E_UNSET' },
+      });
       expect(missing.status).toBe(400);
       expect(missing.body.error.message).toMatch(/env.TOKEN refers to \$HECATE_MCP_SECRET_E2E_UNSET, which is not set/);
       const ghost = await c.call('POST', '/hecate/v1/mcp/probe', { command: 'no-such-mcp-server-binary', env: { SECRET: PROBE_LITERAL } });

@@ -43,7 +43,10 @@ describe('MCP literal secrets at rest (scaled, real Postgres)', () => {
 
   /** Rows of every table of the database whose text holds `needle`. */
   const rowsHolding = async (needle: string): Promise<string[]> => {
-    const tables = await sql<{ table_name: string }>(db.url, `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`);
+    const tables = await sql<{ table_name: string }>(
+      db.url,
+      `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`,
+    );
     const hits: string[] = [];
     for (const { table_name: table } of tables) {
       const [{ n }] = await sql<{ n: string }>(db.url, `SELECT count(*) AS n FROM "${table}" x WHERE x::text LIKE $1`, [`%${needle}%`]);
@@ -64,7 +67,9 @@ describe('MCP literal secrets at rest (scaled, real Postgres)', () => {
       execution_kind: 'agent_loop',
       requested_model: 'gpt-4o-mini',
       prompt: 'check the token',
-      mcp_servers: [{ name: 'h', command: process.execPath, args: [HOSTILE], env: { API_TOKEN: LITERAL_ENV, LOOKALIKE, REF: '$HECATE_MCP_SECRET_NONE_SET_X' } }],
+      mcp_servers: [
+        { name: 'h', command: process.execPath, args: [HOSTILE], env: { API_TOKEN: LITERAL_ENV, LOOKALIKE, REF: '$HECATE_MCP_SECRET_NONE_SET_X' } },
+      ],
     });
     // `$HECATE_MCP_SECRET_NONE_SET_X` is not set: the run fails naming it; drop it and the server starts.
     const failed = await t.waitStatus(taskId, runId, ['completed', 'failed'], 60_000);

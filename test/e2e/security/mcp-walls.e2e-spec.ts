@@ -177,7 +177,10 @@ describe('MCP walls (embedded, real sandbox)', () => {
           ['operator', op],
         ] as const) {
           const r = await c.call('POST', '/hecate/v1/tasks', agentTask([entry]));
-          expect({ ref, who, entry: entry.name, status: r.status, type: errorType(r) }).toMatchObject({ status: 403, type: 'mcp.secret_reference_not_allowed' });
+          expect({ ref, who, entry: entry.name, status: r.status, type: errorType(r) }).toMatchObject({
+            status: 403,
+            type: 'mcp.secret_reference_not_allowed',
+          });
           expect(r.body.error.message).toContain(`$${variable}`);
           seen.push(r.text);
         }

@@ -173,21 +173,13 @@ describe('McpClientPool against real MCP servers, stdio servers under the real s
 
   it('the probe lists tools uncached and bounds a server that never answers', async () => {
     const before = h.pool.stats().entries;
-    const tools = await h.pool.probe(
-      { name: 'probe', command: 'node', args: [EVERYTHING, 'stdio'] },
-      { workspace: h.workspace(), signal: signal() },
-      10_000,
-    );
+    const tools = await h.pool.probe({ name: 'probe', command: 'node', args: [EVERYTHING, 'stdio'] }, { workspace: h.workspace(), signal: signal() }, 10_000);
     expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['echo', 'get-sum']));
     expect(h.pool.stats().entries).toBe(before);
     const tag = randomUUID();
     const started = Date.now();
     await expect(
-      h.pool.probe(
-        { name: 'probe', command: 'node', args: [MISBEHAVING, 'silent', `--tag=${tag}`] },
-        { workspace: h.workspace(), signal: signal() },
-        1_500,
-      ),
+      h.pool.probe({ name: 'probe', command: 'node', args: [MISBEHAVING, 'silent', `--tag=${tag}`] }, { workspace: h.workspace(), signal: signal() }, 1_500),
     ).rejects.toThrow(/"probe"/);
     expect(Date.now() - started).toBeLessThan(6_000);
     await new Promise((r) => setTimeout(r, 300));

@@ -12,7 +12,11 @@ server.registerTool('pid', { description: 'this process id', annotations: { read
 }));
 server.registerTool(
   'huge-line',
-  { description: 'writes one stdout line of `mib` MiB (default 11), then answers', inputSchema: { mib: z.number().optional() }, annotations: { readOnlyHint: true } },
+  {
+    description: 'writes one stdout line of `mib` MiB (default 11), then answers',
+    inputSchema: { mib: z.number().optional() },
+    annotations: { readOnlyHint: true },
+  },
   async ({ mib }) => {
     // Not through the SDK: one raw line, as a broken or hostile server would write it.
     process.stdout.write(`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"${'x'.repeat((mib ?? 11) * 1024 * 1024)}"}}\n`);
@@ -38,12 +42,29 @@ server.registerTool(
     return { content: [{ type: 'text', text: lines.join('\n') }] };
   },
 );
-server.registerTool('env', { description: 'one environment variable', inputSchema: { name: z.string() }, annotations: { readOnlyHint: true } }, async ({ name }) => ({
-  content: [{ type: 'text', text: process.env[name] ?? '(unset)' }],
-}));
+server.registerTool(
+  'env',
+  { description: 'one environment variable', inputSchema: { name: z.string() }, annotations: { readOnlyHint: true } },
+  async ({ name }) => ({
+    content: [{ type: 'text', text: process.env[name] ?? '(unset)' }],
+  }),
+);
 server.registerTool(
   'env-sha256',
-  { description: 'the SHA-256 of one environment variable (proves the value arrived without echoing it)', inputSchema: { name: z.string() }, annotations: { readOnlyHint: true } },
-  async ({ name }) => ({ content: [{ type: 'text', text: createHash('sha256').update(process.env[name] ?? '').digest('hex') }] }),
+  {
+    description: 'the SHA-256 of one environment variable (proves the value arrived without echoing it)',
+    inputSchema: { name: z.string() },
+    annotations: { readOnlyHint: true },
+  },
+  async ({ name }) => ({
+    content: [
+      {
+        type: 'text',
+        text: createHash('sha256')
+          .update(process.env[name] ?? '')
+          .digest('hex'),
+      },
+    ],
+  }),
 );
 await server.connect(new StdioServerTransport());
