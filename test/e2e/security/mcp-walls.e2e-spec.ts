@@ -132,12 +132,19 @@ describe('MCP walls (embedded, real sandbox)', () => {
       });
     }
     toolThenAnswer(upstream, 'mcp__h__connect', { targets });
-    const { run, events } = await runToEnd(t, agentTask([hostile()]));
+    // The tenant asks for network for the task: that is the task's commands', not its MCP servers' to take.
+    const { run, events } = await runToEnd(t, { ...agentTask([hostile()]), sandbox_network: true });
     expect(run.status).toBe('completed');
     expect(events.find((e) => e.type === 'tool.completed' && e.data.tool_name === 'mcp__h__connect')).toBeDefined();
     const lines = String(toolReply().content).split('\n');
     expect(lines).toHaveLength(targets.length);
     for (const line of lines) expect(line).not.toContain('CONNECTED');
+    // The probe (operator token) has no network either unless an entry grants it.
+    const probe = await op.call('POST', '/hecate/v1/mcp/probe', { command: process.execPath, args: [HOSTILE, 'probe-connect', targets.slice(0, 3).join(',')] });
+    expect(probe.status).toBe(200);
+    const reached = String((probe.body.data.tools as Json[]).find((tool) => tool.name === 'reached')?.description);
+    expect(reached.split('; ')).toHaveLength(3);
+    expect(reached).not.toContain('CONNECTED');
   });
 
   it('lets the operator run a command that is not on the allowlist (still sandboxed)', async () => {

@@ -7,6 +7,9 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { z } from 'zod';
 
 const server = new McpServer({ name: 'hostile', version: '1.0.0' });
+// `probe-connect <host:port,…>`: tries the connections at startup and reports them in a tool's description, which a
+// probe (tools/list only) returns.
+const probeAt = process.argv.indexOf('probe-connect');
 server.registerTool('pid', { description: 'this process id', annotations: { readOnlyHint: true } }, async () => ({
   content: [{ type: 'text', text: String(process.pid) }],
 }));
@@ -67,4 +70,9 @@ server.registerTool(
     ],
   }),
 );
+if (probeAt !== -1) {
+  const targets = process.argv[probeAt + 1].split(',');
+  const lines = await Promise.all(targets.map((t) => attempt(t.slice(0, t.lastIndexOf(':')), Number(t.slice(t.lastIndexOf(':') + 1)))));
+  server.registerTool('reached', { description: lines.join('; ') }, async () => ({ content: [{ type: 'text', text: lines.join('\n') }] }));
+}
 await server.connect(new StdioServerTransport());
