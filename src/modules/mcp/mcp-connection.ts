@@ -11,6 +11,7 @@ import type { McpServerSpec } from './mcp-server-spec';
 import { EnvSource, resolveSecretMap, scrubSecrets } from './mcp-secrets';
 import { secretReferenceAllowed, stdioNetwork } from './mcp-policy';
 import { SandboxedStdioTransport } from './sandboxed-stdio.transport';
+import { boundedResponse } from './bounded-response';
 
 const CLIENT_INFO = { name: 'hecate', version: '1' };
 
@@ -121,7 +122,8 @@ async function connectHttp(spec: McpServerSpec, deps: McpConnectDeps, options: {
     const target = new URL(String(url));
     if (target.host !== verdict.url.host || target.protocol !== verdict.url.protocol)
       throw new Error(`MCP server "${spec.name}": request to another origin refused`);
-    return (await undiciFetch(target, { ...(init as object), dispatcher: agent, redirect: 'manual' })) as unknown as Response;
+    const res = (await undiciFetch(target, { ...(init as object), dispatcher: agent, redirect: 'manual' })) as unknown as Response;
+    return boundedResponse(res, deps.mcp.maxMessageBytes, spec.name);
   };
   const transport = new StreamableHTTPClientTransport(verdict.url, { fetch: pinnedFetch, requestInit: { headers } });
   const values = Object.values(headers);

@@ -230,6 +230,40 @@ describe('MCP walls (embedded, real sandbox)', () => {
     expect(toolReply().content).toBe('survived');
   }, 120_000);
 
+  it('a Streamable HTTP server answering with one message over 10 MiB (JSON or one SSE event) fails the probe; the process lives', async () => {
+    const huge = 'x'.repeat(11 * 1024 * 1024);
+    const remote = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (c: Buffer) => (raw += c.toString()));
+      req.on('end', () => {
+        if (req.method !== 'POST') return void res.writeHead(405).end();
+        const msg = JSON.parse(raw) as Json;
+        if (msg.id === undefined) return void res.writeHead(202).end();
+        const result =
+          msg.method === 'initialize'
+            ? { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'huge', version: '1' }, instructions: huge }
+            : { tools: [] };
+        const body = JSON.stringify({ jsonrpc: '2.0', id: msg.id, result });
+        if (req.url === '/sse') res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`event: message\ndata: ${body}\n\n`);
+        else res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+      });
+    });
+    await new Promise<void>((r) => remote.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(remote.address() as { port: number }).port}`;
+    try {
+      for (const path of ['/mcp', '/sse']) {
+        const r = await op.call('POST', '/hecate/v1/mcp/probe', { url: `${base}${path}` });
+        expect({ path, status: r.status }).toEqual({ path, status: 400 });
+        if (path === '/mcp') expect(r.body.error.message).toMatch(/larger than 10485760 bytes/);
+      }
+      expect(server.proc.exitCode).toBeNull();
+      expect((await op.call('GET', '/healthz')).status).toBe(200);
+    } finally {
+      remote.closeAllConnections();
+      await new Promise((r) => remote.close(r));
+    }
+  }, 60_000);
+
   it('closes a cached server after the idle limit (GATEWAY_MCP_IDLE_TIMEOUT=2s): no process left', async () => {
     const tag = `tag-${uniqueId('idle')}`;
     toolThenAnswer(upstream, 'mcp__h__pid', {});
