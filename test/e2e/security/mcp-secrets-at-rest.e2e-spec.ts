@@ -14,6 +14,7 @@ describe('MCP literal secrets at rest (scaled, real Postgres)', () => {
   let upstream: FakeUpstream;
   let db: ScratchDatabase;
   let t: Client;
+  let env: Record<string, string>;
 
   const LITERAL_ENV = `literal-env-${randomBytes(6).toString('hex')}`;
   const LITERAL_HEADER = `literal-header-${randomBytes(6).toString('hex')}`;
@@ -32,6 +33,7 @@ describe('MCP literal secrets at rest (scaled, real Postgres)', () => {
       GATEWAY_MCP_STDIO_ALLOW: JSON.stringify([{ command: process.execPath, args: HOSTILE.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') }]),
     });
     db = s.db;
+    env = s.env;
     const all = await procs.start('all', s.env);
     t = new Client(all.url, (await createKey(all.url, ['operator'], 'acme')).secret);
   }, 120_000);
@@ -103,4 +105,24 @@ describe('MCP literal secrets at rest (scaled, real Postgres)', () => {
     expect(row.mcp_servers[0].env.API_TOKEN).toMatch(/^hecate-sealed:v1:/);
     expect(row.mcp_servers[0].env.REF).toBe('$HECATE_MCP_SECRET_NONE_SET_X');
   }, 120_000);
+
+  it('an api without GATEWAY_SECRET_KEY refuses to store a literal (409), stores nothing, and still takes $VAR references', async () => {
+    const { GATEWAY_SECRET_KEY: _key, ...keyless } = env;
+    void _key;
+    const api = await procs.start('api', keyless);
+    const c = new Client(api.url, OPERATOR_TOKEN);
+    const literal = `literal-keyless-${randomBytes(6).toString('hex')}`;
+    const entry = { name: 'h', command: process.execPath, args: [HOSTILE] };
+    const refused = await c.call('POST', '/hecate/v1/tasks', { execution_kind: 'agent_loop', prompt: 'x', mcp_servers: [{ ...entry, env: { T: literal } }] });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.message).toMatch(/GATEWAY_SECRET_KEY is not set/);
+    expect(refused.text).not.toContain(literal);
+    expect(await rowsHolding(literal)).toEqual([]);
+    const byRef = await c.call('POST', '/hecate/v1/tasks', {
+      execution_kind: 'agent_loop',
+      prompt: 'x',
+      mcp_servers: [{ ...entry, env: { T: '$HECATE_MCP_SECRET_T' } }],
+    });
+    expect(byRef.status).toBe(200);
+  }, 60_000);
 });
