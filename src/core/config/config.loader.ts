@@ -8,6 +8,7 @@ import { ChatConfig, chatConfig, ChatEnv, checkChatEnv } from './groups/chat.env
 import { checkTasksEnv, TasksConfig, tasksConfig, TasksEnv } from './groups/tasks.env';
 import { AgentConfig, agentConfig, AgentEnv } from './groups/agent.env';
 import { SandboxLimitsConfig, sandboxLimitsConfig, SandboxLimitsEnv } from './groups/sandbox-limits.env';
+import { checkMcpEnv, McpConfig, mcpConfig, McpEnv } from './groups/mcp.env';
 import { readSecretFiles } from './secret-files';
 
 /** Everything the process is configured with, in typed groups. Built once by `loadConfig`. */
@@ -16,6 +17,8 @@ export type AppConfigValues = PlatformConfig & { version: string; startedAt: Dat
   agent: AgentConfig;
   /** Resource limits of sandboxed commands. */
   sandboxLimits: SandboxLimitsConfig;
+  /** MCP server walls (issue 26): stdio command allowlist, `$VAR` allowlist, idle limit, message cap. */
+  mcp: McpConfig;
   /** Files secrets were read from (`<NAME>_FILE`): never mounted into a task's sandbox. */
   secretFiles: string[];
 };
@@ -51,6 +54,7 @@ export function loadConfig(raw: RawEnv): AppConfigValues {
   const tasks = validateGroup(TasksEnv, env, problems, checkTasksEnv);
   const agent = validateGroup(AgentEnv, env, problems);
   const sandboxLimits = validateGroup(SandboxLimitsEnv, env, problems);
+  const mcp = validateGroup(McpEnv, env, problems, checkMcpEnv);
   if (problems.length > 0) throw new ConfigValidationError(problems);
   return oneRecoveryClock(
     {
@@ -62,6 +66,7 @@ export function loadConfig(raw: RawEnv): AppConfigValues {
       tasks: tasksConfig(tasks),
       agent: agentConfig(agent),
       sandboxLimits: sandboxLimitsConfig(sandboxLimits),
+      mcp: mcpConfig(mcp),
       secretFiles: files,
     },
     env,

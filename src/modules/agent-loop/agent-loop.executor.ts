@@ -1,7 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { ModelNotConfiguredError } from '@modules/inference';
-import { mcpServerProblems } from '@modules/mcp';
+import { McpCommandNotAllowedError, mcpServerProblems, McpSecretNotAllowedError, secretRefusals, unlistedStdioServers } from '@modules/mcp';
 import { ExecutorRegistry, type ExecutionPlan, type RunExecutor } from '@modules/tasks';
 import type { ExecutionContext } from '@modules/tasks';
 
@@ -25,7 +25,16 @@ export class AgentLoopExecutor implements RunExecutor, OnModuleInit {
     this.registry.register(this);
   }
 
-  validate(task: Task): string[] {
+  /**
+   * MCP walls first (issue 26): a `$VAR` nobody allowlisted is refused for every caller (403
+   * mcp.secret_reference_not_allowed), a stdio command off GATEWAY_MCP_STDIO_ALLOW for API keys (403
+   * mcp.command_not_allowed). Nothing is stored, nothing runs.
+   */
+  validate(task: Task, caller: { hostPaths: boolean } = { hostPaths: false }): string[] {
+    const refused = secretRefusals(task.mcpServers, this.config.mcp);
+    if (refused.length > 0) throw new McpSecretNotAllowedError(refused);
+    const unlisted = caller.hostPaths ? [] : unlistedStdioServers(task.mcpServers, this.config.mcp);
+    if (unlisted.length > 0) throw new McpCommandNotAllowedError(unlisted);
     const problems: string[] = [];
     if (!task.prompt.trim()) problems.push('prompt is required for execution_kind=agent_loop');
     if (task.budgetMicrosUsd < 0) problems.push('budget_micros_usd must not be negative');

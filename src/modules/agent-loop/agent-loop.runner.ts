@@ -63,7 +63,6 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
         try {
           mcp = await this.mcp.open(ctx.run.tenantId, ctx.task.mcpServers as McpServerSpec[], {
             workspace: ctx.workspace.path,
-            network: ctx.workspace.network,
             signal: ctx.signal,
           });
         } catch (err) {

@@ -8,3 +8,5 @@ export { McpWorkerModule } from './mcp-worker.module';
 export { MAX_TOOLS_PER_REQUEST, MCP_APPROVAL_POLICIES, MCP_SERVER_NAME, mcpServerEntryProblems, mcpServerProblems, mcpToolAlias } from './mcp-server-spec';
 export type { McpApprovalPolicy, McpServerSpec } from './mcp-server-spec';
 export { redactMcpServers } from '@modules/tasks';
+export { McpCommandNotAllowedError, McpErrorType, McpSecretNotAllowedError } from './mcp.errors';
+export { secretRefusals, unlistedStdioServers } from './mcp-policy';

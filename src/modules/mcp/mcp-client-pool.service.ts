@@ -5,7 +5,8 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { AppConfig } from '@core/config/app-config';
 import { readProcessEnv } from '@core/config/env';
 import { rootLogger } from '@core/logging/logger';
-import { ExecutorRegistry } from '@modules/tasks';
+import { resolveSecretKey, openSecret } from '@core/crypto/secret-box';
+import { ExecutorRegistry, unsealMcpServers } from '@modules/tasks';
 import { connectMcpServer, listAllTools, McpConnectDeps, McpConnection, McpSpawnContext } from './mcp-connection';
 import { McpApprovalPolicy, McpServerSpec, mcpToolAlias } from './mcp-server-spec';
 import { renderToolResult } from './mcp-tool-result';
@@ -65,6 +66,8 @@ interface Entry {
   conn: McpConnection;
   tools: Tool[];
   refs: number;
+  /** When the last holder released it (Date.now()); the idle limit counts from here. */
+  idleSince: number;
   /** Why it is unusable (evicted); null while healthy. */
   dead: string | null;
 }
@@ -76,7 +79,7 @@ const CONNECT_TIMEOUT_MS = 30_000;
 function cacheKey(tenantId: string, spec: McpServerSpec, ctx: McpSpawnContext): string {
   const { approval_policy: _policy, ...connection } = spec;
   void _policy;
-  const where = connection.url !== undefined ? null : { workspace: ctx.workspace, network: ctx.network };
+  const where = connection.url !== undefined ? null : { workspace: ctx.workspace };
   return createHash('sha256')
     .update(JSON.stringify([tenantId, canonical(connection), where]))
     .digest('hex');
@@ -121,13 +124,16 @@ export class McpClientPool implements OnModuleInit, OnModuleDestroy {
   private readonly connecting = new Map<string, Promise<Entry>>();
   private readonly closing = new Set<Promise<void>>();
   private pingTimer: NodeJS.Timeout | undefined;
+  private idleTimer: NodeJS.Timeout | undefined;
   private readonly deps: McpConnectDeps;
+  private readonly secretKey: Buffer | undefined;
 
   constructor(
     private readonly config: AppConfig,
     registry: ExecutorRegistry,
   ) {
-    this.deps = { sandbox: () => registry.sandbox(), tasks: config.tasks, selfPort: config.server.port, env: readProcessEnv };
+    this.secretKey = resolveSecretKey(config);
+    this.deps = { sandbox: () => registry.sandbox(), tasks: config.tasks, mcp: config.mcp, selfPort: config.server.port, env: readProcessEnv };
   }
 
   onModuleInit(): void {
@@ -136,10 +142,26 @@ export class McpClientPool implements OnModuleInit, OnModuleDestroy {
       this.pingTimer = setInterval(() => void this.pingIdle(), every);
       this.pingTimer.unref();
     }
+    // A tenant's cached server does not outlive its run by more than the idle limit (GATEWAY_MCP_IDLE_TIMEOUT).
+    const idle = this.config.mcp.idleTimeoutMs;
+    if (idle > 0) {
+      this.idleTimer = setInterval(() => this.closeIdle(), Math.max(100, Math.min(Math.floor(idle / 4), 10_000)));
+      this.idleTimer.unref();
+    }
+  }
+
+  /** Closes every cached server nobody has held for the idle limit. */
+  private closeIdle(): void {
+    const limit = this.config.mcp.idleTimeoutMs;
+    const now = Date.now();
+    for (const entry of [...this.entries.values()]) {
+      if (entry.refs === 0 && now - entry.idleSince >= limit) this.evict(entry, `unused for ${Math.round(limit / 1000)} s (GATEWAY_MCP_IDLE_TIMEOUT)`);
+    }
   }
 
   async onModuleDestroy(): Promise<void> {
     if (this.pingTimer) clearInterval(this.pingTimer);
+    if (this.idleTimer) clearInterval(this.idleTimer);
     await Promise.allSettled([...this.connecting.values()]);
     for (const entry of [...this.entries.values()]) this.evict(entry, 'the worker is shutting down');
     await Promise.allSettled([...this.closing]);
@@ -156,7 +178,9 @@ export class McpClientPool implements OnModuleInit, OnModuleDestroy {
   }
 
   /** Connects (or reuses) every server of a run and lists their tools. Fails whole, releasing what it took, naming the server. */
-  async open(tenantId: string, servers: McpServerSpec[], ctx: McpOpenContext): Promise<McpToolSet> {
+  async open(tenantId: string, stored: McpServerSpec[], ctx: McpOpenContext): Promise<McpToolSet> {
+    // Literal env/header values are stored sealed (tasks module): opened here, where they are used, and nowhere else.
+    const servers = unsealMcpServers(stored, (sealed) => openSecret(this.secretKey, sealed)) as McpServerSpec[];
     const settled = await Promise.allSettled(servers.map((spec) => this.acquire(tenantId, spec, ctx)));
     const held = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
@@ -287,7 +311,7 @@ export class McpClientPool implements OnModuleInit, OnModuleDestroy {
       await conn.close();
       throw new Error(`MCP server "${spec.name}": tools/list failed: ${(err as Error).message}`, { cause: err });
     }
-    const entry: Entry = { key, server: spec.name, conn, tools, refs: 0, dead: null };
+    const entry: Entry = { key, server: spec.name, conn, tools, refs: 0, idleSince: Date.now(), dead: null };
     conn.onClosed(() => this.evict(entry, conn.diagnostic()));
     this.entries.set(key, entry);
     return entry;
@@ -295,6 +319,7 @@ export class McpClientPool implements OnModuleInit, OnModuleDestroy {
 
   private release(entry: Entry): void {
     entry.refs = Math.max(0, entry.refs - 1);
+    if (entry.refs === 0) entry.idleSince = Date.now();
     this.trim();
   }
 

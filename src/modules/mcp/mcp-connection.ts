@@ -3,24 +3,30 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { Agent, fetch as undiciFetch } from 'undici';
+import type { McpConfig } from '@core/config/groups/mcp.env';
 import type { TasksConfig } from '@core/config/groups/tasks.env';
 import { checkOutboundUrl } from '@core/net/outbound-url-policy';
 import type { CommandSandbox } from '@modules/tasks';
 import type { McpServerSpec } from './mcp-server-spec';
 import { EnvSource, resolveSecretMap, scrubSecrets } from './mcp-secrets';
+import { secretReferenceAllowed, stdioNetwork } from './mcp-policy';
 import { SandboxedStdioTransport } from './sandboxed-stdio.transport';
+import { boundedResponse } from './bounded-response';
 
 const CLIENT_INFO = { name: 'hecate', version: '1' };
 
-/** Where a stdio server runs: the run's workspace (its cwd and HOME, the only writable place) and its network. */
+/**
+ * Where a stdio server runs: the run's workspace (its cwd and HOME, the only writable place). Its network is not the
+ * caller's to choose: only a GATEWAY_MCP_STDIO_ALLOW entry matching the server grants it.
+ */
 export interface McpSpawnContext {
   workspace: string;
-  network: boolean;
 }
 
 export interface McpConnectDeps {
   sandbox: () => CommandSandbox;
   tasks: TasksConfig;
+  mcp: McpConfig;
   selfPort: number;
   env: () => EnvSource;
 }
@@ -68,14 +74,19 @@ async function connectStdio(spec: McpServerSpec, ctx: McpSpawnContext, deps: Mcp
   const sandbox = deps.sandbox();
   const refusal = sandbox.refusal();
   if (refusal) throw new Error(`MCP server "${spec.name}" cannot start: ${refusal}`);
-  const secrets = resolveSecretMap(spec.name, 'env', spec.env, deps.env());
+  const secrets = resolveSecretMap(spec.name, 'env', spec.env, deps.env(), (name) => secretReferenceAllowed(name, deps.mcp));
   const argv = sandbox.wrap([spec.command ?? '', ...(spec.args ?? [])], {
     workspace: ctx.workspace,
     cwd: ctx.workspace,
     readOnly: false,
-    network: ctx.network,
+    network: stdioNetwork(spec, deps.mcp),
   });
-  const transport = new SandboxedStdioTransport({ argv, cwd: ctx.workspace, env: { ...deps.tasks.childEnv, HOME: ctx.workspace, ...secrets } });
+  const transport = new SandboxedStdioTransport({
+    argv,
+    cwd: ctx.workspace,
+    env: { ...deps.tasks.childEnv, HOME: ctx.workspace, ...secrets },
+    maxMessageBytes: deps.mcp.maxMessageBytes,
+  });
   const values = Object.values(secrets);
   const diagnostic = () => {
     const status = transport.exitStatus() ?? 'is not answering';
@@ -98,7 +109,7 @@ async function connectStdio(spec: McpServerSpec, ctx: McpSpawnContext, deps: Mcp
 async function connectHttp(spec: McpServerSpec, deps: McpConnectDeps, options: { signal: AbortSignal; timeoutMs: number }) {
   const verdict = await checkOutboundUrl(spec.url ?? '', { ...deps.tasks.outbound, selfPort: deps.selfPort });
   if (!verdict.ok) throw new Error(`MCP server "${spec.name}": ${verdict.message}`);
-  const headers = resolveSecretMap(spec.name, 'headers', spec.headers, deps.env());
+  const headers = resolveSecretMap(spec.name, 'headers', spec.headers, deps.env(), (name) => secretReferenceAllowed(name, deps.mcp));
   const family = verdict.address.includes(':') ? 6 : 4;
   // Pinned: every connection goes to the checked address (no second DNS answer), never to another host.
   const agent = new Agent({
@@ -111,7 +122,8 @@ async function connectHttp(spec: McpServerSpec, deps: McpConnectDeps, options: {
     const target = new URL(String(url));
     if (target.host !== verdict.url.host || target.protocol !== verdict.url.protocol)
       throw new Error(`MCP server "${spec.name}": request to another origin refused`);
-    return (await undiciFetch(target, { ...(init as object), dispatcher: agent, redirect: 'manual' })) as unknown as Response;
+    const res = (await undiciFetch(target, { ...(init as object), dispatcher: agent, redirect: 'manual' })) as unknown as Response;
+    return boundedResponse(res, deps.mcp.maxMessageBytes, spec.name);
   };
   const transport = new StreamableHTTPClientTransport(verdict.url, { fetch: pinnedFetch, requestInit: { headers } });
   const values = Object.values(headers);

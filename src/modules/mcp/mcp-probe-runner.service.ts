@@ -46,7 +46,7 @@ export class McpProbeRunner {
     if (!message) return; // the api gave up before the claim reached it
     const workspace = await this.registry.sandbox().scratchWorkspace('mcp-probes');
     try {
-      const tools = await this.pool.probe(message.spec, { workspace, network: true, signal: ctx.signal }, PROBE_TIMEOUT_MS);
+      const tools = await this.pool.probe(message.spec, { workspace, signal: ctx.signal }, PROBE_TIMEOUT_MS);
       await answer({
         kind: 'result',
         tools: tools.map((t) => ({

@@ -3,7 +3,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { EventBus } from '@core/bus/event-bus.port';
 import { RunQueue } from '@core/queue/run-queue.port';
 import { mcpChannels, ProbeTool, ProbeWorkerMessage } from './mcp-bus';
-import { McpProbeFailedError, McpWorkerUnavailableError } from './mcp.errors';
+import { AppConfig } from '@core/config/app-config';
+import { McpCommandNotAllowedError, McpProbeFailedError, McpSecretNotAllowedError, McpWorkerUnavailableError } from './mcp.errors';
+import { secretRefusals, unlistedStdioServers } from './mcp-policy';
 import { mcpServerEntryProblems, McpServerSpec } from './mcp-server-spec';
 import { within } from '@core/async/within';
 
@@ -24,10 +26,15 @@ export class McpProbeService {
   constructor(
     @Inject(RunQueue) private readonly queue: RunQueue,
     @Inject(EventBus) private readonly bus: EventBus,
+    private readonly config: AppConfig,
   ) {}
 
-  async probe(tenantId: string, body: Record<string, unknown>): Promise<{ tools: ProbeTool[] }> {
+  /** `caller.operator`: the operator token or local operator may start any command (sandboxed); API keys only allowlisted ones. */
+  async probe(tenantId: string, body: Record<string, unknown>, caller: { operator: boolean } = { operator: false }): Promise<{ tools: ProbeTool[] }> {
     const entry = { ...body, name: body.name ?? 'probe' };
+    const refused = secretRefusals([entry], this.config.mcp);
+    if (refused.length > 0) throw new McpSecretNotAllowedError(refused);
+    if (!caller.operator && unlistedStdioServers([entry], this.config.mcp).length > 0) throw new McpCommandNotAllowedError([String(entry.name)]);
     const problems = mcpServerEntryProblems(entry, 'mcp_server');
     if (problems.length > 0) throw new McpProbeFailedError(problems.join('; '), problems);
     const spec = entry as unknown as McpServerSpec;

@@ -10,7 +10,13 @@ export class McpSecretError extends Error {}
  * are. A missing variable (or one naming a gateway setting) fails with the variable's name. The values returned are
  * secrets: they go to the child process or the HTTP request and nowhere else.
  */
-export function resolveSecretMap(server: string, field: 'env' | 'headers', map: Record<string, string> | undefined, source: EnvSource): Record<string, string> {
+export function resolveSecretMap(
+  server: string,
+  field: 'env' | 'headers',
+  map: Record<string, string> | undefined,
+  source: EnvSource,
+  allowed: (name: string) => boolean = () => true,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(map ?? {})) {
     const ref = envReference(value);
@@ -20,6 +26,8 @@ export function resolveSecretMap(server: string, field: 'env' | 'headers', map: 
     }
     if (isServerVariable(ref))
       throw new McpSecretError(`MCP server "${server}": ${field}.${key} refers to $${ref}, a gateway setting that MCP servers may not read`);
+    // A task stored before the allowlist changed is checked again where the value would be read.
+    if (!allowed(ref)) throw new McpSecretError(`MCP server "${server}": ${field}.${key} refers to $${ref}, which MCP servers may not read`);
     const resolved = source[ref];
     if (resolved === undefined || resolved === '') {
       throw new McpSecretError(`MCP server "${server}": ${field}.${key} refers to $${ref}, which is not set in the worker's environment`);

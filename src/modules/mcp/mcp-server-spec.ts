@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { MCP_SECRET_PREFIX } from '@core/config/groups/mcp.env';
+import { envReference } from '@modules/tasks';
 /** Per-server gate on the agent's use of an MCP server's tools (seed 003 `mcp_servers[].approval_policy`). */
 export const MCP_APPROVAL_POLICIES = ['auto', 'require_approval', 'block'] as const;
 export type McpApprovalPolicy = (typeof MCP_APPROVAL_POLICIES)[number];
@@ -22,7 +24,6 @@ export interface McpServerSpec {
 export const MCP_SERVER_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const REFERENCE = /^\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})$/;
 const FIELDS = new Set(['name', 'command', 'args', 'env', 'url', 'headers', 'approval_policy']);
 const MAX_ARGS = 256;
 const MAX_STRING = 8192;
@@ -34,13 +35,11 @@ const MAX_MAP_ENTRIES = 64;
  */
 const SERVER_VARIABLE = /^(GATEWAY_|PROVIDER_|HECATE_|OTEL_|DATABASE_URL|REDIS_URL|WORKER_)|_FILE$/;
 
-/** The variable a value refers to (`$NAME` or `${NAME}`), or null for a literal. */
-export function envReference(value: string): string | null {
-  const m = REFERENCE.exec(value);
-  return m ? (m[1] ?? m[2]) : null;
-}
+/** The variable a value refers to (`$NAME` or `${NAME}`), or null for a literal (the tasks module owns it: it seals literals). */
+export { envReference };
 
-export const isServerVariable = (name: string): boolean => SERVER_VARIABLE.test(name);
+/** A gateway setting (HECATE_MCP_SECRET_* aside: the prefix the operator keeps MCP secrets under). */
+export const isServerVariable = (name: string): boolean => !name.startsWith(MCP_SECRET_PREFIX) && SERVER_VARIABLE.test(name);
 
 const isRecord = (v: unknown): v is Record<string, unknown> => Boolean(v) && typeof v === 'object' && !Array.isArray(v);
 

@@ -25,7 +25,7 @@ export class McpController {
   @HttpCode(200)
   async probe(@CurrentPrincipal() caller: Principal, @Body() body: unknown) {
     if (!body || typeof body !== 'object' || Array.isArray(body)) throw new InvalidRequestError('the body must be one MCP server entry (a JSON object)');
-    return { object: 'mcp_probe', data: await this.probes.probe(caller.tenantId, body as Record<string, unknown>) };
+    return { object: 'mcp_probe', data: await this.probes.probe(caller.tenantId, body as Record<string, unknown>, { operator: caller.kind !== 'api_key' }) };
   }
 
   @ApiEnvelope('mcp_cache_stats', McpCacheStatsDto)

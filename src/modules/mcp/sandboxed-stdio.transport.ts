@@ -1,16 +1,22 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
 const STDERR_TAIL = 2048;
 const KILL_GRACE_MS = 1000;
+const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
+
+/** A stdio MCP server broke the protocol in a way that ends it (a message over the cap). */
+export class McpStdioProtocolError extends Error {}
 
 /**
  * MCP over stdio to a process started with an argv the command sandbox built. Unlike the SDK's
  * StdioClientTransport it passes exactly the environment given (no HOME/USER/SHELL of the worker), starts the
  * process in its own group so closing it kills the whole tree (SIGTERM, SIGKILL after a grace), and keeps the tail
- * of stderr and the exit status for diagnostics.
+ * of stderr and the exit status for diagnostics. Its stdout is framed here with a bound: a line over
+ * `maxMessageBytes` (GATEWAY_MCP_MAX_MESSAGE_BYTES) kills the server with a clear diagnostic — nothing a server
+ * writes can throw out of a stream handler and take the worker down (issue 26).
  */
 export class SandboxedStdioTransport implements Transport {
   onclose?: () => void;
@@ -18,13 +24,19 @@ export class SandboxedStdioTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
 
   private child: ChildProcess | undefined;
-  private readonly buffer = new ReadBuffer();
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private violation: string | null = null;
   private stderr = '';
   private exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
   private closing = false;
   private exited: Promise<void> | undefined;
 
-  constructor(private readonly spec: { argv: string[]; cwd: string; env: Record<string, string> }) {}
+  constructor(private readonly spec: { argv: string[]; cwd: string; env: Record<string, string>; maxMessageBytes?: number }) {}
+
+  private get maxBytes(): number {
+    return this.spec.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  }
 
   get pid(): number | null {
     return this.child?.pid ?? null;
@@ -32,6 +44,7 @@ export class SandboxedStdioTransport implements Transport {
 
   /** "exited with code 3" / "killed by SIGKILL", or null while running. */
   exitStatus(): string | null {
+    if (this.violation) return this.violation;
     if (!this.exit) return null;
     return this.exit.signal ? `killed by ${this.exit.signal}` : `exited with code ${this.exit.code}`;
   }
@@ -60,24 +73,58 @@ export class SandboxedStdioTransport implements Transport {
         this.onclose?.();
       });
       child.stdin?.on('error', (err) => this.onerror?.(err));
-      child.stdout?.on('data', (chunk: Buffer) => {
-        this.buffer.append(chunk);
-        for (;;) {
-          let message: JSONRPCMessage | null;
-          try {
-            message = this.buffer.readMessage();
-          } catch (err) {
-            this.onerror?.(err as Error);
-            continue;
-          }
-          if (message === null) break;
-          this.onmessage?.(message);
-        }
-      });
+      child.stdout?.on('data', (chunk: Buffer) => this.onStdout(chunk));
       child.stderr?.on('data', (chunk: Buffer) => {
         this.stderr = (this.stderr + chunk.toString('utf8')).slice(-STDERR_TAIL);
       });
     });
+  }
+
+  /** Splits stdout into lines without ever holding more than the cap of one unfinished line. */
+  private onStdout(chunk: Buffer): void {
+    if (this.violation) return;
+    let start = 0;
+    for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, start)) {
+      const piece = chunk.subarray(start, nl);
+      start = nl + 1;
+      if (this.pendingBytes + piece.length > this.maxBytes) return this.tooLarge();
+      const line = this.pending.length ? Buffer.concat([...this.pending, piece]) : piece;
+      this.pending = [];
+      this.pendingBytes = 0;
+      this.deliver(line);
+      if (this.violation || this.exit) return;
+    }
+    const rest = chunk.subarray(start);
+    if (rest.length === 0) return;
+    this.pendingBytes += rest.length;
+    if (this.pendingBytes > this.maxBytes) return this.tooLarge();
+    this.pending.push(rest);
+  }
+
+  private deliver(line: Buffer): void {
+    const text = line.toString('utf8').replace(/\r$/, '');
+    if (!text.trim()) return;
+    let message: JSONRPCMessage;
+    try {
+      message = deserializeMessage(text);
+    } catch (err) {
+      this.onerror?.(err as Error);
+      return;
+    }
+    try {
+      this.onmessage?.(message);
+    } catch (err) {
+      this.onerror?.(err as Error);
+    }
+  }
+
+  /** The server wrote one message over the cap: it is killed (its calls fail with this reason), the worker lives. */
+  private tooLarge(): void {
+    this.violation = `wrote one message larger than ${this.maxBytes} bytes (GATEWAY_MCP_MAX_MESSAGE_BYTES) and was stopped`;
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.onerror?.(new McpStdioProtocolError(`MCP server ${this.violation}`));
+    void this.close();
   }
 
   send(message: JSONRPCMessage): Promise<void> {
@@ -105,7 +152,7 @@ export class SandboxedStdioTransport implements Transport {
     const timer = setTimeout(() => this.killGroup('SIGKILL'), KILL_GRACE_MS);
     await this.exited;
     clearTimeout(timer);
-    this.buffer.clear();
+    this.pending = [];
   }
 
   private killGroup(signal: NodeJS.Signals): void {

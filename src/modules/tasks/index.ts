@@ -1,5 +1,5 @@
 /** The tasks module's public face: other modules and the composition root import `@modules/tasks`, never its files. */
-export { redactMcpServers, REDACTED } from './mcp-servers-redaction';
+export { envReference, redactMcpServers, REDACTED, unsealMcpServers } from './mcp-servers-redaction';
 export { RetentionController } from './retention.controller';
 export { RetentionService } from './retention.service';
 export { RunJob } from './run.job';

@@ -111,7 +111,7 @@ export class RunExecutionService implements OnApplicationShutdown {
   /**
    * A draining worker's run goes back to the queue at once (its lease released, still held by this token) for another
    * worker to resume from its last persisted step: no wait for the lease to expire. A step that was in flight is
-   * treated like a crashed one there (an idempotent one runs again, a side effect is reported, never repeated). If
+   * marked handed over: an idempotent one runs again there, a side effect is reported, never repeated. If
    * this fails, the lease expires into the usual reclaim.
    */
   private async handOver(run: TaskRunEntity, token: string, origin: RequestOrigin): Promise<void> {
@@ -127,6 +127,7 @@ export class RunExecutionService implements OnApplicationShutdown {
         });
         if (!ok) return false;
         await this.deps.tasks.setStatus(tx.manager, { tenantId: run.tenantId, id: run.taskId, status: 'queued' });
+        await this.deps.steps.markHandedOver(tx.manager, run.tenantId, run.id);
         const base = { tenantId: run.tenantId, runId: run.id, taskId: run.taskId };
         await tx.emit({
           ...base,
@@ -250,7 +251,7 @@ export class RunExecutionService implements OnApplicationShutdown {
     else await writer.finish({ status: 'failed', error: outcome.error, errorKind: outcome.errorKind, data: { duration_ms: durationMs } });
   }
 
-  /** Step 1 of every run: the workspace (idempotent, so a crash mid-copy redoes it). */
+  /** Step 1 of every run: the workspace (idempotent: redone after a clean hand-over; a crash mid-copy fails it, worker_lost). */
   private async prepareWorkspace(task: TaskEntity, run: TaskRunEntity, writer: RunWriter, signal: AbortSignal): Promise<string | null> {
     let path = '';
     const { outcome } = await writer.step(

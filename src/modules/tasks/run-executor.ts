@@ -51,8 +51,11 @@ export type ExecutionOutcome =
  */
 export interface RunExecutor {
   readonly kind: string;
-  /** Create-time checks of the kind's fields (400 with every problem). */
-  validate(task: TaskEntity): string[] | Promise<string[]>;
+  /**
+   * Create-time checks of the kind's fields (400 with every problem). `caller.hostPaths` is true for the operator
+   * (token or local), false for an API key; a policy refusal throws its own DomainError.
+   */
+  validate(task: TaskEntity, caller?: { hostPaths: boolean }): string[] | Promise<string[]>;
   /**
    * Start-time check before a run is created (e.g. agent_loop: 422 model_not_configured when no model
    * resolves); throw a DomainError to refuse. No run is created.

@@ -2,6 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, QueryDeepPartialEntity } from 'typeorm';
 import { TaskStepEntity } from './task-step.entity';
 
+/** `phase` of a running step whose worker handed the run over on a clean shutdown (see markHandedOver). */
+export const STEP_PHASE_HANDED_OVER = 'handed_over';
+
 @Injectable()
 export class TaskStepRepository {
   constructor(private readonly dataSource: DataSource) {}
@@ -28,6 +31,19 @@ export class TaskStepRepository {
       .update(TaskStepEntity)
       .set({ ...(set as object), updatedAt: () => 'now()' })
       .where('id = :id', { id })
+      .execute();
+  }
+
+  /**
+   * A draining worker hands its run over: the step it was running was cut off by a clean shutdown, not by a crash,
+   * so the next attempt may run it again (when idempotent). Without this mark a running step means its worker died.
+   */
+  async markHandedOver(manager: EntityManager, tenantId: string, runId: string): Promise<void> {
+    await manager
+      .createQueryBuilder()
+      .update(TaskStepEntity)
+      .set({ phase: STEP_PHASE_HANDED_OVER, updatedAt: () => 'now()' })
+      .where('tenant_id = :tenantId AND run_id = :runId AND status = :running', { tenantId, runId, running: 'running' })
       .execute();
   }
 

@@ -75,3 +75,13 @@ export class ExecutionKindUnavailableError extends DomainError {
     });
   }
 }
+
+/** 409: a task names a literal MCP env/header value, and this deployment has no key to store it encrypted. */
+export class McpSecretKeyMissingError extends ConflictError {
+  constructor() {
+    super('cannot store a literal MCP env or header value: GATEWAY_SECRET_KEY is not set', {
+      userMessage: 'Literal MCP secrets cannot be stored without an encryption key.',
+      operatorAction: 'Set GATEWAY_SECRET_KEY (the same value on every api and worker) and restart, or refer to a $HECATE_MCP_SECRET_* variable instead.',
+    });
+  }
+}

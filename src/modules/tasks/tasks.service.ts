@@ -1,5 +1,7 @@
 import { resolve } from 'node:path';
 import { Injectable } from '@nestjs/common';
+import { AppConfig } from '@core/config/app-config';
+import { resolveSecretKey, sealSecret } from '@core/crypto/secret-box';
 import { ApprovalsService } from '@modules/approvals';
 import { EventStore } from '@modules/events';
 import { ExecutorRegistry } from './executor-registry.service';
@@ -8,7 +10,8 @@ import { TaskEntity } from './task.entity';
 import { newId } from './task-ids';
 import { TaskRunRepository } from './task-run.repository';
 import { TaskRepository } from './task.repository';
-import { ExecutionKindUnavailableError, InvalidTaskError, TaskBusyError, TaskNotFoundError } from './tasks.errors';
+import { hasLiteralMcpValues, sealMcpServers } from './mcp-servers-redaction';
+import { ExecutionKindUnavailableError, InvalidTaskError, McpSecretKeyMissingError, TaskBusyError, TaskNotFoundError } from './tasks.errors';
 import { WorkspaceOps } from './workspace/workspace-ops';
 import { WorkspaceCaller, WorkspaceService, type WorkspaceSpec } from './workspace/workspace.service';
 
@@ -35,7 +38,12 @@ export class TasksService {
     private readonly events: EventStore,
     private readonly approvals: ApprovalsService,
     private readonly ops: WorkspaceOps,
-  ) {}
+    config: AppConfig,
+  ) {
+    this.secretKey = resolveSecretKey(config);
+  }
+
+  private readonly secretKey: Buffer | undefined;
 
   /** `caller.hostPaths`: the operator may point a task at any host directory; API keys only under GATEWAY_WORKSPACE_ROOTS. */
   async create(tenantId: string, input: CreateTaskDto, caller: WorkspaceCaller) {
@@ -81,8 +89,14 @@ export class TasksService {
       startedAt: null,
       finishedAt: null,
     };
-    const problems = [...(await executor.validate(task)), ...(await this.workspaceProblems(task, caller))];
+    const problems = [...(await executor.validate(task, caller)), ...(await this.workspaceProblems(task, caller))];
     if (problems.length > 0) throw new InvalidTaskError(problems);
+    // Literal env/header values are secrets: stored sealed like provider keys (the response redacts them anyway).
+    if (hasLiteralMcpValues(task.mcpServers)) {
+      const key = this.secretKey;
+      if (!key) throw new McpSecretKeyMissingError();
+      task.mcpServers = sealMcpServers(task.mcpServers, (plain) => sealSecret(key, plain));
+    }
     await this.tasks.insert(task);
     return toTaskResponse(task);
   }

@@ -3,7 +3,12 @@ import type { ServerProcess } from '../../support/server-process';
 import { Client, embeddedTasksEnv, Json, Processes, scaledEnv } from '../tasks/tasks-harness';
 
 /** What a worker needs to run the test servers: their files mounted in its sandbox, loopback HTTP allowed. */
-const MCP_ENV = { GATEWAY_TASK_SANDBOX_READ_PATHS: MCP_SANDBOX_READ_PATHS, GATEWAY_TASK_HTTP_ALLOW_PRIVATE_IPS: 'true' };
+const MCP_ENV = {
+  GATEWAY_TASK_SANDBOX_READ_PATHS: MCP_SANDBOX_READ_PATHS,
+  GATEWAY_TASK_HTTP_ALLOW_PRIVATE_IPS: 'true',
+  // Literal MCP env/header values are stored sealed: scaled mode needs the key (embedded generates one).
+  GATEWAY_SECRET_KEY: 'bWNwLWVuZHBvaW50cy1lMmUtc2VjcmV0LWtleS0wMTIzNDU2Nzg5',
+};
 
 const LITERAL_ENV = 'literal-env-secret-7f3a91';
 const LITERAL_HEADER = 'literal-header-secret-c2d4e8';
@@ -57,9 +62,13 @@ function mcpSuite(mode: string, start: (procs: Processes) => Promise<{ client: C
     });
 
     it('answers 400 with the diagnostic when the server cannot start or a $VAR is missing', async () => {
-      const missing = await c.call('POST', '/hecate/v1/mcp/probe', { command: 'node', args: [EVERYTHING, 'stdio'], env: { TOKEN: '$MCP_E2E_UNSET_VAR' } });
+      const missing = await c.call('POST', '/hecate/v1/mcp/probe', {
+        command: 'node',
+        args: [EVERYTHING, 'stdio'],
+        env: { TOKEN: '$HECATE_MCP_SECRET_E2E_UNSET' },
+      });
       expect(missing.status).toBe(400);
-      expect(missing.body.error.message).toMatch(/env.TOKEN refers to \$MCP_E2E_UNSET_VAR, which is not set/);
+      expect(missing.body.error.message).toMatch(/env.TOKEN refers to \$HECATE_MCP_SECRET_E2E_UNSET, which is not set/);
       const ghost = await c.call('POST', '/hecate/v1/mcp/probe', { command: 'no-such-mcp-server-binary', env: { SECRET: PROBE_LITERAL } });
       expect(ghost.status).toBe(400);
       expect(ghost.body.error.message).toMatch(/"probe" did not start/);

@@ -13,7 +13,7 @@ describe('McpClientPool against real MCP servers, stdio servers under the real s
   let ws: string;
   const held: McpToolSet[] = [];
   const open = async (tenant: string, servers: McpServerSpec[], workspace = ws) => {
-    const set = await h.pool.open(tenant, servers, { workspace, network: false, signal: signal() });
+    const set = await h.pool.open(tenant, servers, { workspace, signal: signal() });
     held.push(set);
     return set;
   };
@@ -173,21 +173,13 @@ describe('McpClientPool against real MCP servers, stdio servers under the real s
 
   it('the probe lists tools uncached and bounds a server that never answers', async () => {
     const before = h.pool.stats().entries;
-    const tools = await h.pool.probe(
-      { name: 'probe', command: 'node', args: [EVERYTHING, 'stdio'] },
-      { workspace: h.workspace(), network: false, signal: signal() },
-      10_000,
-    );
+    const tools = await h.pool.probe({ name: 'probe', command: 'node', args: [EVERYTHING, 'stdio'] }, { workspace: h.workspace(), signal: signal() }, 10_000);
     expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['echo', 'get-sum']));
     expect(h.pool.stats().entries).toBe(before);
     const tag = randomUUID();
     const started = Date.now();
     await expect(
-      h.pool.probe(
-        { name: 'probe', command: 'node', args: [MISBEHAVING, 'silent', `--tag=${tag}`] },
-        { workspace: h.workspace(), network: false, signal: signal() },
-        1_500,
-      ),
+      h.pool.probe({ name: 'probe', command: 'node', args: [MISBEHAVING, 'silent', `--tag=${tag}`] }, { workspace: h.workspace(), signal: signal() }, 1_500),
     ).rejects.toThrow(/"probe"/);
     expect(Date.now() - started).toBeLessThan(6_000);
     await new Promise((r) => setTimeout(r, 300));
@@ -199,7 +191,7 @@ describe('McpClientPool cache bounds and lifecycle', () => {
   it('evicts the least recently used idle entry at the cap (killing it), runs over the cap when all are held, kills everything on destroy', async () => {
     const h = openPool({ GATEWAY_TASK_MCP_CLIENT_CACHE_MAX_ENTRIES: '1' });
     const ws = h.workspace();
-    const ctx = { workspace: ws, network: false, signal: new AbortController().signal };
+    const ctx = { workspace: ws, signal: new AbortController().signal };
     const [tagA, tagB] = [randomUUID(), randomUUID()];
     const a = { name: 'a', command: 'node', args: [MISBEHAVING, `--tag=${tagA}`] };
     const b = { name: 'b', command: 'node', args: [MISBEHAVING, `--tag=${tagB}`] };
@@ -229,7 +221,6 @@ describe('McpClientPool cache bounds and lifecycle', () => {
       const tag = randomUUID();
       const set = await h.pool.open('t', [{ name: 'w', command: 'node', args: [MISBEHAVING, `--tag=${tag}`] }], {
         workspace: h.workspace(),
-        network: false,
         signal: new AbortController().signal,
       });
       await set.release();
@@ -257,7 +248,6 @@ describe('McpClientPool cache bounds and lifecycle', () => {
       await expect(
         h.pool.open('t', [{ name: 'local', url: 'http://127.0.0.1:9/mcp' }], {
           workspace: h.workspace(),
-          network: false,
           signal: new AbortController().signal,
         }),
       ).rejects.toThrow(/"local".*private or loopback/);
