@@ -14,7 +14,7 @@ import { newId } from './task-ids';
 import { RUN_LEASE, TaskRunRepository } from './task-run.repository';
 import { insertArtifactSql, insertStepSql } from './run-step-sql';
 import type { TaskStepEntity } from './task-step.entity';
-import { STEP_PHASE_HANDED_OVER, TaskStepRepository } from './task-step.repository';
+import { STEP_PHASE_HANDED_OVER, STEP_PHASE_RERUN_AFTER_CRASH, TaskStepRepository } from './task-step.repository';
 import { TaskRepository } from './task.repository';
 import { dispatchEvents, newStepRow, type NewArtifact, outcomeOf, type RunUsage, STEP_STATUS, type StepOutcome, type StepSpec, TOOL_EVENT } from './run-step';
 
@@ -142,10 +142,11 @@ export class RunWriter {
 
   /**
    * Runs one step with a durable dispatch record. A step completed by an earlier attempt is not run
-   * again (its outcome is returned). A step an earlier attempt left `running` is never silently repeated: a side
-   * effect is reported failed (`ambiguous_side_effect`); any other step whose worker died under it (crash, kill -9,
-   * lost lease) is failed as `worker_lost` — one crash per step, so a call that kills its worker cannot crash-loop
-   * (issue 26). Only a step a draining worker handed over on a clean shutdown runs again, when idempotent.
+   * again (its outcome is returned). A step an earlier attempt left `running` is never silently repeated, and crashes
+   * are counted per step so a call that kills its worker cannot crash-loop (docs/security.md): a side effect is
+   * reported failed (`ambiguous_side_effect`); a tool call whose worker died under it fails as `worker_lost`; a model
+   * call (no side effect) is made again once, and fails as `worker_lost` when a second worker dies under it. A step a
+   * draining worker handed over on a clean shutdown is no crash: it runs again when idempotent.
    */
   async step(spec: StepSpec, fn: (step: TaskStepEntity) => Promise<StepOutcome>): Promise<{ step: TaskStepEntity; outcome: StepOutcome; replayed: boolean }> {
     const ahead = this.dispatched?.step.index === spec.index ? this.dispatched.step : undefined;
@@ -165,12 +166,13 @@ export class RunWriter {
       await this.finishStep(existing, spec, outcome, 0);
       return { step: { ...existing, status: 'failed', errorKind: outcome.errorKind!, error: outcome.error! }, outcome, replayed: true };
     }
-    if (existing && existing.phase !== STEP_PHASE_HANDED_OVER) {
+    const crashes = !existing || existing.phase === STEP_PHASE_HANDED_OVER ? 0 : existing.phase === STEP_PHASE_RERUN_AFTER_CRASH ? 2 : 1;
+    if (existing && (crashes > 1 || (crashes === 1 && spec.kind !== 'model'))) {
       const outcome: StepOutcome = {
         status: 'failed',
         errorKind: 'worker_lost',
-        error: `the worker running this step (${spec.title}) died while it ran; it is not run again, so a call that crashes its worker cannot crash-loop`,
-        eventData: { reason: 'worker_lost', crashes: 1 },
+        error: `the worker running this step (${spec.title}) died while it ran${crashes > 1 ? ', twice' : ''}; it is not run again, so a call that crashes its worker cannot crash-loop`,
+        eventData: { reason: 'worker_lost', crashes },
       };
       await this.finishStep(existing, spec, outcome, 0);
       return { step: { ...existing, status: 'failed', errorKind: outcome.errorKind!, error: outcome.error! }, outcome, replayed: true };
@@ -180,9 +182,10 @@ export class RunWriter {
     } else if (existing) {
       step = existing;
       await this.tx(async (tx) => {
-        // Dispatched again: if this worker dies under it too, the next attempt fails it (worker_lost).
-        await this.deps.steps.update(tx.manager, step.id, { startedAt: () => 'now()', phase: 'dispatched' });
-        await this.emitIn(tx, 'tool.started', { tool_call_id: step.id, tool_name: spec.toolName, kind: spec.kind, step_id: step.id, retry: true });
+        // Dispatched again, the crash counted in its phase: if this worker dies under it too, the next attempt fails it.
+        const phase = crashes > 0 ? STEP_PHASE_RERUN_AFTER_CRASH : 'dispatched';
+        await this.deps.steps.update(tx.manager, step.id, { startedAt: () => 'now()', phase });
+        await this.emitIn(tx, 'tool.started', { tool_call_id: step.id, tool_name: spec.toolName, kind: spec.kind, step_id: step.id, retry: true, crashes });
       });
     } else {
       step = newStepRow(this.ref, spec);

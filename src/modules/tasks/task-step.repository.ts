@@ -4,6 +4,8 @@ import { TaskStepEntity } from './task-step.entity';
 
 /** `phase` of a running step whose worker handed the run over on a clean shutdown (see markHandedOver). */
 export const STEP_PHASE_HANDED_OVER = 'handed_over';
+/** `phase` of a running step dispatched again after its worker died under it once (the crash count, see RunWriter.step). */
+export const STEP_PHASE_RERUN_AFTER_CRASH = 'rerun_after_crash';
 
 @Injectable()
 export class TaskStepRepository {
