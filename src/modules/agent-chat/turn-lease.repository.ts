@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { execSql } from '@core/database/sql';
+import { storableText } from '@core/database/storable';
 import type { TurnRow } from './agent-chat-rows';
 import { ACTIVE, TURN_LEASE } from './agent-chat-sql';
 
@@ -96,7 +97,7 @@ export class TurnLeaseRepository {
       this.manager,
       `UPDATE agent_chat_messages SET content = $3, updated_at = now()
         WHERE id = $2 AND EXISTS (SELECT 1 FROM agent_chat_turns WHERE id = $1 AND ${TURN_LEASE.heldBy(4)})`,
-      [turnId, messageId, content, token],
+      [turnId, messageId, storableText(content), token],
     );
     return affected > 0;
   }

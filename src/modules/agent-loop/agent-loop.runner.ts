@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
+import { storableValue } from '@core/database/storable';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import { rootLogger } from '@core/logging/logger';
 import { ApprovalsService, planHash } from '@modules/approvals';
@@ -272,7 +273,8 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
   private async gate(ctx: ExecutionContext, conv: Conversation, mcpTools: Map<string, McpTool>): Promise<ExecutionOutcome | null> {
     const gated = conv.pending!.filter((c) => this.needsApproval(c.function.name, mcpTools));
     if (gated.length === 0) return null;
-    const details = { tool_calls: gated.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })) };
+    // As stored (NUL replaced), so the hash the requeued run checks is the one the approval recorded.
+    const details = storableValue({ tool_calls: gated.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })) });
     const hash = planHash(details);
     const approvals = await this.approvals.listForRun(ctx.run.tenantId, ctx.run.id);
     if (approvals.some((a) => a.kind === 'agent_loop_tool_call' && a.status === 'approved' && a.actionHash === hash)) return null;

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { EventEnvelope } from '@contracts/events';
 import type { RequestOrigin } from '@core/context/request-context';
+import { storableJson, storableText, storableValue } from '@core/database/storable';
 import { rootLogger } from '@core/logging/logger';
 import { MetricsService } from '@core/metrics/metrics.service';
 import { ApprovalsService } from '@modules/approvals';
@@ -93,8 +94,10 @@ export class RunWriter {
     return { id: row.id };
   }
 
+  /** The row of an artifact; NUL in its content or metadata (a model's or a tool's output) is stored as U+FFFD. */
   private artifactRow(a: NewArtifact): TaskArtifactEntity {
     const now = new Date();
+    const content = storableText(a.content);
     return {
       id: a.id ?? newId('artifact'),
       tenantId: this.ref.tenantId,
@@ -106,12 +109,12 @@ export class RunWriter {
       description: a.description ?? '',
       mimeType: a.mimeType ?? 'text/plain',
       path: a.path ?? '',
-      contentText: a.content,
-      sizeBytes: Buffer.byteLength(a.content),
-      sha256: createHash('sha256').update(a.content).digest('hex'),
+      contentText: content,
+      sizeBytes: Buffer.byteLength(content),
+      sha256: createHash('sha256').update(content).digest('hex'),
       truncated: a.truncated ?? false,
       status: a.status ?? 'ready',
-      metadata: a.metadata ?? {},
+      metadata: storableValue(a.metadata ?? {}),
       createdAt: now,
       updatedAt: now,
     };
@@ -201,10 +204,10 @@ export class RunWriter {
         params: [
           step.id,
           STEP_STATUS[outcome.status],
-          outcome.result ?? outcome.status,
-          JSON.stringify(outcome.outputSummary ?? {}),
+          storableText(outcome.result ?? outcome.status),
+          storableJson(outcome.outputSummary ?? {}),
           outcome.exitCode ?? null,
-          outcome.error ?? '',
+          storableText(outcome.error ?? ''),
           outcome.errorKind ?? (outcome.status === 'timed_out' ? 'timeout' : ''),
         ],
       },
@@ -313,9 +316,9 @@ export class RunWriter {
         runId: this.ref.runId,
         stepId: a.stepId,
         kind: a.kind,
-        reason: a.reason,
-        actionSummary: a.actionSummary,
-        details: a.details,
+        reason: storableText(a.reason),
+        actionSummary: storableValue(a.actionSummary),
+        details: storableValue(a.details),
         requestedBy: 'runtime',
       });
       const ok = await this.deps.runs.transition(tx.manager, {
