@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
+import { retryTransient } from '@core/database/retry-transient';
 import { DomainError } from '@core/http/domain-error';
 import { InferenceService, type InferenceResult, type InferenceTool } from '@modules/inference';
 import type { ExecutionContext, ExecutionOutcome, StepOutcome, StepSpec } from '@modules/tasks';
@@ -53,10 +54,13 @@ export class AgentModelCalls {
       }
       let result: InferenceResult;
       try {
-        const live = await this.inference.streamLive(
-          { messages: conv.messages, model, provider: task.requestedProvider || undefined, tools, max_tokens: this.config.agent.maxTokens },
-          { tenantId: run.tenantId, origin: writer.ref.origin, signal: ctx.signal, endpoint: 'agent_loop', costCapMicros },
-          { streamId: run.id, unindexed: true },
+        // Routing reads Postgres before anything is sent upstream: a dropped connection there is retried (nothing was billed).
+        const live = await retryTransient(() =>
+          this.inference.streamLive(
+            { messages: conv.messages, model, provider: task.requestedProvider || undefined, tools, max_tokens: this.config.agent.maxTokens },
+            { tenantId: run.tenantId, origin: writer.ref.origin, signal: ctx.signal, endpoint: 'agent_loop', costCapMicros },
+            { streamId: run.id, unindexed: true },
+          ),
         );
         for await (const _frame of live.frames) {
           // Deltas are on the live stream; the loop needs only the assembled reply.
