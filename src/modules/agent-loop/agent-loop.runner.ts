@@ -12,7 +12,7 @@ import { AgentModelCalls } from './agent-model-calls';
 import { AgentToolCalls, type McpCalls } from './agent-tool-calls';
 import { type ExecutionContext, type ExecutionOutcome, ExecutorRegistry, type RunRunner, type StepSpec, WorkspaceGit } from '@modules/tasks';
 import { BUILTIN_TOOLS } from './builtin-tools';
-import { checkpointArtifact, type Conversation, parseConversation, replaceState, startingHistory } from './conversation';
+import { checkpointArtifact, type Conversation, parseConversation, preview, replaceState, startingHistory } from './conversation';
 import { type ConsumedGuidance, GuidanceRegistry } from './guidance-source';
 
 /** At most this many tool calls in one model response (a larger one fails the turn). */
@@ -145,7 +145,12 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
       }
       if (conv.final !== undefined) {
         if (!conv.final.trim()) return { status: 'failed', error: 'the model ended with a blank final answer', errorKind: 'blank_final_answer' };
-        return { status: 'completed', summary: { final_answer: conv.final, model_calls: conv.model_calls } };
+        // The answer itself is the run's `summary` artifact; run.finished carries its start.
+        const answer = preview(conv.final);
+        return {
+          status: 'completed',
+          summary: { final_answer: answer.text, ...(answer.truncated ? { final_answer_bytes: answer.bytes } : {}), model_calls: conv.model_calls },
+        };
       }
       if (conv.model_calls >= this.config.agent.maxTurns) {
         return {

@@ -91,7 +91,7 @@ describe('NUL in model output (real Postgres)', () => {
     const conv = artifacts.filter((a) => a.kind === 'agent_conversation').at(-1);
     const full = await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/artifacts/${conv!.id}`);
     // The checkpoint is JSON text: the NUL is kept as its escape there, exactly as the model sent it.
-    expect(JSON.parse(full.content_text ?? full.content).final).toBe(`done${NUL}here`);
+    expect(JSON.parse(full.content_text ?? full.content).messages.at(-1).content).toBe(`done${NUL}here`);
     const steps = await sql<{ n: number }>(db.url, `SELECT count(*)::int AS n FROM task_steps WHERE run_id = $1 AND status = 'completed'`, [runId]);
     expect(steps[0].n).toBeGreaterThanOrEqual(3);
   });
