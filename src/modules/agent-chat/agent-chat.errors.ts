@@ -1,5 +1,5 @@
 import { ErrorType } from '@contracts/errors';
-import { ConflictError, DomainError, NotFoundError } from '@core/http/domain-error';
+import { ConflictError, DomainError, InvalidRequestError, NotFoundError } from '@core/http/domain-error';
 
 /** The `agent_chat.*` error table of seed 003. */
 export const AgentChatErrorType = {
@@ -207,8 +207,12 @@ export class AgentChatQueueFullError extends ConflictError {
   }
 }
 
-/** A prompt, queued item or guidance larger than GATEWAY_AGENT_CHAT_MAX_CONTENT_BYTES: refused before anything is stored. */
-export function checkContentSize(content: string | undefined, max: number, field = 'content'): void {
+/**
+ * A prompt, queued item or guidance larger than GATEWAY_AGENT_CHAT_MAX_CONTENT_BYTES: refused (413) before anything is
+ * stored or stopped; with `required`, blank content is refused too (400).
+ */
+export function checkContentSize(content: string | undefined, max: number, field = 'content', required = false): void {
+  if (required && !content?.trim()) throw new InvalidRequestError(`${field} must not be empty`, { details: { field } });
   if (content === undefined || max <= 0) return;
   const bytes = Buffer.byteLength(content);
   if (bytes <= max) return;

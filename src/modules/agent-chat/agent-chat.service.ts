@@ -265,8 +265,7 @@ export class AgentChatService {
    */
   async editLastUserMessage(tenantId: string, sessionId: string, content: string): Promise<SessionView> {
     await this.require(tenantId, sessionId);
-    if (!content.trim()) throw new InvalidRequestError('content must not be empty', { details: { field: 'content' } });
-    checkContentSize(content, this.limits.maxContentBytes);
+    checkContentSize(content, this.limits.maxContentBytes, 'content', true);
     const busy = await this.currentTurn(sessionId);
     if (busy) throw this.busyError(busy);
     await this.repo.transaction(async (m) => {
@@ -306,7 +305,6 @@ export class AgentChatService {
     dto: { guidance_content?: string; guidance_id?: string; runtime_kind?: string; provider?: string; model?: string },
   ): Promise<StartedTurn> {
     await this.require(p.tenantId, sessionId);
-    // Refused before the running turn is stopped.
     checkContentSize(dto.guidance_content, this.limits.maxContentBytes, 'guidance_content');
     await this.stopAndSettle(sessionId, origin);
     if (dto.guidance_id) await this.guidanceRows.changePendingGuidance(sessionId, dto.guidance_id, null);

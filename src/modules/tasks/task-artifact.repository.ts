@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager, FindOptionsSelect, In, LessThan, Not, QueryDeepPartialEntity } from 'typeorm';
+import { DataSource, EntityManager, FindOptionsSelect, QueryDeepPartialEntity } from 'typeorm';
 import { execSql } from '@core/database/sql';
 import { TaskArtifactEntity } from './task-artifact.entity';
 
@@ -127,15 +127,24 @@ export class TaskArtifactRepository {
     await this.repo(manager).update({ id }, { status, updatedAt: () => 'now()' });
   }
 
-  /** Retention: artifacts of finished runs older than `olderThan`, then beyond the newest `keepNewest`. */
+  /**
+   * Retention: artifacts of finished runs older than `olderThan`, then beyond the newest `keepNewest`. A checkpoint chain
+   * (rows that append to the ones before, `metadata.appends`) goes as a whole: a run's conversation is never left partial.
+   */
   async prune(q: { olderThan: Date; keepNewest: number; protectedRunIds: string[] }): Promise<number> {
-    const byAge = await this.repo().delete({ createdAt: LessThan(q.olderThan), runId: Not(In(q.protectedRunIds.length ? q.protectedRunIds : [''])) });
+    const chains = `OR (t.metadata ? 'appends' AND (t.run_id, t.kind) IN (SELECT run_id, kind FROM doomed WHERE metadata ? 'appends'))`;
+    const byAge = await execSql(
+      this.dataSource.manager,
+      `WITH doomed AS (SELECT id, run_id, kind, metadata FROM task_artifacts WHERE created_at < $1 AND NOT (run_id = ANY($2::text[])))
+       DELETE FROM task_artifacts t WHERE t.id IN (SELECT id FROM doomed) ${chains}`,
+      [q.olderThan, q.protectedRunIds],
+    );
     const byCount = await execSql(
       this.dataSource.manager,
-      `DELETE FROM task_artifacts WHERE id IN (
-         SELECT id FROM task_artifacts WHERE NOT (run_id = ANY($2::text[])) ORDER BY created_at DESC OFFSET $1)`,
+      `WITH doomed AS (SELECT id, run_id, kind, metadata FROM task_artifacts WHERE NOT (run_id = ANY($2::text[])) ORDER BY created_at DESC OFFSET $1)
+       DELETE FROM task_artifacts t WHERE t.id IN (SELECT id FROM doomed) ${chains}`,
       [q.keepNewest, q.protectedRunIds],
     );
-    return (byAge.affected ?? 0) + byCount.affected;
+    return byAge.affected + byCount.affected;
   }
 }
