@@ -8,10 +8,13 @@ export class PendingMigrationsError extends Error {
   }
 }
 
-/** Connection-level failures (terminated backends, restarts, pool exhaustion on reconnect): retrying is right. */
+/**
+ * Connection-level failures (terminated backends, restarts, pool exhaustion on reconnect; TypeORM's released query runner
+ * when a transaction's connection died under it): retrying is right.
+ */
 const CONNECTION_CODES = new Set(['57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT']);
 const CONNECTION_TEXT =
-  /terminating connection|Connection terminated|connection.*(closed|ended)|Client has encountered a connection error|timeout exceeded when trying to connect|ECONNRESET|ECONNREFUSED|Client was closed and is not queryable/i;
+  /terminating connection|Connection terminated|Query runner already released|connection.*(closed|ended)|Client has encountered a connection error|timeout exceeded when trying to connect|ECONNRESET|ECONNREFUSED|Client was closed and is not queryable/i;
 /** Values the database refuses to store (NUL in text/jsonb, invalid UTF-8): the request's fault, not the server's. */
 const UNSTORABLE_CODES = new Set(['22021', '22P05']);
 

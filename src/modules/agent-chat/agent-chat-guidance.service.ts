@@ -7,7 +7,8 @@ import { AgentChatTurnsService } from './agent-chat-turns.service';
 import { GuidanceRepository } from './guidance.repository';
 import { AgentChatRepository, isUniqueViolation } from './agent-chat.repository';
 import { AgentChatService, newChatId } from './agent-chat.service';
-import { GuidanceConsumedError, GuidanceNotFoundError } from './agent-chat.errors';
+import { AgentChatQueueFullError, checkContentSize, GuidanceConsumedError, GuidanceNotFoundError } from './agent-chat.errors';
+import { AppConfig } from '@core/config/app-config';
 
 const receiptOf = (g: GuidanceRow) => ({
   guidance_id: g.guidance_id,
@@ -30,20 +31,21 @@ export class AgentChatGuidanceService implements GuidanceSource {
     private readonly guidanceRows: GuidanceRepository,
     private readonly chats: AgentChatService,
     private readonly turns: AgentChatTurnsService,
+    private readonly config: AppConfig,
   ) {}
 
   async add(tenantId: string, sessionId: string, dto: { content: string; guidance_id?: string; metadata?: Record<string, unknown> }) {
     await this.chats.require(tenantId, sessionId);
     if (!dto.content?.trim()) throw new InvalidRequestError('guidance content must not be empty', { details: { field: 'content' } });
+    const { maxQueuedItems, maxContentBytes } = this.config.agent.chat;
+    checkContentSize(dto.content, maxContentBytes);
     const guidanceId = dto.guidance_id?.trim() || newChatId('msg').replace(/^msg_/, 'guid_');
     try {
-      await this.guidanceRows.insertGuidance({
-        session_id: sessionId,
-        guidance_id: guidanceId,
-        tenant_id: tenantId,
-        content: dto.content,
-        metadata: dto.metadata ?? {},
-      });
+      const inserted = await this.guidanceRows.insertGuidance(
+        { session_id: sessionId, guidance_id: guidanceId, tenant_id: tenantId, content: dto.content, metadata: dto.metadata ?? {} },
+        maxQueuedItems,
+      );
+      if (!inserted) throw new AgentChatQueueFullError('pending guidance items', maxQueuedItems);
     } catch (err) {
       if (isUniqueViolation(err)) throw new ConflictError(`guidance ${guidanceId} already exists in this session`, { details: { guidance_id: guidanceId } });
       throw err;
@@ -72,6 +74,7 @@ export class AgentChatGuidanceService implements GuidanceSource {
   async update(tenantId: string, sessionId: string, guidanceId: string, content: string) {
     await this.chats.require(tenantId, sessionId);
     if (!content?.trim()) throw new InvalidRequestError('guidance content must not be empty', { details: { field: 'content' } });
+    checkContentSize(content, this.config.agent.chat.maxContentBytes);
     if (!(await this.guidanceRows.changePendingGuidance(sessionId, guidanceId, content))) await this.refuse(sessionId, guidanceId);
     return { updated: true };
   }

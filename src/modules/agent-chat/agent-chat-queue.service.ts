@@ -8,7 +8,8 @@ import { QueueRepository } from './queue.repository';
 import { AgentChatRepository } from './agent-chat.repository';
 import { AgentChatService, newChatId, type StartedTurn } from './agent-chat.service';
 import type { PostAgentChatMessageDto } from './agent-chat.dto';
-import { AgentChatErrorType } from './agent-chat.errors';
+import { AgentChatErrorType, AgentChatQueueFullError, checkContentSize } from './agent-chat.errors';
+import { AppConfig } from '@core/config/app-config';
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : undefined);
 
@@ -42,23 +43,30 @@ export class AgentChatQueueService {
     private readonly queueRows: QueueRepository,
     private readonly chats: AgentChatService,
     private readonly turns: AgentChatTurnsService,
+    private readonly config: AppConfig,
   ) {}
 
   async enqueue(p: Principal, sessionId: string, dto: PostAgentChatMessageDto): Promise<ReturnType<typeof toQueueItemView>> {
     const session = await this.chats.require(p.tenantId, sessionId);
     if (!dto.content.trim()) throw new InvalidRequestError('content must not be empty', { details: { field: 'content' } });
-    const item = await this.queueRows.insertQueueItem({
-      id: newChatId('msg').replace(/^msg_/, 'queued_'),
-      session_id: sessionId,
-      tenant_id: p.tenantId,
-      content: dto.content,
-      runtime_kind: (dto.runtime_kind ?? (session.runtime_kind === 'agent' ? 'agent' : session.runtime_kind)) as RuntimeKind,
-      provider: dto.provider ?? session.provider,
-      model: dto.model ?? session.model,
-      workspace: dto.workspace ?? session.workspace,
-      system_prompt: dto.system_prompt ?? '',
-      host_paths: p.kind !== 'api_key',
-    });
+    const { maxQueuedItems, maxContentBytes } = this.config.agent.chat;
+    checkContentSize(dto.content, maxContentBytes);
+    const item = await this.queueRows.insertQueueItem(
+      {
+        id: newChatId('msg').replace(/^msg_/, 'queued_'),
+        session_id: sessionId,
+        tenant_id: p.tenantId,
+        content: dto.content,
+        runtime_kind: (dto.runtime_kind ?? (session.runtime_kind === 'agent' ? 'agent' : session.runtime_kind)) as RuntimeKind,
+        provider: dto.provider ?? session.provider,
+        model: dto.model ?? session.model,
+        workspace: dto.workspace ?? session.workspace,
+        system_prompt: dto.system_prompt ?? '',
+        host_paths: p.kind !== 'api_key',
+      },
+      maxQueuedItems,
+    );
+    if (!item) throw new AgentChatQueueFullError('queued items', maxQueuedItems);
     this.turns.announce({ session_id: sessionId, tenant_id: p.tenantId }, 'queued_next');
     // The turn may have ended while this was being queued: nothing else would start it before the next pass.
     void this.drain(sessionId).catch(() => undefined);
@@ -93,6 +101,7 @@ export class AgentChatQueueService {
   async update(tenantId: string, sessionId: string, itemId: string, dto: { content?: string; runtime_kind?: string; provider?: string; model?: string }) {
     await this.chats.require(tenantId, sessionId);
     if (dto.content !== undefined && !dto.content.trim()) throw new InvalidRequestError('content must not be empty', { details: { field: 'content' } });
+    checkContentSize(dto.content, this.config.agent.chat.maxContentBytes);
     const set = Object.fromEntries(Object.entries(dto).filter(([, v]) => v !== undefined));
     const r = await this.queueRows.changeQueuedItem(sessionId, itemId, set);
     if (r === false) await this.refuse(sessionId, itemId);

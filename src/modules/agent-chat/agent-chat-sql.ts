@@ -1,4 +1,5 @@
 /** SQL pieces the Agent Chat repositories share: the turn lease, the active-turn predicate, SET building. */
+import { storableJson, storableText } from '@core/database/storable';
 import { Lease } from '@core/lease';
 import type { NewMessage } from './agent-chat-rows';
 
@@ -36,7 +37,10 @@ export function setClause(set: SetMap, first: number): { sql: string; params: un
     if (!COLUMN.test(column)) throw new Error(`agent-chat: bad column ${column}`);
     if (value === NOW) parts.push(`${column} = now()`);
     else {
-      params.push(value !== null && typeof value === 'object' && !(value instanceof Date) ? JSON.stringify(value) : value);
+      // NUL (a model's or an adapter's output) is stored as U+FFFD: text and jsonb cannot hold it.
+      params.push(
+        value !== null && typeof value === 'object' && !(value instanceof Date) ? storableJson(value) : typeof value === 'string' ? storableText(value) : value,
+      );
       parts.push(`${column} = $${first + params.length - 1}`);
     }
   }
@@ -52,10 +56,10 @@ export const isUniqueViolation = (err: unknown): boolean =>
 export const MESSAGE_TAIL_COLUMNS =
   'role, content, status, runtime_kind, segment_id, turn_id, task_id, run_id, provider, model, capabilities, metadata, request_id, trace_id';
 
-/** A new message's values for MESSAGE_TAIL_COLUMNS (jsonb ones serialised). */
+/** A new message's values for MESSAGE_TAIL_COLUMNS (jsonb ones serialised, NUL stored as U+FFFD). */
 export const messageValues = (m: NewMessage): unknown[] => [
   m.role,
-  m.content,
+  storableText(m.content),
   m.status,
   m.runtime_kind,
   m.segment_id,
@@ -64,8 +68,8 @@ export const messageValues = (m: NewMessage): unknown[] => [
   m.run_id ?? null,
   m.provider,
   m.model,
-  JSON.stringify(m.capabilities),
-  JSON.stringify(m.metadata ?? {}),
+  storableJson(m.capabilities),
+  storableJson(m.metadata ?? {}),
   m.request_id ?? null,
   m.trace_id ?? null,
 ];

@@ -3,6 +3,7 @@ import type { JobPayloads } from '@contracts/jobs';
 import { sleep } from '@core/async/sleep';
 import { EventBus, type Unsubscribe } from '@core/bus/event-bus.port';
 import { AppConfig } from '@core/config/app-config';
+import { retryTransient } from '@core/database/retry-transient';
 import { DomainError } from '@core/http/domain-error';
 import { keepLease, LEASE_OWNER, newLeaseToken } from '@core/lease';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
@@ -137,7 +138,8 @@ export class AgentChatTurnRunner implements OnApplicationBootstrap, OnApplicatio
   /** Takes the lease; a turn whose lease is still held is waited on until it expires (at most 2 × lease), then claimed. */
   private async claim(turnId: string, token: string, signal: AbortSignal): Promise<TurnRow | null> {
     for (let attempt = 0; attempt < 3 && !signal.aborted; attempt += 1) {
-      const r = await this.leases.claimTurn(turnId, LEASE_OWNER, token, this.leaseMs);
+      // A retried claim that had committed finds its own token: it claims again (the claim accepts its token).
+      const r = await retryTransient(() => this.leases.claimTurn(turnId, LEASE_OWNER, token, this.leaseMs));
       if ('turn' in r) {
         if (r.previousStatus === 'running') {
           rootLogger().warn({ turn_id: turnId, attempt: r.turn.attempts }, 'took over an agent chat turn whose worker was lost');
@@ -152,14 +154,14 @@ export class AgentChatTurnRunner implements OnApplicationBootstrap, OnApplicatio
   }
 
   private async run(turn: TurnRow, token: string, state: { controller: AbortController; cancelled: boolean }, halted: () => boolean): Promise<void> {
-    const inputs = await this.repo.turnInputs(turn.tenant_id, turn.session_id);
+    const inputs = await retryTransient(() => this.repo.turnInputs(turn.tenant_id, turn.session_id));
     let messages = inputs?.messages ?? [];
     let assistant = messages.find((m) => m.id === turn.assistant_message_id);
     const session = inputs?.session;
     if (!assistant || !session) return; // deleted under us: nothing to write to
     const { prefix, streamId } = await this.resumePoint(turn, token, assistant);
     if (!state.cancelled && inputs.pendingGuidance > 0 && (await this.takeGuidance(turn, token, streamId))) {
-      messages = await this.repo.messages(turn.session_id);
+      messages = await retryTransient(() => this.repo.messages(turn.session_id));
       assistant = messages.find((m) => m.id === turn.assistant_message_id)!;
     }
     if (state.cancelled) {
@@ -177,15 +179,18 @@ export class AgentChatTurnRunner implements OnApplicationBootstrap, OnApplicatio
     let savedAt = Date.now();
     let saving: Promise<unknown> = Promise.resolve();
     try {
-      const live = await this.inference.streamLive(
-        { messages: request, model: turn.model, provider: turn.provider || undefined },
-        {
-          tenantId: turn.tenant_id,
-          origin: { requestId: turn.request_id ?? `job_${turn.id}`, traceId: turn.trace_id ?? undefined },
-          signal: state.controller.signal,
-          endpoint: 'agent_chat',
-        },
-        { streamId },
+      // Routing reads Postgres before anything is sent upstream: a dropped connection there is retried (nothing was billed).
+      const live = await retryTransient(() =>
+        this.inference.streamLive(
+          { messages: request, model: turn.model, provider: turn.provider || undefined },
+          {
+            tenantId: turn.tenant_id,
+            origin: { requestId: turn.request_id ?? `job_${turn.id}`, traceId: turn.trace_id ?? undefined },
+            signal: state.controller.signal,
+            endpoint: 'agent_chat',
+          },
+          { streamId },
+        ),
       );
       for await (const { frame } of live.frames) {
         text += contentOf(frame);
@@ -234,7 +239,7 @@ export class AgentChatTurnRunner implements OnApplicationBootstrap, OnApplicatio
       if (r.chunks.length === 0) return { prefix, streamId: turn.stream_id };
     }
     const streamId = `${turn.id}.${turn.attempts}`;
-    await this.repo.transaction((m) => this.repo.updateTurn(m, turn.id, { stream_id: streamId }, { token }));
+    await retryTransient(() => this.repo.transaction((m) => this.repo.updateTurn(m, turn.id, { stream_id: streamId }, { token })));
     turn.stream_id = streamId;
     return { prefix: assistant.content, streamId };
   }
@@ -244,8 +249,8 @@ export class AgentChatTurnRunner implements OnApplicationBootstrap, OnApplicatio
    * transaction that makes it transcript messages before the reply, then announced on the turn's stream.
    */
   private async takeGuidance(turn: TurnRow, token: string, streamId: string): Promise<boolean> {
-    const taken = await this.repo.transaction(async (m) =>
-      (await this.leases.guardTurn(m, turn.id, token)) ? this.guidanceRows.consumeGuidanceIn(m, turn, 1) : [],
+    const taken = await retryTransient(() =>
+      this.repo.transaction(async (m) => ((await this.leases.guardTurn(m, turn.id, token)) ? this.guidanceRows.consumeGuidanceIn(m, turn, 1) : [])),
     );
     for (const g of taken) {
       await this.live.append(

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { retryTransient } from '@core/database/retry-transient';
 import type { EntityManager } from 'typeorm';
 import { EventBus } from '@core/bus/event-bus.port';
 import type { RequestOrigin } from '@core/context/request-context';
@@ -25,6 +26,9 @@ export interface TurnEnd {
   /** Runtime-specific fields of the assistant message (an External Agent's adapter, native session, raw output, activities). */
   metadata?: Record<string, unknown>;
 }
+
+/** Attempts of a turn's end on transient database errors (retryTransient's backoff: about 40 s in all). */
+const END_ATTEMPTS = 30;
 
 /**
  * A turn's state changes, shared by both roles and every runtime: the end of a turn (its assistant message, the turn,
@@ -84,7 +88,9 @@ export class AgentChatTurnsService {
   }
 
   async end(turn: TurnRow, end: TurnEnd, token?: string): Promise<boolean> {
-    const ok = await this.repo.transaction((m) => this.endIn(m, turn, end, token));
+    // Retried on a dropped connection like the run writes, and longer (about 40 s): this write keeps a reply that was paid
+    // for. With `token`, a retry after an attempt that did commit finds the lease gone (false), never a second end.
+    const ok = await retryTransient(() => this.repo.transaction((m) => this.endIn(m, turn, end, token)), END_ATTEMPTS);
     if (ok) this.ended(turn, end.status);
     return ok;
   }
@@ -97,13 +103,15 @@ export class AgentChatTurnsService {
 
   /** Moves an active turn (and its message and session) to another active state, e.g. running → awaiting_approval. */
   async moveTo(turn: TurnRow, status: 'running' | 'awaiting_approval'): Promise<void> {
-    const moved = await this.repo.transaction(async (m) => {
-      const ok = await this.repo.updateTurn(m, turn.id, { status, started_at: turn.started_at ?? new Date() }, { from: [turn.status] });
-      if (!ok) return false;
-      await this.repo.updateMessage(m, turn.assistant_message_id, { status, started_at: turn.started_at ?? new Date() });
-      await this.repo.updateSession(m, turn.session_id, { status });
-      return true;
-    });
+    const moved = await retryTransient(() =>
+      this.repo.transaction(async (m) => {
+        const ok = await this.repo.updateTurn(m, turn.id, { status, started_at: turn.started_at ?? new Date() }, { from: [turn.status] });
+        if (!ok) return false;
+        await this.repo.updateMessage(m, turn.assistant_message_id, { status, started_at: turn.started_at ?? new Date() });
+        await this.repo.updateSession(m, turn.session_id, { status });
+        return true;
+      }),
+    );
     if (moved) this.announce(turn, status);
   }
 

@@ -1,4 +1,5 @@
-import { ConflictError, DomainError, NotFoundError } from '@core/http/domain-error';
+import { ErrorType } from '@contracts/errors';
+import { ConflictError, DomainError, InvalidRequestError, NotFoundError } from '@core/http/domain-error';
 
 /** The `agent_chat.*` error table of seed 003. */
 export const AgentChatErrorType = {
@@ -18,6 +19,7 @@ export const AgentChatErrorType = {
   GuidanceConsumed: 'agent_chat.guidance_consumed',
   ApprovalNotPending: 'agent_chat.approval_not_pending',
   ApprovalChoiceInvalid: 'agent_chat.approval_choice_invalid',
+  QueueFull: 'agent_chat.queue_full',
 } as const;
 
 export class AgentChatSessionNotFoundError extends NotFoundError {
@@ -188,4 +190,35 @@ export class AgentChatGrantNotFoundError extends NotFoundError {
   constructor(grantId: string) {
     super(`grant ${grantId} not found`, { userMessage: 'The grant does not exist (it may have expired or been revoked).' });
   }
+}
+
+/** A session whose queued-next FIFO (or pending guidance) holds as many items as the operator allows. */
+export class AgentChatQueueFullError extends ConflictError {
+  constructor(what: 'queued items' | 'pending guidance items', max: number) {
+    super(
+      `this chat already holds ${max} ${what} (GATEWAY_AGENT_CHAT_MAX_QUEUED_ITEMS)`,
+      {
+        userMessage: 'This chat has too many prompts waiting.',
+        operatorAction: 'Wait for the running turn to take the waiting items, remove some, or raise GATEWAY_AGENT_CHAT_MAX_QUEUED_ITEMS.',
+        details: { max_queued_items: max },
+      },
+      AgentChatErrorType.QueueFull,
+    );
+  }
+}
+
+/**
+ * A prompt, queued item or guidance larger than GATEWAY_AGENT_CHAT_MAX_CONTENT_BYTES: refused (413) before anything is
+ * stored or stopped; with `required`, blank content is refused too (400).
+ */
+export function checkContentSize(content: string | undefined, max: number, field = 'content', required = false): void {
+  if (required && !content?.trim()) throw new InvalidRequestError(`${field} must not be empty`, { details: { field } });
+  if (content === undefined || max <= 0) return;
+  const bytes = Buffer.byteLength(content);
+  if (bytes <= max) return;
+  throw new DomainError(ErrorType.PayloadTooLarge, 413, `${field} is ${bytes} bytes; at most ${max} (GATEWAY_AGENT_CHAT_MAX_CONTENT_BYTES)`, {
+    userMessage: 'The message is too large.',
+    operatorAction: 'Send a shorter message (attach large text as a workspace file), or raise GATEWAY_AGENT_CHAT_MAX_CONTENT_BYTES.',
+    details: { field, bytes, max_bytes: max },
+  });
 }

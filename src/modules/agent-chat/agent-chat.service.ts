@@ -30,6 +30,7 @@ import {
   SessionNotRunningError,
   SessionStoppingError,
   workspaceRequired,
+  checkContentSize,
 } from './agent-chat.errors';
 
 export { newChatId } from './agent-chat-inputs';
@@ -172,6 +173,7 @@ export class AgentChatService {
     dto: PostAgentChatMessageDto,
     opts: { reuseUserMessageId?: string } = {},
   ): Promise<StartedTurn> {
+    checkContentSize(dto.content, this.limits.maxContentBytes);
     // One read for the checks below (the hot path of every prompt).
     const ctx = await this.repo.turnContext(p.tenantId, sessionId);
     if (!ctx) throw new AgentChatSessionNotFoundError(sessionId);
@@ -263,7 +265,7 @@ export class AgentChatService {
    */
   async editLastUserMessage(tenantId: string, sessionId: string, content: string): Promise<SessionView> {
     await this.require(tenantId, sessionId);
-    if (!content.trim()) throw new InvalidRequestError('content must not be empty', { details: { field: 'content' } });
+    checkContentSize(content, this.limits.maxContentBytes, 'content', true);
     const busy = await this.currentTurn(sessionId);
     if (busy) throw this.busyError(busy);
     await this.repo.transaction(async (m) => {
@@ -303,6 +305,7 @@ export class AgentChatService {
     dto: { guidance_content?: string; guidance_id?: string; runtime_kind?: string; provider?: string; model?: string },
   ): Promise<StartedTurn> {
     await this.require(p.tenantId, sessionId);
+    checkContentSize(dto.guidance_content, this.limits.maxContentBytes, 'guidance_content');
     await this.stopAndSettle(sessionId, origin);
     if (dto.guidance_id) await this.guidanceRows.changePendingGuidance(sessionId, dto.guidance_id, null);
     const overrides = { runtime_kind: dto.runtime_kind, provider: dto.provider, model: dto.model };

@@ -24,13 +24,24 @@ export class GuidanceRepository {
     return this.dataSource.manager;
   }
 
-  /** A new pending item; a guidance_id the session already has fails with a unique violation. */
-  async insertGuidance(g: Pick<GuidanceRow, 'session_id' | 'guidance_id' | 'tenant_id' | 'content' | 'metadata'>): Promise<void> {
-    await execSql(
-      this.manager,
-      `INSERT INTO agent_chat_guidance (session_id, guidance_id, tenant_id, content, metadata, status) VALUES ($1, $2, $3, $4, $5, 'pending')`,
-      [g.session_id, g.guidance_id, g.tenant_id, g.content, JSON.stringify(g.metadata)],
-    );
+  /**
+   * A new pending item, unless the session already has `max` pending (false then; the session row is locked first so
+   * concurrent posts cannot both take the last place); a guidance_id the session already has fails with a unique violation.
+   */
+  async insertGuidance(g: Pick<GuidanceRow, 'session_id' | 'guidance_id' | 'tenant_id' | 'content' | 'metadata'>, max: number): Promise<boolean> {
+    return this.dataSource.transaction(async (m) => {
+      await execSql(m, `SELECT 1 FROM agent_chat_sessions WHERE id = $1 FOR UPDATE`, [g.session_id]);
+      const { rows } = await execSql<{ n: number }>(m, `SELECT count(*)::int AS n FROM agent_chat_guidance WHERE session_id = $1 AND status = 'pending'`, [
+        g.session_id,
+      ]);
+      if (max > 0 && rows[0].n >= max) return false;
+      await execSql(
+        m,
+        `INSERT INTO agent_chat_guidance (session_id, guidance_id, tenant_id, content, metadata, status) VALUES ($1, $2, $3, $4, $5, 'pending')`,
+        [g.session_id, g.guidance_id, g.tenant_id, g.content, JSON.stringify(g.metadata)],
+      );
+      return true;
+    });
   }
 
   async guidance(sessionId: string, status?: string): Promise<GuidanceRow[]> {

@@ -13,9 +13,32 @@ export class QueueRepository {
     return this.dataSource.manager;
   }
 
-  async insertQueueItem(item: Omit<QueueItemRow, 'seq' | 'status' | 'turn_id' | 'error' | 'created_at' | 'updated_at'>): Promise<QueueItemRow> {
+  /**
+   * Queues an item unless the session already has `max` waiting (or starting) items: null then. The session row is
+   * locked first, so concurrent prompts cannot both see room for the last place.
+   */
+  async insertQueueItem(
+    item: Omit<QueueItemRow, 'seq' | 'status' | 'turn_id' | 'error' | 'created_at' | 'updated_at'>,
+    max: number,
+  ): Promise<QueueItemRow | null> {
+    return this.dataSource.transaction(async (m) => {
+      await execSql(m, `SELECT 1 FROM agent_chat_sessions WHERE id = $1 FOR UPDATE`, [item.session_id]);
+      const { rows: held } = await execSql<{ n: number }>(
+        m,
+        `SELECT count(*)::int AS n FROM agent_chat_queue WHERE session_id = $1 AND status IN ('queued', 'starting')`,
+        [item.session_id],
+      );
+      if (max > 0 && held[0].n >= max) return null;
+      return this.insertIn(m, item);
+    });
+  }
+
+  private async insertIn(
+    m: EntityManager,
+    item: Omit<QueueItemRow, 'seq' | 'status' | 'turn_id' | 'error' | 'created_at' | 'updated_at'>,
+  ): Promise<QueueItemRow> {
     const { rows } = await execSql<QueueItemRow>(
-      this.manager,
+      m,
       `INSERT INTO agent_chat_queue (id, session_id, tenant_id, content, runtime_kind, provider, model, workspace, system_prompt, host_paths, status)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'queued') RETURNING *`,
       [

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { execSql } from '@core/database/sql';
+import { storableText } from '@core/database/storable';
 import type { TurnRow } from './agent-chat-rows';
 import { ACTIVE, TURN_LEASE } from './agent-chat-sql';
 
@@ -29,7 +30,7 @@ export class TurnLeaseRepository {
       `WITH before AS (SELECT id, status FROM agent_chat_turns WHERE id = $1 FOR UPDATE)
        UPDATE agent_chat_turns t SET ${TURN_LEASE.claimSet(2, 3, 4)}, status = 'running', attempts = t.attempts + 1, started_at = COALESCE(t.started_at, now()), updated_at = now()
          FROM before
-        WHERE t.id = before.id AND t.runtime_kind IN ('model', 'external_agent') AND t.status IN ('queued', 'running') AND (t.lease_token IS NULL OR ${TURN_LEASE.expiredSql})
+        WHERE t.id = before.id AND t.runtime_kind IN ('model', 'external_agent') AND t.status IN ('queued', 'running') AND (t.lease_token IS NULL OR t.lease_token = $3 OR ${TURN_LEASE.expiredSql})
         RETURNING t.*, before.status AS previous_status`,
       [id, owner, token, leaseMs],
     );
@@ -96,7 +97,7 @@ export class TurnLeaseRepository {
       this.manager,
       `UPDATE agent_chat_messages SET content = $3, updated_at = now()
         WHERE id = $2 AND EXISTS (SELECT 1 FROM agent_chat_turns WHERE id = $1 AND ${TURN_LEASE.heldBy(4)})`,
-      [turnId, messageId, content, token],
+      [turnId, messageId, storableText(content), token],
     );
     return affected > 0;
   }

@@ -2,6 +2,7 @@ import { realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
+import { storableValue } from '@core/database/storable';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import { rootLogger } from '@core/logging/logger';
 import { ApprovalsService, planHash } from '@modules/approvals';
@@ -20,7 +21,7 @@ import {
   WorkspaceGit,
 } from '@modules/tasks';
 import { BUILTIN_TOOLS } from './builtin-tools';
-import { checkpointArtifact, type Conversation, parseConversation, replaceState, startingHistory } from './conversation';
+import { checkpointArtifact, type Conversation, parseConversation, preview, replaceState, startingHistory } from './conversation';
 import { type ConsumedGuidance, GuidanceRegistry } from './guidance-source';
 
 /** At most this many tool calls in one model response (a larger one fails the turn). */
@@ -152,7 +153,12 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
       }
       if (conv.final !== undefined) {
         if (!conv.final.trim()) return { status: 'failed', error: 'the model ended with a blank final answer', errorKind: 'blank_final_answer' };
-        return { status: 'completed', summary: { final_answer: conv.final, model_calls: conv.model_calls } };
+        // The answer itself is the run's `summary` artifact; run.finished carries its start.
+        const answer = preview(conv.final);
+        return {
+          status: 'completed',
+          summary: { final_answer: answer.text, ...(answer.truncated ? { final_answer_bytes: answer.bytes } : {}), model_calls: conv.model_calls },
+        };
       }
       if (conv.model_calls >= this.config.agent.maxTurns) {
         return {
@@ -282,7 +288,8 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
   private async gate(ctx: ExecutionContext, conv: Conversation, mcpTools: Map<string, McpTool>): Promise<ExecutionOutcome | null> {
     const gated = conv.pending!.filter((c) => this.needsApproval(c.function.name, mcpTools));
     if (gated.length === 0) return null;
-    const details = { tool_calls: gated.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })) };
+    // As stored (NUL replaced), so the hash the requeued run checks is the one the approval recorded.
+    const details = storableValue({ tool_calls: gated.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })) });
     const hash = planHash(details);
     const approvals = await this.approvals.listForRun(ctx.run.tenantId, ctx.run.id);
     if (approvals.some((a) => a.kind === 'agent_loop_tool_call' && a.status === 'approved' && a.actionHash === hash)) return null;

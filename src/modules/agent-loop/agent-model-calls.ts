@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
+import { retryTransient } from '@core/database/retry-transient';
 import { DomainError } from '@core/http/domain-error';
 import { InferenceService, type InferenceResult, type InferenceTool } from '@modules/inference';
 import type { ExecutionContext, ExecutionOutcome, StepOutcome, StepSpec } from '@modules/tasks';
-import { checkpointArtifact, type Conversation, type NextStep, replaceState, type ToolCall } from './conversation';
+import { checkpointArtifact, type Conversation, type NextStep, preview, replaceState, type ToolCall } from './conversation';
 
 /** The agent loop's model calls: one step each, through the one model-calling service (DESIGN §11.1). */
 @Injectable()
@@ -53,10 +54,13 @@ export class AgentModelCalls {
       }
       let result: InferenceResult;
       try {
-        const live = await this.inference.streamLive(
-          { messages: conv.messages, model, provider: task.requestedProvider || undefined, tools, max_tokens: this.config.agent.maxTokens },
-          { tenantId: run.tenantId, origin: writer.ref.origin, signal: ctx.signal, endpoint: 'agent_loop', costCapMicros },
-          { streamId: run.id, unindexed: true },
+        // Routing reads Postgres before anything is sent upstream: a dropped connection there is retried (nothing was billed).
+        const live = await retryTransient(() =>
+          this.inference.streamLive(
+            { messages: conv.messages, model, provider: task.requestedProvider || undefined, tools, max_tokens: this.config.agent.maxTokens },
+            { tenantId: run.tenantId, origin: writer.ref.origin, signal: ctx.signal, endpoint: 'agent_loop', costCapMicros },
+            { streamId: run.id, unindexed: true },
+          ),
         );
         for await (const _frame of live.frames) {
           // Deltas are on the live stream; the loop needs only the assembled reply.
@@ -71,6 +75,7 @@ export class AgentModelCalls {
       next = {
         messages: [...conv.messages, { role: 'assistant', content: result.text || null, ...(calls.length ? { tool_calls: calls } : {}) }],
         next_step: index + 1,
+        checkpointed: conv.checkpointed,
         model_calls: turn,
         run_cost: conv.run_cost + cost,
         ...(calls.length ? { pending: calls } : { final: result.text }),
@@ -87,18 +92,25 @@ export class AgentModelCalls {
         task_cost_micros_usd: prior + next.run_cost,
       };
       const final = calls.length === 0 && result.text.trim() !== '';
+      // The reply is stored once, in the checkpoint (and a final answer in its summary): the step and the events carry previews.
+      const text = preview(result.text);
       return {
         status: 'completed',
-        result: JSON.stringify({ text: result.text, tool_calls: calls, cost_micros_usd: cost }),
+        result: JSON.stringify({
+          text: text.text,
+          ...(text.truncated ? { text_bytes: text.bytes, stored_in: 'agent_conversation' } : {}),
+          tool_calls: calls.map((c) => ({ ...c, function: { name: c.function.name, arguments: preview(c.function.arguments).text } })),
+          cost_micros_usd: cost,
+        }),
         outputSummary: { ...costs, stop_reason: result.stop_reason, tool_calls: calls.length },
         events: [
           { type: 'model.call.completed', data: { ...costs, stop_reason: result.stop_reason } },
           ...calls.map((c) => ({
             type: 'assistant.tool_call_proposed',
-            data: { turn, tool_call_id: c.id, tool_name: c.function.name, arguments: c.function.arguments },
+            data: { turn, tool_call_id: c.id, tool_name: c.function.name, ...argumentsPreview(c.function.arguments) },
           })),
           { type: 'turn.completed', data: costs },
-          ...(final ? [{ type: 'assistant.final_answer', data: { turn, text: result.text } }] : []),
+          ...(final ? [{ type: 'assistant.final_answer', data: { turn, ...text } }] : []),
         ],
         artifacts: [checkpointArtifact(next), ...(final ? [{ kind: 'summary', name: 'final_answer', mimeType: 'text/markdown', content: result.text }] : [])],
         usage: { model: result.model, provider: result.provider, providerKind: result.provider_kind, addCostMicrosUsd: cost },
@@ -115,6 +127,7 @@ export class AgentModelCalls {
       next = {
         messages: [...conv.messages, { role: 'assistant', content: r.text || null, ...(calls.length ? { tool_calls: calls } : {}) }],
         next_step: index + 1,
+        checkpointed: conv.checkpointed,
         model_calls: turn,
         run_cost: conv.run_cost + (r.cost_micros_usd ?? 0),
         ...(calls.length ? { pending: calls } : { final: r.text ?? '' }),
@@ -124,4 +137,10 @@ export class AgentModelCalls {
     replaceState(conv, next);
     return null;
   }
+}
+
+/** Tool arguments as an event shows them: whole when small, else their start (`arguments_truncated`, `arguments_bytes`). */
+function argumentsPreview(args: string): Record<string, unknown> {
+  const p = preview(args);
+  return p.truncated ? { arguments: p.text, arguments_truncated: true, arguments_bytes: p.bytes } : { arguments: args };
 }

@@ -5,7 +5,7 @@ import { MetricsService } from '@core/metrics/metrics.service';
 import type { McpTool, McpToolSet } from '@modules/mcp';
 import { type ExecutionContext, ExecutorRegistry, type StepOutcome, type StepSpec } from '@modules/tasks';
 import { BUILTIN_BY_NAME, type BuiltinTool, ToolInputError, type ToolResult } from './builtin-tools';
-import { checkpointArtifact, type Conversation, type NextStep, replaceState } from './conversation';
+import { checkpointArtifact, type Conversation, type NextStep, PREVIEW_BYTES, replaceState } from './conversation';
 
 const TOOL_RESULT_MAX_CHARS = 64 * 1024;
 
@@ -69,7 +69,12 @@ export class AgentToolCalls {
       kind: 'tool',
       title: call.function.name,
       toolName: call.function.name,
-      input: { tool_call_id: call.id, arguments: args, classification: tool?.classification ?? 'unknown' },
+      // Large arguments are kept once, in the conversation; the step records their size.
+      input: {
+        tool_call_id: call.id,
+        ...(call.function.arguments.length <= PREVIEW_BYTES ? { arguments: args } : { arguments_bytes: Buffer.byteLength(call.function.arguments) }),
+        classification: tool?.classification ?? 'unknown',
+      },
       idempotent: tool ? tool.classification !== 'side_effecting' : true,
     };
     return { call, mcpTool, tool, args, inputError, spec };

@@ -20,14 +20,35 @@ export interface Conversation {
   run_cost: number;
   /** The final answer, once the model gave one (the run then ends). */
   final?: string;
+  /** Messages this run's checkpoints already hold (not saved: the next checkpoint stores only the ones after). */
+  checkpointed?: number;
 }
 
-/** Parses a saved conversation; null when it is missing or malformed. */
+/**
+ * A checkpoint as stored: the messages appended since the run's previous checkpoint (all of them in its first), and the
+ * loop's state. What the last assistant message already holds is not repeated: `pending` as how many of its tool calls
+ * are still to run, `final` as a flag. TaskArtifactRepository composes the whole conversation when it is read.
+ */
+interface StoredCheckpoint extends Omit<Conversation, 'pending' | 'final' | 'checkpointed'> {
+  pending?: ToolCall[];
+  pending_last?: number;
+  final?: string;
+  final_last?: true;
+}
+
+const lastAssistant = (messages: InferenceMessage[]) => [...messages].reverse().find((m) => m.role === 'assistant');
+
+/** Parses a saved conversation (as the artifacts answer it: whole); null when it is missing or malformed. */
 export function parseConversation(text: string | null): Conversation | null {
   if (!text) return null;
   try {
-    const c = JSON.parse(text) as Conversation;
-    return Array.isArray(c.messages) && c.messages.length > 0 ? c : null;
+    const { pending_last: pendingLast, final_last: finalLast, ...c } = JSON.parse(text) as StoredCheckpoint;
+    if (!Array.isArray(c.messages) || c.messages.length === 0) return null;
+    const last = lastAssistant(c.messages);
+    const conv: Conversation = { ...c, checkpointed: c.messages.length };
+    if (pendingLast) conv.pending = ((last?.tool_calls ?? []) as ToolCall[]).slice(-pendingLast);
+    if (finalLast) conv.final = typeof last?.content === 'string' ? last.content : '';
+    return conv;
   } catch {
     return null;
   }
@@ -59,15 +80,33 @@ export function startingHistory(source: Conversation, input: { continue_prompt?:
   return { ...base, messages: source.messages, pending: source.pending };
 }
 
-/** The checkpoint of a conversation, written in the same transaction as the step that produced it. */
+/**
+ * The checkpoint of a conversation, written in the same transaction as the step that produced it: only the messages
+ * after the run's previous checkpoint (`appends`), so a run stores each message once. Marks them as checkpointed.
+ */
 export function checkpointArtifact(conv: Conversation): NewArtifact {
+  const { checkpointed = 0, pending, final, ...state } = conv;
+  const base = checkpointed <= conv.messages.length ? checkpointed : 0;
+  const stored: StoredCheckpoint = { ...state, messages: conv.messages.slice(base) };
+  const last = lastAssistant(conv.messages);
+  const calls = (last?.tool_calls ?? []) as ToolCall[];
+  if (pending?.length) {
+    const suffix = calls.slice(-pending.length);
+    if (suffix.length === pending.length && suffix.every((c, i) => c.id === pending[i].id)) stored.pending_last = pending.length;
+    else stored.pending = pending;
+  }
+  if (final !== undefined) {
+    if (last?.content === final && conv.messages.at(-1) === last) stored.final_last = true;
+    else stored.final = final;
+  }
+  conv.checkpointed = conv.messages.length;
   // `seq` orders a run's checkpoints (two can share a millisecond): the newest is the one with the highest next step.
   return {
     kind: 'agent_conversation',
     name: 'agent_conversation',
     mimeType: 'application/json',
-    content: JSON.stringify(conv),
-    metadata: { seq: conv.next_step },
+    content: JSON.stringify(stored),
+    metadata: { seq: conv.next_step, appends: 'messages', base },
   };
 }
 
@@ -79,3 +118,19 @@ export function replaceState(conv: Conversation, next: Conversation): void {
 
 /** The step that follows from a state of the loop when nothing can come between (no approval, no guidance), or none. */
 export type NextStep = (after: Conversation) => StepSpec | undefined | Promise<StepSpec | undefined>;
+
+/** Events and step records carry at most this much of a model's text or arguments; the conversation holds all of it. */
+export const PREVIEW_BYTES = 4096;
+
+/** A large text as events show it: its start, and its size when it was cut (stored once, in the conversation). */
+export function preview(text: string, max = PREVIEW_BYTES): { text: string; truncated?: true; bytes?: number } {
+  if (text.length <= max / 4 || Buffer.byteLength(text) <= max) return { text };
+  return {
+    text: Buffer.from(text)
+      .subarray(0, max)
+      .toString('utf8')
+      .replace(/\uFFFD$/, ''),
+    truncated: true,
+    bytes: Buffer.byteLength(text),
+  };
+}

@@ -1,3 +1,4 @@
+import { storableJson, storableText } from '@core/database/storable';
 /**
  * Inserts a chat transaction has not sent yet. They go out as one `jsonb_populate_recordset` parameter
  * per table (a statement with a handful of parameters plans in a fraction of the time of one with a
@@ -88,14 +89,14 @@ export function valuesParams(columns: readonly string[], rows: Array<Record<stri
   for (const row of rows) {
     for (const c of columns) {
       const v = row[c];
-      params.push(COLUMN_TYPES[c] === 'jsonb' && v !== null && v !== undefined ? JSON.stringify(v) : v);
+      params.push(COLUMN_TYPES[c] === 'jsonb' && v !== null && v !== undefined ? storableJson(v) : typeof v === 'string' ? storableText(v) : v);
     }
   }
 }
 
 /** Appends the batch's one parameter to `params` and answers its SQL (`guard`: a CTE that must have a row). */
 export function renderInsert(b: InsertBatch, params: unknown[], guard?: string): string {
-  params.push(JSON.stringify(b.rows));
+  params.push(storableJson(b.rows));
   return insertFromJsonSql(b.table, b.columns, `$${params.length}`, guard);
 }
 

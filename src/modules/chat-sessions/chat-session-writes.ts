@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { PreparedStatement, queryPrepared } from '@core/database/prepared-statement';
+import { storableJson } from '@core/database/storable';
 import type { ChatSessionEntity } from './chat-session.entity';
 import { CALL_COLUMNS_INSERT, insertFromJsonSql, insertFromValuesSql, MESSAGE_COLUMNS_INSERT, valuesParams } from './chat-insert-batch';
 
@@ -60,7 +61,7 @@ export async function runGuardedWrite(
   if (values) {
     valuesParams(CALL_COLUMNS_INSERT, calls, params);
     valuesParams(MESSAGE_COLUMNS_INSERT, messages, params);
-  } else params.push(JSON.stringify(calls), JSON.stringify(messages));
+  } else params.push(storableJson(calls), storableJson(messages));
   return queryPrepared(dataSource, guardedStatement(asyncCommit, values ? messages.length : 'json'), params);
 }
 

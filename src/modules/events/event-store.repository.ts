@@ -3,6 +3,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { randomHex } from '@core/context/random-hex';
 import { PreparedStatement, queryPrepared } from '@core/database/prepared-statement';
 import { execSql, isPglite } from '@core/database/sql';
+import { storableJson } from '@core/database/storable';
 
 export interface EventRow {
   id: string;
@@ -124,7 +125,7 @@ export class EventStoreRepository {
        INSERT INTO task_run_events (id, tenant_id, run_id, task_id, session_id, sequence, type, data, request_id, trace_id)
        SELECT $1, $3, $2, $4, $5, head.last_sequence, $6, $7::jsonb, $8, $9 FROM head
        RETURNING ${COLUMNS}`,
-      [newEventId(), e.runId, e.tenantId, e.taskId, e.sessionId, e.type, JSON.stringify(e.data), e.requestId, e.traceId],
+      [newEventId(), e.runId, e.tenantId, e.taskId, e.sessionId, e.type, storableJson(e.data), e.requestId, e.traceId],
     );
     return rows[0];
   }
@@ -338,7 +339,7 @@ function eventsSql(run: Omit<NewEventRow, 'type' | 'data'>, events: Array<Pick<N
       run.traceId,
       events.map(() => newEventId()),
       events.map((e) => e.type),
-      events.map((e) => JSON.stringify(e.data)),
+      events.map((e) => storableJson(e.data)),
     ],
   };
 }

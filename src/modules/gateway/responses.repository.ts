@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { execSql } from '@core/database/sql';
+import { storableJson } from '@core/database/storable';
 import type { Json } from '@modules/inference';
 import type { ResponseItem } from './protocol/responses-request';
 
@@ -55,9 +56,10 @@ export class ResponsesRepository {
         r.previousResponseId,
         r.model,
         r.status,
-        JSON.stringify(r.inputItems),
-        JSON.stringify(r.output),
-        JSON.stringify(r.response),
+        // A model's output may hold NUL, which jsonb cannot: stored as U+FFFD (the client got the response as sent).
+        storableJson(r.inputItems),
+        storableJson(r.output),
+        storableJson(r.response),
       ],
     );
   }

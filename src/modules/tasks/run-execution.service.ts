@@ -12,7 +12,7 @@ import { ExecutorRegistry } from './executor-registry.service';
 import { RunEnqueuer } from './run-enqueuer.service';
 import type { ExecutionContext, ExecutionOutcome, RunExecutor } from './run-executor';
 import { CANCEL_CHANNEL_PATTERN, cancelledRunOf } from './run-signals';
-import { LeaseLostError, RunWriter, RunWriterDeps } from './run-writer';
+import { LeaseLostError, RunWriter, RunWriterDeps, StorageLimitError } from './run-writer';
 import type { ClaimResult } from './task-run.repository';
 import type { TaskRunEntity } from './task-run.entity';
 import type { TaskEntity } from './task.entity';
@@ -95,6 +95,8 @@ export class RunExecutionService implements OnApplicationShutdown {
     } catch (err) {
       if (err instanceof LeaseLostError) {
         rootLogger().warn({ run_id: run.id, request_id: origin.requestId, err: err.message }, 'stopped: lease lost, run cancelled or worker stopping');
+      } else if (err instanceof StorageLimitError) {
+        await writer.finish({ status: 'failed', error: err.message, errorKind: err.kind }).catch(() => undefined);
       } else {
         rootLogger().error({ run_id: run.id, request_id: origin.requestId, err: err instanceof Error ? err.stack : String(err) }, 'run execution failed');
         await writer.finish({ status: 'failed', error: err instanceof Error ? err.message : String(err), errorKind: 'internal_error' }).catch(() => undefined);

@@ -1,3 +1,4 @@
+import { storableJson, storableText } from '@core/database/storable';
 import type { SqlFragment } from '@modules/events';
 import type { TaskArtifactEntity } from './task-artifact.entity';
 import type { TaskStepEntity } from './task-step.entity';
@@ -19,12 +20,12 @@ export function insertStepSql(step: TaskStepEntity): SqlFragment {
       step.runId,
       step.index,
       step.kind,
-      step.title,
+      storableText(step.title),
       step.status,
       step.phase,
-      step.toolName,
+      storableText(step.toolName),
       step.idempotent,
-      JSON.stringify(step.input),
+      storableJson(step.input),
       step.approvalId,
       (step.startedAt ?? new Date()).toISOString(),
     ],
@@ -54,7 +55,7 @@ export function insertArtifactSql(a: TaskArtifactEntity): SqlFragment {
       a.sha256,
       a.truncated,
       a.status,
-      JSON.stringify(a.metadata),
+      storableJson(a.metadata),
       a.createdAt.toISOString(),
     ],
   };

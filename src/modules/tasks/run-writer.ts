@@ -1,7 +1,10 @@
-import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { EventEnvelope } from '@contracts/events';
 import type { RequestOrigin } from '@core/context/request-context';
+import { storableJson, storableText, storableValue } from '@core/database/storable';
+import { artifactRow, RunStorageBudget, StorageLimitError } from './run-storage';
+import { AppConfig } from '@core/config/app-config';
+import type { TasksConfig } from '@core/config/groups/tasks.env';
 import { rootLogger } from '@core/logging/logger';
 import { MetricsService } from '@core/metrics/metrics.service';
 import { ApprovalsService } from '@modules/approvals';
@@ -10,7 +13,6 @@ import { EventStore, EventTx, type SqlFragment } from '@modules/events';
 import { isTransientDbError, retryTransient } from './transient-errors';
 import { TaskArtifactEntity } from './task-artifact.entity';
 import { TaskArtifactRepository } from './task-artifact.repository';
-import { newId } from './task-ids';
 import { RUN_LEASE, TaskRunRepository } from './task-run.repository';
 import { insertArtifactSql, insertStepSql } from './run-step-sql';
 import type { TaskStepEntity } from './task-step.entity';
@@ -19,6 +21,7 @@ import { TaskRepository } from './task.repository';
 import { dispatchEvents, newStepRow, type NewArtifact, outcomeOf, type RunUsage, STEP_STATUS, type StepOutcome, type StepSpec, TOOL_EVENT } from './run-step';
 
 export type { NewArtifact, RunUsage, StepOutcome, StepOutcomeStatus, StepSpec } from './run-step';
+export { StorageLimitError } from './run-storage';
 
 /** The lease was taken over, or the run was cancelled: the writer must stop without writing. */
 export class LeaseLostError extends Error {
@@ -51,6 +54,7 @@ export class RunWriter {
   private prior: Promise<Map<number, TaskStepEntity>> | undefined;
   /** A step whose dispatch record committed with the previous step's result (StepOutcome.next), not run yet. */
   private dispatched: { step: TaskStepEntity; spec: StepSpec } | undefined;
+  private budget: RunStorageBudget | undefined;
 
   constructor(
     private readonly deps: RunWriterDeps,
@@ -89,32 +93,19 @@ export class RunWriter {
   /** Writes an artifact in the caller's transaction; returns its id. */
   async addArtifactIn(tx: EventTx, a: NewArtifact): Promise<{ id: string }> {
     const row = this.artifactRow(a);
+    await this.reserve(row.sizeBytes);
     await this.deps.artifacts.insert(tx.manager, row);
     return { id: row.id };
   }
 
   private artifactRow(a: NewArtifact): TaskArtifactEntity {
-    const now = new Date();
-    return {
-      id: a.id ?? newId('artifact'),
-      tenantId: this.ref.tenantId,
-      taskId: this.ref.taskId,
-      runId: this.ref.runId,
-      stepId: a.stepId ?? null,
-      kind: a.kind,
-      name: a.name,
-      description: a.description ?? '',
-      mimeType: a.mimeType ?? 'text/plain',
-      path: a.path ?? '',
-      contentText: a.content,
-      sizeBytes: Buffer.byteLength(a.content),
-      sha256: createHash('sha256').update(a.content).digest('hex'),
-      truncated: a.truncated ?? false,
-      status: a.status ?? 'ready',
-      metadata: a.metadata ?? {},
-      createdAt: now,
-      updatedAt: now,
-    };
+    return artifactRow(this.ref, a, this.deps.storage.maxArtifactBytes);
+  }
+
+  /** Counts `bytes` against the run's storage cap, or throws StorageLimitError (nothing of the write is stored then). */
+  private reserve(bytes: number): Promise<void> {
+    this.budget ??= new RunStorageBudget(this.deps.storage.maxRunStoredBytes, () => this.deps.artifacts.storedBytes(this.ref.tenantId, this.ref.runId));
+    return this.budget.reserve(bytes);
   }
 
   /**
@@ -208,7 +199,17 @@ export class RunWriter {
     return this.dispatched?.step.index === index;
   }
 
-  private async finishStep(step: TaskStepEntity, spec: StepSpec, outcome: StepOutcome, durationMs: number): Promise<void> {
+  private async finishStep(step: TaskStepEntity, spec: StepSpec, outcome: StepOutcome, durationMs: number, capped = true): Promise<void> {
+    let artifacts: TaskArtifactEntity[];
+    try {
+      artifacts = (outcome.artifacts ?? []).map((a) => this.artifactRow({ ...a, stepId: step.id }));
+      if (capped) await this.reserve(artifacts.reduce((n, a) => n + Number(a.sizeBytes), 0) + Buffer.byteLength(outcome.result ?? ''));
+    } catch (err) {
+      if (!(err instanceof StorageLimitError)) throw err;
+      // Nothing of the step's result is stored: the step fails with the reason (its spend still counts), then the run.
+      await this.finishStep(step, spec, { status: 'failed', error: err.message, errorKind: err.kind, usage: outcome.usage }, durationMs, false);
+      throw err;
+    }
     const writes: SqlFragment[] = [
       {
         sql: `UPDATE task_steps SET status = $2, phase = 'finished', result = $3, output_summary = $4::jsonb, exit_code = $5::int, error = $6,
@@ -217,14 +218,14 @@ export class RunWriter {
         params: [
           step.id,
           STEP_STATUS[outcome.status],
-          outcome.result ?? outcome.status,
-          JSON.stringify(outcome.outputSummary ?? {}),
+          storableText(outcome.result ?? outcome.status),
+          storableJson(outcome.outputSummary ?? {}),
           outcome.exitCode ?? null,
-          outcome.error ?? '',
+          storableText(outcome.error ?? ''),
           outcome.errorKind ?? (outcome.status === 'timed_out' ? 'timeout' : ''),
         ],
       },
-      ...(outcome.artifacts ?? []).map((a) => insertArtifactSql(this.artifactRow({ ...a, stepId: step.id }))),
+      ...artifacts.map((a) => insertArtifactSql(a)),
     ];
     // The next step's dispatch record, unless an earlier attempt left a step at its index (then step() handles that one).
     const nextSpec = outcome.next && !(await this.priorSteps()).has(outcome.next.index) ? outcome.next : undefined;
@@ -329,9 +330,9 @@ export class RunWriter {
         runId: this.ref.runId,
         stepId: a.stepId,
         kind: a.kind,
-        reason: a.reason,
-        actionSummary: a.actionSummary,
-        details: a.details,
+        reason: storableText(a.reason),
+        actionSummary: storableValue(a.actionSummary),
+        details: storableValue(a.details),
         requestedBy: 'runtime',
       });
       const ok = await this.deps.runs.transition(tx.manager, {
@@ -373,7 +374,12 @@ export class RunWriterDeps {
     readonly tasks: TaskRepository,
     readonly approvals: ApprovalsService,
     readonly metrics: MetricsService,
+    private readonly config: AppConfig,
   ) {}
+
+  get storage(): TasksConfig['storage'] {
+    return this.config.tasks.storage;
+  }
 
   writer(ref: RunRef): RunWriter {
     return new RunWriter(this, ref);

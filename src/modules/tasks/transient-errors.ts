@@ -1,19 +1,2 @@
-import { sleep } from '@core/async/sleep';
-import { isDatabaseConnectionError } from '@core/database/database.errors';
-
-/** Connection-level failures (terminated backends, restarts) after which retrying the transaction is right. */
-export const isTransientDbError = (err: unknown): boolean => isDatabaseConnectionError(err);
-
-/** Retries `fn` on transient database errors with backoff (about 8 s in all); other errors pass through. */
-export async function retryTransient<T>(fn: () => Promise<T>, attempts = 10): Promise<T> {
-  let delay = 50;
-  for (let i = 1; ; i += 1) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (i >= attempts || !isTransientDbError(err)) throw err;
-      await sleep(delay);
-      delay = Math.min(delay * 2, 1500);
-    }
-  }
-}
+/** The run writes' retry of transient database errors: the one in core, shared with Agent Chat turns. */
+export { isTransientDbError, retryTransient } from '@core/database/retry-transient';

@@ -113,18 +113,21 @@ describe.each(['postgres', 'pglite'] as const)('agent chat repository (%s)', (ba
     const busy = await session();
     const idle = await session();
     const item = (sid: string, id: string) =>
-      queue.insertQueueItem({
-        id,
-        session_id: sid,
-        tenant_id: 't1',
-        content: id,
-        runtime_kind: 'model',
-        provider: '',
-        model: 'm',
-        workspace: '',
-        system_prompt: '',
-        host_paths: true,
-      });
+      queue.insertQueueItem(
+        {
+          id,
+          session_id: sid,
+          tenant_id: 't1',
+          content: id,
+          runtime_kind: 'model',
+          provider: '',
+          model: 'm',
+          workspace: '',
+          system_prompt: '',
+          host_paths: true,
+        },
+        0,
+      );
     await item(busy, `q_${backend}_1`);
     await item(idle, `q_${backend}_2`);
     await item(idle, `q_${backend}_3`);

@@ -22,6 +22,10 @@ export class AgentEnv {
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_AGENT_CHAT_MAX_TURNS_PER_SESSION?: number;
   @IsOptional() @IsDuration() GATEWAY_AGENT_CHAT_MAX_SESSION_DURATION?: string;
   @IsOptional() @IsDuration() GATEWAY_AGENT_CHAT_IDLE_TIMEOUT?: string;
+  /** Waiting items per session (queued-next prompts; pending guidance counted apart); 0 = none. */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_AGENT_CHAT_MAX_QUEUED_ITEMS?: number;
+  /** Bytes of one prompt, queued item or guidance message; 0 = none. */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_AGENT_CHAT_MAX_CONTENT_BYTES?: number;
   /** How long `POST …/messages` (without `wait: false` or `stream: true`) waits for the turn before answering its state. */
   @IsOptional() @IsDuration() GATEWAY_AGENT_CHAT_WAIT_TIMEOUT?: string;
   /** External agents (ACP adapters, seed 003): where managed launchers live, operator-defined adapters (JSON array). */
@@ -46,7 +50,14 @@ export interface AgentConfig {
   http: { timeoutMs: number; maxResponseBytes: number };
   scanTimeoutMs: number;
   toolProgress: boolean;
-  chat: { maxTurnsPerSession: number; maxSessionDurationMs: number; idleTimeoutMs: number; waitTimeoutMs: number };
+  chat: {
+    maxTurnsPerSession: number;
+    maxSessionDurationMs: number;
+    idleTimeoutMs: number;
+    waitTimeoutMs: number;
+    maxQueuedItems: number;
+    maxContentBytes: number;
+  };
   adapters: {
     dir: string;
     /** GATEWAY_AGENT_ADAPTERS as given (validated by the catalog, which knows the shape). */
@@ -79,6 +90,8 @@ export function agentConfig(env: AgentEnv): AgentConfig {
       maxSessionDurationMs: duration(env.GATEWAY_AGENT_CHAT_MAX_SESSION_DURATION, 0),
       idleTimeoutMs: duration(env.GATEWAY_AGENT_CHAT_IDLE_TIMEOUT, 0),
       waitTimeoutMs: duration(env.GATEWAY_AGENT_CHAT_WAIT_TIMEOUT, 600_000),
+      maxQueuedItems: env.GATEWAY_AGENT_CHAT_MAX_QUEUED_ITEMS ?? 32,
+      maxContentBytes: env.GATEWAY_AGENT_CHAT_MAX_CONTENT_BYTES ?? 512 * 1024,
     },
     adapters: {
       dir: env.GATEWAY_AGENT_ADAPTERS_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'hecate', 'agent-adapters'),

@@ -15,6 +15,9 @@ export class TasksEnv {
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_TASK_MAX_CONCURRENT?: number;
   @IsOptional() @IsDuration() GATEWAY_TASK_RECONCILE_INTERVAL?: string;
   @IsOptional() @Type(() => Number) @IsInt() @Min(1024) GATEWAY_TASK_MAX_OUTPUT_BYTES?: number;
+  /** What one run may store: one artifact (content and metadata), and all of its artifacts and step results; 0 = none. */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_TASK_MAX_ARTIFACT_BYTES?: number;
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_TASK_MAX_RUN_STORED_BYTES?: number;
   @IsOptional() @IsDuration() GATEWAY_TASK_DEFAULT_TIMEOUT?: string;
   @IsOptional() @IsString() GATEWAY_WORKSPACES_DIR?: string;
   @IsOptional() @IsIn(['auto', 'bwrap', 'none']) GATEWAY_TASK_SANDBOX?: string;
@@ -71,6 +74,8 @@ export interface TasksConfig {
   maxConcurrent: number;
   reconcileIntervalMs: number;
   maxOutputBytes: number;
+  /** Storage caps of a run (0 = none): beyond them the run fails with `storage_limit_exceeded`. */
+  storage: { maxArtifactBytes: number; maxRunStoredBytes: number };
   defaultTimeoutMs: number;
   workspacesDir: string;
   sandbox: 'auto' | 'bwrap' | 'none';
@@ -140,6 +145,10 @@ export function tasksConfig(env: TasksEnv): TasksConfig {
     maxConcurrent: env.GATEWAY_TASK_MAX_CONCURRENT ?? 0,
     reconcileIntervalMs: duration(env.GATEWAY_TASK_RECONCILE_INTERVAL, 30_000),
     maxOutputBytes: env.GATEWAY_TASK_MAX_OUTPUT_BYTES ?? 4 * 1024 * 1024,
+    storage: {
+      maxArtifactBytes: env.GATEWAY_TASK_MAX_ARTIFACT_BYTES ?? 32 * 1024 * 1024,
+      maxRunStoredBytes: env.GATEWAY_TASK_MAX_RUN_STORED_BYTES ?? 256 * 1024 * 1024,
+    },
     defaultTimeoutMs: duration(env.GATEWAY_TASK_DEFAULT_TIMEOUT, 10 * 60_000),
     workspacesDir: env.GATEWAY_WORKSPACES_DIR ?? join(tmpdir(), 'hecate-workspaces'),
     sandbox: (env.GATEWAY_TASK_SANDBOX ?? 'auto') as TasksConfig['sandbox'],
