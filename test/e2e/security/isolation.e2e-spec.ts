@@ -233,6 +233,16 @@ describe('tool isolation', () => {
       }
       const inRoot = await run(tenant, { workspace_mode: 'in_place', working_directory: join(layout.roots, 'proj'), shell_command: 'cat README.md' });
       expect(inRoot.stdout).toBe('tenant project\n');
+      // The directory under the roots is root-owned: the tenant's command still runs as the sandbox uid, never root.
+      if (asRoot) {
+        const who = await run(tenant, {
+          workspace_mode: 'in_place',
+          working_directory: join(layout.roots, 'proj'),
+          shell_command: 'id -u; cat /etc/shadow >/dev/null 2>&1 && echo SHADOW-READ; touch planted 2>/dev/null && echo PLANTED; true',
+        });
+        expect(who.stdout).toBe('65534\n');
+        expect(existsSync(join(layout.roots, 'proj', 'planted'))).toBe(false);
+      }
       const copied = await run(tenant, { working_directory: join(layout.roots, 'proj'), shell_command: 'ls' });
       expect(copied.stdout).toBe('README.md\n');
       expect((await a.call('POST', '/hecate/v1/tasks', { execution_kind: 'shell', shell_command: 'true', working_directory: layout.project })).status).toBe(

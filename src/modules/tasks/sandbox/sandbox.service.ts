@@ -121,7 +121,8 @@ export class SandboxService implements OnModuleInit, CommandSandbox {
 
   /**
    * Who commands in `workspace` run as: the unprivileged uid for managed workspaces, the owner of an in-place one. A
-   * root-owned in-place workspace means root without capabilities, unless `unprivileged` (adapters): then the sandbox uid.
+   * root-owned in-place workspace means the sandbox uid when it is `unprivileged` (adapters) or under
+   * GATEWAY_WORKSPACE_ROOTS (where API keys may point), else (an operator's directory) root without capabilities.
    */
   identityFor(workspace: string, unprivileged = false): RunIdentity | null {
     if (!isRoot() || !this.setpriv) return null;
@@ -131,7 +132,11 @@ export class SandboxService implements OnModuleInit, CommandSandbox {
     } catch {
       // not there yet: the managed identity
     }
-    return unprivileged || inside(real(workspace), real(this.config.tasks.workspacesDir)) ? this.config.tasks.sandboxIdentity : null;
+    // A root-owned directory a tenant can reach (under GATEWAY_WORKSPACE_ROOTS) never gets a root command: only the
+    // operator's own in-place directories elsewhere run as root without capabilities.
+    const at = real(workspace);
+    const tenantReachable = this.config.tasks.workspaceRoots.some((root) => inside(at, real(root)));
+    return unprivileged || tenantReachable || inside(at, real(this.config.tasks.workspacesDir)) ? this.config.tasks.sandboxIdentity : null;
   }
 
   workspaceIdentity(): RunIdentity | null {
