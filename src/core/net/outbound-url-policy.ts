@@ -73,6 +73,13 @@ function classifyOwn(address: string, type: 'ipv4' | 'ipv6'): AddressClass {
   return 'public';
 }
 
+/** Loopback, unspecified or one of this host's own interface addresses: where the server itself listens. */
+export function isLocalAddress(raw: string): boolean {
+  const address = normalizeAddress(raw);
+  const cls = classifyAddress(address);
+  return cls === 'loopback' || cls === 'unspecified' || isLocalInterface(address);
+}
+
 let localAddresses: Set<string> | undefined;
 function isLocalInterface(address: string): boolean {
   localAddresses ??= new Set(

@@ -3,10 +3,11 @@ import { lstatSync, mkdtempSync, readlinkSync, realpathSync, rmSync, statSync } 
 import { chown, mkdir, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { rootLogger } from '@core/logging/logger';
 import type { CommandSandbox, SandboxPolicy } from '../run-executor';
+import { EgressProxy, egressSettings } from './egress-proxy';
 
 /**
  * `bwrap`: commands run under bubblewrap. `none`: the operator opted out (GATEWAY_TASK_SANDBOX=none).
@@ -55,14 +56,16 @@ const real = (p: string): string => {
  * Worker-only (TaskRunnersModule): the probe runs in the worker's init hook, never in the api.
  */
 @Injectable()
-export class SandboxService implements OnModuleInit, CommandSandbox {
+export class SandboxService implements OnModuleInit, OnModuleDestroy, CommandSandbox {
   private detected: SandboxLayer | undefined;
+  /** The only way out of a sandbox with network (its own network namespace either way). */
+  private egress: EgressProxy | undefined;
   private setpriv = false;
   private unavailableReason = '';
 
   constructor(private readonly config: AppConfig) {}
 
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
     const mode = this.config.tasks.sandbox;
     this.setpriv = isRoot() && spawnSync('setpriv', ['--version'], { stdio: 'ignore', timeout: 5000 }).status === 0;
     if (mode === 'none') {
@@ -75,6 +78,7 @@ export class SandboxService implements OnModuleInit, CommandSandbox {
     }
     const problem = this.probe();
     if (!problem) {
+      this.egress = await EgressProxy.start(egressSettings(this.config));
       this.detected = 'bwrap';
       rootLogger().info({ sandbox: this.describe() }, 'task commands run under bubblewrap');
       return;
@@ -86,6 +90,10 @@ export class SandboxService implements OnModuleInit, CommandSandbox {
       { sandbox: this.describe(), problem },
       'no OS isolation for task commands (bubblewrap unavailable): shell, git and tool commands are REFUSED; install bubblewrap, or set GATEWAY_TASK_SANDBOX=none to run them without isolation',
     );
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.egress?.close();
   }
 
   get layer(): SandboxLayer {
@@ -144,6 +152,7 @@ export class SandboxService implements OnModuleInit, CommandSandbox {
     const refusal = this.refusal();
     if (refusal) throw new Error(refusal);
     const identity = this.identityFor(policy.workspace);
+    if (this.egress && policy.network) argv = this.egress.command(argv);
     const command = identity
       ? [
           'setpriv',
@@ -165,7 +174,9 @@ export class SandboxService implements OnModuleInit, CommandSandbox {
 
   private bwrapArgs(policy: SandboxPolicy, dropCaps: boolean): string[] {
     const args = ['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--die-with-parent', '--new-session'];
-    if (!policy.network) args.push('--unshare-net');
+    // Always a network namespace of its own: with network, its only way out is the egress proxy.
+    args.push('--unshare-net');
+    if (policy.network && this.egress) args.push(...this.egress.bwrapArgs());
     if (dropCaps) args.push('--cap-drop', 'ALL');
     const mounted: string[] = [];
     for (const dir of SYSTEM_DIRS) {
