@@ -56,6 +56,8 @@ describeWithBwrap('sandbox egress: scaled worker beside its Postgres and Redis, 
   let db: ScratchDatabase;
   let upstream: FakeUpstream;
   let allowed: Awaited<ReturnType<typeof allowedUpstream>>;
+  /** A host service the operator listed in GATEWAY_TASK_SANDBOX_EGRESS_DENY (the api of a scaled deployment, say). */
+  let denied: Awaited<ReturnType<typeof allowedUpstream>>;
   let api: ServerProcess;
   let worker: ServerProcess;
   let c: Client;
@@ -64,7 +66,9 @@ describeWithBwrap('sandbox egress: scaled worker beside its Postgres and Redis, 
   beforeAll(async () => {
     upstream = await startFakeUpstream({ models: ['gpt-4o-mini'] });
     allowed = await allowedUpstream();
+    denied = await allowedUpstream();
     const s = await scaledEnv({
+      GATEWAY_TASK_SANDBOX_EGRESS_DENY: `localhost:${denied.port}`,
       ...providerEnv('fake', upstream, { kind: 'local' }),
       GATEWAY_TASK_APPROVAL_POLICIES: 'none',
       GATEWAY_TASK_HTTP_ALLOW_PRIVATE_IPS: 'true',
@@ -83,6 +87,7 @@ describeWithBwrap('sandbox egress: scaled worker beside its Postgres and Redis, 
     await Promise.all([api?.stop('SIGKILL'), worker?.stop('SIGKILL')]);
     await upstream?.close();
     allowed?.server.close();
+    denied?.server.close();
     await db?.drop();
   });
 
@@ -105,6 +110,9 @@ describeWithBwrap('sandbox egress: scaled worker beside its Postgres and Redis, 
       ['metadata v4', curl('http://169.254.169.254/latest/meta-data/')],
       ['metadata mapped', curl('http://[::ffff:a9fe:a9fe]/latest/meta-data/')],
       ['metadata nat64', curl('http://[64:ff9b::a9fe:a9fe]/latest/meta-data/')],
+      ['denied by name', curl(`http://localhost:${denied.port}/`)],
+      ['denied by address', curl(`http://127.0.0.1:${denied.port}/`)],
+      ['denied mapped', curl(`http://[::ffff:7f00:1]:${denied.port}/`)],
     ];
     const good: Array<[string, string]> = [
       ['allowed plain', curl(`http://127.0.0.1:${allowed.port}/`)],
@@ -135,8 +143,8 @@ describeWithBwrap('sandbox egress: scaled worker beside its Postgres and Redis, 
     ).toEqual([]);
     expect(out.get('allowed plain')).toBe(`${ALLOWED_BODY} HTTP 200`);
     expect(out.get('allowed connect')).toBe(`${ALLOWED_BODY} HTTP 200`);
-    // 9-10 local spellings × 4 ports × 2 request forms, 4 direct, 3 metadata.
-    expect(tunnel.length + plain.length + direct.length + metadata.length).toBeGreaterThanOrEqual(79);
+    // 9-10 local spellings × 4 ports × 2 request forms, 4 direct, 3 metadata, 3 denied.
+    expect(tunnel.length + plain.length + direct.length + metadata.length).toBeGreaterThanOrEqual(82);
   }, 180_000);
 
   it('an MCP stdio server with network sends Redis PING, a Postgres startup and an API request: all refused; its fetch of the allowed upstream works through the proxy', async () => {

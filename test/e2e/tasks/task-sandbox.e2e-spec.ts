@@ -63,9 +63,7 @@ describe('task sandbox (embedded, GATEWAY_TASK_SANDBOX=auto)', () => {
       // Its own network namespace either way: a direct connection finds nothing; a tunnel through $HTTPS_PROXY reaches the host.
       expect((await stdoutOf({ shell_command: probe, sandbox_network: true })).stdout.trim()).toBe('blocked');
       const tunnel = `exec 3<>/dev/tcp/127.0.0.1/\${HTTPS_PROXY##*:}; printf "CONNECT 127.0.0.1:${port} HTTP/1.1\\r\\n\\r\\n" >&3; head -1 <&3`;
-      expect((await stdoutOf({ shell_command: `bash -c '${tunnel}'`, sandbox_network: true })).stdout.trim()).toBe(
-        'HTTP/1.1 200 Connection Established',
-      );
+      expect((await stdoutOf({ shell_command: `bash -c '${tunnel}'`, sandbox_network: true })).stdout.trim()).toBe('HTTP/1.1 200 Connection Established');
     });
 
     it('makes the workspace read-only with sandbox_read_only=true', async () => {
