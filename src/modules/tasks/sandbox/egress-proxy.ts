@@ -94,6 +94,7 @@ export class EgressProxy {
       proxy.server.once('error', reject);
       proxy.server.listen(proxy.socketPath, resolve);
     });
+    proxy.server.unref();
     // The sandbox uid connects through the bind-mounted socket; the directory keeps everyone else out.
     chmodSync(proxy.socketPath, 0o666);
     for (const e of settings.reservedEndpoints) {

@@ -78,9 +78,10 @@ export class SandboxService implements OnModuleInit, OnModuleDestroy, CommandSan
     }
     const problem = this.probe();
     if (!problem) {
-      this.egress = await EgressProxy.start(egressSettings(this.config));
       this.detected = 'bwrap';
       rootLogger().info({ sandbox: this.describe() }, 'task commands run under bubblewrap');
+      // Until it listens a command granted network has none (its own namespace either way): fail closed.
+      this.egress = await EgressProxy.start(egressSettings(this.config));
       return;
     }
     if (mode === 'bwrap') throw new Error(`GATEWAY_TASK_SANDBOX=bwrap but bubblewrap cannot isolate commands here: ${problem}`);
