@@ -47,6 +47,64 @@ describe('outbound URL policy', () => {
   });
 });
 
+describe('IPv6 addresses that embed an IPv4 address', () => {
+  it.each([
+    ['::ffff:7f00:1', 'loopback'],
+    ['::ffff:a9fe:a9fe', 'metadata'],
+    ['::ffff:10.0.0.1', 'private'],
+    ['::ffff:0:7f00:1', 'loopback'],
+    ['::ffff:0:a9fe:a9fe', 'metadata'],
+    ['::127.0.0.1', 'loopback'],
+    ['::7f00:1', 'loopback'],
+    ['::a00:1', 'private'],
+    ['::a9fe:a9fe', 'metadata'],
+    ['64:ff9b::7f00:1', 'loopback'],
+    ['64:ff9b::127.0.0.1', 'loopback'],
+    ['64:ff9b::a9fe:a9fe', 'metadata'],
+    ['64:ff9b::c0a8:101', 'private'],
+    ['64:ff9b::a9fe:a01', 'link_local'],
+    ['64:ff9b::808:808', 'public'],
+    ['64:ff9b:1::808:808', 'private'],
+    ['64:ff9b:1::7f00:1', 'loopback'],
+    ['2002:7f00:1::', 'loopback'],
+    ['2002:a9fe:a9fe::1', 'metadata'],
+    ['2002:0a00:0001::1', 'private'],
+    ['2002:808:808::1', 'public'],
+    ['2001:0:7f00:1::', 'loopback'],
+    ['2001:0:808:808::80ff:fefe', 'loopback'],
+    ['2001:0:808:808:0:0:5601:5601', 'metadata'],
+    ['2001:0:808:808::f7f7:f7f7', 'public'],
+    ['[::ffff:7f00:1]', 'loopback'],
+    ['fe80::1%eth0', 'link_local'],
+    ['fec0::1', 'private'],
+    ['::', 'unspecified'],
+    ['::1', 'loopback'],
+    ['::0.0.0.1', 'loopback'],
+    ['2606:4700::1111', 'public'],
+  ])('classifies %s as %s', (address, expected) => {
+    expect(classifyAddress(address)).toBe(expected);
+  });
+
+  it('refuses such literals in URLs as it refuses the IPv4 address they carry', async () => {
+    const policy = { allowPrivate: false, allowedHosts: [] as string[], selfPort: 8765 };
+    for (const url of [
+      'http://[::ffff:127.0.0.1]:6379/',
+      'http://[::ffff:7f00:1]:5432/',
+      'http://[64:ff9b::7f00:1]:8080/',
+      'http://[::ffff:a9fe:a9fe]/latest/meta-data',
+      'http://[64:ff9b::a9fe:a9fe]/latest/meta-data',
+      'http://[2002:a9fe:a9fe::]/',
+      'http://[::127.0.0.1]/',
+      'http://[2001:0:808:808::80ff:fefe]/',
+    ]) {
+      expect({ url, ok: (await checkOutboundUrl(url, policy)).ok }).toEqual({ url, ok: false });
+    }
+    expect(checkUrlStatically('http://[::ffff:a9fe:a9fe]/', local)).toMatchObject({ ok: false, reason: 'url_blocked' });
+    expect(checkUrlStatically('http://[64:ff9b::7f00:1]:11434/', cloud)).toMatchObject({ ok: false, reason: 'private_address' });
+    expect(checkUrlStatically('http://[::ffff:7f00:1]:8765/', local)).toMatchObject({ ok: false, reason: 'self_referential' });
+  });
+});
+
 describe('checkOutboundUrl', () => {
   const policy = { allowPrivate: false, allowedHosts: [] as string[], selfPort: 8765 };
   const resolving = (addresses: string[]) => () => Promise.resolve(addresses);

@@ -1,6 +1,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
+import { embeddedIPv4, isLocalNat64, mappedIPv4 } from './embedded-ipv4';
 
 /** Why a provider address is refused (DESIGN §8). */
 export type UrlBlockReason = 'url_blocked' | 'private_address' | 'self_referential';
@@ -39,26 +40,44 @@ const PRIVATE = list([
   ['100.64.0.0', 10, 'ipv4'],
   ['198.18.0.0', 15, 'ipv4'],
   ['fc00::', 7, 'ipv6'],
+  ['fec0::', 10, 'ipv6'],
 ]);
 
-/** `::ffff:127.0.0.1` → `127.0.0.1`; brackets removed. */
+/** `::ffff:127.0.0.1` (or `::ffff:7f00:1`) → `127.0.0.1`; brackets removed. */
 export function normalizeAddress(address: string): string {
   const a = address.replace(/^\[|\]$/g, '');
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(a);
-  return mapped ? mapped[1] : a;
+  return mappedIPv4(a) ?? a;
 }
+
+/** Most to least dangerous: an address that embeds several IPv4 addresses takes the worst class among them. */
+const SEVERITY: AddressClass[] = ['metadata', 'link_local', 'loopback', 'unspecified', 'private', 'public'];
 
 export function classifyAddress(raw: string): AddressClass {
   const address = normalizeAddress(raw);
   const family = isIP(address);
   if (family === 0) return 'public';
-  const type = family === 4 ? 'ipv4' : 'ipv6';
+  const own = classifyOwn(address, family === 4 ? 'ipv4' : 'ipv6');
+  if (family === 4) return own;
+  // NAT64, 6to4, Teredo, IPv4-compatible and -translated addresses reach (or claim) the IPv4 address they embed.
+  const classes = [own, ...embeddedIPv4(address).map((v4) => classifyOwn(v4, 'ipv4'))];
+  if (isLocalNat64(address)) classes.push('private');
+  return SEVERITY.find((c) => classes.includes(c)) ?? 'public';
+}
+
+function classifyOwn(address: string, type: 'ipv4' | 'ipv6'): AddressClass {
   if (METADATA.check(address, type)) return 'metadata';
   if (LINK_LOCAL.check(address, type)) return 'link_local';
   if (LOOPBACK.check(address, type)) return 'loopback';
   if (UNSPECIFIED.check(address, type)) return 'unspecified';
   if (PRIVATE.check(address, type)) return 'private';
   return 'public';
+}
+
+/** Loopback, unspecified or one of this host's own interface addresses: where the server itself listens. */
+export function isLocalAddress(raw: string): boolean {
+  const address = normalizeAddress(raw);
+  const cls = classifyAddress(address);
+  return cls === 'loopback' || cls === 'unspecified' || isLocalInterface(address);
 }
 
 let localAddresses: Set<string> | undefined;

@@ -71,6 +71,8 @@ describe('real adapters (embedded: claude-agent-acp and codex-acp through the ga
         ...providerEnv('anth', upstream, { key: UPSTREAM_KEY, kind: 'local', protocol: 'anthropic' }),
         GATEWAY_AGENT_ADAPTERS: JSON.stringify([...FAULT_ADAPTERS, codex]),
         FAKE_CODEX_KEY: 'sk-codex-fake',
+        // The offline Codex's model server is on loopback: the sandbox's egress proxy passes it only with this policy.
+        GATEWAY_TASK_HTTP_ALLOW_PRIVATE_IPS: 'true',
         GATEWAY_AGENT_ADAPTER_APPROVAL_MODE: mode,
         GATEWAY_AGENT_ADAPTER_APPROVAL_TIMEOUT: `${APPROVAL_TIMEOUT_S}s`,
       }),

@@ -12,7 +12,7 @@ describe('task sandbox (embedded, GATEWAY_TASK_SANDBOX=auto)', () => {
   let port = 0;
 
   beforeAll(async () => {
-    c = new Client((await procs.start('all', embeddedTasksEnv({ GATEWAY_TASK_APPROVAL_POLICIES: 'none' }))).url);
+    c = new Client((await procs.start('all', embeddedTasksEnv({ GATEWAY_TASK_APPROVAL_POLICIES: 'none', GATEWAY_TASK_HTTP_ALLOW_PRIVATE_IPS: 'true' }))).url);
     listener = createServer((s) => s.end());
     await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
     port = (listener.address() as { port: number }).port;
@@ -57,10 +57,13 @@ describe('task sandbox (embedded, GATEWAY_TASK_SANDBOX=auto)', () => {
       expect(existsSync('/usr/hecate-escape')).toBe(false);
     });
 
-    it('has no network unless sandbox_network=true', async () => {
+    it('has no network unless sandbox_network=true, and then only through the egress proxy', async () => {
       const probe = `(bash -c 'echo > /dev/tcp/127.0.0.1/${port}' 2>/dev/null && echo connected) || echo blocked`;
       expect((await stdoutOf({ shell_command: probe })).stdout.trim()).toBe('blocked');
-      expect((await stdoutOf({ shell_command: probe, sandbox_network: true })).stdout.trim()).toBe('connected');
+      // Its own network namespace either way: a direct connection finds nothing; a tunnel through $HTTPS_PROXY reaches the host.
+      expect((await stdoutOf({ shell_command: probe, sandbox_network: true })).stdout.trim()).toBe('blocked');
+      const tunnel = `exec 3<>/dev/tcp/127.0.0.1/\${HTTPS_PROXY##*:}; printf "CONNECT 127.0.0.1:${port} HTTP/1.1\\r\\n\\r\\n" >&3; head -1 <&3`;
+      expect((await stdoutOf({ shell_command: `bash -c '${tunnel}'`, sandbox_network: true })).stdout.trim()).toBe('HTTP/1.1 200 Connection Established');
     });
 
     it('makes the workspace read-only with sandbox_read_only=true', async () => {

@@ -35,7 +35,8 @@ export function openPool(env: Record<string, string> = {}): PoolHarness {
     ...env,
   }) as AppConfig;
   const sandbox = new SandboxService(config);
-  sandbox.onModuleInit();
+  // Commands run at once; the egress proxy (network: true) listens a moment later.
+  void sandbox.onModuleInit();
   const registry = new ExecutorRegistry();
   registry.registerSandbox(sandbox);
   const pool = new McpClientPool(config, registry);
@@ -55,6 +56,9 @@ export function openPool(env: Record<string, string> = {}): PoolHarness {
       }
       return dir;
     },
-    close: () => pool.onModuleDestroy(),
+    close: async () => {
+      await pool.onModuleDestroy();
+      await sandbox.onModuleDestroy();
+    },
   };
 }

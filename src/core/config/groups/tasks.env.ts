@@ -35,6 +35,8 @@ export class TasksEnv {
   /** Outbound requests made for tasks (repo clones, agent http tools): private addresses and a host allowlist. */
   @IsOptional() @IsBooleanString() GATEWAY_TASK_HTTP_ALLOW_PRIVATE_IPS?: string;
   @IsOptional() @IsString() GATEWAY_TASK_HTTP_ALLOWED_HOSTS?: string;
+  /** `host:port` pairs a sandboxed command never reaches whatever the allowlists say (the api's address in a scaled deployment). */
+  @IsOptional() @IsString() GATEWAY_TASK_SANDBOX_EGRESS_DENY?: string;
   /** Host variables passed through the cleaned environment of task subprocesses. */
   @IsOptional() @IsString() PATH?: string;
   @IsOptional() @IsString() LANG?: string;
@@ -87,6 +89,8 @@ export interface TasksConfig {
   workspaceRoots: string[];
   workspaceCopy: { maxBytes: number; maxFiles: number };
   outbound: { allowPrivate: boolean; allowedHosts: string[] };
+  /** Refused to sandboxed commands besides the server's own ports, its Postgres and Redis (`host:port`, lower case). */
+  sandboxEgressDeny: string[];
   /** The allowlisted host environment of task subprocesses (PATH, LANG, LC_ALL, TZ when set). */
   childEnv: Record<string, string>;
   sse: { heartbeatMs: number; maxBufferBytes: number; maxStreamsPerKey: number; maxStreams: number };
@@ -113,6 +117,8 @@ const HOUR = 3_600_000;
 
 export function checkTasksEnv(env: TasksEnv): string[] {
   const problems: string[] = [];
+  const badDeny = csv(env.GATEWAY_TASK_SANDBOX_EGRESS_DENY, []).filter((e) => !/^(\[[0-9a-fA-F:.]+\]|[^:\s]+):\d{1,5}$/.test(e));
+  if (badDeny.length > 0) problems.push(`GATEWAY_TASK_SANDBOX_EGRESS_DENY: entries must be host:port ([v6]:port for IPv6): ${badDeny.join(', ')}`);
   for (const name of ['GATEWAY_TASK_SANDBOX_READ_PATHS', 'GATEWAY_WORKSPACE_ROOTS'] as const) {
     const relative = csv(env[name], []).filter((p) => !isAbsolute(p));
     if (relative.length > 0) problems.push(`${name}: paths must be absolute (${relative.join(', ')})`);
@@ -161,6 +167,7 @@ export function tasksConfig(env: TasksEnv): TasksConfig {
       allowPrivate: bool(env.GATEWAY_TASK_HTTP_ALLOW_PRIVATE_IPS, false),
       allowedHosts: csv(env.GATEWAY_TASK_HTTP_ALLOWED_HOSTS, []).map((h) => h.toLowerCase()),
     },
+    sandboxEgressDeny: csv(env.GATEWAY_TASK_SANDBOX_EGRESS_DENY, []).map((h) => h.toLowerCase()),
     childEnv: childEnv({ PATH: env.PATH ?? '/usr/local/bin:/usr/bin:/bin', LANG: env.LANG, LC_ALL: env.LC_ALL, TZ: env.TZ }),
     sse: {
       heartbeatMs: duration(env.GATEWAY_SSE_HEARTBEAT_INTERVAL, 15_000),

@@ -7,6 +7,7 @@ import { AppConfig } from '@core/config/app-config';
 import { DEFAULT_TENANT_ID, Principal } from '@core/context/request-context';
 import { sendError } from '@core/http/all-exceptions.filter';
 import { NotFoundError, UnauthorizedError } from '@core/http/domain-error';
+import { SANDBOX_RELAY_HEADER } from '@core/net/sandbox-relay';
 import { ApiKeyService } from './api-key.service';
 import { PUBLIC_ROUTE } from './public.decorator';
 
@@ -73,7 +74,9 @@ export class AuthenticationService implements OnModuleInit {
     }
     const keyPrincipal = credential?.startsWith('hk_') ? await this.keys.verify(credential) : null;
     if (keyPrincipal) return keyPrincipal;
-    if (!this.tokenDigest) return { kind: 'local_operator', tenantId: DEFAULT_TENANT_ID, scopes: ALL_SCOPES };
+    // A sandboxed command's request relayed to this server is never the local operator (DESIGN §8).
+    if (!this.tokenDigest && request.headers[SANDBOX_RELAY_HEADER] === undefined)
+      return { kind: 'local_operator', tenantId: DEFAULT_TENANT_ID, scopes: ALL_SCOPES };
     throw new UnauthorizedError(credential ? 'invalid credential' : 'missing credential');
   }
 }

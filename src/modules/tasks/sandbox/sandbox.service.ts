@@ -3,10 +3,11 @@ import { lstatSync, mkdtempSync, readlinkSync, realpathSync, rmSync, statSync } 
 import { chown, mkdir, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { rootLogger } from '@core/logging/logger';
 import type { CommandSandbox, SandboxPolicy } from '../run-executor';
+import { EgressProxy, egressSettings } from './egress-proxy';
 import { describeLimits, limitArgv, limitsFor, tmpSizeArgs } from './sandbox-limits';
 import { serverCodePaths, writePathArgs } from './sandbox-paths';
 
@@ -59,14 +60,16 @@ const real = (p: string): string => {
  * Worker-only (TaskRunnersModule): the probe runs in the worker's init hook, never in the api.
  */
 @Injectable()
-export class SandboxService implements OnModuleInit, CommandSandbox {
+export class SandboxService implements OnModuleInit, OnModuleDestroy, CommandSandbox {
   private detected: SandboxLayer | undefined;
+  /** The only way out of a sandbox with network (its own network namespace either way). */
+  private egress: EgressProxy | undefined;
   private setpriv = false;
   private unavailableReason = '';
 
   constructor(private readonly config: AppConfig) {}
 
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
     const mode = this.config.tasks.sandbox;
     this.setpriv = isRoot() && spawnSync('setpriv', ['--version'], { stdio: 'ignore', timeout: 5000 }).status === 0;
     if (mode === 'none') {
@@ -81,6 +84,8 @@ export class SandboxService implements OnModuleInit, CommandSandbox {
     if (!problem) {
       this.detected = 'bwrap';
       rootLogger().info({ sandbox: this.describe() }, 'task commands run under bubblewrap');
+      // Until it listens a command granted network has none (its own namespace either way): fail closed.
+      this.egress = await EgressProxy.start(egressSettings(this.config));
       return;
     }
     if (mode === 'bwrap') throw new Error(`GATEWAY_TASK_SANDBOX=bwrap but bubblewrap cannot isolate commands here: ${problem}`);
@@ -90,6 +95,10 @@ export class SandboxService implements OnModuleInit, CommandSandbox {
       { sandbox: this.describe(), problem },
       'no OS isolation for task commands (bubblewrap unavailable): shell, git and tool commands are REFUSED; install bubblewrap, or set GATEWAY_TASK_SANDBOX=none to run them without isolation',
     );
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.egress?.close();
   }
 
   get layer(): SandboxLayer {
@@ -158,6 +167,7 @@ export class SandboxService implements OnModuleInit, CommandSandbox {
     if (refusal) throw new Error(refusal);
     const identity = this.identityFor(policy.workspace, policy.unprivileged);
     const limits = limitArgv(limitsFor(this.config.sandboxLimits, identity?.uid ?? null, this.config.tasks.sandboxIdentity.uid));
+    if (this.egress && policy.network) argv = this.egress.command(argv);
     const command = identity
       ? [
           ...limits,
@@ -180,7 +190,8 @@ export class SandboxService implements OnModuleInit, CommandSandbox {
 
   private bwrapArgs(policy: SandboxPolicy, dropCaps: boolean): string[] {
     const args = ['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--die-with-parent', '--new-session'];
-    if (!policy.network) args.push('--unshare-net');
+    // Always a network namespace of its own: with network, its only way out is the egress proxy.
+    args.push('--unshare-net');
     if (dropCaps) args.push('--cap-drop', 'ALL');
     const mounted: string[] = [];
     const ws = real(policy.workspace);
@@ -247,6 +258,8 @@ export class SandboxService implements OnModuleInit, CommandSandbox {
       args.push(...writePathArgs(real(p), covered));
       mounted.push(real(p));
     }
+    // Last, over everything (a workspace at `/` and its emptied /run included): the egress socket.
+    if (policy.network && this.egress) args.push(...this.egress.bwrapArgs());
     args.push('--chdir', policy.cwd);
     return args;
   }
