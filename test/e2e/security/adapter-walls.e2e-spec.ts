@@ -39,7 +39,10 @@ function hostLayout() {
   return { base, agentDir, secrets, rootOnly, roots, proj, mine, mine2, outside, dataDir: join(base, 'data'), adaptersDir: join(base, 'adapters') };
 }
 /** A listing that shows nothing: not mounted, not enterable, or an empty cover. */
-const blank = (v: unknown): boolean => v === 'error:ENOENT' || v === 'error:EACCES' || (Array.isArray(v) && v.length === 0);
+/** What the sandbox itself puts into an adapter's /run: the egress socket and the forwarder's node (it has network). */
+const EGRESS_ENTRIES = ['hecate-egress-node', 'hecate-egress.sock'];
+const blank = (v: unknown): boolean =>
+  v === 'error:ENOENT' || v === 'error:EACCES' || (Array.isArray(v) && v.filter((name) => !EGRESS_ENTRIES.includes(name as string)).length === 0);
 function mkdirOf(p: string): string {
   mkdirSync(p, { recursive: true, mode: 0o755 });
   return p;
@@ -182,8 +185,9 @@ describeWithBwrap('external agent adapters behind the walls (embedded, real bubb
     expectWalled(seen);
     expect((seen.read as Json)['/etc/shadow']).toBe('error:EACCES');
     expect((seen.read as Json)[join(layout.secrets, 'secret-key')]).toMatch(/^(error:.*)?$/);
-    // The host's sockets (Postgres trusts local connections) and shared scratch are not there.
-    expect([(seen.list as Json)['/run'], (seen.list as Json)['/var/tmp']]).toEqual([[], []]);
+    // The host's sockets (Postgres trusts local connections) and shared scratch are not there: /run holds only what the
+    // sandbox put there for the adapter's network (the egress socket and the forwarder's node).
+    expect([(seen.list as Json)['/run'], (seen.list as Json)['/var/tmp']]).toEqual([EGRESS_ENTRIES, []]);
     // Only the way to the operator tenant's own home (acme's and globex's are not there).
     expect((seen.list as Json)[join(layout.adaptersDir, 'homes')]).toEqual([expect.stringMatching(/^default-/)]);
   });

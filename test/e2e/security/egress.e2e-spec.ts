@@ -73,6 +73,8 @@ describeWithBwrap('sandbox egress: scaled worker beside its Postgres and Redis, 
       GATEWAY_TASK_APPROVAL_POLICIES: 'none',
       GATEWAY_TASK_HTTP_ALLOW_PRIVATE_IPS: 'true',
       GATEWAY_TASK_SANDBOX_READ_PATHS: MCP_SANDBOX_READ_PATHS,
+      // An MCP stdio server has network only by its allowlist entry's grant (the task's sandbox_network is not one).
+      GATEWAY_MCP_STDIO_ALLOW: JSON.stringify([{ command: process.execPath, args: `${PROBER.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} .+`, network: true }]),
     });
     db = s.db;
     apiPort = await freePort();

@@ -1,5 +1,5 @@
 import { lookup } from 'node:dns/promises';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect, isIP } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -14,6 +14,11 @@ import { FORWARDER_SOURCE } from './netns-forwarder';
 /** Where the egress socket appears inside every sandbox with network, and the port its forwarder listens on there. */
 export const SANDBOX_EGRESS_SOCKET = '/run/hecate-egress.sock';
 export const SANDBOX_PROXY_PORT = 3128;
+/**
+ * The worker's node binary, bound where the forwarder's user can always run it: the runtime's own prefix may sit in a
+ * directory only root can traverse (a node under /root, seen through an operator's workspace at `/`).
+ */
+export const SANDBOX_FORWARDER_NODE = '/run/hecate-egress-node';
 const MAX_CONNECTIONS = 1024;
 const CONNECT_TIMEOUT_MS = 30_000;
 const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'upgrade'];
@@ -112,7 +117,7 @@ export class EgressProxy {
   /** `node -e <forwarder> …` in front of the command (it runs inside the sandbox, as the command's user). */
   command(argv: string[]): string[] {
     return [
-      process.execPath,
+      SANDBOX_FORWARDER_NODE,
       '-e',
       FORWARDER_SOURCE,
       '--',
@@ -125,7 +130,18 @@ export class EgressProxy {
 
   /** bubblewrap arguments that put the socket into the sandbox (read-only: connecting needs no write access to the mount). */
   bwrapArgs(): string[] {
-    return ['--perms', '0755', '--dir', '/run', '--ro-bind', this.socketPath, SANDBOX_EGRESS_SOCKET];
+    return [
+      '--perms',
+      '0755',
+      '--dir',
+      '/run',
+      '--ro-bind',
+      this.socketPath,
+      SANDBOX_EGRESS_SOCKET,
+      '--ro-bind',
+      realpathSync(process.execPath),
+      SANDBOX_FORWARDER_NODE,
+    ];
   }
 
   async close(): Promise<void> {

@@ -25,8 +25,11 @@ export interface RunIdentity {
 /** System directories a command needs to run programs; everything else on the host is absent from its view. */
 const SYSTEM_DIRS = ['/usr', '/etc', '/opt'];
 const SYSTEM_LINKS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
-/** Host directories of sockets and shared scratch, covered when a workspace (an operator's `/`) holds them. */
-const HOST_STATE_DIRS = ['/run', '/var/run', '/var/tmp', '/var/lib/postgresql', '/var/lib/redis'];
+/**
+ * Host directories of sockets and shared scratch, and root's home, covered when a workspace (an operator's `/`) holds
+ * them: root's home is 0700, so a node runtime or read path under it (a node in ~/.cache) gets traversable parents.
+ */
+const HOST_STATE_DIRS = ['/run', '/var/run', '/var/tmp', '/var/lib/postgresql', '/var/lib/redis', '/root'];
 
 const isRoot = (): boolean => process.getuid?.() === 0;
 const inside = (child: string, parent: string): boolean => child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
