@@ -5,6 +5,7 @@ import { AcpEditor, choose, spawnAcpAgent } from '../../support/acp-editor';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/fake-upstream.js';
 import { EVERYTHING, MCP_SANDBOX_READ_PATHS } from '../../support/mcp-servers';
 import { providerEnv } from '../../support/provider-env';
+import { sandboxOwned } from '../../support/sandbox';
 import { ServerProcess } from '../../support/server-process';
 import { Client, embeddedTasksEnv, Json, Processes } from '../tasks/tasks-harness';
 
@@ -23,7 +24,9 @@ describe('ACP agent for editors (npm run acp)', () => {
 
   const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: args }] });
   const completions = () => upstream.requests.filter((r) => r.path === '/v1/chat/completions');
-  const editorDir = () => mkdtempSync(join(root, 'editor-'));
+  // An editor's folder belongs to its user: here the sandbox uid (an API key's command never runs as root, so a
+  // root-owned folder under the roots would be read-only to it).
+  const editorDir = () => sandboxOwned(mkdtempSync(join(root, 'editor-')));
 
   const launch = async (env: Record<string, string> = {}) => {
     const editor = await AcpEditor.launch({ HECATE_BASE_URL: server.url, HECATE_API_KEY: apiKey, HECATE_MODEL: 'gpt-4o-mini', ...env });
