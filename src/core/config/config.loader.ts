@@ -63,7 +63,7 @@ export function loadConfig(raw: RawEnv): AppConfigValues {
       startedAt: new Date(),
       gateway: gatewayConfig(gateway),
       chat: chatConfig(chat),
-      tasks: tasksConfig(tasks),
+      tasks: tasksConfig(tasks, env),
       agent: agentConfig(agent),
       sandboxLimits: sandboxLimitsConfig(sandboxLimits),
       mcp: mcpConfig(mcp),

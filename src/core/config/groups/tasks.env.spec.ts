@@ -17,6 +17,9 @@ describe('tasks config group', () => {
     expect(c.reconcileIntervalMs).toBe(60_000);
     expect(c.sse.heartbeatMs).toBe(250);
     expect(loadConfig({ GATEWAY_TASK_APPROVAL_POLICIES: 'none' }).tasks.approvalPolicies).toEqual([]);
+    // The seed: an empty value disables every gate (the one variable where empty is not "unset").
+    expect(loadConfig({ GATEWAY_TASK_APPROVAL_POLICIES: '' }).tasks.approvalPolicies).toEqual([]);
+    expect(loadConfig({ GATEWAY_TASK_APPROVAL_POLICIES: ' ' }).tasks.approvalPolicies).toEqual([]);
   });
 
   it('refuses unknown policy names and bad values, naming the variables', () => {

@@ -141,9 +141,13 @@ function childEnv(vars: Record<string, string | undefined>): Record<string, stri
   return out;
 }
 
-export function tasksConfig(env: TasksEnv): TasksConfig {
-  // An empty variable reads as unset (the platform rule), so `none` is how every gate is disabled.
-  const named = csv(env.GATEWAY_TASK_APPROVAL_POLICIES, ['shell_exec', 'git_exec', 'file_write']).filter((p) => p !== 'none') as ApprovalPolicyName[];
+/**
+ * `raw` is the environment before empty variables were stripped: the seed's one exception to "empty means unset" is
+ * GATEWAY_TASK_APPROVAL_POLICIES, whose empty value disables every gate (`none` says the same).
+ */
+export function tasksConfig(env: TasksEnv, raw: Record<string, string | undefined> = {}): TasksConfig {
+  const policies = raw.GATEWAY_TASK_APPROVAL_POLICIES?.trim() === '' ? 'none' : env.GATEWAY_TASK_APPROVAL_POLICIES;
+  const named = csv(policies, ['shell_exec', 'git_exec', 'file_write']).filter((p) => p !== 'none') as ApprovalPolicyName[];
   const approvalPolicies = named.includes('all_tools') ? APPROVAL_POLICY_NAMES.filter((p) => p !== 'all_tools') : [...new Set(named)];
   return {
     approvalPolicies,
