@@ -89,7 +89,10 @@ export class TasksService {
       startedAt: null,
       finishedAt: null,
     };
-    const problems = [...(await executor.validate(task, caller)), ...(await this.workspaceProblems(task, caller))];
+    // Seed 003: only an agent loop uses MCP servers; on another kind they would be stored and never started.
+    const kindProblems =
+      kind !== 'agent_loop' && task.mcpServers.length > 0 ? [`mcp_servers: only execution_kind agent_loop uses MCP servers (not ${kind})`] : [];
+    const problems = [...kindProblems, ...(await executor.validate(task, caller)), ...(await this.workspaceProblems(task, caller))];
     if (problems.length > 0) throw new InvalidTaskError(problems);
     // Literal env/header values are secrets: stored sealed like provider keys (the response redacts them anyway).
     if (hasLiteralMcpValues(task.mcpServers)) {

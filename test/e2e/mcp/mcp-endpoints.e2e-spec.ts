@@ -97,10 +97,31 @@ function mcpSuite(mode: string, start: (procs: Processes) => Promise<{ client: C
 
     it('never returns or logs the env and header literals of a task’s mcp_servers', async () => {
       const mcpServers = [
-        { name: 'gh', command: 'node', args: ['server.js'], env: { TOKEN: LITERAL_ENV, REF: '$GITHUB_TOKEN' }, approval_policy: 'require_approval' },
+        {
+          name: 'gh',
+          command: 'node',
+          args: ['server.js'],
+          env: { TOKEN: LITERAL_ENV, REF: '$HECATE_MCP_SECRET_GITHUB_TOKEN' },
+          approval_policy: 'require_approval',
+        },
         { name: 'remote', url: 'https://mcp.example.com/mcp', headers: { Authorization: `Bearer ${LITERAL_HEADER}` } },
       ];
-      const created = await c.call('POST', '/hecate/v1/tasks', { execution_kind: 'shell', shell_command: 'true', mcp_servers: mcpServers });
+      // Seed 003: mcp_servers belong to agent loops; another kind refuses them (400 naming the field).
+      for (const kind of [
+        { execution_kind: 'shell', shell_command: 'true' },
+        { execution_kind: 'git', git_command: 'status' },
+        { execution_kind: 'file', file_path: 'a.txt', file_content: 'x' },
+      ]) {
+        const refused = await c.call('POST', '/hecate/v1/tasks', { ...kind, mcp_servers: mcpServers });
+        expect({ kind: kind.execution_kind, status: refused.status, type: refused.body.error?.type }).toEqual({
+          kind: kind.execution_kind,
+          status: 400,
+          type: 'invalid_request',
+        });
+        expect(refused.body.error.message).toContain('mcp_servers');
+        expect(refused.text).not.toContain(LITERAL_ENV);
+      }
+      const created = await c.call('POST', '/hecate/v1/tasks', { execution_kind: 'agent_loop', prompt: 'use the servers', mcp_servers: mcpServers });
       expect(created.status).toBe(200);
       const expected = [
         { name: 'gh', command: 'node', args: ['server.js'], env: { TOKEN: '[redacted]', REF: '[redacted]' }, approval_policy: 'require_approval' },
