@@ -111,6 +111,7 @@ export function renderError(dialect: ErrorDialect, err: DomainError, requestId: 
   };
   if (dialect === 'openai')
     return { error: { ...common, type: err.type, code: err.type, param: typeof err.details.param === 'string' ? err.details.param : null } };
-  if (dialect === 'anthropic') return { type: 'error', error: { type: err.type, ...common }, request_id: requestId };
+  // Seed 003: the over-limit answer carries `code` on /v1/messages as on /v1/chat/completions.
+  if (dialect === 'anthropic') return { type: 'error', error: { type: err.type, code: err.type, ...common }, request_id: requestId };
   return { error: { type: err.type, ...common } };
 }

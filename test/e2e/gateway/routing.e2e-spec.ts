@@ -233,6 +233,14 @@ describe('rate limit shared by two api processes (scaled mode)', () => {
     expect(err.headers?.get('x-ratelimit-remaining')).toBe('0');
     expect(Number(err.headers?.get('x-ratelimit-reset'))).toBeGreaterThan(Date.now() / 1000);
     expect(Number(err.headers?.get('retry-after'))).toBeGreaterThan(0);
+    // The Anthropic shape of the same 429 carries the seed's `code` too.
+    const messages = await fetch(`${servers[0].url}/v1/messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm-rl', max_tokens: 16, messages: [{ role: 'user', content: 'x' }] }),
+    });
+    expect(messages.status).toBe(429);
+    expect(await messages.json()).toMatchObject({ type: 'error', error: { type: 'rate_limit_exceeded', code: 'rate_limit_exceeded' } });
     // Listing models does not spend a token, but still reports the bucket.
     const models = await fetch(`${servers[1].url}/v1/models`, { headers: { authorization: `Bearer ${OPERATOR_TOKEN}` } });
     expect(models.status).toBe(200);
