@@ -128,9 +128,16 @@ export class EgressProxy {
     ];
   }
 
-  /** bubblewrap arguments that put the socket into the sandbox (read-only: connecting needs no write access to the mount). */
+  /**
+   * bubblewrap arguments that put the socket into the sandbox (read-only: connecting needs no write access to the
+   * mount) and point every client's proxy variables at the forwarder (NO_PROXY empty: "localhost" is the host's too).
+   */
   bwrapArgs(): string[] {
+    const proxy = `http://127.0.0.1:${SANDBOX_PROXY_PORT}`;
+    const variables: Record<string, string> = { NO_PROXY: '', no_proxy: '', NODE_USE_ENV_PROXY: '1' };
+    for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'all_proxy']) variables[name] = proxy;
     return [
+      ...Object.entries(variables).flatMap(([name, value]) => ['--setenv', name, value]),
       '--perms',
       '0755',
       '--dir',

@@ -1,8 +1,8 @@
 /**
  * The first process of a sandboxed command that has network (DESIGN §8): its network namespace has only loopback,
  * so this script listens there and relays every connection over the worker's egress socket (bind-mounted into the
- * sandbox), then runs the real command with the proxy variables pointing at it, forwards signals and exits as the
- * command did. It runs as `node -e` with the runtime already mounted read-only: no file of the server is mounted.
+ * sandbox), then runs the real command — which inherits the proxy variables bubblewrap set (EgressProxy.bwrapArgs) —
+ * forwards signals and exits as the command did. It runs as `node -e` with the runtime already mounted read-only: no file of the server is mounted.
  *
  * argv: <egress socket> <proxy port> <gateway port, 0 = none> <command…>. On the gateway port it relays the
  * gateway's own URL (`http://127.0.0.1:<api port>`) for clients that ignore proxy variables; the worker side tells
@@ -32,12 +32,8 @@ Promise.all(ports.map(listen)).then(run, (err) => {
   process.exit(125);
 });
 function run() {
-  const proxy = 'http://127.0.0.1:' + proxyPort;
-  const env = Object.assign({}, process.env, {
-    HTTP_PROXY: proxy, HTTPS_PROXY: proxy, ALL_PROXY: proxy, http_proxy: proxy, https_proxy: proxy, all_proxy: proxy,
-    NO_PROXY: '', no_proxy: '', NODE_USE_ENV_PROXY: '1',
-  });
-  const child = spawn(argv[0], argv.slice(1), { stdio: 'inherit', env });
+  // The proxy variables come from bubblewrap (--setenv, EgressProxy.bwrapArgs): the command inherits them.
+  const child = spawn(argv[0], argv.slice(1), { stdio: 'inherit' });
   const signals = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'];
   for (const s of signals) process.on(s, () => { try { child.kill(s); } catch (e) {} });
   child.on('error', (err) => {
