@@ -1,4 +1,5 @@
 import { StringDecoder } from 'node:string_decoder';
+import { storableText } from '@core/database/storable';
 import {
   commandEnv,
   GIT_ENV,
@@ -12,7 +13,6 @@ import {
   relativeInside,
   runProcess,
   scanWorkspace,
-  storableText,
   unifiedDiff,
   withWorkspaceFile,
   writeCurrent,

@@ -2,6 +2,7 @@ import { request as httpRequestRaw, type IncomingMessage } from 'node:http';
 import { request as httpsRequestRaw } from 'node:https';
 import { checkOutboundUrl } from '@core/net/outbound-url-policy';
 import type { ToolContext, ToolResult } from './tool-types';
+import { storableText } from '@core/database/storable';
 
 const MAX_REDIRECTS = 5;
 
@@ -32,7 +33,7 @@ export async function httpRequest(req: { url: string; method: string; body: stri
       }
       continue;
     }
-    const text = res.body.toString('utf8').replaceAll('\0', '\uFFFD');
+    const text = storableText(res.body.toString('utf8'));
     return {
       text: `HTTP ${res.status}\n${text}${res.truncated ? `\n[truncated at ${maxResponseBytes} bytes]` : ''}`,
       isError: res.status >= 400,

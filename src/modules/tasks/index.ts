@@ -15,7 +15,6 @@ export type { NewArtifact, RunWriter, StepOutcome, StepSpec } from './run-writer
 export { FileTooLargeError, MAX_EDIT_BYTES, readCurrent, writeCurrent } from './executors/file-ops';
 export { unifiedDiff } from './executors/unified-diff';
 export { commandEnv } from './executors/command-step';
-export { storableText } from './executors/chunk-streamer';
 export { GIT_ENV, gitArgv, gitArgvProblem } from './executors/git-argv';
 export { runProcess } from './sandbox/process-runner';
 export { relativeInside } from './workspace/path-resolver';

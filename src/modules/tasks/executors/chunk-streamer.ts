@@ -1,13 +1,11 @@
 import { StringDecoder } from 'node:string_decoder';
+import { storableText } from '@core/database/storable';
 import type { RunWriter } from '../run-writer';
 
 const FLUSH_MS = 200;
 const FLUSH_BYTES = 32 * 1024;
 /** Output beyond this is still captured in the stdout/stderr artifacts, only not streamed as events. */
 export const MAX_STREAMED_BYTES = 1024 * 1024;
-
-/** Text a command printed, as Postgres can store it (text and jsonb refuse NUL): NUL becomes U+FFFD. */
-export const storableText = (text: string): string => (text.includes('\0') ? text.replaceAll('\0', '\uFFFD') : text);
 
 /**
  * Streams a command's output as `tool.shell.output_chunk` events, batched (every 200 ms or 32 KiB) so a

@@ -4,7 +4,8 @@ import type { NewArtifact, StepOutcome } from '../run-writer';
 import type { SandboxService } from '../sandbox/sandbox.service';
 import { runProcess } from '../sandbox/process-runner';
 import { limitHint } from '../sandbox/sandbox-limits';
-import { ChunkStreamer, storableText } from './chunk-streamer';
+import { storableText } from '@core/database/storable';
+import { ChunkStreamer } from './chunk-streamer';
 
 export interface CommandSpec {
   kind: 'shell' | 'git';
