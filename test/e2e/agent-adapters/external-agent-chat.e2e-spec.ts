@@ -198,9 +198,9 @@ describe('external agent chat (scaled: api + two workers)', () => {
     // A client that saw the turn up to before the request resumes later and gets both, with the same ids.
     const resumed = new SseReader(`${api.url}${base(s.id)}/stream`, { token: TOKEN, headers: { 'last-event-id': frames[iRequested - 1].id! } });
     await resumed.done;
-    const again = resumed.events.filter((e) => e.id !== undefined);
-    expect(again.map((e) => [e.id, e.event])).toEqual(frames.slice(iRequested).map((e) => [e.id, e.event]));
-    expect(again[0].data).toEqual(requested.data);
+    const replayed = resumed.events.filter((e) => e.id !== undefined);
+    expect(replayed.map((e) => [e.id, e.event])).toEqual(frames.slice(iRequested).map((e) => [e.id, e.event]));
+    expect(replayed[0].data).toEqual(requested.data);
     // Decided once: a second decision is a conflict; the row is there by id; unknown ids are 404.
     const again = await resolve(s.id, pending.id as string, { decision: 'deny' });
     expect(again.status).toBe(409);
