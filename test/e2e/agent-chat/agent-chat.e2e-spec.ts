@@ -675,6 +675,8 @@ describe('agent chat (embedded)', () => {
     const startedAt = Date.now();
     for (const id of [turns, idle, wall]) expect((await post(lc, id, { content: 'first' })).status).toBe(200);
     const lastActivity = Date.now();
+    // The wall clock runs from the session's first turn (the server's time), not from before the three POSTs.
+    const wallStartedAt = Date.parse((await lc.ok('GET', `/hecate/v1/agent-chat/sessions/${wall}`)).session_started_at as string);
     expect((await post(lc, turns, { content: 'second' })).status).toBe(200);
     const over = await post(lc, turns, { content: 'third' });
     expect(over.status).toBe(422);
@@ -713,7 +715,7 @@ describe('agent chat (embedded)', () => {
     const idleOut = await post(lc, idle, { content: 'after a pause' });
     expect(idleOut.status).toBe(422);
     expect(idleOut.body.error).toMatchObject({ type: 'agent_chat.session_idle_timeout', limit_ms: 1500 });
-    await sleep(Math.max(0, startedAt + 4200 - Date.now()));
+    await sleep(Math.max(0, Math.max(startedAt, wallStartedAt) + 4200 - Date.now()));
     const wallOut = await post(lc, wall, { content: 'too late' });
     expect(wallOut.status).toBe(422);
     expect(wallOut.body.error).toMatchObject({ type: 'agent_chat.session_duration_limit_exceeded', limit_ms: 4000 });
