@@ -90,6 +90,26 @@ describe('agent chat (embedded)', () => {
     expect(upstream.requests.filter((r) => r.path === '/v1/chat/completions')).toHaveLength(0);
   });
 
+  it('POST /hecate/v1/workspace-dialog answers 501 with the error envelope (no folder picker here: clients fall back to manual entry)', async () => {
+    const r = await c.call('POST', '/hecate/v1/workspace-dialog', {});
+    expect(r.status).toBe(501);
+    expect(r.body).toEqual({
+      error: {
+        type: 'agent_chat.workspace_dialog_unsupported',
+        message: expect.stringContaining('no native folder picker'),
+        user_message: expect.stringContaining('type the workspace path'),
+        operator_action: expect.stringContaining('GATEWAY_WORKSPACE_ROOTS'),
+        fallback: 'manual_entry',
+        request_id: expect.any(String),
+        trace_id: expect.any(String),
+      },
+    });
+    expect(r.headers.get('x-request-id')).toBe(r.body.error.request_id);
+    // The route is a /hecate/v1 route like any other: no credential, no answer.
+    const anonymous = await new Client(server.url, 'not-a-valid-token').call('POST', '/hecate/v1/workspace-dialog', {});
+    expect({ status: anonymous.status, type: anonymous.body.error.type }).toEqual({ status: 401, type: 'unauthorized' });
+  });
+
   it('one transcript: model → agent (tools, a file changed) → agent continued → model, with segments and runtime snapshots', async () => {
     const tasksBefore = ((await c.ok('GET', '/hecate/v1/tasks')) as unknown as Json[]).length;
     const s0 = await c.ok('POST', '/hecate/v1/agent-chat/sessions', { runtime_kind: 'model', model: 'gpt-4o-mini', title: 'Mixed' });
