@@ -54,6 +54,9 @@ describe('configuration warnings', () => {
     ]);
     expect(w.find((x) => x.variable === 'GATEWAY_TASK_QUEUE_BACKEND')?.replaced_by).toMatch(/REDIS_URL/);
     expect(w.find((x) => x.variable === 'GATEWAY_TASK_QUEUE_BUFFER')?.replaced_by).toMatch(/GATEWAY_TASK_QUEUE_WORKERS/);
+    expect(warningsOf({ SAGE_TOOL_PROGRESS_ENABLED: 'false' })).toEqual([
+      { variable: 'SAGE_TOOL_PROGRESS_ENABLED', did_you_mean: undefined, replaced_by: expect.stringMatching(/^GATEWAY_TOOL_PROGRESS_ENABLED /) },
+    ]);
   });
 
   it('never carries a value', () => {

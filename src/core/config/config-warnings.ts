@@ -14,8 +14,8 @@ export interface ConfigWarning {
 }
 
 /**
- * Variables of the seeds (003 "Runtime backend and queue configuration", Agent Chat) that select a backend or size a
- * buffer this server does not have, with what replaces each. Seed variables that have a meaning here are read by
+ * Variables of the seeds (003 "Runtime backend and queue configuration", Agent Chat; 004 tool_progress) that select a
+ * backend or size a buffer this server does not have, or that it reads under another name, with what replaces each. Seed variables that have a meaning here are read by
  * their group instead (`HECATE_AGENT_ADAPTERS_DIR`: agent.env.ts).
  */
 export const SEED_VARIABLES_NOT_USED: Readonly<Record<string, string>> = {
@@ -27,6 +27,8 @@ export const SEED_VARIABLES_NOT_USED: Readonly<Record<string, string>> = {
     'the queue follows the mode: in-process in embedded mode, BullMQ on REDIS_URL in scaled mode (DATABASE_URL and REDIS_URL set); runs are leased in the database either way (GATEWAY_TASK_QUEUE_LEASE_SECONDS)',
   GATEWAY_TASK_QUEUE_BUFFER:
     'queued runs wait as database rows, not in an in-memory buffer: GATEWAY_TASK_QUEUE_WORKERS sets the jobs a worker runs at once, GATEWAY_TASK_MAX_CONCURRENT caps running runs',
+  // Seed 004 names the tool_progress switch after its own product.
+  SAGE_TOOL_PROGRESS_ENABLED: 'GATEWAY_TOOL_PROGRESS_ENABLED (the same switch: false keeps tool_progress frames off the live streams)',
 };
 
 /** Prefixes whose unknown names are reported. `HECATE_*` also names other tools' variables (the ACP agent, the MCP relay). */
@@ -50,13 +52,13 @@ export function configWarnings(raw: Record<string, string | undefined>, known: r
   const warnings: ConfigWarning[] = [];
   for (const variable of Object.keys(raw).sort()) {
     if (!raw[variable]) continue; // empty means unset, as everywhere in the loader
-    const prefix = CHECKED_PREFIXES.find((p) => variable.startsWith(p));
-    if (!prefix || knownSet.has(variable) || isSecretFileName(variable) || variable.startsWith(MCP_SECRET_PREFIX)) continue;
     const replacedBy = SEED_VARIABLES_NOT_USED[variable];
     if (replacedBy) {
       warnings.push({ variable, message: `${variable} (a seed variable) is not used here: ${replacedBy}`, replaced_by: replacedBy });
       continue;
     }
+    const prefix = CHECKED_PREFIXES.find((p) => variable.startsWith(p));
+    if (!prefix || knownSet.has(variable) || isSecretFileName(variable) || variable.startsWith(MCP_SECRET_PREFIX)) continue;
     const near = nearestName(variable, known);
     if (near) warnings.push({ variable, message: `unknown configuration variable ${variable}: did you mean ${near}?`, did_you_mean: near });
     else if (prefix === 'GATEWAY_')

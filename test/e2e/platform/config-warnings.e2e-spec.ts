@@ -20,6 +20,7 @@ describe('configuration warnings at startup', () => {
     GATEWAY_TASK_QUEUE_BUFFER: '917263',
     HECATE_TASK_MAX_CONCURRENT: 'val-hecate-prefix-66aa',
     GATEWAY_ENTIRELY_MADE_UP_SETTING: 'val-made-up-0c1d',
+    SAGE_TOOL_PROGRESS_ENABLED: 'val-sage-4e2f',
   };
   const expected: Json[] = [
     { variable: 'GATEWAY_CHAT_SESSIONS_BACKEND', replaced_by: expect.stringMatching(/always stored in the database/) },
@@ -29,6 +30,7 @@ describe('configuration warnings at startup', () => {
     { variable: 'GATEWAY_TASK_QUEUE_BACKEND', replaced_by: expect.stringMatching(/in-process in embedded mode, BullMQ on REDIS_URL/) },
     { variable: 'GATEWAY_TASK_QUEUE_BUFFER', replaced_by: expect.stringMatching(/GATEWAY_TASK_QUEUE_WORKERS .*GATEWAY_TASK_MAX_CONCURRENT/) },
     { variable: 'HECATE_TASK_MAX_CONCURRENT', did_you_mean: 'GATEWAY_TASK_MAX_CONCURRENT' },
+    { variable: 'SAGE_TOOL_PROGRESS_ENABLED', replaced_by: expect.stringMatching(/^GATEWAY_TOOL_PROGRESS_ENABLED /) },
   ];
 
   /** The JSON log lines of the process that carry a configuration warning. */
