@@ -52,7 +52,7 @@ export function configWarnings(raw: Record<string, string | undefined>, known: r
   const warnings: ConfigWarning[] = [];
   for (const variable of Object.keys(raw).sort()) {
     if (!raw[variable]) continue; // empty means unset, as everywhere in the loader
-    const replacedBy = SEED_VARIABLES_NOT_USED[variable];
+    const replacedBy = Object.hasOwn(SEED_VARIABLES_NOT_USED, variable) ? SEED_VARIABLES_NOT_USED[variable] : undefined;
     if (replacedBy) {
       warnings.push({ variable, message: `${variable} (a seed variable) is not used here: ${replacedBy}`, replaced_by: replacedBy });
       continue;
