@@ -391,3 +391,12 @@ type _ApprovalDocumented = Assert<Documents<AgentChatApprovalDto, Returned<Agent
 type _GrantDocumented = Assert<Documents<AgentChatGrantDto, Returned<AgentChatApprovalsService['grants']>[number]>>;
 type _RevertDocumented = Assert<Documents<AgentChatRevertDto, RevertResult>>;
 type _RevokedDocumented = Assert<Documents<AgentChatGrantRevokedDto, Returned<AgentChatApprovalsService['revokeGrant']>>>;
+
+/** Seed 003 `POST /hecate/v1/workspace-dialog` where a native folder picker exists; this server has none (always 501). */
+@ApiSchema({ name: 'WorkspaceDialog' })
+export class WorkspaceDialogDto {
+  /** The selected folder's absolute path. */
+  path!: string;
+  /** Its Git branch, when it is a repository. */
+  branch?: string;
+}
