@@ -26,6 +26,7 @@ import { AgentLoopRunsController } from '@modules/agent-loop';
 import { McpController } from '@modules/mcp';
 import { McpServerController, McpServerModule } from '@modules/mcp-server';
 import { AgentChatApprovalsController, AgentChatController } from '@modules/agent-chat';
+import { OptimizeInputController } from '@modules/agent-chat';
 import { AgentAdaptersController } from '@modules/agent-adapters';
 
 /** The HTTP role: every controller is mounted here and nowhere else (STYLE rule 1). */
@@ -36,6 +37,7 @@ export class ApiModule {
     AgentLoopRunsController,
     AgentChatController,
     AgentChatApprovalsController,
+    OptimizeInputController,
     AgentAdaptersController,
     TaskRunsController,
     EventsController,
