@@ -1,15 +1,9 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import type { Assert, Documents } from '@core/http/openapi';
+import { TraceUsageDto } from '@modules/inference';
 import type { OptimizedInput, OptimizeInputLine, OptimizeInputLineError } from './optimize-input.service';
 
 /** Answers of `POST /hecate/v1/agent-chat/optimize-input[/stream]`, checked against what the service returns. */
-
-@ApiSchema({ name: 'OptimizeInputUsage' })
-export class OptimizeInputUsageDto {
-  input_tokens!: number;
-  output_tokens!: number;
-  cached_input_tokens!: number;
-}
 
 /** The rewrite (`data` of the structured answer; the stream's `done` line carries the same fields). */
 @ApiSchema({ name: 'OptimizedInput' })
@@ -21,7 +15,7 @@ export class OptimizedInputDto {
   model!: string;
   route_reason!: string;
   stop_reason!: string | null;
-  usage!: OptimizeInputUsageDto;
+  usage!: TraceUsageDto;
   cost_micros_usd!: number;
   cost_usd!: string;
 }
