@@ -25,6 +25,16 @@ const ApiNdjsonLines = (): MethodDecorator =>
     }),
   );
 
+/** Aborted when the client's connection closes before the answer is complete (the upstream call is then cancelled). */
+function clientGone(reply: FastifyReply): { signal: AbortSignal; dispose: () => void } {
+  const abort = new AbortController();
+  const onClose = () => {
+    if (!reply.raw.writableFinished) abort.abort();
+  };
+  reply.raw.on('close', onClose);
+  return { signal: abort.signal, dispose: () => reply.raw.off('close', onClose) };
+}
+
 /** Seed 004 "User input optimization" (`/api/chat/optimize-input[/stream]`), under `/hecate/v1/agent-chat/`. */
 @Controller('hecate/v1/agent-chat')
 export class OptimizeInputController {
@@ -33,12 +43,26 @@ export class OptimizeInputController {
     private readonly sse: SseService,
   ) {}
 
+  /** The rewrite; the client leaving before it is ready cancels the upstream request. */
   @ModelCallRoute()
   @ApiEnvelope('optimized_input', OptimizedInputDto)
   @Post('optimize-input')
   @HttpCode(200)
-  async optimize(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Body() dto: OptimizeInputDto) {
-    return { object: 'optimized_input', data: await this.optimizer.optimize(p, origin, dto) };
+  async optimize(
+    @CurrentPrincipal() p: Principal,
+    @Origin() origin: RequestOrigin,
+    @Body() dto: OptimizeInputDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    const left = clientGone(reply);
+    try {
+      return { object: 'optimized_input', data: await this.optimizer.optimize(p, origin, dto, left.signal) };
+    } catch (err) {
+      if (left.signal.aborted && (err instanceof UpstreamError || reply.raw.destroyed)) return; // nobody to tell
+      throw err;
+    } finally {
+      left.dispose();
+    }
   }
 
   /** The rewrite as the model writes it; the client leaving cancels the upstream request. */
@@ -47,22 +71,17 @@ export class OptimizeInputController {
   @Post('optimize-input/stream')
   @HttpCode(200)
   async stream(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Body() dto: OptimizeInputDto, @Res() reply: FastifyReply): Promise<void> {
-    const abort = new AbortController();
-    const onClose = () => {
-      if (!reply.raw.writableFinished) abort.abort();
-    };
-    reply.raw.on('close', onClose);
+    const left = clientGone(reply);
     try {
-      const lines = await this.optimizer.open(p, origin, dto, abort.signal);
+      const lines = await this.optimizer.open(p, origin, dto, left.signal);
       const out = this.sse.open(reply, { stream: 'optimize_input', heartbeatMs: 0, reconnectable: false, contentType: 'text/plain; charset=utf-8' });
       for await (const line of lines) if (!out.write(`${JSON.stringify(line)}\n`)) break;
       out.end();
     } catch (err) {
-      // The client left before the upstream answered: nobody to tell.
-      if (abort.signal.aborted && (err instanceof UpstreamError || reply.raw.destroyed)) return;
+      if (left.signal.aborted && (err instanceof UpstreamError || reply.raw.destroyed)) return; // nobody to tell
       throw err;
     } finally {
-      reply.raw.off('close', onClose);
+      left.dispose();
     }
   }
 }

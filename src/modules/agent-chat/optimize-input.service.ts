@@ -93,9 +93,9 @@ export class OptimizeInputService {
     private readonly config: AppConfig,
   ) {}
 
-  async optimize(p: Principal, origin: RequestOrigin, dto: OptimizeInputDto): Promise<OptimizedInput> {
+  async optimize(p: Principal, origin: RequestOrigin, dto: OptimizeInputDto, signal?: AbortSignal): Promise<OptimizedInput> {
     const request = await this.request(p, dto);
-    return toOptimizedInput(await this.inference.complete(request, this.context(p, origin, dto, OPTIMIZE_INPUT_ENDPOINT)));
+    return toOptimizedInput(await this.inference.complete(request, { ...this.context(p, origin, dto, OPTIMIZE_INPUT_ENDPOINT), signal }));
   }
 
   /**

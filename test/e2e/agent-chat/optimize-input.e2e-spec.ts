@@ -268,7 +268,7 @@ describe('agent chat: input optimisation (embedded)', () => {
     expect((await optimize(other.client, { current_input: 'e', model: 'gpt-4o-mini' })).status).toBe(200);
   });
 
-  it('a client that leaves mid-stream cancels the upstream request (one that has stalled too)', async () => {
+  it('a client that leaves cancels the upstream request: mid-stream (the model stalled too), and before the structured answer', async () => {
     // Two deltas, then the upstream stalls: nothing more to write, so only the client's leaving can end the call.
     upstream.script({ content: 'word '.repeat(20), chunks: 20, hangAfterChunks: 2 });
     const s = await stream(server.url, { current_input: 'write a long prompt' });
@@ -280,6 +280,21 @@ describe('agent chat: input optimisation (embedded)', () => {
     s.close();
     await upstream.waitFor((u) => u.requests[0]?.aborted === true, 10_000);
     expect(upstream.activeRequests).toBe(0);
+
+    // The structured form too: a client that gives up before the rewrite is ready cancels the call.
+    upstream.script({ hang: true });
+    const gaveUp = new AbortController();
+    const pending = fetch(`${server.url}${OPTIMIZE}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ current_input: 'never answered' }),
+      signal: gaveUp.signal,
+    }).catch((err: Error) => err.name);
+    await upstream.waitForRequests(2);
+    expect(upstream.requests[1].aborted).toBe(false);
+    gaveUp.abort();
+    expect(await pending).toBe('AbortError');
+    await upstream.waitFor((u) => u.requests[1]?.aborted === true, 10_000);
   });
 
   it('tenant keys: none is 401, inference-only is 403, an operator key optimises and its usage row is its tenant’s alone', async () => {
