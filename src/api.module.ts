@@ -25,7 +25,7 @@ import { TasksController } from '@modules/tasks';
 import { AgentLoopRunsController } from '@modules/agent-loop';
 import { McpController } from '@modules/mcp';
 import { McpServerController, McpServerModule } from '@modules/mcp-server';
-import { AgentChatApprovalsController, AgentChatController, WorkspaceDialogController } from '@modules/agent-chat';
+import { AgentChatApprovalsController, AgentChatController, WorkspaceDialogController, OptimizeInputController } from '@modules/agent-chat';
 import { AgentAdaptersController } from '@modules/agent-adapters';
 
 /** The HTTP role: every controller is mounted here and nowhere else (STYLE rule 1). */
@@ -37,6 +37,7 @@ export class ApiModule {
     AgentChatController,
     AgentChatApprovalsController,
     WorkspaceDialogController,
+    OptimizeInputController,
     AgentAdaptersController,
     TaskRunsController,
     EventsController,

@@ -236,3 +236,13 @@ export const workspaceDialogUnsupported = (): DomainError =>
     operatorAction: 'Enter the absolute workspace path by hand (API keys: a directory under GATEWAY_WORKSPACE_ROOTS).',
     details: { fallback: 'manual_entry' },
   });
+
+/** Input optimisation without a model in the request and without the operator's default. */
+export const optimizeInputModelRequired = (): DomainError =>
+  invalid(
+    AgentChatErrorType.ModelRequired,
+    'input optimisation needs a model: send `model`, or set GATEWAY_AGENT_CHAT_OPTIMIZE_INPUT_MODEL on the server',
+    'Select a model to rewrite the prompt with.',
+    'Send `model` with the request, or set GATEWAY_AGENT_CHAT_OPTIMIZE_INPUT_MODEL (the default optimiser model).',
+    { field: 'model', variable: 'GATEWAY_AGENT_CHAT_OPTIMIZE_INPUT_MODEL' },
+  );

@@ -32,6 +32,7 @@ import { GuidanceRepository } from './guidance.repository';
 import { QueueRepository } from './queue.repository';
 import { RevertsRepository } from './reverts.repository';
 import { TurnLeaseRepository } from './turn-lease.repository';
+import { OptimizeInputService } from './optimize-input.service';
 
 /** What the worker-only module needs of the shared one (the runtimes stay private: they register themselves). */
 const SHARED = [
@@ -60,8 +61,8 @@ const SHARED = [
  */
 @Module({
   imports: [TasksModule, AgentLoopModule, InferenceModule, ProvidersModule, AgentAdaptersModule],
-  providers: [...SHARED, ModelTurnRuntime, AgentTurnRuntime, ExternalAgentTurnRuntime],
-  exports: SHARED,
+  providers: [...SHARED, ModelTurnRuntime, AgentTurnRuntime, ExternalAgentTurnRuntime, OptimizeInputService],
+  exports: [...SHARED, OptimizeInputService],
 })
 export class AgentChatModule implements OnModuleInit {
   constructor(

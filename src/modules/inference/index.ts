@@ -49,5 +49,6 @@ export { normalizeAnthropicResponse, normalizeOpenaiResponse, type NormalizedMes
 export { parseFrame, SseFramer, startsWith, type SseFrame } from './protocol/sse';
 export { TracesController } from './usage/traces.controller';
 export { UsageController } from './usage/usage.controller';
+export { TraceUsageDto } from './usage/usage.dto';
 export { TraceStoreService, type GatewayTrace, type TraceCandidate } from './usage/trace-store.service';
 export { UsageLedgerService } from './usage/usage-ledger.service';

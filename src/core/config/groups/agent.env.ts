@@ -28,6 +28,8 @@ export class AgentEnv {
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_AGENT_CHAT_MAX_CONTENT_BYTES?: number;
   /** How long `POST …/messages` (without `wait: false` or `stream: true`) waits for the turn before answering its state. */
   @IsOptional() @IsDuration() GATEWAY_AGENT_CHAT_WAIT_TIMEOUT?: string;
+  /** The model `POST /hecate/v1/agent-chat/optimize-input[/stream]` rewrites drafts with when the request names none. */
+  @IsOptional() @IsString() GATEWAY_AGENT_CHAT_OPTIMIZE_INPUT_MODEL?: string;
   /** External agents (ACP adapters, seed 003): where managed launchers live, operator-defined adapters (JSON array). */
   @IsOptional() @IsString() GATEWAY_AGENT_ADAPTERS_DIR?: string;
   /** The seed's name for GATEWAY_AGENT_ADAPTERS_DIR (seed 003 refresh-launcher), read the same way. */
@@ -59,6 +61,8 @@ export interface AgentConfig {
     waitTimeoutMs: number;
     maxQueuedItems: number;
     maxContentBytes: number;
+    /** Input optimisation's default model ('' = the request must name one). */
+    optimizeInputModel: string;
   };
   adapters: {
     dir: string;
@@ -105,6 +109,7 @@ export function agentConfig(env: AgentEnv): AgentConfig {
       waitTimeoutMs: duration(env.GATEWAY_AGENT_CHAT_WAIT_TIMEOUT, 600_000),
       maxQueuedItems: env.GATEWAY_AGENT_CHAT_MAX_QUEUED_ITEMS ?? 32,
       maxContentBytes: env.GATEWAY_AGENT_CHAT_MAX_CONTENT_BYTES ?? 512 * 1024,
+      optimizeInputModel: env.GATEWAY_AGENT_CHAT_OPTIMIZE_INPUT_MODEL?.trim() ?? '',
     },
     adapters: {
       dir:
