@@ -725,6 +725,17 @@ describe('agent chat (embedded)', () => {
       turns_used: 2,
     });
 
+    // The idle and wall-clock guardrails are elapsed time itself (1.5 s idle, 4 s since the first turn): wait them out,
+    // before anything else that waits (past 4 s the idle session would answer the wall-clock limit first).
+    await sleep(Math.max(0, lastActivity + 1700 - Date.now()));
+    const idleOut = await post(lc, idle, { content: 'after a pause' });
+    expect(idleOut.status).toBe(422);
+    expect(idleOut.body.error).toMatchObject({ type: 'agent_chat.session_idle_timeout', limit_ms: 1500 });
+    await sleep(Math.max(0, startedAt + 4200 - Date.now()));
+    const wallOut = await post(lc, wall, { content: 'too late' });
+    expect(wallOut.status).toBe(422);
+    expect(wallOut.body.error).toMatchObject({ type: 'agent_chat.session_duration_limit_exceeded', limit_ms: 4000 });
+
     // A stream cursor whose live buffer expired (1 s TTL here): the settled message from Postgres, flagged.
     const text = 'one two three four';
     upstream.script({ content: text, chunks: 4 });
@@ -746,16 +757,6 @@ describe('agent chat (embedded)', () => {
     );
     expect(late.events.map((e) => e.event)).toEqual(['snapshot', 'message', 'done']);
     expect(late.events[1].data).toMatchObject({ role: 'assistant', content: text, resume_fallback: true });
-
-    // The idle and wall-clock guardrails are elapsed time itself (1.5 s idle, 4 s since the first turn): wait them out.
-    await sleep(Math.max(0, lastActivity + 1700 - Date.now()));
-    const idleOut = await post(lc, idle, { content: 'after a pause' });
-    expect(idleOut.status).toBe(422);
-    expect(idleOut.body.error).toMatchObject({ type: 'agent_chat.session_idle_timeout', limit_ms: 1500 });
-    await sleep(Math.max(0, startedAt + 4200 - Date.now()));
-    const wallOut = await post(lc, wall, { content: 'too late' });
-    expect(wallOut.status).toBe(422);
-    expect(wallOut.body.error).toMatchObject({ type: 'agent_chat.session_duration_limit_exceeded', limit_ms: 4000 });
 
     const closed = await lc.ok('POST', `/hecate/v1/agent-chat/sessions/${turns}/close`);
     expect(closed).toMatchObject({ status: 'closed', message_count: 4 });
