@@ -46,26 +46,29 @@ export class AgentModelCalls {
     const model = task.requestedModel || this.config.gateway.defaultModel;
     const prior = Number(run.priorCostMicrosUsd);
     let next: Conversation | undefined;
-    const { outcome, replayed } = await writer.step(this.spec(ctx, conv), async (): Promise<StepOutcome> => {
+    const { outcome, replayed } = await writer.step(this.spec(ctx, conv), async (_step, dispatch): Promise<StepOutcome> => {
       let costCapMicros: number | undefined;
       if (task.budgetMicrosUsd > 0) {
         costCapMicros = task.budgetMicrosUsd - prior - conv.run_cost;
         if (costCapMicros <= 0) return { status: 'failed', error: `budget of ${task.budgetMicrosUsd} micro-USD is spent`, errorKind: 'budget_exceeded' };
       }
       let result: InferenceResult;
+      let liveIndex: number | undefined;
       try {
         // Routing reads Postgres before anything is sent upstream: a dropped connection there is retried (nothing was billed).
         const live = await retryTransient(() =>
           this.inference.streamLive(
             { messages: conv.messages, model, provider: task.requestedProvider || undefined, tools, max_tokens: this.config.agent.maxTokens },
             { tenantId: run.tenantId, origin: writer.ref.origin, signal: ctx.signal, endpoint: 'agent_loop', costCapMicros },
-            { streamId: run.id, unindexed: true },
+            // Made again after a takeover: what the lost attempt streamed (after the previous call's frames) is reset.
+            { streamId: run.id, unindexed: true, ...(dispatch.again ? { restartFrom: (conv.live_index ?? 0) + 1 } : {}) },
           ),
         );
         for await (const _frame of live.frames) {
           // Deltas are on the live stream; the loop needs only the assembled reply.
         }
         result = await live.result;
+        liveIndex = live.lastIndex() || conv.live_index;
       } catch (err) {
         const kind = err instanceof DomainError ? err.type : 'model_error';
         return { status: 'failed', error: err instanceof Error ? err.message : String(err), errorKind: kind };
@@ -78,6 +81,7 @@ export class AgentModelCalls {
         checkpointed: conv.checkpointed,
         model_calls: turn,
         run_cost: conv.run_cost + cost,
+        ...(liveIndex ? { live_index: liveIndex } : {}),
         ...(calls.length ? { pending: calls } : { final: result.text }),
       };
       const costs = {
