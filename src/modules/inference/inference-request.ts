@@ -40,7 +40,8 @@ export interface InferenceRequest {
   /**
    * The partial reply an earlier attempt of this call streamed before its worker died (docs/takeover.md). The engine
    * sends it as a trailing assistant message only to a model that continues prefills (`assistant_prefill`); any other
-   * gets the request without it and answers anew. The stream says which happened (`continued`).
+   * gets the request without it and answers anew. The stream says which happened (`continued`). Streams only: a
+   * non-streaming call ignores it.
    */
   continuation?: string;
 }
