@@ -256,7 +256,12 @@ describe('chat session turns (embedded)', () => {
     expect(contDone.data.assistant_message).toMatchObject({ id: created.data.assistant_message_id, status: 'complete', content: 'A whole new story.' });
     const frames = cont.events.filter((e) => e.event === 'reset' || e.event === 'delta');
     expect(frames[0]).toMatchObject({ event: 'reset', id: '1', data: { index: 1, type: 'reset', from_index: 1, reason: 'restarted' } });
-    expect(frames.slice(1).map((e) => e.data.content).join('')).toBe('A whole new story.');
+    expect(
+      frames
+        .slice(1)
+        .map((e) => e.data.content)
+        .join(''),
+    ).toBe('A whole new story.');
     const last = lastSent();
     expect(last[last.length - 1]).toMatchObject({ role: 'user', content: 'tell a story' });
     expect((await path(id)).find((m) => m.id === created.data.assistant_message_id)).toMatchObject({ content: 'A whole new story.' });
