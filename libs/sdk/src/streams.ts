@@ -41,7 +41,9 @@ export type AgentChatFrame =
   | { event: 'tool_call' | 'tool_call_update'; id: string; data: Schemas['AgentChatToolCallFrame'] }
   | { event: 'message'; id?: string; data: Schemas['AgentChatStreamMessage'] | Schemas['AgentChatGuidanceMessageFrame'] }
   | { event: 'guidance.consumed'; id?: string; data: Schemas['AgentChatGuidanceConsumedFrame'] }
-  | { event: 'approval.requested' | 'approval.resolved'; id?: string; data: Schemas['AgentChatApprovalFrame'] };
+  | { event: 'approval.requested' | 'approval.resolved'; id?: string; data: Schemas['AgentChatApprovalFrame'] }
+  /** A model call made again from the start after a takeover: drop the deltas from `from_index` on (see `LiveReply`). */
+  | { event: 'reset'; id: string; data: Schemas['LiveResetFrame'] };
 
 /** A frame of `GET …/agent-chat/active-sessions`: after every (re)connection a `snapshot` replaces what you had. */
 export type ActiveSessionsFrame =

@@ -21,8 +21,8 @@ export class AgentLoopRunsService {
   ) {}
 
   /**
-   * A run's live stream over SSE (DESIGN §11.4): the model's text deltas (`event: delta`) and running tools' output
-   * (`event: tool_progress`), each with `id:` = its index in the stream, so `Last-Event-ID` resumes after it; then
+   * A run's live stream over SSE (DESIGN §11.4): the model's text deltas (`event: delta`), running tools' output
+   * (`event: tool_progress`) and, when a model call is made again after a takeover, `event: reset` (docs/takeover.md), each with `id:` = its index in the stream, so `Last-Event-ID` resumes after it; then
    * `event: done` with the run's status. When the buffer no longer has the stream (expired, or another deployment's)
    * the terminal state comes from Postgres with `resume_fallback: true`; a stalled tail re-reads the run's status.
    */
@@ -38,7 +38,8 @@ export class AgentLoopRunsService {
         this.metrics.liveStreamResumed(r.expired ? 'fallback' : 'buffer');
       }
       for (const chunk of r.chunks) {
-        const type = (JSON.parse(chunk.data) as { type?: string }).type === 'tool_progress' ? 'tool_progress' : 'delta';
+        const frameType = (JSON.parse(chunk.data) as { type?: string }).type;
+        const type = frameType === 'tool_progress' || frameType === 'reset' ? frameType : 'delta';
         sse.send({ id: chunk.index, event: type, data: chunk.data });
         index = chunk.index;
       }

@@ -13,8 +13,8 @@ export {
 } from './inference.service';
 export type { CompletedCall, GatewayRouteInfo, InferenceContext, OpenStream } from './call-types';
 export type { InferenceMessage, InferenceRequest, InferenceTool, InferenceToolChoice } from './inference-request';
-export { liveFrameOf, type LiveDeltaFrame } from './live-frames';
-export { LiveDeltaFrameDto, ToolProgressFrameDto } from './live-frames.dto';
+export { liveFrameOf, resetFrame, type LiveDeltaFrame, type LiveResetFrame } from './live-frames';
+export { LiveDeltaFrameDto, LiveResetFrameDto, ToolProgressFrameDto } from './live-frames.dto';
 export {
   BudgetExceededError,
   InvalidInferenceRequestError,
