@@ -3,6 +3,7 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import type { Principal } from '@core/context/request-context';
 import { InvalidRequestError } from '@core/http/domain-error';
+import { decodePageCursor, encodePageCursor } from '@core/http/page-cursor';
 import { openSecret, resolveSecretKey, sealSecret } from '@core/crypto/secret-box';
 import { checkMcpServers } from '@modules/mcp';
 import {
@@ -203,18 +204,9 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-function encodeCursor(a: AgentRow): string {
-  return Buffer.from(JSON.stringify([a.created_at.toISOString(), a.id])).toString('base64url');
-}
+const encodeCursor = (a: AgentRow): string => encodePageCursor(a.created_at, a.id);
 
 function decodeCursor(cursor: string | undefined): { createdAt: Date; id: string } | undefined {
-  if (!cursor) return undefined;
-  try {
-    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as [string, string];
-    const createdAt = new Date(at);
-    if (typeof id !== 'string' || Number.isNaN(createdAt.getTime())) throw new Error('bad cursor');
-    return { createdAt, id };
-  } catch {
-    throw new InvalidRequestError('cursor is not a next_cursor value of this list');
-  }
+  const c = decodePageCursor(cursor);
+  return c && { createdAt: c.at, id: c.id };
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
-import { InvalidRequestError } from '@core/http/domain-error';
+import { decodePageCursor, encodePageCursor } from '@core/http/page-cursor';
 import { newSessionId } from './chat-message';
 import type { ChatSessionEntity } from './chat-session.entity';
 import { ChatSessionRepository } from './chat-session.repository';
@@ -129,18 +129,9 @@ export class ChatSessionsService {
   }
 }
 
-function encodeCursor(s: ChatSessionEntity): string {
-  return Buffer.from(JSON.stringify([s.updatedAt.toISOString(), s.id])).toString('base64url');
-}
+const encodeCursor = (s: ChatSessionEntity): string => encodePageCursor(s.updatedAt, s.id);
 
 function decodeCursor(cursor: string | undefined): { updatedAt: Date; id: string } | undefined {
-  if (!cursor) return undefined;
-  try {
-    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as [string, string];
-    const updatedAt = new Date(at);
-    if (typeof id !== 'string' || Number.isNaN(updatedAt.getTime())) throw new Error('bad cursor');
-    return { updatedAt, id };
-  } catch {
-    throw new InvalidRequestError('cursor is not a next_cursor value of this list');
-  }
+  const c = decodePageCursor(cursor);
+  return c && { updatedAt: c.at, id: c.id };
 }

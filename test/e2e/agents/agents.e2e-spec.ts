@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AcpEditor } from '../../support/acp-editor';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/fake-upstream.js';
-import { type ScratchDatabase, sql } from '../../support/infra';
+import { rowsHolding as rowsIn, type ScratchDatabase, sql } from '../../support/infra';
 import { HOSTILE, MCP_SANDBOX_READ_PATHS } from '../../support/mcp-servers';
 import { providerEnv } from '../../support/provider-env';
 import { sandboxOwned } from '../../support/sandbox';
@@ -47,19 +47,7 @@ describe('saved agents (scaled)', () => {
     const r = await c.call(method, path, body);
     return { status: r.status, type: (r.body as Json)?.error?.type as string, message: (r.body as Json)?.error?.message as string, text: r.text };
   };
-  /** Rows of every table whose text holds `needle`. */
-  const rowsHolding = async (needle: string): Promise<string[]> => {
-    const tables = await sql<{ table_name: string }>(
-      db.url,
-      `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`,
-    );
-    const hits: string[] = [];
-    for (const { table_name: table } of tables) {
-      const [{ n }] = await sql<{ n: string }>(db.url, `SELECT count(*) AS n FROM "${table}" x WHERE x::text LIKE $1`, [`%${needle}%`]);
-      if (Number(n) > 0) hits.push(`${table}: ${n}`);
-    }
-    return hits;
-  };
+  const rowsHolding = (needle: string): Promise<string[]> => rowsIn(db.url, needle);
 
   beforeAll(async () => {
     upstream = await startFakeUpstream({ models: ['gpt-4o-mini'] });
