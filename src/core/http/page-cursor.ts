@@ -17,3 +17,10 @@ export function decodePageCursor(cursor: string | undefined): { at: Date; id: st
     throw new InvalidRequestError('cursor is not a next_cursor value of this list');
   }
 }
+
+/** One page of a keyset list read with `limit + 1` rows: the first `limit` as views, whether more follow, and the cursor to them. */
+export function keysetPage<R, V>(rows: R[], limit: number, view: (row: R) => V, cursorOf: (last: R) => string) {
+  const page = rows.slice(0, limit);
+  const more = rows.length > limit && page.length > 0;
+  return { data: page.map(view), has_more: more, next_cursor: more ? cursorOf(page[page.length - 1]) : null };
+}

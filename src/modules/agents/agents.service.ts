@@ -3,7 +3,7 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import type { Principal } from '@core/context/request-context';
 import { InvalidRequestError } from '@core/http/domain-error';
-import { decodePageCursor, encodePageCursor } from '@core/http/page-cursor';
+import { decodePageCursor, encodePageCursor, keysetPage } from '@core/http/page-cursor';
 import { openSecret, resolveSecretKey, sealSecret } from '@core/crypto/secret-box';
 import { checkMcpServers } from '@modules/mcp';
 import {
@@ -68,13 +68,7 @@ export class AgentsService implements SavedAgentSource, OnModuleInit {
   async list(tenantId: string, q: ListAgentsQueryDto) {
     const limit = q.limit ?? DEFAULT_LIMIT;
     const rows = await this.repo.list(tenantId, limit + 1, decodeCursor(q.cursor));
-    const page = rows.slice(0, limit);
-    const last = page[page.length - 1];
-    return {
-      data: page.map(toAgentResponse),
-      has_more: rows.length > limit,
-      next_cursor: rows.length > limit && last ? encodeCursor(last) : null,
-    };
+    return keysetPage(rows, limit, toAgentResponse, encodeCursor);
   }
 
   async get(tenantId: string, id: string) {
@@ -87,12 +81,7 @@ export class AgentsService implements SavedAgentSource, OnModuleInit {
     const before = q.cursor === undefined ? undefined : Number(q.cursor);
     if (before !== undefined && !(Number.isInteger(before) && before > 0)) throw new InvalidRequestError('cursor is not a next_cursor value of this list');
     const rows = await this.repo.versions(tenantId, id, limit + 1, before);
-    const page = rows.slice(0, limit);
-    return {
-      data: page.map(toAgentVersionResponse),
-      has_more: rows.length > limit,
-      next_cursor: rows.length > limit ? String(page[page.length - 1].version) : null,
-    };
+    return keysetPage(rows, limit, toAgentVersionResponse, (last) => String(last.version));
   }
 
   async version(tenantId: string, id: string, version: number) {
