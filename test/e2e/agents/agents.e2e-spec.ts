@@ -209,13 +209,11 @@ describe('saved agents (scaled)', () => {
   }, 60_000);
 
   it('an Agent Chat session from an agent runs a model turn with its system prompt and records the agent and version; request fields win', async () => {
-    const agent = await create(acme, {
-      name: 'greeter',
-      runtime_kind: 'model',
-      provider: 'fake',
-      model: 'gpt-4o-mini',
-      system_prompt: 'You are Greeter. marker-greet',
+    // Through the SDK (libs/sdk, typed from the OpenAPI document): the agent routes and fields are in it.
+    const { data: agent } = await acme.api.post('/hecate/v1/agents', {
+      body: { name: 'greeter', runtime_kind: 'model', provider: 'fake', model: 'gpt-4o-mini', system_prompt: 'You are Greeter. marker-greet' },
     });
+    expect(agent.version).toBe(1);
     const session = (await acme.ok('POST', '/hecate/v1/agent-chat/sessions', { agent_id: agent.id })) as Json;
     expect(session).toMatchObject({ runtime_kind: 'model', provider: 'fake', model: 'gpt-4o-mini', agent_id: agent.id, agent_version: 1 });
     upstream.script({ content: 'Hello from Greeter.' });
