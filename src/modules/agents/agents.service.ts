@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
+import { type ApprovalPolicyName, expandApprovalPolicies } from '@core/config/groups/tasks.env';
 import type { Principal } from '@core/context/request-context';
 import { InvalidRequestError } from '@core/http/domain-error';
 import { decodePageCursor, encodePageCursor, keysetPage } from '@core/http/page-cursor';
@@ -114,7 +115,7 @@ export class AgentsService implements SavedAgentSource, OnModuleInit {
       systemPrompt: definition.system_prompt,
       mcpServers: this.opened(definition.mcp_servers),
       builtinTools: definition.builtin_tools,
-      approvalPolicies: definition.approval_policies,
+      approvalPolicies: definition.approval_policies && expandApprovalPolicies(definition.approval_policies as ApprovalPolicyName[]),
       budgetMicrosUsd: definition.budget_micros_usd,
       maxTurns: definition.max_turns,
     };

@@ -258,6 +258,7 @@ describe('saved agents (scaled)', () => {
       system_prompt: 'marker-loop',
       builtin_tools: ['read_file'],
       max_turns: 3,
+      budget_micros_usd: 2_000_000,
       mcp_servers: [hostile({ API_TOKEN: LITERAL })],
     });
     const dir = workspace();
@@ -274,6 +275,7 @@ describe('saved agents (scaled)', () => {
       requested_model: 'gpt-4o-mini',
       system_prompt: 'marker-loop',
       max_turns: 3,
+      budget_micros_usd: 2_000_000,
       builtin_tools: ['read_file'],
       mcp_servers: [{ name: 'h', env: { API_TOKEN: '[redacted]' } }],
     });
@@ -303,10 +305,17 @@ describe('saved agents (scaled)', () => {
   }, 90_000);
 
   it("an agent's approval policies gate the loop's tool calls though the server gates none", async () => {
-    const agent = await create(acme, { name: 'careful', model: 'gpt-4o-mini', builtin_tools: ['read_file'], approval_policies: ['read_file'] });
+    // `all_tools` is every gate, as in GATEWAY_TASK_APPROVAL_POLICIES.
+    const agent = await create(acme, { name: 'careful', model: 'gpt-4o-mini', builtin_tools: ['read_file'], approval_policies: ['all_tools'] });
     upstream.script(toolCall('read_file', { path: 'hello.txt' }));
     const { taskId, runId } = await acme.startTask({ agent_id: agent.id, prompt: 'read it', working_directory: workspace() });
     expect(await acme.waitStatus(taskId, runId, ['completed', 'failed', 'awaiting_approval'], 60_000)).toMatchObject({ status: 'awaiting_approval' });
+    expect(await acme.ok('GET', `/hecate/v1/tasks/${taskId}`)).toMatchObject({
+      approval_policies: expect.arrayContaining(['read_file', 'shell_exec', 'network_egress']),
+    });
+    expect(await acme.ok('GET', `/hecate/v1/tasks/${taskId}/approvals`)).toEqual([
+      expect.objectContaining({ kind: 'agent_loop_tool_call', status: 'pending' }),
+    ]);
     await acme.ok('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/cancel`, {});
   }, 60_000);
 
