@@ -169,6 +169,9 @@ describe('saved agents (scaled)', () => {
       mcp_servers: [{ env: { API_TOKEN: '[redacted]' } }],
     });
     expect(await refusal(acme, 'GET', `/hecate/v1/agents/${a.id}/versions/9`)).toMatchObject({ status: 404, type: 'not_found' });
+    expect(await refusal(acme, 'GET', `/hecate/v1/agents/${a.id}/versions/latest`)).toMatchObject({ status: 400, type: 'invalid_request' });
+    expect(await refusal(acme, 'GET', `/hecate/v1/agents/${a.id}/versions?cursor=nope`)).toMatchObject({ status: 400, type: 'invalid_request' });
+    expect(await refusal(acme, 'GET', '/hecate/v1/agents?cursor=nope')).toMatchObject({ status: 400, type: 'invalid_request' });
 
     // The list pages like the project's other lists (limit, cursor → next_cursor, has_more).
     await create(acme, { name: 'second' });
