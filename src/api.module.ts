@@ -27,6 +27,7 @@ import { McpController } from '@modules/mcp';
 import { McpServerController, McpServerModule } from '@modules/mcp-server';
 import { AgentChatApprovalsController, AgentChatController, WorkspaceDialogController, OptimizeInputController } from '@modules/agent-chat';
 import { AgentAdaptersController } from '@modules/agent-adapters';
+import { AgentsController } from '@modules/agents';
 
 /** The HTTP role: every controller is mounted here and nowhere else (STYLE rule 1). */
 @Module({})
@@ -39,6 +40,7 @@ export class ApiModule {
     WorkspaceDialogController,
     OptimizeInputController,
     AgentAdaptersController,
+    AgentsController,
     TaskRunsController,
     EventsController,
     RetentionController,

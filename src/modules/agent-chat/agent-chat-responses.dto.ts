@@ -123,6 +123,9 @@ export class AgentChatSessionSummaryDto {
   model?: string;
   workspace?: string;
   adapter_id?: string;
+  /** The saved agent and version the session was created from (issue 27). */
+  agent_id?: string;
+  agent_version?: number;
   driver_kind?: string;
   native_session_id?: string;
   adapter_state?: string;

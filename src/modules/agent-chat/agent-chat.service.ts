@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { WorkspaceOps } from '@modules/tasks';
+import { SavedAgents, type SavedAgentSpec, WorkspaceOps } from '@modules/tasks';
 import { EventBus } from '@core/bus/event-bus.port';
 import { AppConfig } from '@core/config/app-config';
 import type { Principal, RequestOrigin } from '@core/context/request-context';
@@ -59,6 +59,7 @@ export class AgentChatService {
     private readonly external: ExternalSessionsService,
     @Inject(EventBus) private readonly bus: EventBus,
     private readonly ops: WorkspaceOps,
+    private readonly savedAgents: SavedAgents,
   ) {}
 
   private get limits() {
@@ -70,9 +71,12 @@ export class AgentChatService {
     return this.config.agent.chat;
   }
 
-  async create(p: Principal, dto: CreateAgentChatSessionDto): Promise<SessionView> {
+  async create(p: Principal, request: CreateAgentChatSessionDto): Promise<SessionView> {
+    const agent = request.agent_id ? await this.savedAgents.resolve(p.tenantId, request.agent_id, request.agent_version) : null;
+    const dto = agent ? withAgent(request, agent) : request;
     const runtime = this.runtimeOf(dto.runtime_kind ?? 'model');
     if (!this.runtimes.has(runtime)) throw adapterNotFound(dto.adapter_id ?? '');
+    if (runtime === 'external_agent' && agent) throw new InvalidRequestError('agent_id: a saved agent runs as runtime_kind model or agent, not external_agent');
     if (runtime === 'external_agent') return this.view(p.tenantId, await this.external.create(p, dto));
     const model = dto.model?.trim() ?? '';
     if (!model) throw modelRequired();
@@ -90,6 +94,8 @@ export class AgentChatService {
       workspace,
       system_prompt: dto.system_prompt ?? '',
       adapter_id: '',
+      agent_id: agent?.id ?? '',
+      agent_version: agent?.version ?? null,
       capabilities,
       status: 'idle',
       session_started_at: null,
@@ -383,4 +389,15 @@ export class AgentChatService {
     if (runtime === 'agent' && caps.tool_calling === 'none') throw modelCapabilityRequired(provider, model, snapshot);
     return snapshot;
   }
+}
+
+/** A saved agent's session fields under the request's own (seed 004: the agent fills what the request leaves out). */
+function withAgent(dto: CreateAgentChatSessionDto, agent: SavedAgentSpec): CreateAgentChatSessionDto {
+  return {
+    ...dto,
+    runtime_kind: dto.runtime_kind ?? agent.runtimeKind,
+    provider: dto.provider ?? (agent.provider || undefined),
+    model: dto.model ?? (agent.model || undefined),
+    system_prompt: dto.system_prompt ?? (agent.systemPrompt || undefined),
+  };
 }
