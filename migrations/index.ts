@@ -11,6 +11,8 @@ import { GatewayResponses1795900000000 } from './1795900000000-GatewayResponses'
 import { PendingTaskApprovals1795950000000 } from './1795950000000-PendingTaskApprovals';
 import { WorkspaceOps1796000000000 } from './1796000000000-WorkspaceOps';
 import { FeedStampFunction1796100000000 } from './1796100000000-FeedStampFunction';
+import { AssistantPrefillCapability1796200000000 } from './1796200000000-AssistantPrefillCapability';
+import { SavedAgents1796600000000 } from './1796600000000-SavedAgents';
 
 /** Every migration, in order. Add new ones at the end (files: `<epoch>-<PascalName>.ts`). */
 export const MIGRATIONS = [
@@ -27,4 +29,6 @@ export const MIGRATIONS = [
   PendingTaskApprovals1795950000000,
   WorkspaceOps1796000000000,
   FeedStampFunction1796100000000,
+  AssistantPrefillCapability1796200000000,
+  SavedAgents1796600000000,
 ];

@@ -25,8 +25,9 @@ import { TasksController } from '@modules/tasks';
 import { AgentLoopRunsController } from '@modules/agent-loop';
 import { McpController } from '@modules/mcp';
 import { McpServerController, McpServerModule } from '@modules/mcp-server';
-import { AgentChatApprovalsController, AgentChatController } from '@modules/agent-chat';
+import { AgentChatApprovalsController, AgentChatController, WorkspaceDialogController, OptimizeInputController } from '@modules/agent-chat';
 import { AgentAdaptersController } from '@modules/agent-adapters';
+import { AgentsController } from '@modules/agents';
 
 /** The HTTP role: every controller is mounted here and nowhere else (STYLE rule 1). */
 @Module({})
@@ -36,7 +37,10 @@ export class ApiModule {
     AgentLoopRunsController,
     AgentChatController,
     AgentChatApprovalsController,
+    WorkspaceDialogController,
+    OptimizeInputController,
     AgentAdaptersController,
+    AgentsController,
     TaskRunsController,
     EventsController,
     RetentionController,

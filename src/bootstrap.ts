@@ -3,6 +3,7 @@ import { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ConfigValidationError } from '@core/config/config.loader';
 import { processConfig } from '@core/config/env';
+import { logConfigWarnings } from '@core/config/config-warnings';
 import type { CoreResources } from '@core/core.module';
 import { openDatabase } from '@core/database/database.module';
 import { HealthService } from '@core/health/health.service';
@@ -21,7 +22,7 @@ export type Role = 'api' | 'worker' | 'all';
 
 async function openCore(role: Role): Promise<CoreResources> {
   const config = processConfig();
-  createRootLogger(config.telemetry.logLevel, role === 'all' ? 'hecate' : `hecate-${role}`);
+  logConfigWarnings(createRootLogger(config.telemetry.logLevel, role === 'all' ? 'hecate' : `hecate-${role}`), config.warnings);
   // Entities are registered by importing the module files above; the DataSource sees them all.
   const dataSource = await openDatabase(config, role);
   const redis = await openRedis(config);

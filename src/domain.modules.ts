@@ -8,6 +8,7 @@ import { AgentLoopModule } from '@modules/agent-loop';
 import { McpModule } from '@modules/mcp';
 import { AgentChatModule } from '@modules/agent-chat';
 import { AgentAdaptersModule } from '@modules/agent-adapters';
+import { AgentsModule } from '@modules/agents';
 
 /**
  * Domain modules both roles load (services, repositories, entities). Controllers and the edges (`gateway`) are
@@ -24,4 +25,5 @@ export const DOMAIN_MODULES = [
   AgentLoopModule,
   AgentAdaptersModule,
   AgentChatModule,
+  AgentsModule,
 ];

@@ -66,6 +66,20 @@ export async function sql<T = Record<string, unknown>>(databaseUrl: string, text
   }
 }
 
+/** Rows of every table of a scratch database whose text holds `needle` (`table: count` each): where a secret must not be. */
+export async function rowsHolding(databaseUrl: string, needle: string): Promise<string[]> {
+  const tables = await sql<{ table_name: string }>(
+    databaseUrl,
+    `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`,
+  );
+  const hits: string[] = [];
+  for (const { table_name: table } of tables) {
+    const [{ n }] = await sql<{ n: string }>(databaseUrl, `SELECT count(*) AS n FROM "${table}" x WHERE x::text LIKE $1`, [`%${needle}%`]);
+    if (Number(n) > 0) hits.push(`${table}: ${n}`);
+  }
+  return hits;
+}
+
 /** A Redis client for tests; throws a clear error when Redis is down. */
 export async function redisClient(): Promise<Redis> {
   const client = new Redis(testRedisUrl(), { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });

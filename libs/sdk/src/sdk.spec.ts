@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { HecateClient } from './client';
 import { HecateError } from './errors';
+import { LiveReply } from './live-reply';
 import { readSseFrames } from './sse';
 
 /** A body that arrives in the given chunks. */
@@ -131,5 +132,74 @@ describe('HecateClient', () => {
     expect({ status: err.status, type: err.type }).toEqual({ status: 429, type: 'rate_limit_exceeded' });
     expect(s.seen).toHaveLength(3);
     await s.close();
+  });
+});
+
+describe('LiveReply over the agent-chat stream', () => {
+  const sse = (res: ServerResponse, frames: Array<{ id?: string; event: string; data: unknown }>, end = true) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    for (const f of frames) res.write(`${f.id ? `id: ${f.id}\n` : ''}event: ${f.event}\ndata: ${JSON.stringify(f.data)}\n\n`);
+    if (end) res.end();
+    else setTimeout(() => res.socket?.destroy(), 50);
+  };
+  const snapshot = { event: 'snapshot', data: { object: 'agent_chat_session', data: { id: 's1', active_turn: { id: 'turn1', stream_id: 'turn1' } } } };
+
+  it('drops what a reset discards, across a reconnection that resumes after the reset, and ends on the stored text', async () => {
+    const cursors: Array<string | undefined> = [];
+    const s = await server((req, _body, res, n) => {
+      cursors.push(req.headers['last-event-id'] as string | undefined);
+      if (n === 1) {
+        // A taken-over turn answered anew: the partial (1, 2), the reset, then the connection drops.
+        return sse(
+          res,
+          [
+            snapshot,
+            { id: 'turn1:turn1:1', event: 'delta', data: { content: 'echo: par' } },
+            { id: 'turn1:turn1:2', event: 'delta', data: { content: 'tial' } },
+            { id: 'turn1:turn1:3', event: 'reset', data: { type: 'reset', from_index: 1, reason: 'restarted' } },
+          ],
+          false,
+        );
+      }
+      sse(res, [
+        snapshot,
+        { id: 'turn1:turn1:4', event: 'delta', data: { content: 'echo: ' } },
+        { id: 'turn1:turn1:5', event: 'delta', data: { content: 'fresh' } },
+        { event: 'message', data: { id: 'msg_2', role: 'assistant', content: 'echo: fresh', status: 'completed' } },
+        { event: 'done', data: { object: 'agent_chat_session', data: { id: 's1', active_turn: null } } },
+      ]);
+    });
+    const hecate = new HecateClient({ baseUrl: s.url, retry: { initialDelayMs: 1, maxDelayMs: 5 } });
+    const reply = new LiveReply();
+    const shown: string[] = [];
+    for await (const frame of hecate.streams.agentChat('s1')) {
+      shown.push(`${frame.event}:${reply.apply(frame)}`);
+    }
+    expect(shown).toEqual([
+      'snapshot:',
+      'delta:echo: par',
+      'delta:echo: partial',
+      'reset:',
+      'snapshot:',
+      'delta:echo: ',
+      'delta:echo: fresh',
+      'message:echo: fresh',
+      'done:echo: fresh',
+    ]);
+    // The resumed connection starts after the reset: a client that resumes later got it once, before the new deltas.
+    expect(cursors).toEqual([undefined, 'turn1:turn1:3']);
+    await s.close();
+  });
+
+  it('a reset after a lost buffer drops the persisted partial a fallback message showed; one from a later index keeps what precedes it', () => {
+    const reply = new LiveReply();
+    reply.apply({ event: 'message', data: { role: 'assistant', content: 'partial from Postgres', resume_fallback: true } as never });
+    reply.apply({ event: 'reset', id: 'turn1:turn1.2:1', data: { type: 'reset', from_index: 1, reason: 'restarted' } });
+    expect(reply.apply({ event: 'delta', id: 'turn1:turn1.2:2', data: { content: 'anew' } })).toBe('anew');
+
+    const run = new LiveReply();
+    run.apply({ event: 'delta', id: 'run1:run1:1', data: { content: 'first call. ' } });
+    run.apply({ event: 'delta', id: 'run1:run1:2', data: { content: 'second, cut' } });
+    expect(run.apply({ event: 'reset', id: 'run1:run1:3', data: { type: 'reset', from_index: 2, reason: 'restarted' } })).toBe('first call. ');
   });
 });

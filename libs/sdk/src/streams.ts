@@ -42,7 +42,9 @@ export type AgentChatFrame =
   | { event: 'message'; id?: string; data: Schemas['AgentChatStreamMessage'] | Schemas['AgentChatGuidanceMessageFrame'] }
   | { event: 'guidance.consumed'; id?: string; data: Schemas['AgentChatGuidanceConsumedFrame'] }
   | { event: 'approval.requested'; id: string; data: Schemas['AgentChatApprovalRequestedFrame'] }
-  | { event: 'approval.resolved'; id: string; data: Schemas['AgentChatApprovalResolvedFrame'] };
+  | { event: 'approval.resolved'; id: string; data: Schemas['AgentChatApprovalResolvedFrame'] }
+  /** A model call made again from the start after a takeover: drop the deltas from `from_index` on (see `LiveReply`). */
+  | { event: 'reset'; id: string; data: Schemas['LiveResetFrame'] };
 
 /** A frame of `GET …/agent-chat/active-sessions`: after every (re)connection a `snapshot` replaces what you had. */
 export type ActiveSessionsFrame =

@@ -6,10 +6,11 @@ import { checkPlatformEnv, PlatformConfig, platformConfig, PlatformEnv } from '.
 import { checkGatewayEnv, GatewayConfig, gatewayConfig, GatewayEnv } from './groups/gateway.env';
 import { ChatConfig, chatConfig, ChatEnv, checkChatEnv } from './groups/chat.env';
 import { checkTasksEnv, TasksConfig, tasksConfig, TasksEnv } from './groups/tasks.env';
-import { AgentConfig, agentConfig, AgentEnv } from './groups/agent.env';
+import { AgentConfig, agentConfig, AgentEnv, checkAgentEnv } from './groups/agent.env';
 import { SandboxLimitsConfig, sandboxLimitsConfig, SandboxLimitsEnv } from './groups/sandbox-limits.env';
 import { checkMcpEnv, McpConfig, mcpConfig, McpEnv } from './groups/mcp.env';
 import { readSecretFiles } from './secret-files';
+import { ConfigWarning, configWarnings, declaredVariables } from './config-warnings';
 
 /** Everything the process is configured with, in typed groups. Built once by `loadConfig`. */
 export type AppConfigValues = PlatformConfig & { version: string; startedAt: Date } & { gateway: GatewayConfig } & { chat: ChatConfig } & {
@@ -21,6 +22,8 @@ export type AppConfigValues = PlatformConfig & { version: string; startedAt: Dat
   mcp: McpConfig;
   /** Files secrets were read from (`<NAME>_FILE`): never mounted into a task's sandbox. */
   secretFiles: string[];
+  /** Seed variables not used here and unknown `GATEWAY_*` names: logged once at startup by every role (names only). */
+  warnings: ConfigWarning[];
 };
 
 export type RawEnv = Record<string, string | undefined>;
@@ -36,7 +39,9 @@ function flatten(errors: ValidationError[]): string[] {
   return errors.flatMap((e) => Object.values(e.constraints ?? {}).map((msg) => `${e.property}: ${msg}`));
 }
 
-function validateGroup<E extends object>(cls: new () => E, env: RawEnv, problems: string[], check?: (e: E) => string[]): E {
+/** Validates one group; `schema` records the group, so its declared variables are names the loader knows. */
+function validateGroup<E extends object>(schema: (new () => object)[], cls: new () => E, env: RawEnv, problems: string[], check?: (e: E) => string[]): E {
+  schema.push(cls);
   // Empty strings mean "unset" for env vars (strip them before @Type conversions turn '' into 0).
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const instance = plainToInstance(cls, present, { excludeExtraneousValues: false, enableImplicitConversion: false });
@@ -48,13 +53,14 @@ function validateGroup<E extends object>(cls: new () => E, env: RawEnv, problems
 /** Reads and validates the environment once. Throws `ConfigValidationError` naming every bad variable. */
 export function loadConfig(raw: RawEnv): AppConfigValues {
   const { env, files, problems } = readSecretFiles(raw);
-  const platform = validateGroup(PlatformEnv, env, problems, checkPlatformEnv);
-  const gateway = validateGroup(GatewayEnv, env, problems, checkGatewayEnv);
-  const chat = validateGroup(ChatEnv, env, problems, checkChatEnv);
-  const tasks = validateGroup(TasksEnv, env, problems, checkTasksEnv);
-  const agent = validateGroup(AgentEnv, env, problems);
-  const sandboxLimits = validateGroup(SandboxLimitsEnv, env, problems);
-  const mcp = validateGroup(McpEnv, env, problems, checkMcpEnv);
+  const schema: (new () => object)[] = [];
+  const platform = validateGroup(schema, PlatformEnv, env, problems, checkPlatformEnv);
+  const gateway = validateGroup(schema, GatewayEnv, env, problems, checkGatewayEnv);
+  const chat = validateGroup(schema, ChatEnv, env, problems, checkChatEnv);
+  const tasks = validateGroup(schema, TasksEnv, env, problems, checkTasksEnv);
+  const agent = validateGroup(schema, AgentEnv, env, problems, checkAgentEnv);
+  const sandboxLimits = validateGroup(schema, SandboxLimitsEnv, env, problems);
+  const mcp = validateGroup(schema, McpEnv, env, problems, checkMcpEnv);
   if (problems.length > 0) throw new ConfigValidationError(problems);
   return oneRecoveryClock(
     {
@@ -68,6 +74,7 @@ export function loadConfig(raw: RawEnv): AppConfigValues {
       sandboxLimits: sandboxLimitsConfig(sandboxLimits),
       mcp: mcpConfig(mcp),
       secretFiles: files,
+      warnings: configWarnings(raw, declaredVariables(schema)),
     },
     env,
   );

@@ -5,7 +5,7 @@ type RawEnv = Record<string, string | undefined>;
 
 /** Variables that may be given as a file (`<NAME>_FILE`, as Kubernetes mounts secrets). */
 const SECRET_NAMES = new Set(['GATEWAY_AUTH_TOKEN', 'GATEWAY_SECRET_KEY', 'DATABASE_URL', 'REDIS_URL']);
-const isSecretName = (name: string): boolean => SECRET_NAMES.has(name) || /^PROVIDER_[A-Z0-9_]+_API_KEY$/.test(name);
+export const isSecretName = (name: string): boolean => SECRET_NAMES.has(name) || /^PROVIDER_[A-Z0-9_]+_API_KEY$/.test(name);
 
 export interface SecretFiles {
   /** The environment with every `<NAME>_FILE` read into `<NAME>`. */

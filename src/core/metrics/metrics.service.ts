@@ -11,8 +11,17 @@ export type LeaseKind = 'run' | 'turn' | 'adapter';
 export type ApprovalMetricKind = 'task' | 'agent_chat';
 export type ApprovalOutcome = 'approved' | 'denied' | 'cancelled' | 'timed_out';
 /** Every SSE stream the server writes, by what it carries. */
-export type SseStreamKind = 'gateway' | 'run_events' | 'run_live' | 'events_feed' | 'chat_turn' | 'agent_chat' | 'agent_chat_active';
-export const SSE_STREAM_KINDS: readonly SseStreamKind[] = ['gateway', 'run_events', 'run_live', 'events_feed', 'chat_turn', 'agent_chat', 'agent_chat_active'];
+export type SseStreamKind = 'gateway' | 'run_events' | 'run_live' | 'events_feed' | 'chat_turn' | 'agent_chat' | 'agent_chat_active' | 'optimize_input';
+export const SSE_STREAM_KINDS: readonly SseStreamKind[] = [
+  'gateway',
+  'run_events',
+  'run_live',
+  'events_feed',
+  'chat_turn',
+  'agent_chat',
+  'agent_chat_active',
+  'optimize_input',
+];
 /** A client resuming a live stream with a cursor: served from the buffer, from Postgres (`resume_fallback`), or reset to another stream. */
 export type LiveResumeOutcome = 'buffer' | 'fallback' | 'reset';
 export type AgentRuntimeKind = 'model' | 'agent' | 'external_agent';

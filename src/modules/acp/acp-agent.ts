@@ -44,12 +44,17 @@ export async function serveAcp(config: AcpConfig, io: { input: Readable; output:
     .onRequest(acp.methods.agent.session.new, async ({ params }) => {
       if (!isAbsolute(params.cwd)) throw acp.RequestError.invalidParams({ cwd: params.cwd }, 'cwd must be an absolute path');
       const mcpServers = mcpServersOf(acp, params.mcpServers);
-      await api.check().catch((err: unknown) => {
+      // A saved agent (issue 27): the session's `_meta.agent_id`, else HECATE_AGENT_ID; an unknown one fails here.
+      const meta = params._meta?.agent_id;
+      if (meta !== undefined && (typeof meta !== 'string' || !meta))
+        throw acp.RequestError.invalidParams({ agent_id: meta }, '_meta.agent_id must be an agent id');
+      const agentId = meta ?? config.agentId;
+      await (agentId ? api.checkAgent(agentId) : api.check()).catch((err: unknown) => {
         throw toRequestError(acp, err);
       });
-      const s = new EditorSession(`hecate-${randomUUID()}`, params.cwd, mcpServers, api, config, log);
+      const s = new EditorSession(`hecate-${randomUUID()}`, params.cwd, mcpServers, api, { ...config, agentId }, log);
       sessions.set(s.id, s);
-      log.info({ session_id: s.id, cwd: s.cwd, mcp_servers: mcpServers.map((m) => m.name) }, 'editor session opened');
+      log.info({ session_id: s.id, cwd: s.cwd, mcp_servers: mcpServers.map((m) => m.name), agent_id: agentId }, 'editor session opened');
       return { sessionId: s.id };
     })
     .onRequest(acp.methods.agent.session.prompt, async ({ params, client, signal }) => {

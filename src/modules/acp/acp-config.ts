@@ -9,6 +9,8 @@ export interface AcpConfig {
   /** Model and provider of the editor's tasks (`HECATE_MODEL`, `HECATE_PROVIDER`); empty: the gateway's default. */
   model: string | undefined;
   provider: string | undefined;
+  /** The saved agent of the editor's tasks (`HECATE_AGENT_ID`; a session's `_meta.agent_id` picks another). */
+  agentId: string | undefined;
   logLevel: string;
 }
 
@@ -42,5 +44,12 @@ export function acpConfig(env: RawEnv): AcpConfig {
   const logLevel = value('HECATE_ACP_LOG_LEVEL') ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`HECATE_ACP_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   if (problems.length > 0) throw new AcpConfigError(problems);
-  return { baseUrl, apiKey: value('HECATE_API_KEY'), model: value('HECATE_MODEL'), provider: value('HECATE_PROVIDER'), logLevel };
+  return {
+    baseUrl,
+    apiKey: value('HECATE_API_KEY'),
+    model: value('HECATE_MODEL'),
+    provider: value('HECATE_PROVIDER'),
+    agentId: value('HECATE_AGENT_ID'),
+    logLevel,
+  };
 }

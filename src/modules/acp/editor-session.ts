@@ -38,7 +38,7 @@ export class EditorSession {
     readonly cwd: string,
     private readonly mcpServers: McpServerEntry[],
     private readonly api: HecateApi,
-    private readonly config: Pick<AcpConfig, 'model' | 'provider'>,
+    private readonly config: Pick<AcpConfig, 'model' | 'provider' | 'agentId'>,
     private readonly log: Logger,
   ) {}
 
@@ -109,6 +109,7 @@ export class EditorSession {
       ...(this.mcpServers.length > 0 ? { mcp_servers: this.mcpServers } : {}),
       ...(this.config.model ? { requested_model: this.config.model } : {}),
       ...(this.config.provider ? { requested_provider: this.config.provider } : {}),
+      ...(this.config.agentId ? { agent_id: this.config.agentId } : {}),
     });
     try {
       const run = await this.api.startTask(task.id);

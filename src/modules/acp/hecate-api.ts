@@ -81,6 +81,7 @@ export interface NewAgentTask {
   mcp_servers?: McpServerEntry[];
   requested_model?: string;
   requested_provider?: string;
+  agent_id?: string;
 }
 
 /** An answer of the API that is not 2xx (or no answer): the envelope's stable `type`, never the credential. */
@@ -150,6 +151,11 @@ export class HecateApi {
 
   createTask(spec: NewAgentTask): Promise<TaskResource> {
     return this.call('POST', '/hecate/v1/tasks', { execution_kind: 'agent_loop', workspace_mode: 'in_place', ...spec });
+  }
+
+  /** 404 (not_found) for an agent the credential's tenant does not have. */
+  async checkAgent(agentId: string): Promise<void> {
+    await this.call('GET', `/hecate/v1/agents/${enc(agentId)}`);
   }
 
   startTask(taskId: string): Promise<RunResource> {

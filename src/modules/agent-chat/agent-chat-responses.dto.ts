@@ -128,6 +128,9 @@ export class AgentChatSessionSummaryDto {
   model?: string;
   workspace?: string;
   adapter_id?: string;
+  /** The saved agent and version the session was created from (issue 27). */
+  agent_id?: string;
+  agent_version?: number;
   driver_kind?: string;
   native_session_id?: string;
   adapter_state?: string;
@@ -420,3 +423,12 @@ type _RevertDocumented = Assert<Documents<AgentChatRevertDto, RevertResult>>;
 type _RequestedFrameDocumented = Assert<Documents<AgentChatApprovalRequestedFrameDto, ApprovalRequestedFrame>>;
 type _ResolvedFrameDocumented = Assert<Documents<AgentChatApprovalResolvedFrameDto, ApprovalResolvedFrame>>;
 type _RevokedDocumented = Assert<Documents<AgentChatGrantRevokedDto, Returned<AgentChatApprovalsService['revokeGrant']>>>;
+
+/** Seed 003 `POST /hecate/v1/workspace-dialog` where a native folder picker exists; this server has none (always 501). */
+@ApiSchema({ name: 'WorkspaceDialog' })
+export class WorkspaceDialogDto {
+  /** The selected folder's absolute path. */
+  path!: string;
+  /** Its Git branch, when it is a repository. */
+  branch?: string;
+}

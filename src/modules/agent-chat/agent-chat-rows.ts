@@ -26,6 +26,9 @@ export interface SessionRow {
   workspace: string;
   system_prompt: string;
   adapter_id: string;
+  /** The saved agent (and version) the session was created from (issue 27); '' / null: none. */
+  agent_id: string;
+  agent_version: number | null;
   /** External Agent sessions: the adapter's native session, its state, and the worker holding its process. */
   native_session_id: string;
   adapter_state: string;

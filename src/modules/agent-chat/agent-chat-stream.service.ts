@@ -26,6 +26,8 @@ export const parseChatCursor = (lastEventId: string | undefined, lastIndex: numb
 
 /** Frames a live stream carries besides deltas (their `type`); anything else is a `delta`. */
 const TYPED_FRAMES = new Set(['tool_progress', 'tool_call', 'tool_call_update', 'message', 'guidance.consumed', 'approval.requested', 'approval.resolved']);
+// A model call made again from the start after a takeover: `reset` (docs/takeover.md), kept in the buffer like the rest.
+TYPED_FRAMES.add('reset');
 const eventOf = (data: string): string => {
   const type = data.includes('"type"') ? (JSON.parse(data) as { type?: string }).type : undefined;
   return type && TYPED_FRAMES.has(type) ? type : 'delta';

@@ -25,9 +25,10 @@ const PARTIAL_EVERY_MS = 1000;
 /**
  * Agent Chat model turns on a worker (DESIGN §11.2–11.4): claim the turn's lease, stream the model's reply into the
  * turn's live stream, keep the partial in Postgres, end the turn (message, turn, session in one token-checked
- * transaction), then mark the stream done. A turn taken over from a dead worker continues from what its stream (or,
- * without it, Postgres) already holds: the partial is sent back as the assistant's prefix and new deltas follow at the
- * next index, so a client's stream goes on with nothing repeated.
+ * transaction), then mark the stream done. A turn taken over from a dead worker starts from what its stream (or,
+ * without it, Postgres) already holds (docs/takeover.md): a model that continues prefills gets the partial back as the
+ * assistant's prefix and new deltas follow at the next index; any other is asked again from the start, after a `reset`
+ * frame on the stream, and the reply stored is that attempt's alone — never the partial plus a fresh answer.
  */
 @Injectable()
 export class AgentChatTurnRunner implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -159,7 +160,7 @@ export class AgentChatTurnRunner implements OnApplicationBootstrap, OnApplicatio
     let assistant = messages.find((m) => m.id === turn.assistant_message_id);
     const session = inputs?.session;
     if (!assistant || !session) return; // deleted under us: nothing to write to
-    const { prefix, streamId } = await this.resumePoint(turn, token, assistant);
+    const { prefix, streamId, restartFrom } = await this.resumePoint(turn, token, assistant);
     if (!state.cancelled && inputs.pendingGuidance > 0 && (await this.takeGuidance(turn, token, streamId))) {
       messages = await retryTransient(() => this.repo.messages(turn.session_id));
       assistant = messages.find((m) => m.id === turn.assistant_message_id)!;
@@ -170,11 +171,9 @@ export class AgentChatTurnRunner implements OnApplicationBootstrap, OnApplicatio
       return;
     }
     const system = turn.system_prompt || session.system_prompt;
-    const request: InferenceMessage[] = [
-      ...(system ? [{ role: 'system' as const, content: system }] : []),
-      ...historyOf(messages, assistant),
-      ...(prefix ? [{ role: 'assistant' as const, content: prefix }] : []),
-    ];
+    const request: InferenceMessage[] = [...(system ? [{ role: 'system' as const, content: system }] : []), ...historyOf(messages, assistant)];
+    // What the reply holds so far: the partial until the call says whether it continues it, then this attempt's text.
+    let kept = prefix;
     let text = prefix;
     let savedAt = Date.now();
     let saving: Promise<unknown> = Promise.resolve();
@@ -182,16 +181,17 @@ export class AgentChatTurnRunner implements OnApplicationBootstrap, OnApplicatio
       // Routing reads Postgres before anything is sent upstream: a dropped connection there is retried (nothing was billed).
       const live = await retryTransient(() =>
         this.inference.streamLive(
-          { messages: request, model: turn.model, provider: turn.provider || undefined },
+          { messages: request, model: turn.model, provider: turn.provider || undefined, ...(prefix ? { continuation: prefix } : {}) },
           {
             tenantId: turn.tenant_id,
             origin: { requestId: turn.request_id ?? `job_${turn.id}`, traceId: turn.trace_id ?? undefined },
             signal: state.controller.signal,
             endpoint: 'agent_chat',
           },
-          { streamId },
+          { streamId, restartFrom },
         ),
       );
+      if (!live.continued) kept = text = '';
       for await (const { frame } of live.frames) {
         text += contentOf(frame);
         if (Date.now() - savedAt >= PARTIAL_EVERY_MS) {
@@ -203,11 +203,8 @@ export class AgentChatTurnRunner implements OnApplicationBootstrap, OnApplicatio
       const result = await live.result;
       await saving;
       if (halted()) return;
-      if (state.cancelled) {
-        await this.turns.end(turn, { status: 'cancelled', content: prefix + result.text, provider: result.provider, model: result.model }, token);
-      } else {
-        await this.turns.end(turn, { status: 'completed', content: prefix + result.text, provider: result.provider, model: result.model }, token);
-      }
+      const status = state.cancelled ? 'cancelled' : 'completed';
+      await this.turns.end(turn, { status, content: kept + result.text, provider: result.provider, model: result.model }, token);
     } catch (err) {
       await saving;
       if (halted()) return;
@@ -221,27 +218,37 @@ export class AgentChatTurnRunner implements OnApplicationBootstrap, OnApplicatio
   }
 
   /**
-   * Where this attempt starts: the turn's live stream as an earlier attempt left it (its deltas are the prefix, new ones
-   * follow at the next index); after a lost buffer, the partial persisted in Postgres, on a new stream id the turn
-   * records (clients following the old one get the persisted partial with `resume_fallback`).
+   * Where this attempt starts: the turn's live stream as an earlier attempt left it (its deltas are the partial; a new
+   * attempt's frames follow at the next index, and `restartFrom` is the first of the partial's deltas, where a `reset`
+   * discards from); after a lost buffer, the partial persisted in Postgres, on a new stream id the turn records (clients
+   * following the old one get the persisted partial with `resume_fallback`; a reset there discards it whole).
    */
-  private async resumePoint(turn: TurnRow, token: string, assistant: MessageRow): Promise<{ prefix: string; streamId: string }> {
+  private async resumePoint(turn: TurnRow, token: string, assistant: MessageRow): Promise<{ prefix: string; streamId: string; restartFrom?: number }> {
     if (turn.attempts <= 1) return { prefix: '', streamId: turn.stream_id };
     let prefix = '';
     let index = 0;
+    let restartFrom = 0;
     for (;;) {
       const r = await this.live.read(turn.stream_id, index, { limit: 1000 });
       if (r.expired && index === 0) break;
       for (const c of r.chunks) {
-        prefix += contentOf(JSON.parse(c.data) as LiveDeltaFrame);
+        const frame = JSON.parse(c.data) as LiveDeltaFrame & { type?: string; from_index?: number };
+        // An earlier takeover's reset: what came before it is not part of the partial.
+        if (frame.type === 'reset') {
+          prefix = '';
+          restartFrom = 0;
+        } else if (frame.type === undefined) {
+          restartFrom ||= c.index;
+          prefix += contentOf(frame);
+        }
         index = c.index;
       }
-      if (r.chunks.length === 0) return { prefix, streamId: turn.stream_id };
+      if (r.chunks.length === 0) return { prefix, streamId: turn.stream_id, ...(restartFrom ? { restartFrom } : {}) };
     }
     const streamId = `${turn.id}.${turn.attempts}`;
     await retryTransient(() => this.repo.transaction((m) => this.repo.updateTurn(m, turn.id, { stream_id: streamId }, { token })));
     turn.stream_id = streamId;
-    return { prefix: assistant.content, streamId };
+    return { prefix: assistant.content, streamId, ...(assistant.content ? { restartFrom: 1 } : {}) };
   }
 
   /**

@@ -186,6 +186,8 @@ export function toSessionSummary(s: SessionRow, limits: AgentConfig['chat']) {
     model: s.model || undefined,
     workspace: s.workspace || undefined,
     adapter_id: s.adapter_id || undefined,
+    agent_id: s.agent_id || undefined,
+    agent_version: s.agent_version ?? undefined,
     ...(s.runtime_kind === 'external_agent'
       ? { driver_kind: 'acp', native_session_id: s.native_session_id || undefined, adapter_state: s.adapter_state || undefined }
       : {}),

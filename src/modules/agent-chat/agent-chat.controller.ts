@@ -5,7 +5,7 @@ import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import { Origin } from '@core/http/origin.decorator';
 import { ApiEnvelope, ApiEnvelopes, ApiSse, type FrameShape } from '@core/http/openapi';
 import { SseService } from '@core/http/sse';
-import { LiveDeltaFrameDto, ToolProgressFrameDto } from '@modules/inference';
+import { LiveDeltaFrameDto, LiveResetFrameDto, ToolProgressFrameDto } from '@modules/inference';
 import { isActiveTurn } from './agent-chat-rows';
 import { toActiveTurnView } from './agent-chat-view';
 import { parseChatCursor, AgentChatStreamService } from './agent-chat-stream.service';
@@ -60,6 +60,7 @@ const TURN_FRAMES: Record<string, FrameShape> = {
   'guidance.consumed': AgentChatGuidanceConsumedFrameDto,
   'approval.requested': AgentChatApprovalRequestedFrameDto,
   'approval.resolved': AgentChatApprovalResolvedFrameDto,
+  reset: LiveResetFrameDto,
   done: ['agent_chat_session', AgentChatSessionDto],
 };
 const TURN_STREAM =

@@ -11,6 +11,10 @@ export class CreateAgentChatSessionDto {
   @IsOptional() @IsString() @MaxLength(4096) workspace?: string;
   @IsOptional() @IsString() @MaxLength(200_000) system_prompt?: string;
   @IsOptional() @IsString() @MaxLength(200) adapter_id?: string;
+  /** A saved agent (issue 27, seed 004 `agent_id`): fills runtime_kind, provider, model and system_prompt (fields given here win); its agent turns run with its tools, MCP servers and turn cap. */
+  @IsOptional() @IsString() @MaxLength(200) agent_id?: string;
+  /** A version of `agent_id` (default: its latest). */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) agent_version?: number;
 }
 
 export class PostAgentChatMessageDto {

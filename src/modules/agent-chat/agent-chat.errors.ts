@@ -20,6 +20,8 @@ export const AgentChatErrorType = {
   ApprovalNotPending: 'agent_chat.approval_not_pending',
   ApprovalChoiceInvalid: 'agent_chat.approval_choice_invalid',
   QueueFull: 'agent_chat.queue_full',
+  /** 501 of `POST /hecate/v1/workspace-dialog`: no native folder picker here (seed 003: clients fall back to manual entry). */
+  WorkspaceDialogUnsupported: 'agent_chat.workspace_dialog_unsupported',
 } as const;
 
 export class AgentChatSessionNotFoundError extends NotFoundError {
@@ -222,3 +224,25 @@ export function checkContentSize(content: string | undefined, max: number, field
     details: { field, bytes, max_bytes: max },
   });
 }
+
+/**
+ * Seed 003 `POST /hecate/v1/workspace-dialog` answers 501 where the gateway has no native folder picker. This server
+ * never has one: the api runs headless (often in a container or on another host than the browser) and never starts a
+ * process or opens a workspace (DESIGN §11.2), so clients take the seed's fallback, a path typed by hand.
+ */
+export const workspaceDialogUnsupported = (): DomainError =>
+  new DomainError(AgentChatErrorType.WorkspaceDialogUnsupported, 501, 'this server has no native folder picker: it runs headless and never opens a dialog', {
+    userMessage: 'Folder selection is not available here; type the workspace path instead.',
+    operatorAction: 'Enter the absolute workspace path by hand (API keys: a directory under GATEWAY_WORKSPACE_ROOTS).',
+    details: { fallback: 'manual_entry' },
+  });
+
+/** Input optimisation without a model in the request and without the operator's default. */
+export const optimizeInputModelRequired = (): DomainError =>
+  invalid(
+    AgentChatErrorType.ModelRequired,
+    'input optimisation needs a model: send `model`, or set GATEWAY_AGENT_CHAT_OPTIMIZE_INPUT_MODEL on the server',
+    'Select a model to rewrite the prompt with.',
+    'Send `model` with the request, or set GATEWAY_AGENT_CHAT_OPTIMIZE_INPUT_MODEL (the default optimiser model).',
+    { field: 'model', variable: 'GATEWAY_AGENT_CHAT_OPTIMIZE_INPUT_MODEL' },
+  );

@@ -35,6 +35,7 @@ import { GuidanceRepository } from './guidance.repository';
 import { QueueRepository } from './queue.repository';
 import { RevertsRepository } from './reverts.repository';
 import { TurnLeaseRepository } from './turn-lease.repository';
+import { OptimizeInputService } from './optimize-input.service';
 
 /** What the worker-only module needs of the shared one (the runtimes stay private: they register themselves). */
 const SHARED = [
@@ -63,8 +64,8 @@ const SHARED = [
  */
 @Module({
   imports: [TasksModule, AgentLoopModule, InferenceModule, ProvidersModule, AgentAdaptersModule, ApprovalsModule, EventsModule],
-  providers: [...SHARED, ModelTurnRuntime, AgentTurnRuntime, ExternalAgentTurnRuntime, ApprovalFramesService],
-  exports: SHARED,
+  providers: [...SHARED, ModelTurnRuntime, AgentTurnRuntime, ExternalAgentTurnRuntime, ApprovalFramesService, OptimizeInputService],
+  exports: [...SHARED, OptimizeInputService],
 })
 export class AgentChatModule implements OnModuleInit {
   constructor(

@@ -35,11 +35,14 @@ export class AgentChatRepository {
       | 'adapter_owner'
       | 'adapter_token'
       | 'adapter_lease_expires_at'
-    >,
+      | 'agent_id'
+      | 'agent_version'
+    > &
+      Partial<Pick<SessionRow, 'agent_id' | 'agent_version'>>,
   ): Promise<void> {
     await this.dataSource.query(
-      `INSERT INTO agent_chat_sessions (id, tenant_id, title, runtime_kind, provider, model, workspace, system_prompt, adapter_id, capabilities, status, session_started_at, adapter_state)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, CASE WHEN $4 = 'external_agent' THEN 'starting' ELSE '' END)`,
+      `INSERT INTO agent_chat_sessions (id, tenant_id, title, runtime_kind, provider, model, workspace, system_prompt, adapter_id, capabilities, status, session_started_at, adapter_state, agent_id, agent_version)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, CASE WHEN $4 = 'external_agent' THEN 'starting' ELSE '' END, $13, $14)`,
       [
         row.id,
         row.tenant_id,
@@ -53,6 +56,8 @@ export class AgentChatRepository {
         JSON.stringify(row.capabilities),
         row.status,
         row.session_started_at,
+        row.agent_id ?? '',
+        row.agent_version ?? null,
       ],
     );
   }

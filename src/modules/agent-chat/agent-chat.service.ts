@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { WorkspaceOps } from '@modules/tasks';
+import { SavedAgents, type SavedAgentSpec, WorkspaceOps } from '@modules/tasks';
 import { EventBus } from '@core/bus/event-bus.port';
 import { AppConfig } from '@core/config/app-config';
 import type { Principal, RequestOrigin } from '@core/context/request-context';
@@ -59,6 +59,7 @@ export class AgentChatService {
     private readonly external: ExternalSessionsService,
     @Inject(EventBus) private readonly bus: EventBus,
     private readonly ops: WorkspaceOps,
+    private readonly savedAgents: SavedAgents,
   ) {}
 
   private get limits() {
@@ -70,9 +71,12 @@ export class AgentChatService {
     return this.config.agent.chat;
   }
 
-  async create(p: Principal, dto: CreateAgentChatSessionDto): Promise<SessionView> {
+  async create(p: Principal, request: CreateAgentChatSessionDto): Promise<SessionView> {
+    const agent = request.agent_id ? await this.savedAgents.resolve(p.tenantId, request.agent_id, request.agent_version) : null;
+    const dto = agent ? withAgent(request, agent) : request;
     const runtime = this.runtimeOf(dto.runtime_kind ?? 'model');
     if (!this.runtimes.has(runtime)) throw adapterNotFound(dto.adapter_id ?? '');
+    if (runtime === 'external_agent' && agent) throw new InvalidRequestError('agent_id: a saved agent runs as runtime_kind model or agent, not external_agent');
     if (runtime === 'external_agent') return this.view(p.tenantId, await this.external.create(p, dto));
     const model = dto.model?.trim() ?? '';
     if (!model) throw modelRequired();
@@ -90,6 +94,8 @@ export class AgentChatService {
       workspace,
       system_prompt: dto.system_prompt ?? '',
       adapter_id: '',
+      agent_id: agent?.id ?? '',
+      agent_version: agent?.version ?? null,
       capabilities,
       status: 'idle',
       session_started_at: null,
@@ -259,9 +265,10 @@ export class AgentChatService {
   }
 
   /**
-   * Edit-last-user-message (seed 004): the last user message is replaced as a new branch — the original and the answers
-   * to it stay in the transcript as `superseded` (out of every later model call's history), the edited text follows as a
-   * new user message. `rerun` then produces the new answer. 409 while a turn is active.
+   * Edit-last-user-message (seed 004: "updates the stored last user message"): the last live user message keeps its id
+   * and its place and takes the new content (`metadata.edited_at`); the answers to its old text become `superseded`
+   * (kept in the transcript, out of every later model call's history). `rerun` then answers the edited text under the
+   * same message id. 409 while a turn is active.
    */
   async editLastUserMessage(tenantId: string, sessionId: string, content: string): Promise<SessionView> {
     await this.require(tenantId, sessionId);
@@ -269,25 +276,11 @@ export class AgentChatService {
     const busy = await this.currentTurn(sessionId);
     if (busy) throw this.busyError(busy);
     await this.repo.transaction(async (m) => {
-      const locked = (await this.repo.lockSession(m, tenantId, sessionId))!;
-      if (await this.repo.activeTurn(sessionId, m)) throw this.busyError((await this.repo.activeTurn(sessionId, m))!);
-      const last = await this.supersedeFromLastUser(m, sessionId, true);
-      await this.repo.insertMessages(m, locked, [
-        {
-          id: newChatId('msg'),
-          role: 'user',
-          content,
-          status: 'completed',
-          runtime_kind: last.runtime_kind,
-          segment_id: last.segment_id,
-          provider: last.provider,
-          model: last.model,
-          capabilities: last.capabilities,
-          task_id: last.task_id,
-          run_id: last.run_id,
-          metadata: { edited_from: last.id },
-        },
-      ]);
+      if (!(await this.repo.lockSession(m, tenantId, sessionId))) throw new AgentChatSessionNotFoundError(sessionId);
+      const active = await this.repo.activeTurn(sessionId, m);
+      if (active) throw this.busyError(active);
+      const last = await this.supersedeAnswersToLastUser(m, sessionId);
+      await this.repo.updateMessage(m, last.id, { content, metadata: { ...last.metadata, edited_at: new Date().toISOString() } });
       await this.repo.updateSession(m, sessionId, { last_activity_at: NOW });
     });
     return this.view(tenantId, sessionId);
@@ -310,7 +303,7 @@ export class AgentChatService {
     if (dto.guidance_id) await this.guidanceRows.changePendingGuidance(sessionId, dto.guidance_id, null);
     const overrides = { runtime_kind: dto.runtime_kind, provider: dto.provider, model: dto.model };
     if (dto.guidance_content?.trim()) return this.start(p, origin, sessionId, { ...overrides, content: dto.guidance_content });
-    const last = await this.repo.transaction((m) => this.supersedeFromLastUser(m, sessionId, false));
+    const last = await this.repo.transaction((m) => this.supersedeAnswersToLastUser(m, sessionId));
     return this.start(p, origin, sessionId, { ...overrides, content: last.content }, { reuseUserMessageId: last.id });
   }
 
@@ -323,8 +316,8 @@ export class AgentChatService {
     if (settled && isActiveTurn(settled.status)) throw new SessionStoppingError(active.id);
   }
 
-  /** The last live user message; the answers after it (and, with `withUser`, the message itself) become `superseded`. */
-  private async supersedeFromLastUser(m: EntityManager, sessionId: string, withUser: boolean): Promise<MessageRow> {
+  /** The last live user message; the settled answers after it become `superseded`. */
+  private async supersedeAnswersToLastUser(m: EntityManager, sessionId: string): Promise<MessageRow> {
     const messages = await this.repo.messages(sessionId, m);
     const last = [...messages].reverse().find((x) => x.role === 'user' && x.status !== 'superseded');
     if (!last) throw new InvalidRequestError('this chat has no user message to edit or rerun', { details: { field: 'session_id' } });
@@ -333,7 +326,6 @@ export class AgentChatService {
         await this.repo.updateMessage(m, x.id, { status: 'superseded' });
       }
     }
-    if (withUser) await this.repo.updateMessage(m, last.id, { status: 'superseded' });
     return last;
   }
 
@@ -397,4 +389,15 @@ export class AgentChatService {
     if (runtime === 'agent' && caps.tool_calling === 'none') throw modelCapabilityRequired(provider, model, snapshot);
     return snapshot;
   }
+}
+
+/** A saved agent's session fields under the request's own (seed 004: the agent fills what the request leaves out). */
+function withAgent(dto: CreateAgentChatSessionDto, agent: SavedAgentSpec): CreateAgentChatSessionDto {
+  return {
+    ...dto,
+    runtime_kind: dto.runtime_kind ?? agent.runtimeKind,
+    provider: dto.provider ?? (agent.provider || undefined),
+    model: dto.model ?? (agent.model || undefined),
+    system_prompt: dto.system_prompt ?? (agent.systemPrompt || undefined),
+  };
 }

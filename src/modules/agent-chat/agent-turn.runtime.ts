@@ -55,6 +55,9 @@ export class AgentTurnRuntime implements TurnRuntime, OnModuleInit {
               workspace_mode: 'in_place',
               requested_provider: turn.provider || undefined,
               requested_model: turn.model,
+              // The session's saved agent brings its tools, MCP servers, approval policies, budget and turn cap.
+              agent_id: session.agent_id || undefined,
+              agent_version: session.agent_version ?? undefined,
             },
             { hostPaths: p.kind !== 'api_key' },
             origin,

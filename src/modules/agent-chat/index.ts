@@ -2,6 +2,8 @@
 export { AgentChatModule, AgentChatWorkerModule } from './agent-chat.module';
 export { AgentChatController } from './agent-chat.controller';
 export { AgentChatApprovalsController } from './agent-chat-approvals.controller';
+export { WorkspaceDialogController } from './workspace-dialog.controller';
+export { OptimizeInputController } from './optimize-input.controller';
 export { AgentChatTurnJob } from './agent-chat-turn.job';
 export { AgentChatService } from './agent-chat.service';
 export { AgentChatQueueService } from './agent-chat-queue.service';

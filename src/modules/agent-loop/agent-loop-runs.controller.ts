@@ -5,7 +5,7 @@ import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import { Origin } from '@core/http/origin.decorator';
 import { ApiEnvelope, ApiSse } from '@core/http/openapi';
 import { SseService } from '@core/http/sse';
-import { LiveDeltaFrameDto, ToolProgressFrameDto } from '@modules/inference';
+import { LiveDeltaFrameDto, LiveResetFrameDto, ToolProgressFrameDto } from '@modules/inference';
 import { TaskRunResponseDto } from '@modules/tasks';
 import { AgentLoopRunsService } from './agent-loop-runs.service';
 import { ContinueRunDto, LiveDoneFrameDto, LiveQueryDto, RetryFromTurnDto } from './agent-loop-runs.dto';
@@ -20,8 +20,8 @@ export class AgentLoopRunsController {
 
   /** The run's live stream: model deltas and tool_progress frames, resumable by index (`?after=` or `Last-Event-ID`). */
   @ApiSse(
-    'Model deltas, tool progress and `approval.requested` / `approval.resolved` (the Agent Chat frames) of an agent_loop run (`id:` = index), then `done`.',
-    { delta: LiveDeltaFrameDto, tool_progress: ToolProgressFrameDto, done: LiveDoneFrameDto },
+    'Model deltas, tool progress and `approval.requested` / `approval.resolved` (the Agent Chat frames) of an agent_loop run (`id:` = index), `reset` when a model call is made again after a takeover, then `done`.',
+    { delta: LiveDeltaFrameDto, tool_progress: ToolProgressFrameDto, reset: LiveResetFrameDto, done: LiveDoneFrameDto },
     { lastEventId: 'The last index received (`?after=` does the same).' },
   )
   @Get(':runId/live')

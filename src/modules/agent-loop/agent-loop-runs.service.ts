@@ -8,7 +8,7 @@ import { TaskRunChainsService } from '@modules/tasks';
 import { assistantTurns, parseConversation, type Conversation } from './conversation';
 
 /** Live-stream frames with an event of their own (the run's approvals are put there as they commit); the rest are deltas. */
-const LIVE_TYPED = new Set(['tool_progress', 'approval.requested', 'approval.resolved']);
+const LIVE_TYPED = new Set(['tool_progress', 'reset', 'approval.requested', 'approval.resolved']);
 
 /**
  * `continue` and `retry-from-turn`: new runs of an agent_loop task that start from a terminal run's saved conversation
@@ -24,8 +24,8 @@ export class AgentLoopRunsService {
   ) {}
 
   /**
-   * A run's live stream over SSE (DESIGN §11.4): the model's text deltas (`event: delta`) and running tools' output
-   * (`event: tool_progress`), each with `id:` = its index in the stream, so `Last-Event-ID` resumes after it; then
+   * A run's live stream over SSE (DESIGN §11.4): the model's text deltas (`event: delta`), running tools' output
+   * (`event: tool_progress`) and, when a model call is made again after a takeover, `event: reset` (docs/takeover.md), each with `id:` = its index in the stream, so `Last-Event-ID` resumes after it; then
    * `event: done` with the run's status. When the buffer no longer has the stream (expired, or another deployment's)
    * the terminal state comes from Postgres with `resume_fallback: true`; a stalled tail re-reads the run's status.
    */

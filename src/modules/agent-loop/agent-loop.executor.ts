@@ -1,7 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { ModelNotConfiguredError } from '@modules/inference';
-import { McpCommandNotAllowedError, mcpServerProblems, McpSecretNotAllowedError, secretRefusals, unlistedStdioServers } from '@modules/mcp';
+import { checkMcpServers } from '@modules/mcp';
 import { ExecutorRegistry, type ExecutionPlan, type RunExecutor } from '@modules/tasks';
 import type { ExecutionContext } from '@modules/tasks';
 
@@ -31,14 +31,11 @@ export class AgentLoopExecutor implements RunExecutor, OnModuleInit {
    * mcp.command_not_allowed). Nothing is stored, nothing runs.
    */
   validate(task: Task, caller: { hostPaths: boolean } = { hostPaths: false }): string[] {
-    const refused = secretRefusals(task.mcpServers, this.config.mcp);
-    if (refused.length > 0) throw new McpSecretNotAllowedError(refused);
-    const unlisted = caller.hostPaths ? [] : unlistedStdioServers(task.mcpServers, this.config.mcp);
-    if (unlisted.length > 0) throw new McpCommandNotAllowedError(unlisted);
+    const mcpProblems = checkMcpServers(task.mcpServers, this.config.mcp, this.config.tasks.mcp.maxServersPerTask, caller);
     const problems: string[] = [];
     if (!task.prompt.trim()) problems.push('prompt is required for execution_kind=agent_loop');
     if (task.budgetMicrosUsd < 0) problems.push('budget_micros_usd must not be negative');
-    problems.push(...mcpServerProblems(task.mcpServers, this.config.tasks.mcp.maxServersPerTask));
+    problems.push(...mcpProblems);
     return problems;
   }
 
@@ -55,7 +52,7 @@ export class AgentLoopExecutor implements RunExecutor, OnModuleInit {
   plan(task: Task, workspacePath: string): ExecutionPlan {
     const model = task.requestedModel || this.config.gateway.defaultModel || '';
     return {
-      summary: [`agent loop with ${model || 'the default model'}`, `cwd: ${workspacePath}`, `max turns: ${this.config.agent.maxTurns}`],
+      summary: [`agent loop with ${model || 'the default model'}`, `cwd: ${workspacePath}`, `max turns: ${task.maxTurns || this.config.agent.maxTurns}`],
       details: { model, cwd: workspacePath },
       identity: { model, cwd: workspacePath },
     };

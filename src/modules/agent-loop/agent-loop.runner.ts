@@ -29,6 +29,10 @@ export const MAX_TOOL_CALLS_PER_RESPONSE = 16;
 const AGENTS_FILES = ['AGENTS.md', 'CLAUDE.md'];
 const AGENTS_MAX_BYTES = 8 * 1024;
 
+/** The built-in tools a run offers the model: the task's `builtin_tools` (a saved agent's), else all. */
+const offeredBuiltins = (task: ExecutionContext['task']) =>
+  task.builtinTools ? BUILTIN_TOOLS.filter((t) => task.builtinTools!.includes(t.name)) : BUILTIN_TOOLS;
+
 /**
  * The agent loop (seed 002/003, DESIGN §11): model call → tool calls → results → model call, until a final answer,
  * the turn cap, the budget, cancel, or a blank answer. Every model call and tool call is a step with a durable
@@ -69,12 +73,13 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
         } catch (err) {
           return { status: 'failed', error: `MCP servers could not start: ${(err as Error).message}`, errorKind: 'mcp_unavailable' };
         }
-        const total = BUILTIN_TOOLS.length + mcp.tools.length;
+        const builtins = offeredBuiltins(ctx.task).length;
+        const total = builtins + mcp.tools.length;
         if (total > MAX_TOOLS_PER_REQUEST) {
           const counts = [...new Set(mcp.tools.map((t) => t.server))].map((server) => `${server}: ${mcp!.tools.filter((t) => t.server === server).length}`);
           return {
             status: 'failed',
-            error: `the run would offer the model ${total} tools (${BUILTIN_TOOLS.length} built-in; MCP ${counts.join(', ')}); at most ${MAX_TOOLS_PER_REQUEST} fit in one model request`,
+            error: `the run would offer the model ${total} tools (${builtins} built-in; MCP ${counts.join(', ')}); at most ${MAX_TOOLS_PER_REQUEST} fit in one model request`,
             errorKind: 'too_many_tools',
           };
         }
@@ -127,10 +132,13 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
     const conv = await this.hydrate(ctx);
     const mcpTools = new Map((mcp?.tools ?? []).map((t) => [t.alias, t]));
     const tools: InferenceTool[] = [
-      ...BUILTIN_TOOLS.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.parameters } })),
+      ...offeredBuiltins(ctx.task).map((t) => ({
+        type: 'function' as const,
+        function: { name: t.name, description: t.description, parameters: t.parameters },
+      })),
       ...[...mcpTools.values()].map((t) => ({ type: 'function' as const, function: { name: t.alias, description: t.description, parameters: t.inputSchema } })),
     ];
-    const calls = { mcp, mcpTools };
+    const calls = { mcp, mcpTools, builtins: ctx.task.builtinTools ? new Set(ctx.task.builtinTools) : null };
     for (;;) {
       if (ctx.signal.aborted) return { status: 'failed', error: 'cancelled', errorKind: 'cancelled' };
       if (conv.pending?.length) {
@@ -160,7 +168,7 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
           summary: { final_answer: answer.text, ...(answer.truncated ? { final_answer_bytes: answer.bytes } : {}), model_calls: conv.model_calls },
         };
       }
-      if (conv.model_calls >= this.config.agent.maxTurns) {
+      if (conv.model_calls >= this.maxTurns(ctx)) {
         return {
           status: 'failed',
           error: `the agent made ${conv.model_calls} model calls without a final answer (GATEWAY_TASK_AGENT_LOOP_MAX_TURNS)`,
@@ -182,10 +190,10 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
     if (ctx.signal.aborted) return undefined;
     if (after.pending?.length) {
       if (after.pending.length > MAX_TOOL_CALLS_PER_RESPONSE) return undefined;
-      if (after.pending.some((c) => this.needsApproval(c.function.name, calls.mcpTools))) return undefined;
+      if (after.pending.some((c) => this.needsApproval(ctx, c.function.name, calls.mcpTools))) return undefined;
       return this.tools.spec(after, calls);
     }
-    if (!modelCall || after.final !== undefined || after.model_calls >= this.config.agent.maxTurns) return undefined;
+    if (!modelCall || after.final !== undefined || after.model_calls >= this.maxTurns(ctx)) return undefined;
     return this.models.spec(ctx, after);
   }
 
@@ -194,9 +202,14 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
   }
 
   /** Built-in tools by GATEWAY_TASK_APPROVAL_POLICIES, MCP tools by their server's approval_policy. */
-  private needsApproval(name: string, mcpTools: Map<string, McpTool>): boolean {
+  private needsApproval(ctx: ExecutionContext, name: string, mcpTools: Map<string, McpTool>): boolean {
     const mcp = mcpTools.get(name);
-    return mcp ? mcp.approvalPolicy === 'require_approval' : this.approvals.toolRequiresApproval(name);
+    return mcp ? mcp.approvalPolicy === 'require_approval' : this.approvals.toolRequiresApproval(name, ctx.task.approvalPolicies);
+  }
+
+  /** The task's own cap (a saved agent's `max_turns`), else GATEWAY_TASK_AGENT_LOOP_MAX_TURNS. */
+  private maxTurns(ctx: ExecutionContext): number {
+    return ctx.task.maxTurns || this.config.agent.maxTurns;
   }
 
   /**
@@ -286,7 +299,7 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
    * approving requeues the run, which dispatches exactly those calls (the approval's hash proves it) with no new model call.
    */
   private async gate(ctx: ExecutionContext, conv: Conversation, mcpTools: Map<string, McpTool>): Promise<ExecutionOutcome | null> {
-    const gated = conv.pending!.filter((c) => this.needsApproval(c.function.name, mcpTools));
+    const gated = conv.pending!.filter((c) => this.needsApproval(ctx, c.function.name, mcpTools));
     if (gated.length === 0) return null;
     // As stored (NUL replaced), so the hash the requeued run checks is the one the approval recorded.
     const details = storableValue({ tool_calls: gated.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })) });

@@ -1,8 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { retryTransient } from '@core/database/retry-transient';
 import { DomainError } from '@core/http/domain-error';
-import { InferenceService, type InferenceResult, type InferenceTool } from '@modules/inference';
+import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
+import { InferenceService, type InferenceResult, type InferenceTool, type LiveDeltaFrame } from '@modules/inference';
 import type { ExecutionContext, ExecutionOutcome, StepOutcome, StepSpec } from '@modules/tasks';
 import { checkpointArtifact, type Conversation, type NextStep, preview, replaceState, type ToolCall } from './conversation';
 
@@ -12,7 +13,38 @@ export class AgentModelCalls {
   constructor(
     private readonly inference: InferenceService,
     private readonly config: AppConfig,
+    @Inject(LiveStreamBuffer) private readonly live: LiveStreamBuffer,
   ) {}
+
+  /**
+   * What a lost attempt of this model call streamed after `after` (the previous call's last frame): whether it streamed
+   * any delta, and its text as the prefill a model may continue ('' when it holds what a prefill cannot carry:
+   * reasoning, tool-call pieces).
+   */
+  private async partialOf(streamId: string, after: number): Promise<{ text: string; streamed: boolean }> {
+    let text = '';
+    let streamed = false;
+    let plain = true;
+    let index = after;
+    try {
+      for (;;) {
+        const r = await this.live.read(streamId, index, { limit: 1000 });
+        for (const c of r.chunks) {
+          const f = JSON.parse(c.data) as LiveDeltaFrame & { type?: string };
+          if (f.type === 'reset') [text, streamed, plain] = ['', false, true];
+          else if (f.type === undefined) {
+            streamed = true;
+            if (f.reasoning !== undefined || f.reasoning_signature !== undefined || f.tool_calls !== undefined) plain = false;
+            text += f.content ?? '';
+          }
+          index = c.index;
+        }
+        if (r.chunks.length === 0) return { text: plain ? text : '', streamed };
+      }
+    } catch {
+      return { text: '', streamed: true }; // No buffer: the call is made from the start.
+    }
+  }
 
   /** The model call the loop makes next from `conv`, as a step. */
   spec(ctx: ExecutionContext, conv: Conversation): StepSpec {
@@ -46,26 +78,40 @@ export class AgentModelCalls {
     const model = task.requestedModel || this.config.gateway.defaultModel;
     const prior = Number(run.priorCostMicrosUsd);
     let next: Conversation | undefined;
-    const { outcome, replayed } = await writer.step(this.spec(ctx, conv), async (): Promise<StepOutcome> => {
+    const { outcome, replayed } = await writer.step(this.spec(ctx, conv), async (_step, dispatch): Promise<StepOutcome> => {
       let costCapMicros: number | undefined;
       if (task.budgetMicrosUsd > 0) {
         costCapMicros = task.budgetMicrosUsd - prior - conv.run_cost;
         if (costCapMicros <= 0) return { status: 'failed', error: `budget of ${task.budgetMicrosUsd} micro-USD is spent`, errorKind: 'budget_exceeded' };
       }
       let result: InferenceResult;
+      let liveIndex: number | undefined;
+      // Made again after a takeover: what the lost attempt streamed (after the previous call's frames) is continued by a
+      // model that continues prefills, else reset on the live stream (docs/takeover.md).
+      const lost = dispatch.again ? await this.partialOf(run.id, conv.live_index ?? 0) : undefined;
+      const partial = lost?.text ?? '';
       try {
         // Routing reads Postgres before anything is sent upstream: a dropped connection there is retried (nothing was billed).
         const live = await retryTransient(() =>
           this.inference.streamLive(
-            { messages: conv.messages, model, provider: task.requestedProvider || undefined, tools, max_tokens: this.config.agent.maxTokens },
+            {
+              messages: conv.messages,
+              model,
+              provider: task.requestedProvider || undefined,
+              tools,
+              max_tokens: this.config.agent.maxTokens,
+              ...(partial ? { continuation: partial } : {}),
+            },
             { tenantId: run.tenantId, origin: writer.ref.origin, signal: ctx.signal, endpoint: 'agent_loop', costCapMicros },
-            { streamId: run.id, unindexed: true },
+            { streamId: run.id, unindexed: true, ...(lost?.streamed ? { restartFrom: (conv.live_index ?? 0) + 1 } : {}) },
           ),
         );
         for await (const _frame of live.frames) {
           // Deltas are on the live stream; the loop needs only the assembled reply.
         }
         result = await live.result;
+        liveIndex = live.lastIndex() || conv.live_index;
+        if (live.continued) result = { ...result, text: partial + result.text };
       } catch (err) {
         const kind = err instanceof DomainError ? err.type : 'model_error';
         return { status: 'failed', error: err instanceof Error ? err.message : String(err), errorKind: kind };
@@ -78,6 +124,7 @@ export class AgentModelCalls {
         checkpointed: conv.checkpointed,
         model_calls: turn,
         run_cost: conv.run_cost + cost,
+        ...(liveIndex ? { live_index: liveIndex } : {}),
         ...(calls.length ? { pending: calls } : { final: result.text }),
       };
       const costs = {

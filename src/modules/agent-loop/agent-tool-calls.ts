@@ -13,6 +13,8 @@ const TOOL_RESULT_MAX_CHARS = 64 * 1024;
 export interface McpCalls {
   mcp: McpToolSet | null;
   mcpTools: Map<string, McpTool>;
+  /** Built-in tools the run offers (a saved agent's `builtin_tools`); null: all. A call to another is an unknown tool. */
+  builtins: ReadonlySet<string> | null;
 }
 
 /**
@@ -54,7 +56,8 @@ export class AgentToolCalls {
   private resolve(conv: Conversation, calls: McpCalls) {
     const call = conv.pending![0];
     const mcpTool = calls.mcpTools.get(call.function.name);
-    const tool = mcpTool ? mcpToolAsBuiltin(mcpTool, calls.mcp!) : BUILTIN_BY_NAME.get(call.function.name);
+    const offered = !calls.builtins || calls.builtins.has(call.function.name);
+    const tool = mcpTool ? mcpToolAsBuiltin(mcpTool, calls.mcp!) : offered ? BUILTIN_BY_NAME.get(call.function.name) : undefined;
     let args: Record<string, unknown> = {};
     let inputError = '';
     try {

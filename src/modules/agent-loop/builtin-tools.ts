@@ -302,3 +302,6 @@ export const BUILTIN_TOOLS: BuiltinTool[] = [
 ];
 
 export const BUILTIN_BY_NAME = new Map(BUILTIN_TOOLS.map((t) => [t.name, t]));
+
+/** Names of the built-in tools (a saved agent's `builtin_tools` picks among them). */
+export const BUILTIN_TOOL_NAMES: readonly string[] = BUILTIN_TOOLS.map((t) => t.name);

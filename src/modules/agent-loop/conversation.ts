@@ -20,6 +20,11 @@ export interface Conversation {
   run_cost: number;
   /** The final answer, once the model gave one (the run then ends). */
   final?: string;
+  /**
+   * The index on this run's live stream of the last frame the latest model call appended: a model call made again after
+   * a takeover puts a `reset` from the index after it on the stream (docs/takeover.md).
+   */
+  live_index?: number;
   /** Messages this run's checkpoints already hold (not saved: the next checkpoint stores only the ones after). */
   checkpointed?: number;
 }

@@ -3,3 +3,4 @@ export { AgentLoopModule, AgentLoopWorkerModule } from './agent-loop.module';
 export { AgentLoopRunsController } from './agent-loop-runs.controller';
 export { AgentLoopRunsService } from './agent-loop-runs.service';
 export { GuidanceRegistry, type ConsumedGuidance, type GuidanceSource } from './guidance-source';
+export { BUILTIN_TOOL_NAMES } from './builtin-tools';

@@ -85,8 +85,9 @@ export class ApprovalsService {
     return preExecutionGate(this.activePolicies, executionKind, sandboxNetwork);
   }
 
-  toolRequiresApproval(toolName: string): boolean {
-    return toolRequiresApproval(this.activePolicies, toolName);
+  /** `policies`: a saved agent's own (issue 27); absent: GATEWAY_TASK_APPROVAL_POLICIES. */
+  toolRequiresApproval(toolName: string, policies?: readonly string[] | null): boolean {
+    return toolRequiresApproval((policies as readonly ApprovalPolicyName[] | null | undefined) ?? this.activePolicies, toolName);
   }
 
   async create(manager: EntityManager, input: NewApproval): Promise<ApprovalRecord> {

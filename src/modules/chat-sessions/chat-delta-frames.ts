@@ -1,4 +1,4 @@
-import type { LiveDeltaFrame } from '@modules/inference';
+import type { LiveDeltaFrame, LiveResetFrame } from '@modules/inference';
 import type { GeneratedReply, ToolCallJson } from './chat-message';
 
 /** One streamed `delta` frame of a turn (seed 002 SSE): the live-stream frame InferenceService tees. */
@@ -9,7 +9,18 @@ export class FrameAccumulator {
   private readonly blocks: Array<Record<string, unknown>> = [];
   private readonly calls = new Map<number, ToolCallJson & { blockIndex: number }>();
 
-  add(frame: DeltaFrame): void {
+  /** The model answered anew after a `reset` frame (docs/takeover.md): what came before it is not part of the reply. */
+  restarted = false;
+
+  add(frame: DeltaFrame | LiveResetFrame): void {
+    if ('type' in frame) {
+      if (frame.type === 'reset') {
+        this.blocks.length = 0;
+        this.calls.clear();
+        this.restarted = true;
+      }
+      return;
+    }
     const last = this.blocks[this.blocks.length - 1];
     if (frame.reasoning !== undefined || frame.reasoning_signature !== undefined) {
       if (last?.type === 'thinking') {

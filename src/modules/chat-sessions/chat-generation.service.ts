@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { RequestOrigin } from '@core/context/request-context';
-import { InferenceMessage, InferenceRequest, InferenceResult, InferenceService, LiveTee } from '@modules/inference';
+import { InferenceMessage, InferenceRequest, InferenceResult, InferenceService, type LiveResetFrame, LiveTee, resetFrame } from '@modules/inference';
 import type { DeltaFrame } from './chat-delta-frames';
 import type { ChatMessageJson, GeneratedReply } from './chat-message';
 import type { NewProviderCall } from './chat-write-types';
@@ -14,6 +14,8 @@ export interface GenerationRequest {
   endpoint: string;
   /** The HTTP request the generation serves: its ids go on the usage row and the trace. */
   origin: RequestOrigin | null;
+  /** `continue`: the partial reply, continued only by a model that continues prefills (docs/takeover.md). */
+  continuation?: string;
 }
 
 export type CallRecord = Omit<NewProviderCall, 'id' | 'status'>;
@@ -25,6 +27,8 @@ export interface GenerationStream {
   frames: AsyncIterable<{ index: number; frame: DeltaFrame }>;
   /** The assembled reply and its call (after the frames end, or after an abort: the partial reply). */
   result: Promise<{ reply: GeneratedReply; call: CallRecord }>;
+  /** A `continuation` the model did not continue: the reply is anew, after this `reset` frame on the live stream. */
+  reset?: { index: number; frame: LiveResetFrame };
 }
 
 const replyOf = (r: InferenceResult): GeneratedReply => ({
@@ -55,7 +59,12 @@ export class ChatGenerationService {
 
   private request(req: GenerationRequest): InferenceRequest {
     // Stored messages were validated when they entered the session (ingress or DTO); extra client fields pass through.
-    return { messages: req.messages as unknown as InferenceMessage[], model: req.model, provider: req.provider };
+    return {
+      messages: req.messages as unknown as InferenceMessage[],
+      model: req.model,
+      provider: req.provider,
+      ...(req.continuation ? { continuation: req.continuation } : {}),
+    };
   }
 
   private ctx(req: GenerationRequest, signal?: AbortSignal) {
@@ -63,12 +72,15 @@ export class ChatGenerationService {
   }
 
   async stream(req: GenerationRequest, signal: AbortSignal, live: LiveTee): Promise<GenerationStream> {
-    const s = await this.inference.streamLive(this.request(req), this.ctx(req, signal), live);
+    // A continuation that is not continued restarts the reply: the partial shown before this stream is reset.
+    const restartFrom = req.continuation ? 1 : undefined;
+    const s = await this.inference.streamLive(this.request(req), this.ctx(req, signal), { ...live, restartFrom });
     return {
       provider: s.provider,
       model: s.model,
       frames: s.frames,
       result: s.result.then((r) => ({ reply: replyOf(r), call: callOf(r, req.model) })),
+      ...(s.reset ? { reset: { index: s.lastIndex(), frame: resetFrame(restartFrom!) } } : {}),
     };
   }
 

@@ -3,6 +3,7 @@ import { AppConfig } from '@core/config/app-config';
 import { EventBus, Unsubscribe } from '@core/bus/event-bus.port';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import { keepLease, LEASE_OWNER } from '@core/lease';
+import type { LiveResetFrame } from '@modules/inference';
 import { DeltaFrame, FrameAccumulator } from './chat-delta-frames';
 import type { MessageStatus } from './chat-message';
 import { ChatSessionRepository } from './chat-session.repository';
@@ -148,7 +149,7 @@ export class ChatInflightService implements OnModuleDestroy {
         assistant: { id: message.id },
         previous: kind === 'continue' ? { message: message.messageJson, status: (g.previousStatus ?? 'stopped') as MessageStatus } : null,
       },
-      { status: 'stopped', reply: partial, call: null },
+      { status: 'stopped', reply: partial.reply, call: null, restarted: partial.restarted },
     );
   }
 
@@ -159,7 +160,7 @@ export class ChatInflightService implements OnModuleDestroy {
       const page = await this.buffer.read(streamId, after, { limit: 1000 }).catch(() => ({ chunks: [], done: true, expired: true }));
       for (const c of page.chunks) {
         try {
-          acc.add(JSON.parse(c.data) as DeltaFrame);
+          acc.add(JSON.parse(c.data) as DeltaFrame | LiveResetFrame);
         } catch {
           // not a delta frame
         }
@@ -167,6 +168,6 @@ export class ChatInflightService implements OnModuleDestroy {
       }
       if (page.chunks.length === 0 || page.done) break;
     }
-    return acc.reply();
+    return { reply: acc.reply(), restarted: acc.restarted };
   }
 }

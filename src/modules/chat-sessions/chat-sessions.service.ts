@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
-import { InvalidRequestError } from '@core/http/domain-error';
+import { decodePageCursor, encodePageCursor, keysetPage } from '@core/http/page-cursor';
 import { newSessionId } from './chat-message';
 import type { ChatSessionEntity } from './chat-session.entity';
 import { ChatSessionRepository } from './chat-session.repository';
@@ -54,13 +54,7 @@ export class ChatSessionsService {
   async list(tenantId: string, opts: { includeSnapshots: boolean; limit?: number; cursor?: string }) {
     const limit = opts.limit ?? this.config.chat.sessionsLimit;
     const rows = await this.sessions.list({ tenantId, includeSnapshots: opts.includeSnapshots, limit: limit + 1, before: decodeCursor(opts.cursor) });
-    const page = rows.slice(0, limit);
-    const last = page[page.length - 1];
-    return {
-      data: page.map(toChatSessionSummary),
-      has_more: rows.length > limit,
-      next_cursor: rows.length > limit && last ? encodeCursor(last) : null,
-    };
+    return keysetPage(rows, limit, toChatSessionSummary, encodeCursor);
   }
 
   private async require(tenantId: string, id: string): Promise<ChatSessionEntity> {
@@ -129,18 +123,9 @@ export class ChatSessionsService {
   }
 }
 
-function encodeCursor(s: ChatSessionEntity): string {
-  return Buffer.from(JSON.stringify([s.updatedAt.toISOString(), s.id])).toString('base64url');
-}
+const encodeCursor = (s: ChatSessionEntity): string => encodePageCursor(s.updatedAt, s.id);
 
 function decodeCursor(cursor: string | undefined): { updatedAt: Date; id: string } | undefined {
-  if (!cursor) return undefined;
-  try {
-    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as [string, string];
-    const updatedAt = new Date(at);
-    if (typeof id !== 'string' || Number.isNaN(updatedAt.getTime())) throw new Error('bad cursor');
-    return { updatedAt, id };
-  } catch {
-    throw new InvalidRequestError('cursor is not a next_cursor value of this list');
-  }
+  const c = decodePageCursor(cursor);
+  return c && { updatedAt: c.at, id: c.id };
 }

@@ -60,6 +60,8 @@ export interface TurnOutcome {
   reply: GeneratedReply;
   call: Omit<NewProviderCall, 'id' | 'status'> | null;
   error?: Record<string, unknown>;
+  /** `continue`: the model answered anew rather than continuing the partial (docs/takeover.md): the reply replaces it. */
+  restarted?: boolean;
 }
 
 export type FinishableTurn = Pick<BegunTurn, 'tenantId' | 'sessionId' | 'generationId' | 'kind' | 'previous'> & { assistant: { id: string } };
@@ -227,7 +229,10 @@ export class ChatTurnLedgerService {
       if (!continuing) replayCount = current.replayCount - 1;
     } else {
       const cut = outcome.status !== 'complete';
-      message = continuing ? extendAssistantMessage(turn.previous!.message, outcome.reply) : assistantMessage(outcome.reply, { repairArguments: cut });
+      message =
+        continuing && !outcome.restarted
+          ? extendAssistantMessage(turn.previous!.message, outcome.reply)
+          : assistantMessage(outcome.reply, { repairArguments: cut });
     }
     const replayChars = current.replayChars - charsOf(current.messageJson) + (isReplayable(status) ? charsOf(message) : 0);
     const updatedAt = await tx.updateMessage(current.id, {

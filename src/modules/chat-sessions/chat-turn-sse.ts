@@ -1,10 +1,13 @@
 import type { SseStream } from '@core/http/sse';
+import type { LiveResetFrame } from '@modules/inference';
 import type { DeltaFrame } from './chat-delta-frames';
 
 /** Receives a turn's progress: the SSE writer for `stream: true`, nothing otherwise. */
 export interface TurnSink {
   created(data: Record<string, unknown>): void;
   delta(index: number, frame: DeltaFrame): void;
+  /** A continuation answered anew (docs/takeover.md): the partial shown is discarded, the deltas after it are the reply. */
+  reset(index: number, frame: LiveResetFrame): void;
   done(data: Record<string, unknown>): void;
   error(data: Record<string, unknown>): void;
 }
@@ -23,6 +26,10 @@ export class TurnSseWriter implements TurnSink {
 
   delta(index: number, frame: DeltaFrame): void {
     this.sse.send({ id: index, event: 'delta', data: JSON.stringify({ index, ...frame }) });
+  }
+
+  reset(index: number, frame: LiveResetFrame): void {
+    this.sse.send({ id: index, event: 'reset', data: JSON.stringify({ index, ...frame }) });
   }
 
   done(data: Record<string, unknown>): void {

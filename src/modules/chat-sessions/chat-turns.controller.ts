@@ -5,6 +5,7 @@ import type { Principal, RequestOrigin } from '@core/context/request-context';
 import { Origin } from '@core/http/origin.decorator';
 import { ApiEnvelope, ApiSse, type FrameShape } from '@core/http/openapi';
 import { SseService } from '@core/http/sse';
+import { LiveResetFrameDto } from '@modules/inference';
 import { ChatCompactionService } from './chat-compaction.service';
 import { CompactChatSessionDto, ContinueChatMessageDto, EditChatMessageDto, RegenerateChatMessageDto, SendChatMessageDto } from './chat-session.dto';
 import { ChatSessionsService } from './chat-sessions.service';
@@ -14,6 +15,7 @@ import { ChatSessionDto, ChatTurnCreatedFrameDto, ChatTurnDeltaFrameDto, ChatTur
 const TURN_FRAMES: Record<string, FrameShape> = {
   'message.created': ChatTurnCreatedFrameDto,
   delta: ChatTurnDeltaFrameDto,
+  reset: LiveResetFrameDto,
   done: ChatTurnResultDto,
   error: ChatTurnErrorFrameDto,
 };

@@ -5,7 +5,9 @@ import { DomainError } from '@core/http/domain-error';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import { rootLogger } from '@core/logging/logger';
 import { ChatCompactionService } from './chat-compaction.service';
+import type { LiveResetFrame } from '@modules/inference';
 import { DeltaFrame, FrameAccumulator } from './chat-delta-frames';
+import { textOf } from './chat-message';
 import { ChatGenerationService, GenerationStream } from './chat-generation.service';
 import { AbortReason, ChatInflightService } from './chat-inflight.service';
 import type { ChatMessageEntity } from './chat-message.entity';
@@ -146,11 +148,15 @@ export class ChatTurnsService {
   ): Promise<TurnOutcome> {
     const acc = new FrameAccumulator();
     let stream: GenerationStream | undefined;
+    // `continue`: the partial goes as a continuation (a prefill only for a model that continues one, docs/takeover.md).
+    const partial = turn.kind === 'continue' && turn.replay.at(-1)?.role === 'assistant' ? textOf(turn.replay.at(-1)!.content) : '';
+    const messages = partial ? turn.replay.slice(0, -1) : turn.replay;
     try {
       stream = await this.generation.stream(
         {
           tenantId: turn.tenantId,
-          messages: turn.replay,
+          messages,
+          ...(partial ? { continuation: partial } : {}),
           model: opts.model ?? turn.lastModel ?? undefined,
           provider: opts.provider,
           endpoint: `/hecate/v1/chat/sessions/${turn.kind}`,
@@ -159,17 +165,19 @@ export class ChatTurnsService {
         controller.signal,
         { streamId: turn.generationId },
       );
+      if (stream.reset) sink?.reset(stream.reset.index, stream.reset.frame);
       for await (const { index, frame } of stream.frames) {
         acc.add(frame);
         sink?.delta(index, frame);
       }
       const { reply, call } = await stream.result;
-      return { status: 'complete', reply, call };
+      return { status: 'complete', reply, call, restarted: !!stream.reset };
     } catch (err) {
+      const restarted = !!stream?.reset;
       if (controller.signal.aborted) {
-        const partial = stream ? await stream.result.catch(() => undefined) : undefined;
+        const cut = stream ? await stream.result.catch(() => undefined) : undefined;
         const reason = controller.signal.reason as AbortReason;
-        return { status: reason === 'stop' ? 'stopped' : 'incomplete', reply: partial?.reply ?? acc.reply(), call: partial?.call ?? null };
+        return { status: reason === 'stop' ? 'stopped' : 'incomplete', reply: cut?.reply ?? acc.reply(), call: cut?.call ?? null, restarted };
       }
       rootLogger().warn({ request_id: origin?.requestId, err: String(err), sessionId: turn.sessionId }, 'chat generation failed');
       const call = stream
@@ -185,7 +193,7 @@ export class ChatTurnsService {
             completionTokens: 0,
           }
         : null;
-      return { status: 'failed', reply: acc.reply(), call, error: envelopeOf(err) };
+      return { status: 'failed', reply: acc.reply(), call, error: envelopeOf(err), restarted };
     } finally {
       await this.buffer.markDone(turn.generationId).catch(() => undefined);
     }
@@ -209,7 +217,9 @@ export class ChatTurnsService {
         const page = await this.buffer.read(assistant.id, after, { blockMs: 1000 }).catch(() => ({ chunks: [], done: false, expired: true }));
         for (const c of page.chunks) {
           after = c.index;
-          sink?.delta(c.index, JSON.parse(c.data) as DeltaFrame);
+          const frame = JSON.parse(c.data) as DeltaFrame | LiveResetFrame;
+          if ('type' in frame) sink?.reset(c.index, frame);
+          else sink?.delta(c.index, frame);
         }
         assistant = (await this.sessions.message(r.sessionId, assistant.id)) ?? assistant;
         if (assistant.status !== 'in_progress' && (page.done || page.expired || page.chunks.length === 0)) break;

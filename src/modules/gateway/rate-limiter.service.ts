@@ -3,6 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify';
 import type { Principal } from '@core/context/request-context';
 import { AppConfig } from '@core/config/app-config';
+import { MODEL_CALL_ROUTE } from '@core/http/model-call-route.decorator';
 import { rootLogger } from '@core/logging/logger';
 import { RedisConnections } from '@core/redis/redis-connections';
 import { RateLimitExceededError } from './gateway.errors';
@@ -57,8 +58,9 @@ type RedisWithBucket = { hecateTokenBucket(key: string, cap: number, rate: numbe
  * Gateway rate limit (GATEWAY_RATE_LIMIT_RPM / _BURST): a token bucket per authenticated caller (the API key's id,
  * the operator token, or the local operator), taken after authentication so a presented key prefix without its
  * secret spends nothing. Keyed by the matched route, not the raw URL. Cluster-wide through Redis in scaled mode,
- * in-process in embedded mode. Every /v1 response carries X-RateLimit-Limit/Remaining/Reset (zeros when off);
- * only completion requests consume a token (a request refused with 401/404 carries no rate-limit headers).
+ * in-process in embedded mode. Every /v1 response carries X-RateLimit-Limit/Remaining/Reset (zeros when off), and so
+ * does a product route marked @ModelCallRoute (input optimisation); only completion requests and those routes consume
+ * a token (a request refused with 401/404 carries no rate-limit headers).
  */
 @Injectable()
 export class RateLimiterService implements OnModuleInit {
@@ -81,13 +83,14 @@ export class RateLimiterService implements OnModuleInit {
     // answered 401 there and spends nobody's bucket), and still before the body is read.
     fastify.addHook('preParsing', (request: FastifyRequest, reply: FastifyReply, payload: RequestPayload, done: PreParsingDone) => {
       const route = request.routeOptions.url;
-      if (!route?.startsWith('/v1/')) return done(null, payload);
+      const modelCall = request.routeOptions.config?.[MODEL_CALL_ROUTE] === true;
+      if (!route?.startsWith('/v1/') && !modelCall) return done(null, payload);
       const { enabled } = this.config.gateway.rateLimit;
       if (!enabled) {
         void reply.headers(DISABLED_HEADERS);
         return done(null, payload);
       }
-      const cost = request.method === 'POST' && COMPLETION_PATHS.has(route) ? 1 : 0;
+      const cost = request.method === 'POST' && (modelCall || COMPLETION_PATHS.has(route ?? '')) ? 1 : 0;
       this.take(bucketOf(request.hecate?.principal), cost).then(
         (d) => {
           void reply

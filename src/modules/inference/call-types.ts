@@ -30,6 +30,8 @@ export interface OpenStream {
   selected: RouteCandidate;
   upstreamProtocol: WireProtocol;
   upstream: UpstreamStream;
+  /** The request's `continuation` went upstream as a prefill (the reply continues it); false: the reply is anew. */
+  continued: boolean;
   /** Records usage/cost/health/trace; `error` for a stream that broke after commit. */
   finish(outcome: { usage: NormalizedUsage; error?: UpstreamError; clientAborted?: boolean }): number;
 }

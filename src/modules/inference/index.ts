@@ -13,8 +13,8 @@ export {
 } from './inference.service';
 export type { CompletedCall, GatewayRouteInfo, InferenceContext, OpenStream } from './call-types';
 export type { InferenceMessage, InferenceRequest, InferenceTool, InferenceToolChoice } from './inference-request';
-export { liveFrameOf, type LiveDeltaFrame } from './live-frames';
-export { LiveDeltaFrameDto, ToolProgressFrameDto } from './live-frames.dto';
+export { liveFrameOf, resetFrame, type LiveDeltaFrame, type LiveResetFrame } from './live-frames';
+export { LiveDeltaFrameDto, LiveResetFrameDto, ToolProgressFrameDto } from './live-frames.dto';
 export {
   BudgetExceededError,
   InvalidInferenceRequestError,
@@ -49,5 +49,6 @@ export { normalizeAnthropicResponse, normalizeOpenaiResponse, type NormalizedMes
 export { parseFrame, SseFramer, startsWith, type SseFrame } from './protocol/sse';
 export { TracesController } from './usage/traces.controller';
 export { UsageController } from './usage/usage.controller';
+export { TraceUsageDto } from './usage/usage.dto';
 export { TraceStoreService, type GatewayTrace, type TraceCandidate } from './usage/trace-store.service';
 export { UsageLedgerService } from './usage/usage-ledger.service';

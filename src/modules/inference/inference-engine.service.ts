@@ -3,11 +3,11 @@ import { sleep } from '@core/async/sleep';
 import { AppConfig } from '@core/config/app-config';
 import { newRequestId } from '@core/context/request-context';
 import { MetricsService } from '@core/metrics/metrics.service';
-import { PricingService, ProviderHealthService, transportError, UpstreamError } from '@modules/providers';
+import { continuesPrefill, ModelCapabilitiesService, PricingService, ProviderHealthService, transportError, UpstreamError } from '@modules/providers';
 import type { CompletedCall, GatewayRouteInfo, InferenceContext, OpenStream } from './call-types';
 import type { CancelSignal } from './client-abort';
 import { BudgetExceededError, RouteImpossibleError, UnsendableRequestError, UpstreamFailedError } from './inference.errors';
-import { anthropicUsage, NormalizedUsage, openaiUsage, ZERO_USAGE } from './protocol/normalized';
+import { anthropicUsage, isObject, type Json, NormalizedUsage, openaiUsage, ZERO_USAGE } from './protocol/normalized';
 import { AttemptHandle, RequestRecorder } from './request-recorder';
 import { RouteCandidate, RoutePlan } from './route-planner';
 import { RoutePlanningService } from './route-planning.service';
@@ -35,6 +35,7 @@ export class InferenceEngineService {
     private readonly ledger: UsageLedgerService,
     private readonly traces: TraceStoreService,
     private readonly metrics: MetricsService,
+    private readonly capabilities: ModelCapabilitiesService,
   ) {}
 
   identity(ctx: Pick<InferenceContext, 'tenantId' | 'apiKeyId' | 'origin' | 'endpoint'>) {
@@ -50,6 +51,20 @@ export class InferenceEngineService {
   /** What one attempt sends upstream: the request, the candidate's provider and model, timeouts, cancel, headers hook. */
   private upstreamArgs(req: PreparedRequest, c: RouteCandidate, signal: CancelSignal | undefined, handle: AttemptHandle) {
     return { req, provider: c.provider, model: c.model, timeouts: this.config.gateway.timeouts, signal, onHeaders: handle.headers };
+  }
+
+  /**
+   * The request as this candidate gets it: a `continuation` becomes a trailing assistant message when the candidate's
+   * model continues prefills (docs/takeover.md), else it is left out and the model answers anew.
+   */
+  private forCandidate(req: PreparedRequest, c: RouteCandidate): { req: PreparedRequest; continued: boolean } {
+    if (!req.continuation) return { req, continued: false };
+    const thinking = isObject(req.body.thinking)
+      ? req.body.thinking.type !== 'disabled'
+      : typeof req.body.reasoning_effort === 'string' && req.body.reasoning_effort !== 'none';
+    if (!continuesPrefill(this.capabilities.effective(c.provider.id, c.model), c.provider.protocol, thinking)) return { req, continued: false };
+    const messages = [...(req.body.messages as Json[]), { role: 'assistant', content: req.continuation }];
+    return { req: { ...req, body: { ...req.body, messages } }, continued: true };
   }
 
   async dispatchComplete(req: PreparedRequest, id: CallIdentity, signal?: CancelSignal, cap?: CostCap): Promise<CompletedCall> {
@@ -84,9 +99,12 @@ export class InferenceEngineService {
       const plan = await this.plan(req);
       rec.routed(plan);
       let attemptEnd: AttemptHandle['end'] | undefined;
+      let continued = false;
       const out = await this.attemptLoop(plan, rec, signal, cap, async (c, handle) => {
-        const upstream = await callStream(this.upstreamArgs(req, c, signal, handle));
+        const sent = this.forCandidate(req, c);
+        const upstream = await callStream(this.upstreamArgs(sent.req, c, signal, handle));
         attemptEnd = handle.end;
+        continued = sent.continued;
         return upstream;
       });
       const c = out.candidate;
@@ -97,6 +115,7 @@ export class InferenceEngineService {
         selected: c,
         upstreamProtocol: c.provider.protocol,
         upstream: out.value,
+        continued,
         finish: ({ usage, error }) => {
           if (finished) return 0;
           finished = true;

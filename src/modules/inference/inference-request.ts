@@ -37,6 +37,13 @@ export interface InferenceRequest {
   tool_choice?: InferenceToolChoice;
   max_tokens?: number;
   temperature?: number;
+  /**
+   * The partial reply an earlier attempt of this call streamed before its worker died (docs/takeover.md). The engine
+   * sends it as a trailing assistant message only to a model that continues prefills (`assistant_prefill`); any other
+   * gets the request without it and answers anew. The stream says which happened (`continued`). Streams only: a
+   * non-streaming call ignores it.
+   */
+  continuation?: string;
 }
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
@@ -78,5 +85,6 @@ export function prepareInternal(req: InferenceRequest, stream: boolean): Prepare
     clientWantsUsage: false,
     hecateMessageFields: hecateFields,
     forwardHeaders: undefined,
+    ...(req.continuation ? { continuation: req.continuation } : {}),
   };
 }

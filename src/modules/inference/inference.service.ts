@@ -6,7 +6,7 @@ import { transportError, UpstreamError } from '@modules/providers';
 import type { GatewayRouteInfo, InferenceContext } from './call-types';
 import { type CostCap, InferenceEngineService } from './inference-engine.service';
 import { type InferenceRequest, prepareInternal } from './inference-request';
-import { liveFrameOf, type LiveDeltaFrame } from './live-frames';
+import { liveFrameOf, type LiveDeltaFrame, resetFrame } from './live-frames';
 import type { ContentBlock, GatewayDelta, Json, NormalizedUsage, StopReason, ToolCall, WireProtocol } from './protocol/normalized';
 import { normalizeAnthropicResponse, normalizeOpenaiResponse } from './protocol/response-translation';
 import { decodeUpstreamStream, StreamAccumulator } from './stream-pipeline';
@@ -20,6 +20,11 @@ export interface LiveTee {
    * stored (one connection keeps them in order) and yield index 0; the stream ends once every append has settled.
    */
   unindexed?: boolean;
+  /**
+   * This call re-makes one an earlier attempt streamed part of (a takeover; docs/takeover.md): unless it continues that
+   * partial (`continued`), a `reset` frame from this index goes on the stream before its first delta.
+   */
+  restartFrom?: number;
 }
 
 export interface InferenceResult extends GatewayRouteInfo {
@@ -39,6 +44,8 @@ export interface InferenceResult extends GatewayRouteInfo {
 
 export interface InferenceStream extends GatewayRouteInfo {
   deltas: AsyncIterable<GatewayDelta>;
+  /** The request's `continuation` was sent as a prefill: the reply continues it (false: the reply is anew). */
+  continued: boolean;
   /** The assembled result (after the deltas end; after an abort, the partial reply). */
   result: Promise<InferenceResult>;
 }
@@ -47,6 +54,11 @@ export interface InferenceStream extends GatewayRouteInfo {
 export interface LiveInferenceStream extends GatewayRouteInfo {
   frames: AsyncIterable<{ index: number; frame: LiveDeltaFrame }>;
   result: Promise<InferenceResult>;
+  continued: boolean;
+  /** A `reset` frame went on the stream before the deltas (`restartFrom`, not continued). */
+  reset: boolean;
+  /** The buffer index of the last frame appended (once `frames` ended; unindexed tees included); 0 when none was. */
+  lastIndex(): number;
 }
 
 /** Output tokens assumed for the budget check of a request that sets no max_tokens. */
@@ -102,6 +114,10 @@ export class InferenceService {
     const s = await this.stream(request, ctx);
     const buffer = this.buffer;
     const failed = (err: unknown) => rootLogger().warn({ err: String(err), stream_id: tee.streamId }, 'live stream buffer append failed');
+    let last = 0;
+    const reset = tee.restartFrom !== undefined && !s.continued;
+    // Before any delta of the new attempt: a reader applies it to what it showed, then gets the reply anew.
+    if (reset) last = await buffer.append(tee.streamId, JSON.stringify(resetFrame(tee.restartFrom!))).catch((err: unknown) => (failed(err), 0));
     async function* frames(): AsyncGenerator<{ index: number; frame: LiveDeltaFrame }> {
       let index = 0;
       let appended: Promise<unknown> = Promise.resolve();
@@ -110,11 +126,11 @@ export class InferenceService {
           const frame = liveFrameOf(d);
           if (!frame) continue;
           if (tee.unindexed) {
-            const append = buffer.append(tee.streamId, JSON.stringify(frame)).catch(failed);
+            const append = buffer.append(tee.streamId, JSON.stringify(frame)).then((i) => (last = i), failed);
             appended = appended.then(() => append);
           } else {
             try {
-              index = await buffer.append(tee.streamId, JSON.stringify(frame));
+              index = last = await buffer.append(tee.streamId, JSON.stringify(frame));
             } catch (err) {
               failed(err);
               index += 1;
@@ -127,7 +143,7 @@ export class InferenceService {
       }
     }
     const { deltas: _deltas, ...rest } = s;
-    return { ...rest, frames: frames() };
+    return { ...rest, frames: frames(), reset, lastIndex: () => last };
   }
 
   // ---- prepared API (the /v1 edges, after their own validation) ------------------------------------------
@@ -195,7 +211,7 @@ export class InferenceService {
           });
       }
     }
-    return { ...info, deltas: deltas(), result };
+    return { ...info, deltas: deltas(), result, continued: open.continued };
   }
 
   private capOf(prepared: PreparedRequest, ctx: InferenceContext): CostCap | undefined {

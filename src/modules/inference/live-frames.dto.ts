@@ -1,6 +1,6 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import type { Assert, Documents } from '@core/http/openapi';
-import type { LiveDeltaFrame } from './live-frames';
+import type { LiveDeltaFrame, LiveResetFrame } from './live-frames';
 
 /** A streamed model delta on a live stream (`event: delta`): text, reasoning, or a piece of a tool call. */
 @ApiSchema({ name: 'LiveDeltaFrame' })
@@ -25,4 +25,16 @@ export class ToolProgressFrameDto {
   ts!: number;
 }
 
+/**
+ * A model call made again from the start after a takeover (`event: reset`): drop the `delta` frames from `from_index` on
+ * (their text, reasoning and tool-call pieces); the deltas that follow are the reply anew.
+ */
+@ApiSchema({ name: 'LiveResetFrame' })
+export class LiveResetFrameDto {
+  type!: 'reset';
+  from_index!: number;
+  reason!: 'restarted';
+}
+
+type _ResetDocumented = Assert<Documents<LiveResetFrameDto, LiveResetFrame>>;
 type _DeltaDocumented = Assert<Documents<LiveDeltaFrameDto, LiveDeltaFrame>>;

@@ -28,3 +28,16 @@ export function liveFrameOf(d: GatewayDelta): LiveDeltaFrame | undefined {
       return undefined;
   }
 }
+
+/**
+ * `event: reset` on a live stream (docs/takeover.md): a model call re-made after a takeover answers anew, so the model
+ * output a client showed from this stream's `delta` frames at index ≥ `from_index` is discarded; the deltas after the
+ * reset are the reply anew. Stored in the buffer like any frame, so a client resuming later gets it too.
+ */
+export interface LiveResetFrame {
+  type: 'reset';
+  from_index: number;
+  reason: 'restarted';
+}
+
+export const resetFrame = (fromIndex: number): LiveResetFrame => ({ type: 'reset', from_index: fromIndex, reason: 'restarted' });

@@ -32,6 +32,7 @@ const caps = (tool_calling: EffectiveCapabilities['tool_calling'] = 'unknown'): 
   streaming: true,
   max_context_tokens: null,
   image_input: 'unknown',
+  assistant_prefill: null,
   source: 'provider',
 });
 

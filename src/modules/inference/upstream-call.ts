@@ -28,6 +28,11 @@ export interface PreparedRequest {
    * upstream), `responses` the Responses body itself, sent as it is (model set) to upstreams that speak the API.
    */
   responses?: Json;
+  /**
+   * The partial reply of an earlier attempt of this call (a turn taken over from a dead worker): sent as a trailing
+   * assistant message to a candidate whose model continues prefills, left out for any other (which answers anew).
+   */
+  continuation?: string;
 }
 
 /** Does this attempt go to the provider's Responses API (native passthrough) rather than its chat endpoint? */

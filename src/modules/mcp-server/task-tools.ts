@@ -39,6 +39,11 @@ const createTaskInput = {
   requested_provider: text(255, 'provider of an agent_loop task'),
   requested_model: text(255, 'model of an agent_loop task'),
   mcp_servers: z.array(z.record(z.string(), z.unknown())).optional().describe('MCP servers an agent_loop task may use'),
+  agent_id: text(
+    200,
+    'a saved agent (GET /hecate/v1/agents): an agent_loop task with its model, system prompt, tools, MCP servers, budget and turn cap; fields given here win',
+  ),
+  agent_version: z.number().int().min(1).optional().describe('a version of agent_id (default: its latest)'),
 };
 
 /** Tasks, runs and approvals: the /hecate/v1/tasks routes as tools. */
@@ -61,7 +66,7 @@ export function taskTools(chains: TaskRunChainsService, approvals: ApprovalsServ
       name: 'create_task',
       title: 'Create a task',
       description:
-        'Creates a task (not started: call start_task). A shell task runs shell_command, a git task git_command, a file task writes file_path; an agent_loop task runs a coding agent on prompt with requested_model.',
+        'Creates a task (not started: call start_task). A shell task runs shell_command, a git task git_command, a file task writes file_path; an agent_loop task runs a coding agent on prompt with requested_model, or as the saved agent agent_id.',
       args: CreateTaskDto,
       input: createTaskInput,
       output: { task },

@@ -10,3 +10,4 @@ export type { McpApprovalPolicy, McpServerSpec } from './mcp-server-spec';
 export { redactMcpServers } from '@modules/tasks';
 export { McpCommandNotAllowedError, McpErrorType, McpSecretNotAllowedError } from './mcp.errors';
 export { secretRefusals, unlistedStdioServers } from './mcp-policy';
+export { checkMcpServers } from './mcp-server-checks';

@@ -1,7 +1,7 @@
 /** The providers module's public face: other modules and the composition root import `@modules/providers`, never its files. */
 export { LlmClient } from './llm-client';
 export { ModelCapabilitiesController } from './model-capabilities.controller';
-export { ModelCapabilitiesService } from './model-capabilities.service';
+export { continuesPrefill, ModelCapabilitiesService } from './model-capabilities.service';
 export type { EffectiveCapabilities } from './model-capabilities.service';
 export { ModelDiscoveryService } from './model-discovery.service';
 export type { DiscoveryState } from './model-discovery.service';

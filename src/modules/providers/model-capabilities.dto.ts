@@ -7,6 +7,8 @@ export class CapabilityOverrideDto {
   @IsOptional() @IsBoolean() streaming?: boolean;
   @IsOptional() @IsInt() @Min(1) @Max(100_000_000) max_context_tokens?: number;
   @IsOptional() @IsIn(['unknown', 'none', 'supported']) image_input?: 'unknown' | 'none' | 'supported';
+  /** The model continues a trailing (prefilled) assistant message instead of answering anew (see docs/takeover.md). */
+  @IsOptional() @IsBoolean() assistant_prefill?: boolean;
   @IsOptional() @IsString() @Length(0, 2000) note?: string;
 }
 
@@ -17,6 +19,8 @@ export class CapabilityProbeDto {
   @IsOptional() @IsBoolean() streaming?: boolean;
   @IsOptional() @IsInt() @Min(1) @Max(100_000_000) max_context_tokens?: number;
   @IsOptional() @IsIn(['unknown', 'none', 'supported']) image_input?: 'unknown' | 'none' | 'supported';
+  /** The model continues a trailing (prefilled) assistant message instead of answering anew (see docs/takeover.md). */
+  @IsOptional() @IsBoolean() assistant_prefill?: boolean;
   @IsOptional() @IsString() @Length(0, 2000) note?: string;
 }
 

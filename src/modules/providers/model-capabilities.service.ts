@@ -15,7 +15,23 @@ export interface EffectiveCapabilities {
   streaming: boolean;
   max_context_tokens: number | null;
   image_input: ImageInput;
+  /**
+   * Whether the model continues a trailing assistant message (a prefill) rather than answering anew; null: not known
+   * for this model, the protocol's default applies (see `continuesPrefill`).
+   */
+  assistant_prefill: boolean | null;
   source: EffectiveSource;
+}
+
+/**
+ * Whether a call that ends in a partial assistant reply makes the model continue it (docs/takeover.md): the model's
+ * `assistant_prefill` capability, else the protocol's default — OpenAI-protocol chat completions (and most compatible
+ * servers) answer anew, Anthropic's Messages API continues a prefill. Never with thinking on: recent Anthropic models
+ * refuse a prefill then, and a continued reply would lack its thinking.
+ */
+export function continuesPrefill(caps: Pick<EffectiveCapabilities, 'assistant_prefill'>, protocol: 'openai' | 'anthropic', thinking: boolean): boolean {
+  if (thinking) return false;
+  return caps.assistant_prefill ?? protocol === 'anthropic';
 }
 
 const key = (provider: string, model: string): string => `${provider}\u0000${model}`;
@@ -27,6 +43,7 @@ export const toCapabilityRecord = (row: ModelCapabilityEntity) => ({
   streaming: row.streaming,
   max_context_tokens: row.maxContextTokens,
   image_input: row.imageInput,
+  assistant_prefill: row.assistantPrefill,
   source: row.source,
   note: row.note,
   updated_at: row.updatedAt.toISOString(),
@@ -95,6 +112,7 @@ export class ModelCapabilitiesService implements OnModuleInit {
       streaming: pick('streaming'),
       max_context_tokens: pick('max_context_tokens') ?? null,
       image_input: pick('image_input'),
+      assistant_prefill: pick('assistant_prefill') ?? null,
       source: layers[0].source,
     };
   }
@@ -123,6 +141,7 @@ export class ModelCapabilitiesService implements OnModuleInit {
       streaming: dto.streaming ?? null,
       maxContextTokens: dto.max_context_tokens ?? null,
       imageInput: dto.image_input ?? null,
+      assistantPrefill: dto.assistant_prefill ?? null,
       note: dto.note ?? null,
       updatedAt: new Date(),
     };
@@ -143,5 +162,6 @@ function fromRow(row: ModelCapabilityEntity): Partial<EffectiveCapabilities> {
     streaming: row.streaming ?? undefined,
     max_context_tokens: row.maxContextTokens ?? undefined,
     image_input: (row.imageInput as ImageInput | null) ?? undefined,
+    assistant_prefill: row.assistantPrefill ?? undefined,
   };
 }

@@ -12,6 +12,7 @@ export class ModelCapabilityEntity {
   @Column('boolean', { nullable: true }) streaming!: boolean | null;
   @Column('integer', { name: 'max_context_tokens', nullable: true }) maxContextTokens!: number | null;
   @Column('text', { name: 'image_input', nullable: true }) imageInput!: string | null;
+  @Column('boolean', { name: 'assistant_prefill', nullable: true }) assistantPrefill!: boolean | null;
   @Column('text', { nullable: true }) note!: string | null;
   @Column('timestamptz', { name: 'updated_at' }) updatedAt!: Date;
 }

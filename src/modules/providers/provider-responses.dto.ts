@@ -114,6 +114,7 @@ export class ModelCapabilityRecordDto {
   streaming!: boolean | null;
   max_context_tokens!: number | null;
   image_input!: string | null;
+  assistant_prefill!: boolean | null;
   source!: CapabilitySource;
   note!: string | null;
   updated_at!: string;
@@ -129,6 +130,8 @@ export class ModelCapabilityRemovedDto {
   streaming!: boolean;
   max_context_tokens!: number | null;
   image_input!: ImageInput;
+  /** null: not known for the model; the protocol's default applies (OpenAI: no, Anthropic: yes unless thinking is on). */
+  assistant_prefill!: boolean | null;
   source!: EffectiveSource;
 }
 

@@ -1,5 +1,7 @@
 /** The tasks module's public face: other modules and the composition root import `@modules/tasks`, never its files. */
-export { envReference, redactMcpServers, REDACTED, unsealMcpServers } from './mcp-servers-redaction';
+export { envReference, hasLiteralMcpValues, redactMcpServers, REDACTED, sealMcpServers, SEALED_MCP_VALUE, unsealMcpServers } from './mcp-servers-redaction';
+export { SavedAgents, type SavedAgentSource, type SavedAgentSpec } from './saved-agents';
+export { McpSecretKeyMissingError } from './tasks.errors';
 export { RetentionController } from './retention.controller';
 export { RetentionService } from './retention.service';
 export { RunJob } from './run.job';

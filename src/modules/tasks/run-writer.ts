@@ -139,7 +139,10 @@ export class RunWriter {
    * call (no side effect) is made again once, and fails as `worker_lost` when a second worker dies under it. A step a
    * draining worker handed over on a clean shutdown is no crash: it runs again when idempotent.
    */
-  async step(spec: StepSpec, fn: (step: TaskStepEntity) => Promise<StepOutcome>): Promise<{ step: TaskStepEntity; outcome: StepOutcome; replayed: boolean }> {
+  async step(
+    spec: StepSpec,
+    fn: (step: TaskStepEntity, dispatch: { again: boolean }) => Promise<StepOutcome>,
+  ): Promise<{ step: TaskStepEntity; outcome: StepOutcome; replayed: boolean }> {
     const ahead = this.dispatched?.step.index === spec.index ? this.dispatched.step : undefined;
     if (ahead) this.dispatched = undefined;
     const existing = ahead ? null : ((await this.priorSteps()).get(spec.index) ?? null);
@@ -183,7 +186,8 @@ export class RunWriter {
       await this.stepWrite([insertStepSql(step)], dispatchEvents(step, spec));
     }
     const started = Date.now();
-    const outcome = await fn(step);
+    // `again`: an earlier attempt dispatched this step (a crash or a hand-over cut it): what it streamed may be on the live stream.
+    const outcome = await fn(step, { again: existing !== null });
     await this.finishStep(step, spec, outcome, Date.now() - started);
     this.deps.metrics.stepFinished(spec.kind, STEP_STATUS[outcome.status], (Date.now() - started) / 1000);
     return { step: { ...step, status: STEP_STATUS[outcome.status] }, outcome, replayed: false };

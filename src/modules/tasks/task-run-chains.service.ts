@@ -17,7 +17,16 @@ export type TaskResponse = ReturnType<typeof toTaskResponse>;
 /** A task as another module asks for it (Agent Chat's agent turns): the fields of `POST /hecate/v1/tasks`. */
 export type TaskSpec = Pick<
   CreateTaskDto,
-  'title' | 'prompt' | 'system_prompt' | 'execution_kind' | 'working_directory' | 'workspace_mode' | 'requested_provider' | 'requested_model'
+  | 'title'
+  | 'prompt'
+  | 'system_prompt'
+  | 'execution_kind'
+  | 'working_directory'
+  | 'workspace_mode'
+  | 'requested_provider'
+  | 'requested_model'
+  | 'agent_id'
+  | 'agent_version'
 >;
 
 /**

@@ -44,6 +44,10 @@ export class CreateTaskDto {
   @IsArray()
   @IsObject({ each: true })
   mcp_servers?: Record<string, unknown>[];
+  /** A saved agent (issue 27): its model, system prompt, tools, MCP servers, budget and turn cap; fields given here win. */
+  @IsOptional() @IsString() @MaxLength(200) agent_id?: string;
+  /** A version of `agent_id` (default: its latest). */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) agent_version?: number;
 }
 
 export class ListTasksQueryDto {
@@ -85,6 +89,13 @@ export class TaskResponseDto {
   /** MCP server entries with every `env` and `headers` value shown as `[redacted]`. */
   @ApiProperty({ type: 'array', items: { type: 'object', additionalProperties: true } })
   mcp_servers?: unknown[];
+  /** The saved agent and version the task was created from. */
+  agent_id?: string;
+  agent_version?: number;
+  /** The agent's turn cap (model calls per run), built-in tools and approval policies, when it set them. */
+  max_turns?: number;
+  builtin_tools?: string[];
+  approval_policies?: string[];
   created_at!: string;
   updated_at!: string;
   started_at?: string;
@@ -120,6 +131,11 @@ export const toTaskResponse = (t: TaskEntity) => ({
   last_error: opt(t.lastError),
   // env and header values may be literal secrets: never echoed (DESIGN §4.8).
   mcp_servers: t.mcpServers.length > 0 ? redactMcpServers(t.mcpServers) : undefined,
+  agent_id: t.agentId ?? undefined,
+  agent_version: t.agentVersion ?? undefined,
+  max_turns: t.maxTurns || undefined,
+  builtin_tools: t.builtinTools ?? undefined,
+  approval_policies: t.approvalPolicies ?? undefined,
   created_at: t.createdAt.toISOString(),
   updated_at: t.updatedAt.toISOString(),
   started_at: t.startedAt?.toISOString(),

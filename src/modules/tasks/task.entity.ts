@@ -28,6 +28,15 @@ export class TaskEntity {
   @Column('text', { name: 'requested_provider' }) requestedProvider!: string;
   @Column('text', { name: 'requested_model' }) requestedModel!: string;
   @Column('jsonb', { name: 'mcp_servers' }) mcpServers!: unknown[];
+  /** The saved agent (and its version) the task was created from (issue 27); null: none. */
+  @Column('text', { name: 'agent_id', nullable: true }) agentId!: string | null;
+  @Column('integer', { name: 'agent_version', nullable: true }) agentVersion!: number | null;
+  /** Model calls a run may make; 0: GATEWAY_TASK_AGENT_LOOP_MAX_TURNS. */
+  @Column('integer', { name: 'max_turns' }) maxTurns!: number;
+  /** Built-in tools the agent loop offers; null: all. */
+  @Column('jsonb', { name: 'builtin_tools', nullable: true }) builtinTools!: string[] | null;
+  /** Approval policies of the loop's built-in tool calls; null: GATEWAY_TASK_APPROVAL_POLICIES. */
+  @Column('jsonb', { name: 'approval_policies', nullable: true }) approvalPolicies!: string[] | null;
   @Column('text') status!: TaskStatus;
   @Column('text', { name: 'latest_run_id', nullable: true }) latestRunId!: string | null;
   @Column('text', { name: 'last_error' }) lastError!: string;

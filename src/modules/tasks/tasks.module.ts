@@ -29,6 +29,7 @@ import { TaskStepRepository } from './task-step.repository';
 import { TaskEntity } from './task.entity';
 import { TaskRepository } from './task.repository';
 import { TaskRunChainsService } from './task-run-chains.service';
+import { SavedAgents } from './saved-agents';
 import { TasksService } from './tasks.service';
 import { WorkspaceOps } from './workspace/workspace-ops';
 import { WorkspaceService, type WorkspaceCaller, type WorkspaceSpec } from './workspace/workspace.service';
@@ -64,9 +65,11 @@ import { WorkspaceService, type WorkspaceCaller, type WorkspaceSpec } from './wo
     RunReconcilerService,
     RetentionService,
     TaskRunChainsService,
+    SavedAgents,
   ],
   exports: [
     TaskRunChainsService,
+    SavedAgents,
     ExecutorRegistry,
     TasksService,
     RunLifecycleService,

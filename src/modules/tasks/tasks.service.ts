@@ -11,6 +11,7 @@ import { newId } from './task-ids';
 import { TaskRunRepository } from './task-run.repository';
 import { TaskRepository } from './task.repository';
 import { hasLiteralMcpValues, sealMcpServers } from './mcp-servers-redaction';
+import { SavedAgents, type SavedAgentSpec } from './saved-agents';
 import { ExecutionKindUnavailableError, InvalidTaskError, McpSecretKeyMissingError, TaskBusyError, TaskNotFoundError } from './tasks.errors';
 import { WorkspaceOps } from './workspace/workspace-ops';
 import { WorkspaceCaller, WorkspaceService, type WorkspaceSpec } from './workspace/workspace.service';
@@ -38,6 +39,7 @@ export class TasksService {
     private readonly events: EventStore,
     private readonly approvals: ApprovalsService,
     private readonly ops: WorkspaceOps,
+    private readonly agents: SavedAgents,
     config: AppConfig,
   ) {
     this.secretKey = resolveSecretKey(config);
@@ -47,7 +49,12 @@ export class TasksService {
 
   /** `caller.hostPaths`: the operator may point a task at any host directory; API keys only under GATEWAY_WORKSPACE_ROOTS. */
   async create(tenantId: string, input: CreateTaskDto, caller: WorkspaceCaller) {
-    const dto: CreateTaskDto = { ...(PROFILES[input.execution_profile ?? ''] ?? {}), ...stripUndefined(input) };
+    const agent = input.agent_id ? await this.agents.resolve(tenantId, input.agent_id, input.agent_version) : null;
+    const dto: CreateTaskDto = {
+      ...(PROFILES[input.execution_profile ?? ''] ?? {}),
+      ...(agent ? stripUndefined(agentDefaults(agent)) : {}),
+      ...stripUndefined(input),
+    };
     const kind = dto.execution_kind ?? '';
     if (!kind) throw new InvalidTaskError(['execution_kind is required (shell, git, file or agent_loop)']);
     const executor = this.registry.get(kind);
@@ -81,6 +88,11 @@ export class TasksService {
       requestedProvider: dto.requested_provider ?? '',
       requestedModel: dto.requested_model ?? '',
       mcpServers: dto.mcp_servers ?? [],
+      agentId: agent?.id ?? null,
+      agentVersion: agent?.version ?? null,
+      maxTurns: agent?.maxTurns ?? 0,
+      builtinTools: agent?.builtinTools ?? null,
+      approvalPolicies: agent?.approvalPolicies ?? null,
       status: 'not_started',
       latestRunId: null,
       lastError: '',
@@ -90,8 +102,10 @@ export class TasksService {
       finishedAt: null,
     };
     // Seed 003: only an agent loop uses MCP servers; on another kind they would be stored and never started.
-    const kindProblems =
-      kind !== 'agent_loop' && task.mcpServers.length > 0 ? [`mcp_servers: only execution_kind agent_loop uses MCP servers (not ${kind})`] : [];
+    const kindProblems = [
+      ...(kind !== 'agent_loop' && task.mcpServers.length > 0 ? [`mcp_servers: only execution_kind agent_loop uses MCP servers (not ${kind})`] : []),
+      ...(kind !== 'agent_loop' && agent ? [`agent_id: only execution_kind agent_loop runs a saved agent (not ${kind})`] : []),
+    ];
     const problems = [...kindProblems, ...(await executor.validate(task, caller)), ...(await this.workspaceProblems(task, caller))];
     if (problems.length > 0) throw new InvalidTaskError(problems);
     // Literal env/header values are secrets: stored sealed like provider keys (the response redacts them anyway).
@@ -150,6 +164,18 @@ export class TasksService {
     }, null);
     await this.ops.run(tenantId, 'workspace.remove', { paths: [this.workspaces.taskDir(id)] });
   }
+}
+
+/** What a saved agent fills in (issue 27); the request's own fields win. */
+function agentDefaults(agent: SavedAgentSpec): Partial<CreateTaskDto> {
+  return {
+    execution_kind: 'agent_loop',
+    system_prompt: agent.systemPrompt || undefined,
+    requested_provider: agent.provider || undefined,
+    requested_model: agent.model || undefined,
+    mcp_servers: agent.mcpServers.length > 0 ? agent.mcpServers : undefined,
+    budget_micros_usd: agent.budgetMicrosUsd || undefined,
+  };
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

@@ -90,6 +90,26 @@ describe('agent chat (embedded)', () => {
     expect(upstream.requests.filter((r) => r.path === '/v1/chat/completions')).toHaveLength(0);
   });
 
+  it('POST /hecate/v1/workspace-dialog answers 501 with the error envelope (no folder picker here: clients fall back to manual entry)', async () => {
+    const r = await c.call('POST', '/hecate/v1/workspace-dialog', {});
+    expect(r.status).toBe(501);
+    expect(r.body).toEqual({
+      error: {
+        type: 'agent_chat.workspace_dialog_unsupported',
+        message: expect.stringContaining('no native folder picker'),
+        user_message: expect.stringContaining('type the workspace path'),
+        operator_action: expect.stringContaining('GATEWAY_WORKSPACE_ROOTS'),
+        fallback: 'manual_entry',
+        request_id: expect.any(String),
+        trace_id: expect.any(String),
+      },
+    });
+    expect(r.headers.get('x-request-id')).toBe(r.body.error.request_id);
+    // The route is a /hecate/v1 route like any other: no credential, no answer.
+    const anonymous = await new Client(server.url, 'not-a-valid-token').call('POST', '/hecate/v1/workspace-dialog', {});
+    expect({ status: anonymous.status, type: anonymous.body.error.type }).toEqual({ status: 401, type: 'unauthorized' });
+  });
+
   it('one transcript: model → agent (tools, a file changed) → agent continued → model, with segments and runtime snapshots', async () => {
     const tasksBefore = ((await c.ok('GET', '/hecate/v1/tasks')) as unknown as Json[]).length;
     const s0 = await c.ok('POST', '/hecate/v1/agent-chat/sessions', { runtime_kind: 'model', model: 'gpt-4o-mini', title: 'Mixed' });
@@ -443,7 +463,7 @@ describe('agent chat (embedded)', () => {
     expect((await c.call('PATCH', `/hecate/v1/agent-chat/sessions/${id}/guidance/nope`, { content: 'x' })).status).toBe(404);
   });
 
-  it('rerun and edit-last-user-message: earlier answers stay as superseded and leave the history; rerun with guidance_content runs it as a new prompt', async () => {
+  it('rerun and edit-last-user-message: earlier answers stay as superseded and leave the history; edit updates the stored message in place; rerun with guidance_content runs it as a new prompt', async () => {
     const id = await newModelSession();
     upstream.script({ content: 'first answer' });
     await post(c, id, { content: 'What is 2+2?' });
@@ -479,19 +499,33 @@ describe('agent chat (embedded)', () => {
     expect(s.messages.at(-2)).toMatchObject({ role: 'user', content: 'Use Roman numerals' });
     expect(s.messages.at(-1)).toMatchObject({ role: 'assistant', status: 'completed', content: 'applied now' });
 
-    // Edit the last user message: a new branch; rerun answers the edited text only.
+    // Edit the last user message (seed 004: "updates the stored last user message"): the same message, new content, no
+    // message added; its answer leaves the history. Rerun answers the edited text under the same user message id.
+    const before = (await c.ok('GET', `/hecate/v1/agent-chat/sessions/${id}`)).messages as Json[];
+    const target = before.at(-2)!;
     const edited = await c.ok('POST', `/hecate/v1/agent-chat/sessions/${id}/edit-last-user-message`, { content: 'Use Arabic numerals' });
-    expect(edited.messages.at(-3)).toMatchObject({ role: 'user', status: 'superseded', content: 'Use Roman numerals' });
-    expect(edited.messages.at(-2)).toMatchObject({ role: 'assistant', status: 'superseded', content: 'applied now' });
-    expect(edited.messages.at(-1)).toMatchObject({
+    expect(edited.messages).toHaveLength(before.length);
+    expect(edited.messages.map((m: Json) => m.id)).toEqual(before.map((m) => m.id));
+    expect(edited.messages.at(-2)).toMatchObject({
+      id: target.id,
       role: 'user',
       status: 'completed',
       content: 'Use Arabic numerals',
-      metadata: { edited_from: edited.messages.at(-3).id },
+      metadata: { edited_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) },
     });
+    expect(edited.messages.at(-1)).toMatchObject({ role: 'assistant', status: 'superseded', content: 'applied now' });
+    expect(edited.messages.slice(0, -2)).toEqual(before.slice(0, -2));
+    // A session read later shows the same stored message.
+    expect((await c.ok('GET', `/hecate/v1/agent-chat/sessions/${id}`)).messages.at(-2)).toMatchObject({ id: target.id, content: 'Use Arabic numerals' });
+
     upstream.script({ content: 'four' });
     s = (await c.call('POST', `/hecate/v1/agent-chat/sessions/${id}/rerun`, {})).body.data;
-    expect(s.messages.at(-1)).toMatchObject({ role: 'assistant', status: 'completed', content: 'four' });
+    expect(s.messages).toHaveLength(before.length + 1);
+    expect(s.messages.slice(-3).map((m: Json) => [m.id === target.id, m.role, m.status, m.content])).toEqual([
+      [true, 'user', 'completed', 'Use Arabic numerals'],
+      [false, 'assistant', 'superseded', 'applied now'],
+      [false, 'assistant', 'completed', 'four'],
+    ]);
     const last = upstream.requests.filter((r) => r.path === '/v1/chat/completions').at(-1)!;
     expect(last.body?.messages?.map((m) => [m.role, m.content])).toEqual([
       ['user', 'What is 2+2?'],
@@ -500,6 +534,14 @@ describe('agent chat (embedded)', () => {
       ['assistant', cancelled.content],
       ['user', 'Use Arabic numerals'],
     ]);
+    // Edit again after the rerun: still the same message, and nothing without a user message to edit is touched.
+    const again = await c.ok('POST', `/hecate/v1/agent-chat/sessions/${id}/edit-last-user-message`, { content: 'Use words' });
+    expect(again.messages).toHaveLength(s.messages.length);
+    expect(again.messages.at(-3)).toMatchObject({ id: target.id, content: 'Use words' });
+    expect(again.messages.at(-1)).toMatchObject({ content: 'four', status: 'superseded' });
+    const empty = await newModelSession();
+    const refused = await c.call('POST', `/hecate/v1/agent-chat/sessions/${empty}/edit-last-user-message`, { content: 'x' });
+    expect({ status: refused.status, type: refused.body.error.type }).toEqual({ status: 400, type: 'invalid_request' });
   });
 
   it('on_busy: interrupt stops the running turn and runs the new one; active-sessions reports busy and idle', async () => {
@@ -672,11 +714,10 @@ describe('agent chat (embedded)', () => {
     const lc = new Client(limited.url);
     const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
     const [turns, idle, wall] = [await newModelSession(lc), await newModelSession(lc), await newModelSession(lc)];
-    const startedAt = Date.now();
-    for (const id of [turns, idle, wall]) expect((await post(lc, id, { content: 'first' })).status).toBe(200);
+    for (const id of [turns, wall, idle]) expect((await post(lc, id, { content: 'first' })).status).toBe(200);
+    // Taken after the first turns answered (the idle session's last, so its wall clock is the shortest when it is checked):
+    // every session's server-side start and activity are earlier, so waits from here are enough.
     const lastActivity = Date.now();
-    // The wall clock runs from the session's first turn (the server's time), not from before the three POSTs.
-    const wallStartedAt = Date.parse((await lc.ok('GET', `/hecate/v1/agent-chat/sessions/${wall}`)).session_started_at as string);
     expect((await post(lc, turns, { content: 'second' })).status).toBe(200);
     const over = await post(lc, turns, { content: 'third' });
     expect(over.status).toBe(422);
@@ -687,6 +728,17 @@ describe('agent chat (embedded)', () => {
       max_session_duration_ms: 4000,
       turns_used: 2,
     });
+
+    // The idle and wall-clock guardrails are elapsed time itself (1.5 s idle, 4 s since the first turn): wait them out,
+    // before anything else that waits (past 4 s the idle session would answer the wall-clock limit first).
+    await sleep(Math.max(0, lastActivity + 1700 - Date.now()));
+    const idleOut = await post(lc, idle, { content: 'after a pause' });
+    expect(idleOut.status).toBe(422);
+    expect(idleOut.body.error).toMatchObject({ type: 'agent_chat.session_idle_timeout', limit_ms: 1500 });
+    await sleep(Math.max(0, lastActivity + 4200 - Date.now()));
+    const wallOut = await post(lc, wall, { content: 'too late' });
+    expect(wallOut.status).toBe(422);
+    expect(wallOut.body.error).toMatchObject({ type: 'agent_chat.session_duration_limit_exceeded', limit_ms: 4000 });
 
     // A stream cursor whose live buffer expired (1 s TTL here): the settled message from Postgres, flagged.
     const text = 'one two three four';
@@ -709,16 +761,6 @@ describe('agent chat (embedded)', () => {
     );
     expect(late.events.map((e) => e.event)).toEqual(['snapshot', 'message', 'done']);
     expect(late.events[1].data).toMatchObject({ role: 'assistant', content: text, resume_fallback: true });
-
-    // The idle and wall-clock guardrails are elapsed time itself (1.5 s idle, 4 s since the first turn): wait them out.
-    await sleep(Math.max(0, lastActivity + 1700 - Date.now()));
-    const idleOut = await post(lc, idle, { content: 'after a pause' });
-    expect(idleOut.status).toBe(422);
-    expect(idleOut.body.error).toMatchObject({ type: 'agent_chat.session_idle_timeout', limit_ms: 1500 });
-    await sleep(Math.max(0, Math.max(startedAt, wallStartedAt) + 4200 - Date.now()));
-    const wallOut = await post(lc, wall, { content: 'too late' });
-    expect(wallOut.status).toBe(422);
-    expect(wallOut.body.error).toMatchObject({ type: 'agent_chat.session_duration_limit_exceeded', limit_ms: 4000 });
 
     const closed = await lc.ok('POST', `/hecate/v1/agent-chat/sessions/${turns}/close`);
     expect(closed).toMatchObject({ status: 'closed', message_count: 4 });

@@ -247,13 +247,47 @@ describe('chat session turns (embedded)', () => {
     await waitFor(() => upstream.requests.some((r) => r.aborted), { what: 'the upstream request to be aborted' });
     expect((await call(base, 'POST', `${S}/${id}/stop`, {})).body.error.type).toBe('chat_session.not_running');
 
-    // Continue extends the stopped reply in place.
-    upstream.script({ content: 'gamma delta.' });
+    // Continue: an OpenAI-protocol model answers anew after a trailing assistant message, so the call is made from
+    // the start (docs/takeover.md) — a `reset` frame first, and the reply replaces the partial, never follows it.
+    upstream.script({ content: 'A whole new story.', chunks: 3 });
     await call(base, 'PUT', `${S}/${id}/active-leaf`, { message_id: created.data.assistant_message_id });
-    const cont = await call(base, 'POST', `${S}/${id}/messages/${created.data.assistant_message_id}/continue`, {});
-    expect(cont.body.data.assistant_message).toMatchObject({ id: created.data.assistant_message_id, status: 'complete', content: 'alpha beta gamma delta.' });
+    const cont = await openSse(base, `${S}/${id}/messages/${created.data.assistant_message_id}/continue`, { stream: true });
+    const contDone = await cont.until((e) => e.event === 'done');
+    expect(contDone.data.assistant_message).toMatchObject({ id: created.data.assistant_message_id, status: 'complete', content: 'A whole new story.' });
+    const frames = cont.events.filter((e) => e.event === 'reset' || e.event === 'delta');
+    expect(frames[0]).toMatchObject({ event: 'reset', id: '1', data: { index: 1, type: 'reset', from_index: 1, reason: 'restarted' } });
+    expect(
+      frames
+        .slice(1)
+        .map((e) => e.data.content)
+        .join(''),
+    ).toBe('A whole new story.');
     const last = lastSent();
-    expect(last[last.length - 1]).toMatchObject({ role: 'assistant', content: 'alpha beta ' });
+    expect(last[last.length - 1]).toMatchObject({ role: 'user', content: 'tell a story' });
+    expect((await path(id)).find((m) => m.id === created.data.assistant_message_id)).toMatchObject({ content: 'A whole new story.' });
+  });
+
+  it('continue of a stopped reply on a model that continues prefills (assistant_prefill override): the partial is sent and extended in place, no reset', async () => {
+    const id = await newSession();
+    upstream.script({ content: 'alpha beta gamma delta.', chunks: 4, chunkIntervalMs: 20, hangAfterChunks: 2 });
+    const sse = await openSse(base, `${S}/${id}/messages`, { content: 'tell a story', stream: true });
+    const created = await sse.until((e) => e.event === 'message.created');
+    await sse.until((e) => e.event === 'delta' && e.data.index === 2);
+    await call(base, 'POST', `${S}/${id}/stop`, {});
+    await sse.until((e) => e.event === 'done');
+    const override = { provider: 'fake', model: 'gpt-4o-mini', tool_calling: 'parallel', assistant_prefill: true };
+    expect((await call(base, 'PUT', '/hecate/v1/model-capabilities/overrides', override)).status).toBe(200);
+    try {
+      upstream.script({ content: 'alpha beta gamma delta.', continuePrefill: true });
+      const cont = await openSse(base, `${S}/${id}/messages/${created.data.assistant_message_id}/continue`, { stream: true });
+      const done = await cont.until((e) => e.event === 'done');
+      expect(done.data.assistant_message).toMatchObject({ status: 'complete', content: 'alpha beta gamma delta.' });
+      expect(cont.events.some((e) => e.event === 'reset')).toBe(false);
+      const last = lastSent();
+      expect(last[last.length - 1]).toMatchObject({ role: 'assistant', content: 'alpha beta ' });
+    } finally {
+      await call(base, 'DELETE', '/hecate/v1/model-capabilities/overrides?provider=fake&model=gpt-4o-mini');
+    }
   });
 
   it('stop closes a tool call cut mid-stream with a synthetic tool_error result', async () => {

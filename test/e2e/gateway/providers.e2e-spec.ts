@@ -207,7 +207,8 @@ describe('providers: presets, readiness, settings, capabilities, pricing (embedd
       );
       return models.body.data.find((m) => m.id === 'qwen2.5-coder' && m.owned_by === 'good')!.metadata.capabilities;
     };
-    expect(await caps()).toMatchObject({ tool_calling: 'unknown', source: 'provider' });
+    // assistant_prefill unknown: the protocol's default applies (docs/takeover.md).
+    expect(await caps()).toMatchObject({ tool_calling: 'unknown', assistant_prefill: null, source: 'provider' });
     const probe = await post<{ object: string; data: Record<string, unknown> }>(server.url, '/hecate/v1/model-capabilities/probes', {
       provider: 'good',
       model: 'qwen2.5-coder',
@@ -219,7 +220,15 @@ describe('providers: presets, readiness, settings, capabilities, pricing (embedd
     expect(await caps()).toMatchObject({ tool_calling: 'basic', source: 'manual_probe' });
     const override = await api<{ object: string; data: Record<string, unknown> }>(server.url, '/hecate/v1/model-capabilities/overrides', {
       method: 'PUT',
-      body: JSON.stringify({ provider: 'good', model: 'qwen2.5-coder', tool_calling: 'none', streaming: true, max_context_tokens: 32768, note: 'no tools' }),
+      body: JSON.stringify({
+        provider: 'good',
+        model: 'qwen2.5-coder',
+        tool_calling: 'none',
+        streaming: true,
+        max_context_tokens: 32768,
+        assistant_prefill: true,
+        note: 'no tools',
+      }),
     });
     expect(override.status).toBe(200);
     expect(override.body).toMatchObject({
@@ -229,12 +238,13 @@ describe('providers: presets, readiness, settings, capabilities, pricing (embedd
         model: 'qwen2.5-coder',
         tool_calling: 'none',
         max_context_tokens: 32768,
+        assistant_prefill: true,
         source: 'operator_override',
         note: 'no tools',
         updated_at: expect.any(String),
       },
     });
-    expect(await caps()).toMatchObject({ tool_calling: 'none', max_context_tokens: 32768, source: 'operator_override' });
+    expect(await caps()).toMatchObject({ tool_calling: 'none', max_context_tokens: 32768, assistant_prefill: true, source: 'operator_override' });
     // A tools request skips a model whose tool calling is `none`.
     const withTools = await post(server.url, '/v1/chat/completions', {
       model: 'qwen2.5-coder',
@@ -248,9 +258,14 @@ describe('providers: presets, readiness, settings, capabilities, pricing (embedd
       body: JSON.stringify({ provider: 'good', model: 'x', tool_calling: 'unknown' }),
     });
     expect(invalid.status).toBe(400);
+    const notBoolean = await api(server.url, '/hecate/v1/model-capabilities/overrides', {
+      method: 'PUT',
+      body: JSON.stringify({ provider: 'good', model: 'x', tool_calling: 'basic', assistant_prefill: 'yes' }),
+    });
+    expect(notBoolean.status).toBe(400);
     const removed = await api(server.url, '/hecate/v1/model-capabilities/overrides?provider=good&model=qwen2.5-coder', { method: 'DELETE' });
     expect(removed.status).toBe(200);
-    expect(await caps()).toMatchObject({ tool_calling: 'basic', source: 'manual_probe' });
+    expect(await caps()).toMatchObject({ tool_calling: 'basic', assistant_prefill: null, source: 'manual_probe' });
   });
 
   it('prices calls from operator overrides (local providers are free otherwise)', async () => {

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { type ScratchDatabase, sql } from '../../support/infra';
+import { rowsHolding as rowsIn, type ScratchDatabase, sql } from '../../support/infra';
 import { HOSTILE, MCP_SANDBOX_READ_PATHS } from '../../support/mcp-servers';
 import { Client, Json, Processes, scaledEnv } from '../tasks/tasks-harness';
 import { createKey, OPERATOR_TOKEN, providerEnv, startFakeUpstream, type FakeUpstream } from './security-harness';
@@ -43,19 +43,7 @@ describe('MCP literal secrets at rest (scaled, real Postgres)', () => {
     await db?.drop();
   });
 
-  /** Rows of every table of the database whose text holds `needle`. */
-  const rowsHolding = async (needle: string): Promise<string[]> => {
-    const tables = await sql<{ table_name: string }>(
-      db.url,
-      `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`,
-    );
-    const hits: string[] = [];
-    for (const { table_name: table } of tables) {
-      const [{ n }] = await sql<{ n: string }>(db.url, `SELECT count(*) AS n FROM "${table}" x WHERE x::text LIKE $1`, [`%${needle}%`]);
-      if (Number(n) > 0) hits.push(`${table}: ${n}`);
-    }
-    return hits;
-  };
+  const rowsHolding = (needle: string): Promise<string[]> => rowsIn(db.url, needle);
 
   it('stores literal env and header values sealed (no table holds them) and the server still gets them', async () => {
     upstream.script({

@@ -62,7 +62,7 @@ describe('graceful drain hands runs over (scaled, 20 s lease, 1 s shutdown grace
     await survivor.stop('SIGTERM');
   });
 
-  it('SIGTERM mid Agent Chat model turn: the turn is handed over and the other worker continues it from the streamed partial', async () => {
+  it('SIGTERM mid Agent Chat model turn: the turn is handed over at once and the other worker makes the call again (a reset frame, the new answer alone)', async () => {
     const first = Array.from({ length: 200 }, (_, i) => `slow${i} `).join('');
     upstream.script({ content: first, chunks: 200, chunkIntervalMs: 100 });
     upstream.script({ content: 'and the rest.', chunks: 3 });
@@ -70,9 +70,10 @@ describe('graceful drain hands runs over (scaled, 20 s lease, 1 s shutdown grace
     const id = (await c.ok('POST', '/hecate/v1/agent-chat/sessions', { runtime_kind: 'model', model: 'gpt-4o-mini' })).id as string;
     const waiting = c.call('POST', `/hecate/v1/agent-chat/sessions/${id}/messages`, { content: 'long answer' });
     await upstream.waitFor((u) => u.requests.some((r) => r.path === '/v1/chat/completions'), 20_000);
-    // The draining worker has streamed part of the reply (the survivor must continue from it, not start over).
+    // The draining worker has streamed part of the reply; an OpenAI-protocol model answers anew rather than continue it
+    // (docs/takeover.md), so the survivor makes the call from the start.
     const live = new SseClient(`${c.url}/hecate/v1/agent-chat/sessions/${id}/stream`);
-    await live.until((e) => e.event === 'delta');
+    const firstDelta = await live.until((e) => e.event === 'delta');
     live.close();
     const survivor = await procs.start('worker', env);
     const stoppedAt = Date.now();
@@ -81,13 +82,18 @@ describe('graceful drain hands runs over (scaled, 20 s lease, 1 s shutdown grace
     expect(answer.status).toBe(200);
     const reply = (answer.body as Json).data.messages[1];
     expect(reply).toMatchObject({ status: 'completed' });
-    expect(reply.content.endsWith('and the rest.')).toBe(true);
+    expect(reply.content).toBe('and the rest.');
     expect(Date.now() - stoppedAt).toBeLessThan(LEASE_S * 1000 * 0.5);
     const calls = upstream.requests.filter((r) => r.path === '/v1/chat/completions');
     expect(calls).toHaveLength(2);
-    const prefill = (calls[1].body!.messages as Json[]).at(-1)!;
-    expect(prefill.role).toBe('assistant');
-    expect(reply.content).toBe(`${prefill.content}and the rest.`);
+    expect((calls[1].body!.messages as Json[]).at(-1)!.role).toBe('user');
+    // A client resuming after its first delta gets the reset (from that delta's index) before the new answer.
+    const resumed = new SseClient(`${c.url}/hecate/v1/agent-chat/sessions/${id}/stream`, { 'last-event-id': firstDelta.id! });
+    await resumed.done;
+    const reset = resumed.events.find((e) => e.event === 'reset')!;
+    expect(reset.data).toEqual({ type: 'reset', from_index: Number(firstDelta.id!.split(':')[2]), reason: 'restarted' });
+    const after = resumed.events.slice(resumed.events.indexOf(reset)).filter((e) => e.event === 'delta');
+    expect(after.map((e) => e.data.content).join('')).toBe('and the rest.');
     expect(draining.output()).toContain('draining worker handed its agent chat turn over');
     await survivor.stop('SIGTERM');
   });

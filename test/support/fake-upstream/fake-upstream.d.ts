@@ -111,6 +111,12 @@ export interface ScriptRule {
   toolCalls?: ToolCallSpec[];
   /** Anthropic: a thinking block first; OpenAI: `reasoning_content` (DeepSeek/vLLM style). */
   thinking?: ThinkingSpec;
+  /**
+   * Continue a prefill, as Anthropic's Messages API does: when the request ends with an assistant message whose text
+   * starts the reply, only the rest of the reply is sent. Default (global `continuePrefill`, else false): the reply is
+   * sent whole, as OpenAI chat completions answer anew after a trailing assistant message.
+   */
+  continuePrefill?: boolean;
   /** Reported token usage (default: ceil(chars / 4)). */
   usage?: { input?: number; output?: number };
   /**
@@ -135,6 +141,8 @@ export interface FakeUpstreamOptions {
   chunkIntervalMs?: number;
   /** Global default reply text (instead of the echo). */
   content?: string;
+  /** Global default for `ScriptRule.continuePrefill`. */
+  continuePrefill?: boolean;
   /** Global `requireKey`. */
   requireKey?: string;
   /** Initial model list (default `DEFAULT_MODELS`). */

@@ -169,6 +169,14 @@ function lastUserText(body) {
   return '';
 }
 
+/** Text of the request's last message when it is an assistant message (a prefill), else ''. */
+function trailingAssistantText(body) {
+  const msgs = body && body.messages;
+  if (!Array.isArray(msgs) || msgs.length === 0) return '';
+  const last = msgs[msgs.length - 1];
+  return last && last.role === 'assistant' ? contentText(last.content) : '';
+}
+
 /** Deterministic "token" estimate: ceil(chars / 4), at least 1. */
 function estimateInputTokens(body) {
   if (!body || typeof body !== 'object') return 1;
@@ -280,6 +288,7 @@ async function startFakeUpstream(opts = {}) {
     chunks: opts.chunks,
     chunkIntervalMs: opts.chunkIntervalMs || 0,
     content: opts.content,
+    continuePrefill: opts.continuePrefill === true,
     requireKey: opts.requireKey,
   };
   const record = opts.record !== false;
@@ -577,6 +586,12 @@ async function startFakeUpstream(opts = {}) {
       const u = lastUserText(body);
       text = u === '' ? DEFAULT_REPLY : `echo: ${u}`;
       extend = true;
+    }
+    // A model that continues a prefill: a trailing assistant message that starts the reply gets only the rest.
+    const prefill = (r.continuePrefill !== undefined ? r.continuePrefill : defaults.continuePrefill) ? trailingAssistantText(body) : '';
+    if (prefill && text.startsWith(prefill)) {
+      text = text.slice(prefill.length);
+      extend = false;
     }
     const split = piecesFor(text, n, extend);
     const thinking = r.thinking ? { text: r.thinking.text || '', signature: r.thinking.signature || DEFAULT_SIGNATURE } : undefined;

@@ -1,6 +1,6 @@
 import { Type } from 'class-transformer';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { IsIn, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
 import { bool, duration, IsBooleanString, IsDuration } from '../config-validators';
 
@@ -28,8 +28,12 @@ export class AgentEnv {
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_AGENT_CHAT_MAX_CONTENT_BYTES?: number;
   /** How long `POST …/messages` (without `wait: false` or `stream: true`) waits for the turn before answering its state. */
   @IsOptional() @IsDuration() GATEWAY_AGENT_CHAT_WAIT_TIMEOUT?: string;
+  /** The model `POST /hecate/v1/agent-chat/optimize-input[/stream]` rewrites drafts with when the request names none. */
+  @IsOptional() @IsString() GATEWAY_AGENT_CHAT_OPTIMIZE_INPUT_MODEL?: string;
   /** External agents (ACP adapters, seed 003): where managed launchers live, operator-defined adapters (JSON array). */
   @IsOptional() @IsString() GATEWAY_AGENT_ADAPTERS_DIR?: string;
+  /** The seed's name for GATEWAY_AGENT_ADAPTERS_DIR (seed 003 refresh-launcher), read the same way. */
+  @IsOptional() @IsString() HECATE_AGENT_ADAPTERS_DIR?: string;
   @IsOptional() @IsString() GATEWAY_AGENT_ADAPTERS?: string;
   /** An adapter process unused this long is closed (restored on the next turn); a turn's ceiling; a probe's ceiling. */
   @IsOptional() @IsDuration() GATEWAY_AGENT_ADAPTER_IDLE_TIMEOUT?: string;
@@ -57,6 +61,8 @@ export interface AgentConfig {
     waitTimeoutMs: number;
     maxQueuedItems: number;
     maxContentBytes: number;
+    /** Input optimisation's default model ('' = the request must name one). */
+    optimizeInputModel: string;
   };
   adapters: {
     dir: string;
@@ -77,6 +83,17 @@ export interface AgentConfig {
   };
 }
 
+/** The adapters directory may be named by the project's variable or the seed's; two different directories is an error. */
+export function checkAgentEnv(env: AgentEnv): string[] {
+  const ours = env.GATEWAY_AGENT_ADAPTERS_DIR;
+  const seeds = env.HECATE_AGENT_ADAPTERS_DIR;
+  return ours && seeds && resolve(ours) !== resolve(seeds)
+    ? [
+        'HECATE_AGENT_ADAPTERS_DIR: GATEWAY_AGENT_ADAPTERS_DIR names another directory; set one of them (the seed name HECATE_AGENT_ADAPTERS_DIR means the same)',
+      ]
+    : [];
+}
+
 export function agentConfig(env: AgentEnv): AgentConfig {
   return {
     maxTurns: env.GATEWAY_TASK_AGENT_LOOP_MAX_TURNS ?? 8,
@@ -92,9 +109,13 @@ export function agentConfig(env: AgentEnv): AgentConfig {
       waitTimeoutMs: duration(env.GATEWAY_AGENT_CHAT_WAIT_TIMEOUT, 600_000),
       maxQueuedItems: env.GATEWAY_AGENT_CHAT_MAX_QUEUED_ITEMS ?? 32,
       maxContentBytes: env.GATEWAY_AGENT_CHAT_MAX_CONTENT_BYTES ?? 512 * 1024,
+      optimizeInputModel: env.GATEWAY_AGENT_CHAT_OPTIMIZE_INPUT_MODEL?.trim() ?? '',
     },
     adapters: {
-      dir: env.GATEWAY_AGENT_ADAPTERS_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'hecate', 'agent-adapters'),
+      dir:
+        env.GATEWAY_AGENT_ADAPTERS_DIR ??
+        env.HECATE_AGENT_ADAPTERS_DIR ??
+        join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'hecate', 'agent-adapters'),
       operatorDefined: env.GATEWAY_AGENT_ADAPTERS ?? '',
       idleTimeoutMs: duration(env.GATEWAY_AGENT_ADAPTER_IDLE_TIMEOUT, 900_000),
       turnTimeoutMs: duration(env.GATEWAY_AGENT_ADAPTER_TURN_TIMEOUT, 1_800_000),

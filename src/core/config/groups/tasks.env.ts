@@ -8,6 +8,10 @@ import { bool, csv, duration, IsBooleanString, IsDuration } from '../config-vali
 export const APPROVAL_POLICY_NAMES = ['shell_exec', 'git_exec', 'file_write', 'network_egress', 'read_file', 'all_tools'] as const;
 export type ApprovalPolicyName = (typeof APPROVAL_POLICY_NAMES)[number];
 
+/** Active gates of a list of policy names: `all_tools` is every gate (GATEWAY_TASK_APPROVAL_POLICIES, a saved agent's). */
+export const expandApprovalPolicies = (named: readonly ApprovalPolicyName[]): ApprovalPolicyName[] =>
+  named.includes('all_tools') ? APPROVAL_POLICY_NAMES.filter((p) => p !== 'all_tools') : [...new Set(named)];
+
 /** Task runtime, event feeds and retention variables. */
 export class TasksEnv {
   @IsOptional() @IsString() GATEWAY_TASK_APPROVAL_POLICIES?: string;
@@ -148,7 +152,7 @@ function childEnv(vars: Record<string, string | undefined>): Record<string, stri
 export function tasksConfig(env: TasksEnv, raw: Record<string, string | undefined> = {}): TasksConfig {
   const policies = raw.GATEWAY_TASK_APPROVAL_POLICIES?.trim() === '' ? 'none' : env.GATEWAY_TASK_APPROVAL_POLICIES;
   const named = csv(policies, ['shell_exec', 'git_exec', 'file_write']).filter((p) => p !== 'none') as ApprovalPolicyName[];
-  const approvalPolicies = named.includes('all_tools') ? APPROVAL_POLICY_NAMES.filter((p) => p !== 'all_tools') : [...new Set(named)];
+  const approvalPolicies = expandApprovalPolicies(named);
   return {
     approvalPolicies,
     leaseSeconds: env.GATEWAY_TASK_QUEUE_LEASE_SECONDS ?? 30,

@@ -23,6 +23,11 @@ export interface SseStreamOptions {
    * (the /v1 relays' time to first token); `flushHead()` sends it alone when the first chunk yields nothing.
    */
   deferHead?: boolean;
+  /**
+   * Another line-oriented stream through the same writer (bound, metrics, client-gone signal): e.g. NDJSON as
+   * `text/plain; charset=utf-8`, written with `write()`. Such a stream must not be `reconnectable` (its shutdown frame is SSE).
+   */
+  contentType?: string;
 }
 
 export interface SseFrame {
@@ -72,7 +77,7 @@ export class SseStream {
     this.raw.writeHead(200, {
       ...headers,
       ...options.headers,
-      'content-type': 'text/event-stream; charset=utf-8',
+      'content-type': options.contentType ?? 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',
       // No explicit `connection: keep-alive`: Node sends it, and an explicit one would override `Connection: close`
       // while the server shuts down.
