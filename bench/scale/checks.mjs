@@ -100,7 +100,7 @@ export async function checkRuns(ctx, db, feed) {
   for (const e of feed) {
     if (!e.run_id) continue;
     if (!feedByRun.has(e.run_id)) feedByRun.set(e.run_id, []);
-    feedByRun.get(e.run_id).push(e.sequence);
+    feedByRun.get(e.run_id).push(e.run_sequence);
   }
   const r = {
     runs: rows.length,
@@ -182,7 +182,7 @@ export async function checkRuns(ctx, db, feed) {
   return r;
 }
 
-/** The feed itself (strictly increasing cursors, each (run, sequence) once) and every subscriber against it. */
+/** The feed itself (strictly increasing cursors, each (run, run_sequence) once) and every subscriber against it. */
 export async function checkFeed(ctx, feed) {
   const cursors = feed.map((e) => Number(e.cursor));
   const head = cursors.length ? cursors[cursors.length - 1] : 0;
@@ -192,7 +192,7 @@ export async function checkFeed(ctx, feed) {
   ctx.feedAbort.abort();
   let backwards = 0;
   for (let i = 1; i < cursors.length; i++) if (cursors[i] <= cursors[i - 1]) backwards += 1;
-  const pairs = new Set(feed.map((e) => `${e.run_id}:${e.sequence}`));
+  const pairs = new Set(feed.map((e) => `${e.run_id}:${e.run_sequence}`));
   const all = new Set(cursors);
   const subscribers = ctx.subscribers.map((s) => {
     const received = new Set(s.cursors);

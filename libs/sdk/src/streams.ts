@@ -41,7 +41,8 @@ export type AgentChatFrame =
   | { event: 'tool_call' | 'tool_call_update'; id: string; data: Schemas['AgentChatToolCallFrame'] }
   | { event: 'message'; id?: string; data: Schemas['AgentChatStreamMessage'] | Schemas['AgentChatGuidanceMessageFrame'] }
   | { event: 'guidance.consumed'; id?: string; data: Schemas['AgentChatGuidanceConsumedFrame'] }
-  | { event: 'approval.requested' | 'approval.resolved'; id?: string; data: Schemas['AgentChatApprovalFrame'] }
+  | { event: 'approval.requested'; id: string; data: Schemas['AgentChatApprovalRequestedFrame'] }
+  | { event: 'approval.resolved'; id: string; data: Schemas['AgentChatApprovalResolvedFrame'] }
   /** A model call made again from the start after a takeover: drop the deltas from `from_index` on (see `LiveReply`). */
   | { event: 'reset'; id: string; data: Schemas['LiveResetFrame'] };
 
@@ -107,8 +108,9 @@ export class HecateStreams {
   }
 
   /**
-   * `GET /hecate/v1/events/stream`: the public feed (filtered by event types and task) after `afterCursor`, each event
-   * exactly once in cursor order; resumes with `Last-Event-ID: <cursor>`; never ends by itself.
+   * `GET /hecate/v1/events/stream`: the public feed (filtered by event types and task) after `afterCursor` (a feed
+   * envelope's `sequence`, the feed position), each event exactly once in that order; resumes with `Last-Event-ID`
+   * (the `id:`, equal to the envelope's `sequence`); never ends by itself. `run_sequence` is the event's place in its run.
    */
   events(options: StreamOptions & { eventTypes?: string[]; taskId?: string; afterCursor?: string } = {}): AsyncGenerator<Schemas['EventEnvelope']> {
     let last = BigInt(options.afterCursor ?? 0);
@@ -134,8 +136,8 @@ export class HecateStreams {
    * `GET /hecate/v1/agent-chat/sessions/{id}/stream`: a `snapshot` of the session, the running (or next) turn's frames,
    * its settled `message`, then `done`. Resumes after the last turn frame (`Last-Event-ID: <turn>:<stream>:<index>`,
    * or the turn named by the last snapshot from its start); a reconnection starts with a fresh `snapshot` (the state
-   * now), and what the server repeats of what was already delivered (the settled message, a pending approval) is
-   * dropped. `lastIndex` resumes the current turn after that index (the seed's `?last_index=`).
+   * now), and what the server repeats of what was already delivered (the settled message) is dropped. Approval frames
+   * are turn frames (with ids), delivered once in order like deltas. `lastIndex` resumes the current turn after that index (the seed's `?last_index=`).
    */
   agentChat(sessionId: string, options: StreamOptions & { lastEventId?: string; lastIndex?: number } = {}): AsyncGenerator<AgentChatFrame> {
     let cursor = options.lastEventId ? parseTurnCursor(options.lastEventId) : undefined;

@@ -1,24 +1,30 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { EventBus } from '@core/bus/event-bus.port';
+import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
+import { rootLogger } from '@core/logging/logger';
 import { approvalChannel } from './agent-chat-signals';
-import { toApprovalView, toGrantView } from './approval-views';
+import { AgentChatRepository } from './agent-chat.repository';
+import { resolvedFrame, toApprovalView, toGrantView } from './approval-views';
 import { optionFor, statusOf, type ApprovalStatus, type Decision } from './approval-vocabulary';
-import { ApprovalsRepository } from './approvals.repository';
+import { ApprovalsRepository, type ApprovalRow } from './approvals.repository';
 import type { ListAgentChatGrantsDto, ResolveAgentChatApprovalDto } from './agent-chat.dto';
 import { AgentChatApprovalNotFoundError, AgentChatApprovalNotPendingError, AgentChatGrantNotFoundError, approvalChoiceInvalid } from './agent-chat.errors';
 import { AgentChatService } from './agent-chat.service';
 
 /**
  * External-agent approvals and grants for operators (seed 003; issue 16). A decision is written to Postgres first —
- * the pending row settled, and the grant its scope leaves, in one transaction — then rung on the bus to the worker
- * that waits (which re-reads the row: a lost ring costs at most its 2 s re-read).
+ * the pending row settled, and the grant its scope leaves, in one transaction — then its `approval.resolved` frame goes
+ * onto the turn's live stream (before the agent can go on: every reader sees it before what the agent does next), then
+ * it is rung on the bus to the worker that waits (which re-reads the row: a lost ring costs at most its 2 s re-read).
  */
 @Injectable()
 export class AgentChatApprovalsService {
   constructor(
     private readonly chats: AgentChatService,
     private readonly approvals: ApprovalsRepository,
+    private readonly repo: AgentChatRepository,
     @Inject(EventBus) private readonly bus: EventBus,
+    @Inject(LiveStreamBuffer) private readonly live: LiveStreamBuffer,
   ) {}
 
   async list(tenantId: string, sessionId: string, status?: ApprovalStatus) {
@@ -83,7 +89,7 @@ export class AgentChatApprovalsService {
         m,
       );
     });
-    await this.ring(id);
+    await this.decided(settled!);
     return toApprovalView(settled!);
   }
 
@@ -96,7 +102,7 @@ export class AgentChatApprovalsService {
       if (row.status !== 'pending') throw new AgentChatApprovalNotPendingError(id, row.status, row.path);
       return this.approvals.resolve(id, { status: 'cancelled', path: 'operator' }, m);
     });
-    await this.ring(id);
+    await this.decided(settled!);
     return toApprovalView(settled!);
   }
 
@@ -110,7 +116,14 @@ export class AgentChatApprovalsService {
     return { ...toGrantView(row), deleted: true };
   }
 
-  private async ring(id: string): Promise<void> {
-    await this.bus.publish(approvalChannel(id), { approval_id: id }).catch(() => undefined);
+  /** After the commit: the frame on the turn's stream, then the ring (the coordinator sends no frame for `path: operator`). */
+  private async decided(a: ApprovalRow): Promise<void> {
+    const turn = a.turn_id ? await this.repo.findTurn(a.turn_id) : null;
+    if (turn) {
+      await this.live
+        .append(turn.stream_id, JSON.stringify(resolvedFrame(a)))
+        .catch((err: unknown) => rootLogger().warn({ approval_id: a.id, err: String(err) }, 'approval.resolved not appended to the turn stream'));
+    }
+    await this.bus.publish(approvalChannel(a.id), { approval_id: a.id }).catch(() => undefined);
   }
 }

@@ -8,6 +8,7 @@ import type { toQueueItemView } from './agent-chat-queue.service';
 import type { AgentChatService } from './agent-chat.service';
 import type { segmentsOf, SessionView, toActiveTurnView, toMessageView, toSessionSummary } from './agent-chat-view';
 import type { ApprovalPath, ApprovalScope, ApprovalStatus, Decision, ToolKind } from './approval-vocabulary';
+import type { ApprovalRequestedFrame, ApprovalResolvedFrame } from './approval-views';
 import type { ChangedFile } from './changed-files';
 
 /** Wire shapes of `/hecate/v1/agent-chat/*` (seed 003 Agent Chat, seed 004 live sessions), checked against their views. */
@@ -27,6 +28,10 @@ export class AgentChatActivityDto {
   title!: string;
   detail?: string;
   created_at?: string;
+  /** `approval` activities: the approval (of a Hecate Agent turn's run, or an External Agent's request). */
+  approval_id?: string;
+  /** A pending approval waiting for a decision. */
+  needs_action?: boolean;
 }
 
 @ApiSchema({ name: 'AgentChatMessageError' })
@@ -319,30 +324,52 @@ export class AgentChatActiveSessionDto {
 }
 
 /**
- * `approval.requested` / `approval.resolved` frames of the session stream: the turn waits for (or got) a decision
- * (`turn_id`, `task_id`, `run_id`, `status`), or an External Agent's permission request changed (`approval_id` and
- * its fields; the full request at `GET …/approvals/{approval_id}`).
+ * `approval.requested` on the session stream (seed 003), one shape for every runtime: an External Agent's permission
+ * request (`adapter_id`, `expires_at`; decided at `POST …/agent-chat/sessions/{id}/approvals/{approval_id}/resolve`) or
+ * the task approval a Hecate Agent turn's run waits on (`task_id`, `run_id`, `kind`; decided at
+ * `POST /hecate/v1/tasks/{task_id}/approvals/{approval_id}/resolve`). Sent when the request commits, in order with the
+ * turn's other frames (it has their `id:`), so a client resuming later gets it too.
  */
-@ApiSchema({ name: 'AgentChatApprovalFrame' })
-export class AgentChatApprovalFrameDto {
-  type?: 'approval.requested' | 'approval.resolved';
-  turn_id?: string;
-  task_id?: string | null;
-  run_id?: string | null;
-  approval_id?: string;
+@ApiSchema({ name: 'AgentChatApprovalRequestedFrame' })
+export class AgentChatApprovalRequestedFrameDto {
+  type!: 'approval.requested';
+  approval_id!: string;
   session_id?: string;
-  adapter_id?: string;
-  tool_kind?: ToolKind;
-  tool_name?: string;
-  scope_choices?: ApprovalScope[];
-  status?: string;
-  decision?: Decision | null;
-  scope?: ApprovalScope | null;
-  path?: ApprovalPath | null;
-  selected_option?: string | null;
-  created_at?: string | null;
-  expires_at?: string | null;
-  resolved_at?: string | null;
+  turn_id?: string;
+  /** Hecate Agent turns: the backing task and run (null for an External Agent's request). */
+  task_id!: string | null;
+  run_id!: string | null;
+  /** External Agent turns: the adapter (null for a task approval). */
+  adapter_id!: string | null;
+  /** Task approvals: the approval's kind (`agent_loop_tool_call`, …). */
+  kind!: string | null;
+  tool_kind!: ToolKind;
+  tool_name!: string;
+  scope_choices!: ApprovalScope[];
+  created_at!: string | null;
+  expires_at!: string | null;
+}
+
+/**
+ * `approval.resolved` on the session stream (seed 003): sent when the decision commits — before anything the agent
+ * does after it. `path`: `operator`, `grant`, `default_mode`, `timeout`, `request_cancelled`. A task approval's
+ * rejection shows as `status: denied`, `decision: deny`.
+ */
+@ApiSchema({ name: 'AgentChatApprovalResolvedFrame' })
+export class AgentChatApprovalResolvedFrameDto {
+  type!: 'approval.resolved';
+  approval_id!: string;
+  session_id?: string;
+  turn_id?: string;
+  task_id!: string | null;
+  run_id!: string | null;
+  kind!: string | null;
+  status!: ApprovalStatus;
+  decision!: Decision | null;
+  scope!: ApprovalScope | null;
+  path!: ApprovalPath | null;
+  selected_option!: string | null;
+  resolved_at!: string | null;
 }
 
 /** An External Agent's tool call starting (`tool_call`) or changing status (`tool_call_update`). */
@@ -393,6 +420,8 @@ type _FileDocumented = Assert<Documents<AgentChatChangedFileDiffDto, Returned<Ag
 type _ApprovalDocumented = Assert<Documents<AgentChatApprovalDto, Returned<AgentChatApprovalsService['get']>>>;
 type _GrantDocumented = Assert<Documents<AgentChatGrantDto, Returned<AgentChatApprovalsService['grants']>[number]>>;
 type _RevertDocumented = Assert<Documents<AgentChatRevertDto, RevertResult>>;
+type _RequestedFrameDocumented = Assert<Documents<AgentChatApprovalRequestedFrameDto, ApprovalRequestedFrame>>;
+type _ResolvedFrameDocumented = Assert<Documents<AgentChatApprovalResolvedFrameDto, ApprovalResolvedFrame>>;
 type _RevokedDocumented = Assert<Documents<AgentChatGrantRevokedDto, Returned<AgentChatApprovalsService['revokeGrant']>>>;
 
 /** Seed 003 `POST /hecate/v1/workspace-dialog` where a native folder picker exists; this server has none (always 501). */

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { sleep } from '@core/async/sleep';
 import { EventBus } from '@core/bus/event-bus.port';
 import type { SseOpener, SseStream } from '@core/http/sse';
-import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
+import { type LiveChunk, LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import { MetricsService } from '@core/metrics/metrics.service';
 import { isActiveTurn, isFinishedTurn, type SessionRow, type TurnRow } from './agent-chat-rows';
 import { SESSION_PATTERN, sessionDoorbell, type SessionDoorbell } from './agent-chat-signals';
@@ -32,6 +32,23 @@ const eventOf = (data: string): string => {
   const type = data.includes('"type"') ? (JSON.parse(data) as { type?: string }).type : undefined;
   return type && TYPED_FRAMES.has(type) ? type : 'delta';
 };
+
+/**
+ * An approval frame as the session stream sends it: the run's live stream of a Hecate Agent turn holds the task
+ * approval's frame without the chat's ids (ApprovalFramesService), so every approval frame gets its session and turn.
+ */
+const approvalFrameOf = (data: string, turn: TurnRow): string =>
+  JSON.stringify({ ...(JSON.parse(data) as Record<string, unknown>), session_id: turn.session_id, turn_id: turn.id });
+
+/** A turn's live-stream chunks as SSE frames (`id: <turn>:<stream>:<index>`); returns the last index sent. */
+function sendChunks(sse: SseStream, turn: TurnRow, stream: string, chunks: LiveChunk[], index: number): number {
+  for (const chunk of chunks) {
+    const event = eventOf(chunk.data);
+    sse.send({ id: `${turn.id}:${stream}:${chunk.index}`, event, data: event.startsWith('approval.') ? approvalFrameOf(chunk.data, turn) : chunk.data });
+    index = chunk.index;
+  }
+  return index;
+}
 
 /**
  * `GET /hecate/v1/agent-chat/sessions/{id}/stream` (seed 003/004, DESIGN §11.4): a `snapshot` of the session, then the
@@ -121,8 +138,6 @@ export class AgentChatStreamService {
       this.metrics.liveStreamResumed('reset');
       await this.sendMessage(sse, turn, true);
     }
-    let approvalShown = turn.status === 'awaiting_approval';
-    if (approvalShown) sse.send({ event: 'approval.requested', data: JSON.stringify({ turn_id: turn.id, task_id: turn.task_id, run_id: turn.run_id }) });
     while (sse.isOpen) {
       // An active turn's stream may not exist yet (queued, or its model has not answered): wait for it, not poll.
       const r = await this.live.read(stream, index, { blockMs: 2000, limit: 500, waitForStart: isActiveTurn(turn.status) });
@@ -130,10 +145,7 @@ export class AgentChatStreamService {
         resumeUncounted = false;
         this.metrics.liveStreamResumed(r.expired ? 'fallback' : 'buffer');
       }
-      for (const chunk of r.chunks) {
-        sse.send({ id: `${turn.id}:${stream}:${chunk.index}`, event: eventOf(chunk.data), data: chunk.data });
-        index = chunk.index;
-      }
+      index = sendChunks(sse, turn, stream, r.chunks, index);
       if (r.done) break;
       if (r.chunks.length > 0) continue;
       // Nothing new: the truth is in Postgres.
@@ -141,6 +153,7 @@ export class AgentChatStreamService {
       turn = await this.turns.follow(turn);
       if (!isActiveTurn(turn.status)) {
         fallback = r.expired;
+        if (!r.expired) await this.drain(sse, turn, stream, index);
         break;
       }
       if (turn.stream_id !== stream) {
@@ -148,13 +161,6 @@ export class AgentChatStreamService {
         stream = turn.stream_id;
         index = 0;
         continue;
-      }
-      if (turn.status === 'awaiting_approval' && !approvalShown) {
-        approvalShown = true;
-        sse.send({ event: 'approval.requested', data: JSON.stringify({ turn_id: turn.id, task_id: turn.task_id, run_id: turn.run_id }) });
-      } else if (turn.status !== 'awaiting_approval' && approvalShown) {
-        approvalShown = false;
-        sse.send({ event: 'approval.resolved', data: JSON.stringify({ turn_id: turn.id, task_id: turn.task_id, run_id: turn.run_id, status: turn.status }) });
       }
     }
     if (!sse.isOpen) return;
@@ -166,6 +172,19 @@ export class AgentChatStreamService {
     await this.sendMessage(sse, turn, fallback);
     sse.send({ event: 'done', data: JSON.stringify({ object: 'agent_chat_session', data: await this.chats.view(tenantId, turn.session_id) }) });
     sse.end();
+  }
+
+  /**
+   * The frames of a turn seen ended in Postgres that land just after the end committed (an `approval.resolved` of a
+   * rejected or cancelled run is appended after that commit, then the stream's `done`): up to `done`, at most 1 s.
+   */
+  private async drain(sse: SseStream, turn: TurnRow, stream: string, index: number): Promise<void> {
+    const deadline = Date.now() + 1000;
+    for (let left = 1000; left > 0 && sse.isOpen; left = deadline - Date.now()) {
+      const r = await this.live.read(stream, index, { blockMs: left, limit: 500 });
+      index = sendChunks(sse, turn, stream, r.chunks, index);
+      if (r.done || r.expired || r.chunks.length === 0) break;
+    }
   }
 
   private async sendMessage(sse: SseStream, turn: TurnRow, fallback: boolean): Promise<void> {

@@ -101,13 +101,20 @@ export class AgentChatTurnsService {
     this.metrics.agentTurnEnded(turn.runtime_kind, status);
   }
 
-  /** Moves an active turn (and its message and session) to another active state, e.g. running → awaiting_approval. */
-  async moveTo(turn: TurnRow, status: 'running' | 'awaiting_approval'): Promise<void> {
+  /**
+   * Moves an active turn (and its message and session) to another active state, e.g. running → awaiting_approval;
+   * `runActivity` replaces what the message shows of its run meanwhile (a pending approval, with its id).
+   */
+  async moveTo(turn: TurnRow, status: 'running' | 'awaiting_approval', runActivity?: Array<Record<string, unknown>>): Promise<void> {
     const moved = await retryTransient(() =>
       this.repo.transaction(async (m) => {
         const ok = await this.repo.updateTurn(m, turn.id, { status, started_at: turn.started_at ?? new Date() }, { from: [turn.status] });
         if (!ok) return false;
-        await this.repo.updateMessage(m, turn.assistant_message_id, { status, started_at: turn.started_at ?? new Date() });
+        await this.repo.updateMessage(m, turn.assistant_message_id, {
+          status,
+          started_at: turn.started_at ?? new Date(),
+          ...(runActivity ? { run_activity: runActivity } : {}),
+        });
         await this.repo.updateSession(m, turn.session_id, { status });
         return true;
       }),

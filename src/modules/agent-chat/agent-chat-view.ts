@@ -10,6 +10,9 @@ interface Activity {
   title: string;
   detail?: string;
   created_at?: string;
+  /** An `approval` activity's approval (`needs_action` while it waits for a decision). */
+  approval_id?: string;
+  needs_action?: boolean;
 }
 
 /** `files_changed` for a captured diff, then one `files_reverted` per revert. */

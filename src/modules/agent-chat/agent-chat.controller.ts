@@ -6,6 +6,7 @@ import { Origin } from '@core/http/origin.decorator';
 import { ApiEnvelope, ApiEnvelopes, ApiSse, type FrameShape } from '@core/http/openapi';
 import { SseService } from '@core/http/sse';
 import { LiveDeltaFrameDto, LiveResetFrameDto, ToolProgressFrameDto } from '@modules/inference';
+import { isActiveTurn } from './agent-chat-rows';
 import { toActiveTurnView } from './agent-chat-view';
 import { parseChatCursor, AgentChatStreamService } from './agent-chat-stream.service';
 import { AgentChatGuidanceService } from './agent-chat-guidance.service';
@@ -27,7 +28,8 @@ import {
 } from './agent-chat.dto';
 import {
   AgentChatActiveSessionDto,
-  AgentChatApprovalFrameDto,
+  AgentChatApprovalRequestedFrameDto,
+  AgentChatApprovalResolvedFrameDto,
   AgentChatCancelDto,
   AgentChatChangedFileDiffDto,
   AgentChatChangedFileDto,
@@ -56,8 +58,8 @@ const TURN_FRAMES: Record<string, FrameShape> = {
   tool_call_update: AgentChatToolCallFrameDto,
   message: { oneOf: [AgentChatStreamMessageDto, AgentChatGuidanceMessageFrameDto] },
   'guidance.consumed': AgentChatGuidanceConsumedFrameDto,
-  'approval.requested': AgentChatApprovalFrameDto,
-  'approval.resolved': AgentChatApprovalFrameDto,
+  'approval.requested': AgentChatApprovalRequestedFrameDto,
+  'approval.resolved': AgentChatApprovalResolvedFrameDto,
   reset: LiveResetFrameDto,
   done: ['agent_chat_session', AgentChatSessionDto],
 };
@@ -114,8 +116,9 @@ export class AgentChatController {
   }
 
   /**
-   * A turn: waits for its end and answers the session (seed 003), or with `stream: true` answers with the turn's SSE
-   * stream, or with `wait: false` answers 202 with the turn at once. `on_busy: enqueue` answers 202 with the queued item.
+   * A turn: waits for its end — through an agent turn's approvals — and answers 200 with the session (seed 003), or 202
+   * with the turn when the wait timed out first; with `stream: true` answers with the turn's SSE stream, with
+   * `wait: false` 202 with the turn at once. `on_busy: enqueue` answers 202 with the queued item.
    */
   @ApiSse(TURN_STREAM, TURN_FRAMES, { status: 200, json: ['agent_chat_session', AgentChatSessionDto] })
   @ApiEnvelopes(
@@ -123,7 +126,11 @@ export class AgentChatController {
       ['agent_chat_turn', AgentChatStartedTurnDto],
       ['agent_chat_queue_item', AgentChatQueueItemDto],
     ],
-    { status: 202, description: '`wait: false`: the started turn; `on_busy: enqueue` while busy: the queued item.' },
+    {
+      status: 202,
+      description:
+        '`wait: false`, or the turn still running or awaiting an approval when GATEWAY_AGENT_CHAT_WAIT_TIMEOUT ended the wait: the turn; `on_busy: enqueue` while busy: the queued item.',
+    },
   )
   @Post('sessions/:id/messages')
   async post(
@@ -143,7 +150,10 @@ export class AgentChatController {
 
   /** Seed 004 rerun: stops a running turn, then re-runs the last user message (or runs `guidance_content`). */
   @ApiSse(TURN_STREAM, TURN_FRAMES, { status: 200, json: ['agent_chat_session', AgentChatSessionDto] })
-  @ApiEnvelope('agent_chat_turn', AgentChatStartedTurnDto, { status: 202, description: '`wait: false`: the started turn.' })
+  @ApiEnvelope('agent_chat_turn', AgentChatStartedTurnDto, {
+    status: 202,
+    description: '`wait: false`, or the turn still going when GATEWAY_AGENT_CHAT_WAIT_TIMEOUT ended the wait: the turn.',
+  })
   @Post('sessions/:id/rerun')
   async rerun(
     @CurrentPrincipal() p: Principal,
@@ -186,7 +196,14 @@ export class AgentChatController {
       await reply.status(202).send({ object: 'agent_chat_turn', data: { session_id: turn.session_id, ...toActiveTurnView(turn) } });
       return;
     }
-    await this.chats.waitForTurn(turn.id, turn.session_id);
+    // Seed 003: the answer comes when the turn finishes, fails or is cancelled — an agent turn waits through its
+    // approvals (decided at the task's approval endpoint meanwhile). A turn still going when GATEWAY_AGENT_CHAT_WAIT_TIMEOUT
+    // ends the wait answers 202 with the turn (running, or awaiting_approval): never a 200 a client would take as final.
+    const waited = await this.chats.waitForTurn(turn.id, turn.session_id, undefined, true);
+    if (waited && isActiveTurn(waited.status)) {
+      await reply.status(202).send({ object: 'agent_chat_turn', data: { session_id: waited.session_id, ...toActiveTurnView(waited) } });
+      return;
+    }
     await reply.status(200).send({ object: 'agent_chat_session', data: await this.chats.view(p.tenantId, turn.session_id) });
   }
 

@@ -2,6 +2,8 @@ import { Module, OnModuleInit } from '@nestjs/common';
 import { SystemInfoRegistry } from '@core/health/system-info.registry';
 import { MetricsService } from '@core/metrics/metrics.service';
 import { AgentLoopModule, GuidanceRegistry } from '@modules/agent-loop';
+import { ApprovalsModule } from '@modules/approvals';
+import { EventsModule } from '@modules/events';
 import { InferenceModule } from '@modules/inference';
 import { ProvidersModule } from '@modules/providers';
 import { RetentionService, TasksModule } from '@modules/tasks';
@@ -9,6 +11,7 @@ import { AppConfig } from '@core/config/app-config';
 import { AgentChatGuidanceService } from './agent-chat-guidance.service';
 import { AgentChatApprovalsService } from './agent-chat-approvals.service';
 import { ApprovalCoordinator } from './approval-coordinator';
+import { ApprovalFramesService } from './approval-frames.service';
 import { ApprovalsRepository } from './approvals.repository';
 import { SessionKeysRepository } from './session-keys.repository';
 import { AgentChatQueueService } from './agent-chat-queue.service';
@@ -60,8 +63,8 @@ const SHARED = [
  * the turn runtimes (model: a worker job; agent: an agent_loop run) register into TurnRuntimes.
  */
 @Module({
-  imports: [TasksModule, AgentLoopModule, InferenceModule, ProvidersModule, AgentAdaptersModule],
-  providers: [...SHARED, ModelTurnRuntime, AgentTurnRuntime, ExternalAgentTurnRuntime, OptimizeInputService],
+  imports: [TasksModule, AgentLoopModule, InferenceModule, ProvidersModule, AgentAdaptersModule, ApprovalsModule, EventsModule],
+  providers: [...SHARED, ModelTurnRuntime, AgentTurnRuntime, ExternalAgentTurnRuntime, ApprovalFramesService, OptimizeInputService],
   exports: [...SHARED, OptimizeInputService],
 })
 export class AgentChatModule implements OnModuleInit {

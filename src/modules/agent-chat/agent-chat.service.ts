@@ -330,8 +330,8 @@ export class AgentChatService {
   }
 
   /**
-   * Waits until the turn is no longer queued or running (ended, or waiting for an approval), or `timeoutMs` passed:
-   * woken by the session's doorbell, re-reading Postgres at least every second.
+   * Waits until the turn is no longer queued or running (ended, or waiting for an approval) — with `untilEnded`, until
+   * it ended — or `timeoutMs` passed: woken by the session's doorbell, re-reading Postgres at least every second.
    */
   async waitForTurn(turnId: string, sessionId: string, timeoutMs = this.limits.waitTimeoutMs, untilEnded = false): Promise<TurnRow | null> {
     const bell = await sessionDoorbell(this.bus, sessionId);

@@ -117,9 +117,11 @@ export class AgentTurnRuntime implements TurnRuntime, OnModuleInit {
         activity: story.activity as unknown as Array<Record<string, unknown>>,
       });
     } else if (run.status === 'awaiting_approval' && turn.status !== 'awaiting_approval') {
-      await this.turns.moveTo(turn, 'awaiting_approval');
+      // The transcript shows the run's activity so far: its pending approval with `approval_id` and `needs_action`.
+      const story = await this.chains.activityAndTiming(turn.tenant_id, turn.task_id, run.id);
+      await this.turns.moveTo(turn, 'awaiting_approval', story.activity as unknown as Array<Record<string, unknown>>);
     } else if ((run.status === 'running' || run.status === 'queued') && turn.status === 'awaiting_approval') {
-      await this.turns.moveTo(turn, 'running');
+      await this.turns.moveTo(turn, 'running', []);
     } else if (run.status === 'running' && turn.status === 'queued') {
       await this.turns.moveTo(turn, 'running');
     } else {

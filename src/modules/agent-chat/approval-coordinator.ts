@@ -26,8 +26,9 @@ export interface PermissionContext {
  * `session/request_permission` becomes an `agent_chat_approvals` row. A live grant decides it at once (`path: grant`);
  * else the mode does — `auto` allows, `deny` rejects (`default_mode`), `prompt` leaves it pending for an operator
  * until GATEWAY_AGENT_ADAPTER_APPROVAL_TIMEOUT (`timeout`, answered `cancelled`). The operator's decision is written
- * to Postgres by whichever api process takes it, then rung on the bus; this waiter re-reads the row on the ring (or
- * every 2 s without one). A request whose turn dies is `cancelled` with `path: request_cancelled`.
+ * to Postgres by whichever api process takes it, put on the turn's stream, then rung on the bus; this waiter re-reads
+ * the row on the ring (or every 2 s without one). A request whose turn dies is `cancelled` with `path:
+ * request_cancelled`. Every `approval.*` frame is sent by whoever commits the row it reports, right after the commit.
  */
 @Injectable()
 export class ApprovalCoordinator {
@@ -116,7 +117,8 @@ export class ApprovalCoordinator {
   }
 
   private settled(ctx: PermissionContext, approval: ApprovalRow): { response: Acp.RequestPermissionResponse; approval: ApprovalRow } {
-    ctx.emit(resolvedFrame(approval));
+    // An operator's decision was put on the turn's stream by the api process that committed it (AgentChatApprovalsService).
+    if (approval.path !== 'operator') ctx.emit(resolvedFrame(approval));
     const decided = approval.status === 'approved' || approval.status === 'denied';
     const option = decided ? (approval.options.find((o) => o.optionId === approval.selected_option) ?? null) : null;
     return {

@@ -1,4 +1,6 @@
+import type { ApprovalRecord } from '@modules/approvals';
 import type { ApprovalRow, GrantRow } from './approvals.repository';
+import { taskDispositionOf, taskToolOf, type ApprovalPath, type ApprovalScope, type ApprovalStatus, type Decision, type ToolKind } from './approval-vocabulary';
 
 const iso = (d: Date | null): string | null => (d ? new Date(d).toISOString() : null);
 
@@ -40,12 +42,53 @@ export const toGrantView = (g: GrantRow) => ({
   expires_at: iso(g.expires_at),
 });
 
-/** The session stream's `approval.requested` event (seed 003). */
-export const requestedFrame = (a: ApprovalRow) => ({
+/**
+ * The session stream's `approval.requested` frame (seed 003), one shape for every runtime: an External Agent's
+ * permission request, or the task approval a Hecate Agent turn's run waits on (with `task_id`, `run_id` and the
+ * approval's `kind`; no adapter, no expiry, `once` the only scope). The session stream sets `session_id` and `turn_id`.
+ */
+export type ApprovalRequestedFrame = {
+  type: 'approval.requested';
+  approval_id: string;
+  session_id?: string;
+  turn_id?: string;
+  task_id: string | null;
+  run_id: string | null;
+  adapter_id: string | null;
+  kind: string | null;
+  tool_kind: ToolKind;
+  tool_name: string;
+  scope_choices: ApprovalScope[];
+  created_at: string | null;
+  expires_at: string | null;
+};
+
+/** The session stream's `approval.resolved` frame (seed 003): the disposition and the `path` that decided it. */
+export type ApprovalResolvedFrame = {
+  type: 'approval.resolved';
+  approval_id: string;
+  session_id?: string;
+  turn_id?: string;
+  task_id: string | null;
+  run_id: string | null;
+  kind: string | null;
+  status: ApprovalStatus;
+  decision: Decision | null;
+  scope: ApprovalScope | null;
+  path: ApprovalPath | null;
+  selected_option: string | null;
+  resolved_at: string | null;
+};
+
+export const requestedFrame = (a: ApprovalRow): ApprovalRequestedFrame => ({
   type: 'approval.requested',
   approval_id: a.id,
   session_id: a.session_id,
+  turn_id: a.turn_id ?? undefined,
+  task_id: null,
+  run_id: null,
   adapter_id: a.adapter_id,
+  kind: null,
   tool_kind: a.tool_kind,
   tool_name: a.tool_name,
   scope_choices: a.scope_choices,
@@ -53,15 +96,44 @@ export const requestedFrame = (a: ApprovalRow) => ({
   expires_at: iso(a.expires_at),
 });
 
-/** The session stream's `approval.resolved` event (seed 003). */
-export const resolvedFrame = (a: ApprovalRow) => ({
+export const resolvedFrame = (a: ApprovalRow): ApprovalResolvedFrame => ({
   type: 'approval.resolved',
   approval_id: a.id,
   session_id: a.session_id,
+  turn_id: a.turn_id ?? undefined,
+  task_id: null,
+  run_id: null,
+  kind: null,
   status: a.status,
   decision: a.decision,
   scope: a.scope,
   path: a.path,
   selected_option: a.selected_option,
   resolved_at: iso(a.resolved_at),
+});
+
+export const taskRequestedFrame = (a: ApprovalRecord): ApprovalRequestedFrame => ({
+  type: 'approval.requested',
+  approval_id: a.id,
+  task_id: a.taskId,
+  run_id: a.runId,
+  adapter_id: null,
+  kind: a.kind,
+  ...taskToolOf(a.kind, a.details),
+  scope_choices: ['once'],
+  created_at: iso(a.createdAt),
+  expires_at: null,
+});
+
+/** Decided by an operator (`POST /hecate/v1/tasks/{id}/approvals/{approval_id}/resolve`), or cancelled with its run. */
+export const taskResolvedFrame = (a: ApprovalRecord): ApprovalResolvedFrame => ({
+  type: 'approval.resolved',
+  approval_id: a.id,
+  task_id: a.taskId,
+  run_id: a.runId,
+  kind: a.kind,
+  ...taskDispositionOf(a.status),
+  scope: 'once',
+  selected_option: null,
+  resolved_at: iso(a.resolvedAt),
 });

@@ -1,4 +1,4 @@
-import { optionFor, toolKindOf } from './approval-vocabulary';
+import { optionFor, taskDispositionOf, taskToolOf, toolKindOf } from './approval-vocabulary';
 
 describe('approval vocabulary', () => {
   it('normalizes ACP tool kinds; MCP tools by name whatever their kind; unknown is other', () => {
@@ -28,5 +28,20 @@ describe('approval vocabulary', () => {
     expect(optionFor(options, 'approve', 'nope')).toBeNull();
     expect(optionFor([options[1]], 'approve')?.optionId).toBe('always');
     expect(optionFor([options[0]], 'deny')).toBeNull();
+  });
+
+  it("a task approval in the session stream's vocabulary: its first gated tool's kind, the tools it names, rejected as denied", () => {
+    const calls = (...names: string[]) => ({ tool_calls: names.map((name, i) => ({ id: `c${i}`, name, arguments: '{}' })) });
+    expect(taskToolOf('agent_loop_tool_call', calls('shell_exec', 'file_write', 'shell_exec'))).toEqual({
+      tool_kind: 'shell_exec',
+      tool_name: 'shell_exec, file_write',
+    });
+    expect(taskToolOf('agent_loop_tool_call', calls('http_request')).tool_kind).toBe('network');
+    expect(taskToolOf('agent_loop_tool_call', calls('mcp__github__create_issue')).tool_kind).toBe('mcp');
+    expect(taskToolOf('agent_loop_tool_call', calls('something_new')).tool_kind).toBe('other');
+    expect(taskToolOf('shell_command', { argv: ['ls'] })).toEqual({ tool_kind: 'shell_exec', tool_name: 'shell_command' });
+    expect(taskDispositionOf('approved')).toEqual({ status: 'approved', decision: 'approve', path: 'operator' });
+    expect(taskDispositionOf('rejected')).toEqual({ status: 'denied', decision: 'deny', path: 'operator' });
+    expect(taskDispositionOf('cancelled')).toEqual({ status: 'cancelled', decision: null, path: 'request_cancelled' });
   });
 });

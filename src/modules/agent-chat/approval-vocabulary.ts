@@ -78,3 +78,55 @@ export function optionFor(options: readonly PermissionOption[], decision: Decisi
 }
 
 export const statusOf = (decision: Decision): 'approved' | 'denied' => (decision === 'approve' ? 'approved' : 'denied');
+
+/** A Hecate Agent tool → the kind its approval shows (by the policy that gates it: GATEWAY_TASK_APPROVAL_POLICIES). */
+const FROM_AGENT_TOOL: Record<string, ToolKind> = {
+  shell_exec: 'shell_exec',
+  terminal_open: 'shell_exec',
+  git_exec: 'shell_exec',
+  git_status: 'shell_exec',
+  git_diff: 'shell_exec',
+  file_write: 'file_write',
+  file_edit: 'file_write',
+  apply_patch: 'file_write',
+  http_request: 'network',
+  web_search: 'network',
+  read_file: 'file_read',
+  grep: 'search',
+  glob: 'search',
+  list_dir: 'file_read',
+};
+
+/** A task approval's kind → its tool kind (the pre-execution gates of shell, git and file tasks, and egress). */
+const FROM_TASK_KIND: Record<string, ToolKind> = {
+  shell_command: 'shell_exec',
+  git_exec: 'shell_exec',
+  file_write: 'file_write',
+  network_egress: 'network',
+};
+
+/**
+ * A task approval (a Hecate Agent turn's gated tool calls, or a task's pre-execution gate) in the session stream's
+ * vocabulary: the tool kind of its first gated call (`mcp__<server>__<tool>` is `mcp`) and the tools it names.
+ */
+export function taskToolOf(kind: string, details: Record<string, unknown>): { tool_kind: ToolKind; tool_name: string } {
+  const calls = Array.isArray(details.tool_calls) ? (details.tool_calls as Array<{ name?: unknown }>) : [];
+  const names = [...new Set(calls.map((c) => (typeof c.name === 'string' ? c.name : '')).filter(Boolean))];
+  if (names.length === 0) return { tool_kind: FROM_TASK_KIND[kind] ?? 'other', tool_name: kind };
+  const first = names[0];
+  return { tool_kind: /^mcp__/.test(first) ? 'mcp' : (FROM_AGENT_TOOL[first] ?? 'other'), tool_name: names.join(', ').slice(0, 500) };
+}
+
+/** A task approval's status and decision in the session stream's vocabulary (`rejected` is `denied`, `reject` is `deny`). */
+export function taskDispositionOf(status: string): { status: ApprovalStatus; decision: Decision | null; path: ApprovalPath | null } {
+  switch (status) {
+    case 'approved':
+      return { status: 'approved', decision: 'approve', path: 'operator' };
+    case 'rejected':
+      return { status: 'denied', decision: 'deny', path: 'operator' };
+    case 'cancelled':
+      return { status: 'cancelled', decision: null, path: 'request_cancelled' };
+    default:
+      return { status: 'pending', decision: null, path: null };
+  }
+}

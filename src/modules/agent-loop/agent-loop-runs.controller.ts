@@ -20,7 +20,7 @@ export class AgentLoopRunsController {
 
   /** The run's live stream: model deltas and tool_progress frames, resumable by index (`?after=` or `Last-Event-ID`). */
   @ApiSse(
-    'Model deltas and tool progress of an agent_loop run (`id:` = index), `reset` when a model call is made again after a takeover, then `done`.',
+    'Model deltas, tool progress and `approval.requested` / `approval.resolved` (the Agent Chat frames) of an agent_loop run (`id:` = index), `reset` when a model call is made again after a takeover, then `done`.',
     { delta: LiveDeltaFrameDto, tool_progress: ToolProgressFrameDto, reset: LiveResetFrameDto, done: LiveDoneFrameDto },
     { lastEventId: 'The last index received (`?after=` does the same).' },
   )

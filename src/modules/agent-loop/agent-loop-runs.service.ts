@@ -7,6 +7,9 @@ import { InvalidRequestError } from '@core/http/domain-error';
 import { TaskRunChainsService } from '@modules/tasks';
 import { assistantTurns, parseConversation, type Conversation } from './conversation';
 
+/** Live-stream frames with an event of their own (the run's approvals are put there as they commit); the rest are deltas. */
+const LIVE_TYPED = new Set(['tool_progress', 'reset', 'approval.requested', 'approval.resolved']);
+
 /**
  * `continue` and `retry-from-turn`: new runs of an agent_loop task that start from a terminal run's saved conversation
  * (its workspace reused, its cost carried into `prior_cost_micros_usd`). 400 for other kinds, an empty prompt, a turn
@@ -38,8 +41,8 @@ export class AgentLoopRunsService {
         this.metrics.liveStreamResumed(r.expired ? 'fallback' : 'buffer');
       }
       for (const chunk of r.chunks) {
-        const frameType = (JSON.parse(chunk.data) as { type?: string }).type;
-        const type = frameType === 'tool_progress' || frameType === 'reset' ? frameType : 'delta';
+        const typed = (JSON.parse(chunk.data) as { type?: string }).type;
+        const type = typed && LIVE_TYPED.has(typed) ? typed : 'delta';
         sse.send({ id: chunk.index, event: type, data: chunk.data });
         index = chunk.index;
       }

@@ -36,6 +36,23 @@ export function toEnvelope(row: EventRow): EventEnvelope {
   return envelope;
 }
 
+/** Feed forms, computed once per envelope (a live batch's envelopes go to every feed subscriber). */
+const feedForms = new WeakMap<EventEnvelope, EventEnvelope>();
+
+/**
+ * An envelope as the public feed shows it (seed 003: `after_sequence` is "the event sequence cursor, strictly
+ * greater"): `sequence` is the feed cursor — the value to page and resume by — and the run's own gap-free sequence
+ * moves to `run_sequence`. The per-run lists and streams keep `sequence` as the run's.
+ */
+export function feedEnvelope(e: EventEnvelope): EventEnvelope {
+  let form = feedForms.get(e);
+  if (!form) {
+    form = { ...e, sequence: cursorOf(e), run_sequence: e.sequence };
+    feedForms.set(e, form);
+  }
+  return form;
+}
+
 /** The public feed position of an envelope (0 when not stamped yet). */
 export const cursorOf = (e: EventEnvelope): number => (e.cursor ? Number(e.cursor) : 0);
 

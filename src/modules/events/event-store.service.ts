@@ -4,8 +4,16 @@ import type { EventEnvelope } from '@contracts/events';
 import type { RequestOrigin } from '@core/context/request-context';
 import { EventPublisher } from './event-publisher.service';
 import { EventStoreRepository, type EventSize, FeedFilter, type NewEventRow, type ReplayRow, type SqlFragment } from './event-store.repository';
-import { FEED_CHANNEL, type FeedBatchMessage, runChannel, RunBatchMessage, toEnvelope } from './event-envelope';
+import { FEED_CHANNEL, type FeedBatchMessage, feedEnvelope, runChannel, RunBatchMessage, toEnvelope } from './event-envelope';
 import { FeedStamper } from './feed-stamper.service';
+import { rootLogger } from '@core/logging/logger';
+
+/**
+ * Work that must land after a transaction commits and before anyone is told of it (the doorbells): a module that keeps
+ * a second record of some events (a run's live stream carries its approval frames) writes it here, so every reader
+ * woken by the doorbell finds it. Awaited; failures are logged, never thrown (the commit stands).
+ */
+export type CommitListener = (appended: readonly AppendedEvent[]) => Promise<void>;
 
 /** What one replay page of a stream may hold: `pageBytes` of event data (at least one event), no event over `eventBytes`. */
 export interface ReplayBudget {
@@ -63,11 +71,25 @@ export interface EventTx {
  */
 @Injectable()
 export class EventStore {
+  private readonly commitListeners: CommitListener[] = [];
+
   constructor(
     private readonly repo: EventStoreRepository,
     private readonly publisher: EventPublisher,
     private readonly stamper: FeedStamper,
   ) {}
+
+  /** Registers work to run after each `transaction` commit with its events, before their doorbells (see CommitListener). */
+  onCommit(listener: CommitListener): void {
+    this.commitListeners.push(listener);
+  }
+
+  private async committed(appended: AppendedEvent[]): Promise<void> {
+    if (appended.length === 0) return;
+    for (const listener of this.commitListeners) {
+      await listener(appended).catch((err: unknown) => rootLogger().warn({ err: String(err) }, 'an after-commit listener of the event store failed'));
+    }
+  }
 
   /**
    * Runs `fn` in a transaction; events emitted through `tx.emit` are published after the commit (and
@@ -92,6 +114,7 @@ export class EventStore {
         },
       }),
     );
+    await this.committed(appended);
     this.published(appended);
     return result;
   }
@@ -191,7 +214,7 @@ export class EventStore {
     const through = sizes[n - 1].pos;
     const rows = await this.repo.readFeed(filter, after, through, budget.eventBytes);
     const more = n < sizes.length || sizes.length === limit;
-    return { events: rows.map((r) => replayEnvelope(r, budget)), head: more ? through : head, more };
+    return { events: rows.map((r) => feedEnvelope(replayEnvelope(r, budget))), head: more ? through : head, more };
   }
 
   lastSequence(tenantId: string, runId: string): Promise<number> {
@@ -199,14 +222,14 @@ export class EventStore {
   }
 
   /**
-   * A page of the public feed after `after` (a feed cursor). `next` is the cursor to pass back: the last
-   * event's cursor, or — when the page is empty — `after` itself.
+   * A page of the public feed after `after` (a feed cursor), in feed form (`sequence` is the feed cursor). `next` is
+   * the cursor to pass back: the last event's `sequence`, or — when the page is empty — `after` itself.
    */
   async listFeed(filter: FeedFilter, after: number, limit: number): Promise<{ events: EventEnvelope[]; next: number; head: number }> {
     const head = await this.repo.feedHead();
     const rows = head > after ? await this.repo.listFeed(filter, after, head, limit) : [];
-    const events = rows.map(toEnvelope);
-    const next = events.length > 0 ? Number(events[events.length - 1].cursor) : after;
+    const events = rows.map((r) => feedEnvelope(toEnvelope(r)));
+    const next = events.length > 0 ? events[events.length - 1].sequence : after;
     return { events, next, head: rows.length < limit ? head : next };
   }
 

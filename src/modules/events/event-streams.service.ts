@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { EventEnvelope } from '@contracts/events';
 import { EventBus } from '@core/bus/event-bus.port';
 import { AppConfig } from '@core/config/app-config';
-import { FEED_CHANNEL, FeedBatchMessage, runChannel, RunBatchMessage } from './event-envelope';
+import { FEED_CHANNEL, FeedBatchMessage, feedEnvelope, runChannel, RunBatchMessage } from './event-envelope';
 import type { FeedFilter } from './event-store.repository';
 import { EventStore, type ReplayBudget } from './event-store.service';
 import { replayThenTail, TailSource } from './replay-tail';
@@ -98,7 +98,7 @@ export class EventStreams {
     };
   }
 
-  /** The public feed of one tenant by `cursor`, with the feed filters applied to replay and live alike. */
+  /** The public feed of one tenant by its cursor (the feed envelopes' `sequence`), filters applied to replay and live alike. */
   feedSource(filter: FeedFilter): TailSource<EventEnvelope> {
     return {
       read: async (after) => {
@@ -108,7 +108,7 @@ export class EventStreams {
       subscribe: (onBatch) =>
         this.bus.subscribe(FEED_CHANNEL, (_channel, message) => {
           const m = message as FeedBatchMessage;
-          const items = m.events.filter((e) => matches(filter, e.tenant_id, e.envelope)).map((e) => bounded(e.envelope, this.budget));
+          const items = m.events.filter((e) => matches(filter, e.tenant_id, e.envelope)).map((e) => bounded(feedEnvelope(e.envelope), this.budget));
           onBatch({ from: m.from, to: m.to, items });
         }),
       onReconnect: (listener) => this.bus.onReconnect(listener),
@@ -116,7 +116,7 @@ export class EventStreams {
     };
   }
 
-  /** `GET /hecate/v1/events/stream`: `id:` is the feed cursor; frames `event: event`. */
+  /** `GET /hecate/v1/events/stream`: `id:` is the feed cursor (the envelope's `sequence`); frames `event: event`. */
   async serveFeed(open: SseOpener, filter: FeedFilter, after: number): Promise<void> {
     const sse = open();
     sse.comment('ok');

@@ -9,7 +9,10 @@ import { EventEnvelopeDto, EventFeedQueryDto, eventTypesOf } from './events.dto'
 import { EventStore } from './event-store.service';
 import { EventStreams } from './event-streams.service';
 
-/** The public events feed (seed 003): one subscription across runs, by feed `cursor`. */
+/**
+ * The public events feed (seed 003): one subscription across runs. Its envelopes' `sequence` is the feed position, the
+ * value `after_sequence` (strictly greater) and `Last-Event-ID` take; the run's own sequence is `run_sequence`.
+ */
 @Controller('hecate/v1/events')
 export class EventsController {
   constructor(
@@ -19,7 +22,12 @@ export class EventsController {
   ) {}
 
   @ApiEnvelope('events', [EventEnvelopeDto], {
-    extra: { next_after_sequence: { type: 'number', description: 'The cursor to pass as `after_sequence` for the next page.' } },
+    extra: {
+      next_after_sequence: {
+        type: 'number',
+        description: "The value to pass as `after_sequence` for the next page: the last envelope's `sequence` (or the one passed, for an empty page).",
+      },
+    },
   })
   @Get()
   async list(@CurrentPrincipal() caller: Principal, @Query() q: EventFeedQueryDto) {
@@ -29,9 +37,9 @@ export class EventsController {
   }
 
   @ApiSse(
-    'The feed after the cursor, then live: one `event` frame per envelope (`id:` = its `cursor`).',
+    'The feed after `after_sequence`, then live: one `event` frame per envelope (`id:` = its `sequence`, the feed position).',
     { event: ['event', EventEnvelopeDto] },
-    { lastEventId: 'The `cursor` of the last event received (the larger of it and `after_sequence` wins).' },
+    { lastEventId: 'The `sequence` (= `id:`) of the last event received (the larger of it and `after_sequence` wins).' },
   )
   @Get('stream')
   async stream(

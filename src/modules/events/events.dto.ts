@@ -9,7 +9,7 @@ export class EventFeedQueryDto {
   /** Comma-separated event types (OR). */
   @IsOptional() @IsString() event_type?: string;
   @IsOptional() @IsString() task_id?: string;
-  /** The feed cursor to read after (strictly greater); validated by parseCursor. */
+  /** The feed position to read after, strictly greater: the `sequence` of the last feed envelope seen (validated by parseCursor). */
   @IsOptional() @IsString() after_sequence?: string;
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(500) limit?: number;
 }
@@ -22,7 +22,11 @@ export const eventTypesOf = (csv: string | undefined): string[] | undefined => {
   return list.length > 0 ? list : undefined;
 };
 
-/** Event envelope v1 (DESIGN §4.2): `sequence` is gap-free per run; `cursor` is the public feed's position. */
+/**
+ * Event envelope v1 (DESIGN §4.2). In a run's event list and stream `sequence` is gap-free per run. In the public feed
+ * (`GET /hecate/v1/events`, `/events/stream`) `sequence` is the feed position — pass the last one as `after_sequence`
+ * (or `Last-Event-ID`) — and `run_sequence` is the run's sequence.
+ */
 @ApiSchema({ name: 'EventEnvelope' })
 export class EventEnvelopeDto {
   @ApiProperty({ enum: [1] })
@@ -31,8 +35,11 @@ export class EventEnvelopeDto {
   task_id!: string;
   run_id!: string;
   session_id?: string;
+  /** Per-run lists: the event's gap-free sequence in its run. Public feed: the feed position (`after_sequence` pages by it). */
   sequence!: number;
-  /** The public feed's cursor (a decimal string): resume the feed after it. */
+  /** Public feed only: the event's gap-free sequence in its run. */
+  run_sequence?: number;
+  /** The public feed's position as a decimal string (in the feed, equal to `sequence`). */
   cursor?: string;
   occurred_at!: string;
   type!: string;

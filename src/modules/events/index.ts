@@ -2,6 +2,7 @@
 export { parseCursor } from './event-cursor';
 export { TERMINAL_RUN_EVENTS } from './event-envelope';
 export { EventStore, EventTx } from './event-store.service';
+export type { AppendedEvent, CommitListener } from './event-store.service';
 export type { SqlFragment } from './event-store.repository';
 export { EventStreams } from './event-streams.service';
 export { EventsController } from './events.controller';

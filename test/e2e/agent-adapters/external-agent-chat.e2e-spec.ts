@@ -176,13 +176,31 @@ describe('external agent chat (scaled: api + two workers)', () => {
     const resolved = await sse.until((e) => e.event === 'approval.resolved');
     expect(resolved.data).toMatchObject({
       approval_id: pending.id,
+      session_id: s.id,
+      turn_id: requested.data.turn_id,
       status: 'approved',
       decision: 'approve',
       scope: 'once',
       path: 'operator',
       selected_option: 'allow',
     });
-    sse.close();
+    // In order with the turn's other frames (the api wrote `approval.resolved` as the decision committed, before the
+    // agent went on): requested, resolved, then what the agent did after — once each.
+    await sse.done;
+    const frames = sse.events.filter((e) => e.id !== undefined);
+    const iRequested = frames.indexOf(requested);
+    const iResolved = frames.indexOf(resolved);
+    const iAfter = frames.findIndex((e) => e.event === 'delta' && e.data.content === 'wrote notes.txt');
+    expect(iRequested).toBeGreaterThan(-1);
+    expect(iResolved).toBeGreaterThan(iRequested);
+    expect(iAfter).toBeGreaterThan(iResolved);
+    expect(frames.filter((e) => e.event?.startsWith('approval.')).map((e) => e.event)).toEqual(['approval.requested', 'approval.resolved']);
+    // A client that saw the turn up to before the request resumes later and gets both, with the same ids.
+    const resumed = new SseReader(`${api.url}${base(s.id)}/stream`, { token: TOKEN, headers: { 'last-event-id': frames[iRequested - 1].id! } });
+    await resumed.done;
+    const replayed = resumed.events.filter((e) => e.id !== undefined);
+    expect(replayed.map((e) => [e.id, e.event])).toEqual(frames.slice(iRequested).map((e) => [e.id, e.event]));
+    expect(replayed[0].data).toEqual(requested.data);
     // Decided once: a second decision is a conflict; the row is there by id; unknown ids are 404.
     const again = await resolve(s.id, pending.id as string, { decision: 'deny' });
     expect(again.status).toBe(409);

@@ -191,11 +191,17 @@ describe('agent chat (embedded)', () => {
     const id = (await c.ok('POST', '/hecate/v1/agent-chat/sessions', { runtime_kind: 'agent', provider: 'fake', model: 'gpt-4o-mini', workspace })).id;
     upstream.script({ toolCalls: [{ name: 'shell_exec', arguments: { command: 'echo gated > gated.txt' } }] });
     upstream.script({ content: 'Done after approval.' });
-    const r = await post(c, id, { content: 'Run the gated command' });
-    expect(r.status).toBe(200);
-    const waiting = r.body.data.messages[1];
-    expect(waiting.status).toBe('awaiting_approval');
-    expect(r.body.data).toMatchObject({ status: 'awaiting_approval', active_turn: { status: 'awaiting_approval', task_id: waiting.task_id } });
+    // The POST answers when the turn ends (seed 003): it waits through the approval, decided meanwhile.
+    const posting = post(c, id, { content: 'Run the gated command' });
+    const session = await waitFor(
+      async () => {
+        const s = await c.ok('GET', `/hecate/v1/agent-chat/sessions/${id}`);
+        return s.messages[1]?.status === 'awaiting_approval' ? s : undefined;
+      },
+      { timeoutMs: 30_000, what: 'the agent turn to wait for its approval' },
+    );
+    const waiting = session.messages[1];
+    expect(session).toMatchObject({ status: 'awaiting_approval', active_turn: { status: 'awaiting_approval', task_id: waiting.task_id } });
 
     for (const body of [{ content: 'model turn', runtime_kind: 'model' }, { content: 'agent turn' }]) {
       const busy = await post(c, id, body);
@@ -208,14 +214,11 @@ describe('agent chat (embedded)', () => {
       });
     }
     const [approval] = (await c.ok('GET', `/hecate/v1/tasks/${waiting.task_id}/approvals`)) as unknown as Json[];
+    expect(waiting.activities).toContainEqual(expect.objectContaining({ type: 'approval', status: 'pending', approval_id: approval.id, needs_action: true }));
     await c.ok('POST', `/hecate/v1/tasks/${waiting.task_id}/approvals/${approval.id}/resolve`, { decision: 'approve' });
-    const done = await waitFor(
-      async () => {
-        const s = await c.ok('GET', `/hecate/v1/agent-chat/sessions/${id}`);
-        return s.messages[1].status === 'completed' ? s : undefined;
-      },
-      { timeoutMs: 30_000, what: 'the approved agent turn to end' },
-    );
+    const r = await posting;
+    expect(r.status).toBe(200);
+    const done = r.body.data;
     expect(done.messages[1].content).toBe('Done after approval.');
     expect(done.messages[1].activities.find((a: Json) => a.type === 'approval')).toMatchObject({ status: 'approved', kind: 'agent_loop_tool_call' });
     // Where the turn's time went: two model calls, one tool, the wait for the approval; the buckets add up.

@@ -59,9 +59,10 @@ describe.each(['postgres', 'pglite'] as const)('public feed cursor under concurr
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids.length).toBe(writers * perWriter);
     expect(new Set(ids)).toEqual(written);
-    // Within each run the feed keeps sequence order, gap-free.
+    // Within each run the feed keeps the run's order, gap-free (`run_sequence`; the feed's `sequence` is its cursor).
+    expect(seen.every((e) => e.sequence === Number(e.cursor))).toBe(true);
     for (let w = 0; w < writers; w++) {
-      const seqs = seen.filter((e) => e.run_id === `run_feed_${backend}_${w}`).map((e) => e.sequence);
+      const seqs = seen.filter((e) => e.run_id === `run_feed_${backend}_${w}`).map((e) => e.run_sequence);
       expect(seqs).toEqual(Array.from({ length: perWriter }, (_, i) => i + 1));
     }
   });
