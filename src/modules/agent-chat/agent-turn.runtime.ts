@@ -115,6 +115,8 @@ export class AgentTurnRuntime implements TurnRuntime, OnModuleInit {
         diff: diff ? { content: diff.content, base_tree: String(diff.metadata.base_tree ?? '') } : undefined,
         timing: { ...story.timing },
         activity: story.activity as unknown as Array<Record<string, unknown>>,
+        // The run's own start: a run that ended before anyone saw it running still has its duration.
+        startedAt: run.started_at ? new Date(run.started_at) : undefined,
       });
     } else if (run.status === 'awaiting_approval' && turn.status !== 'awaiting_approval') {
       await this.turns.moveTo(turn, 'awaiting_approval');
