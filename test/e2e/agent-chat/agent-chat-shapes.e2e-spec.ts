@@ -3,45 +3,50 @@ import { mkdtempSync, readFileSync, realpathSync, writeFileSync, existsSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adapterEnv } from '../../support/acp-agents';
+import type { ScratchDatabase } from '../../support/infra';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/fake-upstream.js';
 import { providerEnv } from '../../support/provider-env';
 import { sandboxOwned } from '../../support/sandbox';
 import { SseReader } from '../../support/sse';
 import type { ServerProcess } from '../../support/server-process';
-import { Client, embeddedTasksEnv, Json, Processes, TOKEN } from '../tasks/tasks-harness';
+import { Client, embeddedTasksEnv, Json, Processes, scaledEnv, TOKEN } from '../tasks/tasks-harness';
 
 /** Names git C-quotes in a diff (a quote, non-ASCII, a tab, a newline) and one it leaves bare with a space. */
 const ODD = ['a"b.txt', 'é.txt', 'sp ace.txt', 'tab\there.txt', 'new\nline.txt'];
 
 /**
- * Issue 27's smaller Agent Chat shapes on the built server (embedded; the fault ACP agent as an External Agent): every
- * runtime's reply carries span_id, started_at and duration_ms (agent and External Agent replies their workspace); a
- * turn's changed files are there as soon as its answer (POST or the stream's `done`) arrives; names git quotes are
- * listed and served by their real names.
+ * Issue 27's smaller Agent Chat shapes on the built server (embedded, and an api with a worker; the fault ACP agent as
+ * an External Agent): every runtime's reply carries span_id, started_at and duration_ms (agent and External Agent
+ * replies their workspace); a turn's changed files are there as soon as its answer (POST or the stream's `done`)
+ * arrives; names git quotes are listed and served by their real names.
  */
-describe('agent chat message shapes and changed files (embedded)', () => {
+describe.each(['embedded', 'scaled'] as const)('agent chat message shapes and changed files (%s)', (mode) => {
   const procs = new Processes();
   let upstream: FakeUpstream;
+  let db: ScratchDatabase | undefined;
   let server: ServerProcess;
   let c: Client;
 
   beforeAll(async () => {
     upstream = await startFakeUpstream({ models: ['gpt-4o-mini'] });
-    server = await procs.start(
-      'all',
-      embeddedTasksEnv(
-        adapterEnv({
-          ...providerEnv('fake', upstream, { kind: 'local' }),
-          GATEWAY_AGENT_ADAPTER_APPROVAL_MODE: 'auto',
-          GATEWAY_TASK_APPROVAL_POLICIES: 'shell_exec',
-        }),
-      ),
-    );
+    const env = adapterEnv({
+      ...providerEnv('fake', upstream, { kind: 'local' }),
+      GATEWAY_AGENT_ADAPTER_APPROVAL_MODE: 'auto',
+      GATEWAY_TASK_APPROVAL_POLICIES: 'shell_exec',
+    });
+    if (mode === 'embedded') server = await procs.start('all', embeddedTasksEnv(env));
+    else {
+      // An api and a worker: the turn runs on the worker, the api answers (and serves the files) from Postgres.
+      const s = await scaledEnv(env);
+      db = s.db;
+      [server] = await Promise.all([procs.start('api', s.env), procs.start('worker', s.env)]);
+    }
     c = new Client(server.url);
   }, 120_000);
   afterAll(async () => {
     await procs.stopAll();
     await upstream?.close();
+    await db?.drop();
   });
   beforeEach(() => upstream.reset());
 
