@@ -67,7 +67,16 @@ export class WorkspaceGit {
   async diff(base: string, paths: string[] = []): Promise<string | null> {
     const now = await this.tree();
     if (!now) return null;
-    const d = await this.git(['diff', '--no-color', '--no-ext-diff', '--binary', '-M', base, now, ...(paths.length ? ['--', ...paths.map((p) => `:(literal)${p}`)] : [])]);
+    const d = await this.git([
+      'diff',
+      '--no-color',
+      '--no-ext-diff',
+      '--binary',
+      '-M',
+      base,
+      now,
+      ...(paths.length ? ['--', ...paths.map((p) => `:(literal)${p}`)] : []),
+    ]);
     return d.ok ? d.out : null;
   }
 
