@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, realpathSync, writeFileSync, existsSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adapterEnv } from '../../support/acp-agents';
-import type { ScratchDatabase } from '../../support/infra';
+import { waitFor, type ScratchDatabase } from '../../support/infra';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/fake-upstream.js';
 import { providerEnv } from '../../support/provider-env';
 import { sandboxOwned } from '../../support/sandbox';
@@ -155,6 +155,29 @@ describe.each(['embedded', 'scaled'] as const)('agent chat message shapes and ch
     expect(await c.ok('GET', `${sessions}/${id}/messages/${streamed.id}/files`)).toEqual([
       { path: 'streamed "x".txt', additions: 1, deletions: 0, status: 'added' },
     ]);
+  });
+
+  it('a cancelled agent turn keeps the files it changed before the cancel: listed, served and revertible', async () => {
+    const { dir } = gitRepo();
+    const id = (await c.ok('POST', sessions, { runtime_kind: 'agent', provider: 'fake', model: 'gpt-4o-mini', workspace: dir })).id as string;
+    upstream.script({ toolCalls: [{ name: 'file_write', arguments: { path: 'before cancel.txt', content: 'written\n' } }] });
+    upstream.script({ content: 'a b c d e f g h i j k l m n o p q r s t', chunks: 20, chunkIntervalMs: 300 });
+    const started = await c.call('POST', `${sessions}/${id}/messages`, { content: 'write, then talk slowly', wait: false });
+    expect(started.status).toBe(202);
+    await waitFor(async () => (existsSync(join(dir, 'before cancel.txt')) ? true : undefined), { timeoutMs: 15_000, what: 'the file written' });
+    expect((await c.call('POST', `${sessions}/${id}/cancel`)).status).toBe(202);
+    const reply = await waitFor(
+      async () => {
+        const m = lastReply(await c.ok('GET', `${sessions}/${id}`));
+        return m.status === 'cancelled' ? m : undefined;
+      },
+      { timeoutMs: 15_000, what: 'the turn cancelled' },
+    );
+    expect(reply.diff_stat).toContain('before cancel.txt');
+    const base = `${sessions}/${id}/messages/${reply.id}`;
+    expect(await c.ok('GET', `${base}/files`)).toEqual([{ path: 'before cancel.txt', additions: 1, deletions: 0, status: 'added' }]);
+    expect((await c.ok('POST', `${base}/revert`, { paths: [] })).files).toEqual([]);
+    expect(existsSync(join(dir, 'before cancel.txt'))).toBe(false);
   });
 
   it('an External Agent turn: files right after the POST answer, quoted names decoded, per-file diffs found', async () => {
