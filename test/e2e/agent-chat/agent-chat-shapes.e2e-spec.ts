@@ -86,6 +86,28 @@ describe.each(['embedded', 'scaled'] as const)('agent chat message shapes and ch
     expectRunIdentity(m);
     expect(m.duration_ms).toBeGreaterThanOrEqual(90); // three gaps of 30 ms between the upstream's chunks
     expect(m.workspace).toBeUndefined();
+    // While it runs the reply is `running` with its start (no duration yet).
+    upstream.script({ content: 'one two three four five six', chunks: 6, chunkIntervalMs: 250 });
+    expect((await c.call('POST', `${sessions}/${model}/messages`, { content: 'slowly', wait: false })).status).toBe(202);
+    const running = await waitFor(
+      async () => {
+        const r = lastReply(await c.ok('GET', `${sessions}/${model}`));
+        return r.content ? r : undefined;
+      },
+      { timeoutMs: 15_000, what: 'a partial reply' },
+    );
+    expect(running).toMatchObject({ status: 'running', started_at: expect.any(String), span_id: expect.stringMatching(/^[0-9a-f]{16}$/) });
+    expect(running.duration_ms).toBeUndefined();
+    expect(running.activities.map((x: Json) => x.type)).toEqual(['started', 'running']);
+    const ended = await waitFor(
+      async () => {
+        const r = lastReply(await c.ok('GET', `${sessions}/${model}`));
+        return r.status === 'completed' ? r : undefined;
+      },
+      { timeoutMs: 15_000, what: 'the reply to end' },
+    );
+    expect(ended.started_at).toBe(running.started_at);
+    expect(ended.duration_ms).toBeGreaterThanOrEqual(1000); // five gaps of 250 ms between the upstream's chunks
 
     const ws = realpathSync(mkdtempSync(join(tmpdir(), 'hecate-shapes-ws-')));
     upstream.script({ content: 'agent answer' });
