@@ -12,6 +12,7 @@ import { PendingTaskApprovals1795950000000 } from './1795950000000-PendingTaskAp
 import { WorkspaceOps1796000000000 } from './1796000000000-WorkspaceOps';
 import { FeedStampFunction1796100000000 } from './1796100000000-FeedStampFunction';
 import { AssistantPrefillCapability1796200000000 } from './1796200000000-AssistantPrefillCapability';
+import { AgentChatMessageSpans1796500000000 } from './1796500000000-AgentChatMessageSpans';
 import { SavedAgents1796600000000 } from './1796600000000-SavedAgents';
 
 /** Every migration, in order. Add new ones at the end (files: `<epoch>-<PascalName>.ts`). */
@@ -30,5 +31,6 @@ export const MIGRATIONS = [
   WorkspaceOps1796000000000,
   FeedStampFunction1796100000000,
   AssistantPrefillCapability1796200000000,
+  AgentChatMessageSpans1796500000000,
   SavedAgents1796600000000,
 ];

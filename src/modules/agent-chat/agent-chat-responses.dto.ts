@@ -66,8 +66,14 @@ export class AgentChatMessageDto {
   timing?: Record<string, unknown>;
   request_id?: string;
   trace_id?: string;
+  /** Assistant messages (every runtime): the turn's span in `trace_id`. */
+  span_id?: string;
+  /** Agent and External Agent replies: the workspace directory the turn ran in. */
+  workspace?: string;
+  /** User messages: when sent. Assistant messages: when the turn's work began (set once it started or ended). */
   started_at?: string;
   completed_at?: string;
+  /** Assistant messages that ended (every runtime): `completed_at` − `started_at`. */
   duration_ms?: number;
   activities?: AgentChatActivityDto[];
   created_at?: string;

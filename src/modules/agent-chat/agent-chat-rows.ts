@@ -74,6 +74,10 @@ export interface MessageRow {
   run_activity: Array<Record<string, unknown>> | null;
   request_id: string | null;
   trace_id: string | null;
+  /** An assistant message's span in the prompt's trace (`trace_id`): the turn's run. */
+  span_id: string | null;
+  /** The directory an agent or External Agent turn ran in ('' for model turns). */
+  workspace: string;
   started_at: Date | null;
   completed_at: Date | null;
   created_at: Date;
@@ -113,7 +117,7 @@ export interface TurnRow {
 }
 
 export type NewMessage = Pick<MessageRow, 'id' | 'role' | 'content' | 'status' | 'runtime_kind' | 'segment_id' | 'provider' | 'model' | 'capabilities'> &
-  Partial<Pick<MessageRow, 'turn_id' | 'task_id' | 'run_id' | 'metadata' | 'request_id' | 'trace_id'>>;
+  Partial<Pick<MessageRow, 'turn_id' | 'task_id' | 'run_id' | 'metadata' | 'request_id' | 'trace_id' | 'span_id' | 'workspace'>>;
 
 export interface GuidanceRow {
   session_id: string;

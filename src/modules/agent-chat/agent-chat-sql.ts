@@ -54,7 +54,7 @@ export const isUniqueViolation = (err: unknown): boolean =>
 
 /** The columns of a message row after `id`, `session_id` and `sequence`, in the order `messageValues` gives them. */
 export const MESSAGE_TAIL_COLUMNS =
-  'role, content, status, runtime_kind, segment_id, turn_id, task_id, run_id, provider, model, capabilities, metadata, request_id, trace_id';
+  'role, content, status, runtime_kind, segment_id, turn_id, task_id, run_id, provider, model, capabilities, metadata, request_id, trace_id, span_id, workspace';
 
 /** A new message's values for MESSAGE_TAIL_COLUMNS (jsonb ones serialised, NUL stored as U+FFFD). */
 export const messageValues = (m: NewMessage): unknown[] => [
@@ -72,4 +72,6 @@ export const messageValues = (m: NewMessage): unknown[] => [
   storableJson(m.metadata ?? {}),
   m.request_id ?? null,
   m.trace_id ?? null,
+  m.span_id ?? null,
+  m.workspace ?? '',
 ];

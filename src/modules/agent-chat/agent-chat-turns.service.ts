@@ -21,7 +21,7 @@ export interface TurnEnd {
   timing?: Record<string, unknown>;
   /** A task-backed turn's run activity, in Task Detail's vocabulary. */
   activity?: Array<Record<string, unknown>>;
-  /** When the turn's work began (for runtimes that do not move the message to `running` first). */
+  /** When the turn's work began, for a turn whose row has no start (an agent run that ended before it was seen running). */
   startedAt?: Date;
   /** Runtime-specific fields of the assistant message (an External Agent's adapter, native session, raw output, activities). */
   metadata?: Record<string, unknown>;
@@ -81,7 +81,10 @@ export class AgentChatTurnsService {
       ...(end.timing ? { timing: end.timing } : {}),
       ...(end.activity ? { run_activity: end.activity } : {}),
       ...(end.metadata ? { metadata: end.metadata } : {}),
-      ...(end.startedAt ? { started_at: end.startedAt } : {}),
+      // Every runtime's reply has a start (and so a duration), the one it showed while running: the turn's claim or
+      // first move to running, else the runtime's (a run that ended before anyone saw it running); a turn that ended
+      // before it started started as it ended.
+      started_at: turn.started_at ?? end.startedAt ?? NOW,
     });
     await this.repo.updateSession(m, turn.session_id, { status: end.status, last_activity_at: NOW });
     return true;

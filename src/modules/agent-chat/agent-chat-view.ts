@@ -118,6 +118,8 @@ export function toMessageView(m: MessageRow) {
     timing: m.timing ?? undefined,
     request_id: m.request_id ?? undefined,
     trace_id: m.trace_id ?? undefined,
+    span_id: m.span_id ?? undefined,
+    workspace: m.workspace || undefined,
     started_at: iso(started),
     completed_at: iso(m.completed_at),
     duration_ms: m.role === 'assistant' && m.started_at && m.completed_at ? new Date(m.completed_at).getTime() - new Date(m.started_at).getTime() : undefined,

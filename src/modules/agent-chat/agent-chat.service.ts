@@ -4,6 +4,7 @@ import { SavedAgents, type SavedAgentSpec, WorkspaceOps } from '@modules/tasks';
 import { EventBus } from '@core/bus/event-bus.port';
 import { AppConfig } from '@core/config/app-config';
 import type { Principal, RequestOrigin } from '@core/context/request-context';
+import { randomHex } from '@core/context/random-hex';
 import { InvalidRequestError } from '@core/http/domain-error';
 import { RoutePlanningService } from '@modules/inference';
 import { ModelCapabilitiesService } from '@modules/providers';
@@ -239,7 +240,17 @@ export class AgentChatService {
           ...(opts.reuseUserMessageId
             ? []
             : [{ ...snapshot, id: userId, role: 'user' as const, content: dto.content, status: 'completed', request_id: origin.requestId }]),
-          { ...snapshot, id: assistantId, role: 'assistant', content: '', status: 'queued', request_id: origin.requestId, trace_id: origin.traceId ?? null },
+          {
+            ...snapshot,
+            id: assistantId,
+            role: 'assistant',
+            content: '',
+            status: 'queued',
+            request_id: origin.requestId,
+            trace_id: origin.traceId ?? null,
+            span_id: randomHex(8),
+            workspace: runtime === 'model' ? '' : workspace,
+          },
         ],
         workspace,
       )

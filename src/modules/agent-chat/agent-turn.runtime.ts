@@ -10,6 +10,8 @@ import { type LaunchRequest, type TurnRuntime, TurnRuntimes } from './turn-runti
 
 /** An agent turn whose api died between persisting it and starting its run is failed after this long. */
 const START_GRACE_MS = 60_000;
+/** How long a cancelled turn waits for its run's worker to store the workspace diff. */
+const DIFF_AFTER_CANCEL_WAIT_MS = 15_000;
 
 /**
  * `runtime_kind: agent` (seed 003 Hecate Agent): a turn is a run of a visible `agent_loop` task in the session's
@@ -106,6 +108,7 @@ export class AgentTurnRuntime implements TurnRuntime, OnModuleInit {
         this.chains.runArtifactWithMetadata(turn.tenant_id, run.id, 'diff'),
         this.chains.activityAndTiming(turn.tenant_id, turn.task_id, run.id),
       ]);
+      if (!diff && run.status === 'cancelled' && turn.status !== 'awaiting_approval' && (await this.diffComing(turn, run))) return turn;
       await this.turns.end(turn, {
         status: run.status,
         content: answer ?? '',
@@ -115,6 +118,8 @@ export class AgentTurnRuntime implements TurnRuntime, OnModuleInit {
         diff: diff ? { content: diff.content, base_tree: String(diff.metadata.base_tree ?? '') } : undefined,
         timing: { ...story.timing },
         activity: story.activity as unknown as Array<Record<string, unknown>>,
+        // The run's own start: a run that ended before anyone saw it running still has its duration.
+        startedAt: run.started_at ? new Date(run.started_at) : undefined,
       });
     } else if (run.status === 'awaiting_approval' && turn.status !== 'awaiting_approval') {
       // The transcript shows the run's activity so far: its pending approval with `approval_id` and `needs_action`.
@@ -130,13 +135,24 @@ export class AgentTurnRuntime implements TurnRuntime, OnModuleInit {
     return (await this.repo.findTurn(turn.id)) ?? turn;
   }
 
+  /**
+   * A cancelled run's worker still takes its workspace diff (the changes made before the cancel are the turn's files):
+   * the turn ends once it is stored, or DIFF_AFTER_CANCEL_WAIT_MS after the cancel when no worker stores it (a dead
+   * one). Only for a git workspace (a non-empty base tree) whose run was executing (not waiting for an approval).
+   */
+  private async diffComing(turn: TurnRow, run: RunResponse): Promise<boolean> {
+    if (!run.finished_at || Date.now() - Date.parse(run.finished_at) > DIFF_AFTER_CANCEL_WAIT_MS) return false;
+    return !!(await this.chains.runArtifact(turn.tenant_id, run.id, 'workspace_base'));
+  }
+
   /** Cancels its run (from any api process) and follows it; a turn whose run was never started ends here. */
   async cancel(turn: TurnRow, origin: RequestOrigin | null): Promise<string> {
     if (turn.task_id && turn.run_id) {
       await this.chains.cancelRun(turn.tenant_id, turn.task_id, turn.run_id, 'cancelled from agent chat', origin).catch((err: unknown) => {
         if (!(err instanceof DomainError) || err.status !== 409) throw err;
       });
-      return (await this.follow({ ...turn, cancel_requested: true })).status;
+      const after = await this.follow({ ...turn, cancel_requested: true });
+      return isActiveTurn(after.status) ? 'cancelling' : after.status;
     }
     const ended = await this.turns.end(turn, { status: 'cancelled', content: '', error: { type: 'cancelled', message: 'cancelled before it started' } });
     return ended ? 'cancelled' : 'cancelling';

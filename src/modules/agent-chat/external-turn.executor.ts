@@ -277,7 +277,6 @@ export class ExternalTurnExecutor {
         content: r.content,
         error: r.error,
         diff: r.diff,
-        startedAt: r.started,
         metadata: {
           run_id: `agent_run_${turn.id.replace(/^turn_/, '')}`,
           adapter_id: r.session_adapter,
@@ -299,7 +298,6 @@ export class ExternalTurnExecutor {
             : {}),
           raw_output: r.raw?.length ? JSON.stringify(r.raw) : '',
           activities: r.activities,
-          started_at: r.started.toISOString(),
           ...(r.reset ? { native_session_reset: true } : {}),
         },
       },

@@ -24,14 +24,21 @@ export class TurnLeaseRepository {
     token: string,
     leaseMs: number,
   ): Promise<{ turn: TurnRow; previousStatus: string } | { reason: 'held'; remainingMs: number } | { reason: 'gone' }> {
-    // One statement on the hot path: the claim returns the turn and the status it had.
+    // One statement on the hot path: the claim returns the turn and the status it had; its reply is running from now
+    // (the message's status and start, as an agent turn's when its run starts).
     const { rows } = await execSql<TurnRow & { previous_status: string }>(
       this.manager,
-      `WITH before AS (SELECT id, status FROM agent_chat_turns WHERE id = $1 FOR UPDATE)
-       UPDATE agent_chat_turns t SET ${TURN_LEASE.claimSet(2, 3, 4)}, status = 'running', attempts = t.attempts + 1, started_at = COALESCE(t.started_at, now()), updated_at = now()
-         FROM before
-        WHERE t.id = before.id AND t.runtime_kind IN ('model', 'external_agent') AND t.status IN ('queued', 'running') AND (t.lease_token IS NULL OR t.lease_token = $3 OR ${TURN_LEASE.expiredSql})
-        RETURNING t.*, before.status AS previous_status`,
+      `WITH before AS (SELECT id, status FROM agent_chat_turns WHERE id = $1 FOR UPDATE),
+       claimed AS (
+         UPDATE agent_chat_turns t SET ${TURN_LEASE.claimSet(2, 3, 4)}, status = 'running', attempts = t.attempts + 1, started_at = COALESCE(t.started_at, now()), updated_at = now()
+           FROM before
+          WHERE t.id = before.id AND t.runtime_kind IN ('model', 'external_agent') AND t.status IN ('queued', 'running') AND (t.lease_token IS NULL OR t.lease_token = $3 OR ${TURN_LEASE.expiredSql})
+          RETURNING t.*, before.status AS previous_status
+       ), reply AS (
+         UPDATE agent_chat_messages m SET status = 'running', started_at = COALESCE(m.started_at, claimed.started_at), updated_at = now()
+           FROM claimed WHERE m.id = claimed.assistant_message_id AND m.status IN ('queued', 'running')
+       )
+       SELECT * FROM claimed`,
       [id, owner, token, leaseMs],
     );
     if (rows[0]) {

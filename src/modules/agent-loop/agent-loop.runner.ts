@@ -28,6 +28,8 @@ import { type ConsumedGuidance, GuidanceRegistry } from './guidance-source';
 export const MAX_TOOL_CALLS_PER_RESPONSE = 16;
 const AGENTS_FILES = ['AGENTS.md', 'CLAUDE.md'];
 const AGENTS_MAX_BYTES = 8 * 1024;
+/** How long a cancelled run's last workspace diff may take (its own signal is aborted by then). */
+const DIFF_AFTER_CANCEL_MS = 30_000;
 
 /** The built-in tools a run offers the model: the task's `builtin_tools` (a saved agent's), else all. */
 const offeredBuiltins = (task: ExecutionContext['task']) =>
@@ -85,7 +87,13 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
         }
       }
       const base = await this.diffBase(ctx);
-      outcome = await this.loop(ctx, mcp);
+      try {
+        outcome = await this.loop(ctx, mcp);
+      } catch (err) {
+        // Cancelled mid-step (its write refused): what the run changed so far is still its diff (an Agent Chat turn's files).
+        if (base && ctx.signal.aborted) await this.captureDiff(ctx, base);
+        throw err;
+      }
       if (base && outcome.status !== 'awaiting_approval') await this.captureDiff(ctx, base);
     } finally {
       await mcp?.release();
@@ -117,12 +125,19 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
     return tree;
   }
 
-  /** The run's changes as a unified diff (`diff` artifact `workspace_diff`, with the base tree in its metadata). */
+  /**
+   * The run's changes as a unified diff (`diff` artifact `workspace_diff`, with the base tree in its metadata). After a
+   * cancel (the run's signal aborted, its lease released) it is still taken, bounded, and kept as the cancelled run's.
+   */
   private async captureDiff(ctx: ExecutionContext, base: string): Promise<void> {
+    const cancelled = ctx.signal.aborted;
     try {
-      const diff = await new WorkspaceGit(this.registry.sandbox(), this.config.tasks, ctx.workspace.path, ctx.signal).diff(base);
+      const signal = cancelled ? AbortSignal.timeout(DIFF_AFTER_CANCEL_MS) : ctx.signal;
+      const diff = await new WorkspaceGit(this.registry.sandbox(), this.config.tasks, ctx.workspace.path, signal).diff(base);
       if (diff === null) return;
-      await ctx.writer.addArtifact({ kind: 'diff', name: 'workspace_diff', mimeType: 'text/x-diff', content: diff, metadata: { base_tree: base } });
+      const artifact = { kind: 'diff', name: 'workspace_diff', mimeType: 'text/x-diff', content: diff, metadata: { base_tree: base } };
+      if (cancelled) await ctx.writer.addArtifactAfterCancel(artifact);
+      else await ctx.writer.addArtifact(artifact);
     } catch (err) {
       rootLogger().warn({ run_id: ctx.run.id, err: String(err) }, 'workspace diff not captured');
     }

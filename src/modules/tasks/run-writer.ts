@@ -132,6 +132,22 @@ export class RunWriter {
   }
 
   /**
+   * An artifact of the run's last state after an operator cancelled it (the cancel released the lease, so the guarded
+   * writes refuse): stored only while the run is `cancelled` and nobody holds it — never for a run taken over or
+   * handed on. False when refused.
+   */
+  async addArtifactAfterCancel(a: NewArtifact): Promise<boolean> {
+    return retryTransient(() =>
+      this.deps.events.transaction(async (tx) => {
+        const run = await this.deps.runs.lock(tx.manager, this.ref.tenantId, this.ref.runId);
+        if (run?.status !== 'cancelled' || run.leaseToken) return false;
+        await this.addArtifactIn(tx, a);
+        return true;
+      }, this.ref.origin),
+    );
+  }
+
+  /**
    * Runs one step with a durable dispatch record. A step completed by an earlier attempt is not run
    * again (its outcome is returned). A step an earlier attempt left `running` is never silently repeated, and crashes
    * are counted per step so a call that kills its worker cannot crash-loop (docs/security.md): a side effect is

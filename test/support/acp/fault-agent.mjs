@@ -8,6 +8,7 @@
 // Prompts (the first word decides; the default echoes):
 //   echo TEXT         streams "echo: TEXT" in three chunks, then end_turn
 //   write FILE TEXT   asks permission (kind edit), on allow writes TEXT to FILE in the session's cwd, then end_turn
+//   writejson JSON    like write, for files named by the keys of a JSON object (any name: quotes, spaces, tabs…)
 //   run CMD           asks permission (kind execute); on allow reports the command as completed
 //   slow MS TEXT      streams TEXT one character every MS ms (cancel stops it: stopReason cancelled)
 //   crash             streams one chunk, then exits 3
@@ -123,6 +124,15 @@ const app = acp
           await toolDone(client, sessionId, 'call_write', 'failed', 'permission denied');
           await chunk(client, sessionId, `not allowed to write ${file}`);
         }
+        return { stopReason: 'end_turn' };
+      }
+      case 'writejson': {
+        const files = JSON.parse(text.slice('writejson'.length).trim());
+        const allowed = await ask(client, sessionId, 'call_write', `Write ${Object.keys(files).length} files`, 'edit');
+        if (cancelled.has(sessionId)) return { stopReason: 'cancelled' };
+        if (allowed) for (const [file, body] of Object.entries(files)) writeFileSync(join(session.cwd, file), body);
+        await toolDone(client, sessionId, 'call_write', allowed ? 'completed' : 'failed', allowed ? 'wrote' : 'permission denied');
+        await chunk(client, sessionId, allowed ? `wrote ${Object.keys(files).length} files` : 'not allowed');
         return { stopReason: 'end_turn' };
       }
       case 'run': {

@@ -63,11 +63,20 @@ export class WorkspaceGit {
     }
   }
 
-  /** Unified diff from `base` (a tree id) to the working tree now, optionally limited to `paths`. */
+  /** Unified diff from `base` (a tree id) to the working tree now, optionally limited to `paths` (names, never globs). */
   async diff(base: string, paths: string[] = []): Promise<string | null> {
     const now = await this.tree();
     if (!now) return null;
-    const d = await this.git(['diff', '--no-color', '--no-ext-diff', '--binary', '-M', base, now, ...(paths.length ? ['--', ...paths] : [])]);
+    const d = await this.git([
+      'diff',
+      '--no-color',
+      '--no-ext-diff',
+      '--binary',
+      '-M',
+      base,
+      now,
+      ...(paths.length ? ['--', ...paths.map((p) => `:(literal)${p}`)] : []),
+    ]);
     return d.ok ? d.out : null;
   }
 
