@@ -31,7 +31,7 @@ async function allowedUpstream(): Promise<{ server: Server; port: number; hits: 
 
 /** A shell task with network that runs `lines` (each `name|command`), printing `name => output` per line. */
 async function shellProbe(c: Client, lines: Array<[string, string]>): Promise<Map<string, string>> {
-  const script = lines.map(([name, cmd]) => `printf '%s => %s\\n' '${name}' "$( (${cmd}) 2>&1 | tail -c 400 | tr '\\n\\r' '  ')"`).join('\n');
+  const script = lines.map(([name, cmd]) => `printf '%s => %s\\n' '${name}' "$( (${cmd}) 2>&1 | tail -c 4000 | tr '\\n\\r' '  ')"`).join('\n');
   const { taskId, runId } = await c.startTask({ execution_kind: 'shell', shell_command: script, sandbox_network: true });
   const run = await c.waitStatus(taskId, runId, ['completed', 'failed'], 120_000);
   const artifacts = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/artifacts`)) as unknown as Json[];
