@@ -77,6 +77,9 @@ describe('built-in tools: the schemas the model is sent and the arguments they a
     expect(await refused('git_diff', { path: false })).toBe('path must be a string');
     expect(await refused('http_request', { method: 'GET' })).toBe('url is required');
     expect(await refused('http_request', { url: 'https://example.com', body: 1 })).toBe('body must be a string');
+    // headers were taken unchecked before zod read them; now they must be what the schema says.
+    expect(await refused('http_request', { url: 'https://example.com', headers: 'accept: */*' })).toBe('headers must be an object');
+    expect(await refused('http_request', { url: 'https://example.com', headers: { accept: 1 } })).toBe('headers.accept must be a string');
   });
 
   it('treats null and empty optional arguments as absent, ignores unknown ones, and writes an empty file', async () => {
