@@ -1,6 +1,8 @@
 // @ts-check
 /**
  * Module boundaries (STYLE rule 14, DESIGN §5), checked by `npm run lint` (depcruise src libs).
+ * - a module imports another module only along a reviewed arrow of docs/module-graph.json (drawn in
+ *   docs/architecture.md); a module missing from that list imports no other module;
  * - no cycles, type-only imports included;
  * - a module's public face is its index.ts: another module (or core, or the composition root) imports
  *   `@modules/<name>` and never a file behind it; tests (*.spec.ts) may reach internals;
@@ -8,13 +10,36 @@
  * - nothing imports an edge (gateway, mcp-server, acp) except the composition root (src/*.ts) that mounts it;
  * - Fastify only in controllers, core/http and the edges;
  * - no entity crosses a module: an index.ts never re-exports an *.entity.ts (aliases are caught by
- *   scripts/check-entity-exports.mjs, which reads types).
+ *   test/lint/entity-exports.mjs, which reads types).
  */
-const EDGES = '(gateway|mcp-server|acp)';
+const graph = require('./docs/module-graph.json');
+
+const EDGES = `(${graph.edges.join('|')})`;
 const NOT_TEST = '\\.(spec|int-spec|e2e-spec)\\.ts$';
+const MODULES = Object.keys(graph.modules);
+
+/** One rule per module: the modules it may import are itself and the targets of its reviewed arrows. */
+const reviewedArrows = MODULES.map((name) => {
+  const targets = Object.keys(graph.modules[name].imports);
+  return {
+    name: 'module-arrow-not-reviewed',
+    severity: 'error',
+    comment: `${name} imports ${targets.join(', ') || 'no other module'} (docs/module-graph.json): a new arrow is reviewed there first, with why.`,
+    from: { path: `^src/modules/${name}/`, pathNot: NOT_TEST },
+    to: { path: '^src/modules/[^/]+/', pathNot: `^src/modules/(${[name, ...targets].join('|')})/` },
+  };
+});
 
 module.exports = {
   forbidden: [
+    ...reviewedArrows,
+    {
+      name: 'module-not-in-graph',
+      severity: 'error',
+      comment: 'A module missing from docs/module-graph.json imports no other module: add it there, with its reviewed arrows.',
+      from: { path: '^src/modules/([^/]+)/', pathNot: [`^src/modules/(${MODULES.join('|')})/`, NOT_TEST] },
+      to: { path: '^src/modules/', pathNot: '^src/modules/$1/' },
+    },
     {
       name: 'no-circular',
       severity: 'error',
@@ -35,6 +60,13 @@ module.exports = {
       comment: 'The composition root (src/*.ts) imports modules through their index.ts too.',
       from: { path: '^src/[^/]+\\.ts$', pathNot: NOT_TEST },
       to: { path: '^src/modules/[^/]+/.+', pathNot: '^src/modules/[^/]+/index\\.ts$' },
+    },
+    {
+      name: 'contracts-import-nothing-of-ours',
+      severity: 'error',
+      comment: 'libs/contracts is the wire vocabulary clients share: it imports nothing of ours.',
+      from: { path: '^libs/contracts/' },
+      to: { path: '^(src|libs)/', pathNot: '^libs/contracts/' },
     },
     {
       name: 'no-core-to-modules',

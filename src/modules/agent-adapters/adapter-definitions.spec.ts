@@ -20,6 +20,12 @@ describe('adapter definitions', () => {
     expect(satisfies('1.0.0', '=1.0.0')).toBe(true);
     expect(satisfies(undefined, '>=1.0.0')).toBeUndefined();
     expect(satisfies('1.0.0', '')).toBeUndefined();
+    expect(satisfies('1.0.0', 'banana')).toBeUndefined();
+    // A prerelease tag or a short version is read as its release, as before; npm's range syntax is accepted whole.
+    expect(satisfies('2.3.4-beta.1', '>=2.3.4 <3')).toBe(true);
+    expect(satisfies('2', '>=2.0.0')).toBe(true);
+    expect(satisfies('2.5.0', '1.x || >=2.4.0 <3')).toBe(true);
+    expect(satisfies('2.1.0', '1.x || >=2.4.0 <3')).toBe(false);
   });
 
   it('parses operator-defined adapters and names every problem at once', () => {
@@ -52,5 +58,8 @@ describe('adapter definitions', () => {
     expect(message).toContain('GATEWAY_AGENT_ADAPTERS[1].command is required');
     expect(message).toContain('GATEWAY_AGENT_ADAPTERS[2].args must be an array of strings');
     expect(message).toContain('GATEWAY_AGENT_ADAPTERS[2].supported_range is not a version range');
+    expect(() => parseOperatorAdapters(JSON.stringify([{ id: 'blank', command: 'x', supported_range: '  ' }]))).toThrow(
+      'GATEWAY_AGENT_ADAPTERS[0].supported_range is not a version range',
+    );
   });
 });

@@ -3,6 +3,7 @@
  * ones and those the operator defines in GATEWAY_AGENT_ADAPTERS. Pure data and checks; discovery (what is installed
  * here, its version and auth hint) runs on a worker (adapter-discovery.ts).
  */
+import { coerce, satisfies as semverSatisfies, validRange } from 'semver';
 
 /** How an installed npm package starts the adapter: a platform binary in another package, or a Node script. */
 export interface InstalledLaunch {
@@ -166,7 +167,7 @@ export function parseOperatorAdapters(raw: string): AdapterDefinition[] {
     if (entry.args !== undefined && !strings(entry.args)) problems.push(`${at}.args must be an array of strings`);
     if (entry.env !== undefined && !strings(entry.env)) problems.push(`${at}.env must be an array of variable names (an allowlist)`);
     if (entry.auth_env !== undefined && !strings(entry.auth_env)) problems.push(`${at}.auth_env must be an array of variable names`);
-    if (entry.supported_range !== undefined && (typeof entry.supported_range !== 'string' || !parseRange(entry.supported_range)))
+    if (entry.supported_range !== undefined && (typeof entry.supported_range !== 'string' || !isRange(entry.supported_range)))
       problems.push(`${at}.supported_range is not a version range (e.g. ">=1.2.0 <2.0.0")`);
     if (problems.length) return;
     out.push({
@@ -187,43 +188,20 @@ export function parseOperatorAdapters(raw: string): AdapterDefinition[] {
   return out;
 }
 
-type Version = [number, number, number];
-
 /** The first semver-shaped token of `text` ("codex-acp 0.16.0 (abc)" → "0.16.0"). */
 export function firstVersion(text: string): string | undefined {
   return /(?<![\d.])(\d+\.\d+\.\d+)/.exec(text)?.[1];
 }
 
-const parseVersion = (v: string): Version | null => {
-  const m = /^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?/.exec(v.trim());
-  return m ? [Number(m[1]), Number(m[2] ?? 0), Number(m[3] ?? 0)] : null;
-};
-const compare = (a: Version, b: Version): number => a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
+/** An npm version range (`>=1.2.0 <2.0.0`, `^1.2.0`, `~1.2`, `1.x || 2.x`, …); a blank one is none. */
+const isRange = (range: string): boolean => range.trim() !== '' && validRange(range) !== null;
 
-type Comparator = { op: '>=' | '>' | '<=' | '<' | '='; v: Version };
-
-/** A space-separated conjunction of `>=1.2.0`, `<2`, `=1.0.0`, `^1.2.0`, `~1.2.0`; null when it is not one. */
-function parseRange(range: string): Comparator[] | null {
-  const out: Comparator[] = [];
-  for (const part of range.trim().split(/\s+/)) {
-    const m = /^(>=|<=|>|<|=|\^|~)?(.+)$/.exec(part);
-    const v = m && parseVersion(m[2]);
-    if (!m || !v) return null;
-    const op = m[1] ?? '=';
-    if (op === '^') out.push({ op: '>=', v }, { op: '<', v: v[0] > 0 ? [v[0] + 1, 0, 0] : [0, v[1] + 1, 0] });
-    else if (op === '~') out.push({ op: '>=', v }, { op: '<', v: [v[0], v[1] + 1, 0] });
-    else out.push({ op: op as Comparator['op'], v });
-  }
-  return out.length ? out : null;
-}
-
-/** Whether `version` satisfies `range`; undefined when either is missing or unreadable. */
+/**
+ * Whether `version` satisfies `range` (npm's semver rules; a prerelease tag or missing minor/patch of the version is
+ * ignored: "2.3.4-beta.1" counts as 2.3.4, "2" as 2.0.0); undefined when either is missing or unreadable.
+ */
 export function satisfies(version: string | undefined, range: string): boolean | undefined {
-  const v = version ? parseVersion(version) : null;
-  const r = range ? parseRange(range) : null;
-  if (!v || !r) return undefined;
-  return r.every(({ op, v: w }) => {
-    const c = compare(v, w);
-    return op === '>=' ? c >= 0 : op === '>' ? c > 0 : op === '<=' ? c <= 0 : op === '<' ? c < 0 : c === 0;
-  });
+  const v = version ? coerce(version) : null;
+  if (!v || !isRange(range)) return undefined;
+  return semverSatisfies(v, range);
 }

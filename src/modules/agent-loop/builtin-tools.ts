@@ -1,4 +1,5 @@
 import { StringDecoder } from 'node:string_decoder';
+import { z } from 'zod';
 import { storableText } from '@core/database/storable';
 import {
   commandEnv,
@@ -28,18 +29,59 @@ const MAX_LIST = 500;
 const MAX_MATCHES = 200;
 const MAX_LINE_CHARS = 64 * 1024;
 
-const str = (v: unknown, name: string, required = true): string => {
-  if (v === undefined || v === null || v === '') {
-    if (required) throw new ToolInputError(`${name} is required`);
-    return '';
-  }
-  if (typeof v !== 'string') throw new ToolInputError(`${name} must be a string`);
-  return v;
-};
-const object = (properties: Record<string, unknown>, required: string[]) => ({ type: 'object', properties, required, additionalProperties: false });
-const S = (description: string) => ({ type: 'string', description });
-
 export class ToolInputError extends Error {}
+
+/** A string the tool needs: missing, null or '' is "<name> is required". */
+const needed = (description: string) =>
+  z
+    .string()
+    .describe(description)
+    .refine((v) => v !== '', { error: 'is required' });
+/** A string the tool can do without ('' counts as not given). */
+const optional = (description: string) => z.string().describe(description).optional();
+/** On only when `true`; any other value leaves it off, as it always did. */
+const flag = () => z.boolean().optional().catch(undefined);
+
+/**
+ * The schema as the model has always been sent it: no `$schema`, `required` always listed, unknown arguments
+ * discouraged; no fallback shown as a default, no `propertyNames` (object keys are strings anyway).
+ */
+function parametersOf(input: z.ZodObject): Record<string, unknown> {
+  const json = z.toJSONSchema(input, {
+    override: ({ jsonSchema }) => {
+      delete jsonSchema.default;
+      delete jsonSchema.propertyNames;
+    },
+  });
+  return { type: 'object', properties: json.properties ?? {}, required: json.required ?? [], additionalProperties: false };
+}
+
+/** The arguments as `input` reads them, or a ToolInputError naming the first bad one ("path is required"). */
+function parseArgs<S extends z.ZodObject>(input: S, args: Record<string, unknown>): z.output<S> {
+  const given = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== null));
+  const parsed = input.safeParse(given);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const name = issue.path.join('.');
+  if (issue.code === 'invalid_type' && issue.path.length === 1 && given[name] === undefined) throw new ToolInputError(`${name} is required`);
+  if (issue.code === 'invalid_type') throw new ToolInputError(`${name} must be ${issue.expected === 'record' ? 'an object' : `a ${issue.expected}`}`);
+  throw new ToolInputError(`${name} ${issue.message}`);
+}
+
+interface ToolSpec<S extends z.ZodObject> extends Omit<BuiltinTool, 'parameters' | 'run'> {
+  input: S;
+  run(args: z.output<S>, ctx: ToolContext): Promise<ToolResult>;
+}
+
+/**
+ * A built-in tool whose arguments are one zod object: its JSON Schema is what the model is sent, its parse what the
+ * tool accepts, with the leniencies the tools always had (null means "not given", unknown arguments are ignored).
+ */
+const tool = <S extends z.ZodObject>({ input, run, ...spec }: ToolSpec<S>): BuiltinTool => ({
+  ...spec,
+  parameters: parametersOf(input),
+  run: async (args, ctx) => run(parseArgs(input, args), ctx),
+});
 
 const fail = (text: string): ToolResult => ({ text, isError: true });
 
@@ -128,73 +170,72 @@ async function runCommand(argv: string[], ctx: ToolContext, extraEnv: Record<str
 }
 
 export const BUILTIN_TOOLS: BuiltinTool[] = [
-  {
+  tool({
     name: 'read_file',
     description: 'Read a text file of the workspace.',
-    parameters: object({ path: S('Path relative to the workspace') }, ['path']),
+    input: z.object({ path: needed('Path relative to the workspace') }),
     classification: 'read_only',
-    async run(args, ctx) {
-      const path = await ctx.workspace.resolve(str(args.path, 'path'), 'path');
+    async run({ path: requested }, ctx) {
+      const path = await ctx.workspace.resolve(requested, 'path');
       // Only the head of the file is read (a huge file never enters memory whole).
       const head = await fileFailure(() => withWorkspaceFile(ctx.workspace.path, path, (file) => readHead(file, MAX_READ_BYTES)));
       if (isResult(head)) return head;
-      if (head === null) return fail(`${String(args.path)} does not exist`);
-      if (head.data.includes(0)) return fail(`${String(args.path)} is a binary file`);
+      if (head === null) return fail(`${requested} does not exist`);
+      if (head.data.includes(0)) return fail(`${requested} is a binary file`);
       const text = head.data.toString('utf8');
       if (!head.truncated) return { text, isError: false };
       return { text: `${text}\n[truncated: the first ${MAX_READ_BYTES} of ${head.size} bytes]`, isError: false };
     },
-  },
-  {
+  }),
+  tool({
     name: 'list_dir',
     description: 'List a directory of the workspace (directories end with /).',
-    parameters: object({ path: S('Directory relative to the workspace (default .)') }, []),
+    input: z.object({ path: optional('Directory relative to the workspace (default .)') }),
     classification: 'read_only',
-    async run(args, ctx) {
-      const dir = await ctx.workspace.resolve(str(args.path, 'path', false) || '.', 'path');
+    async run({ path: requested }, ctx) {
+      const dir = await ctx.workspace.resolve(requested || '.', 'path');
       const listed = await fileFailure(() => listWorkspaceDir(ctx.workspace.path, dir));
       if (isResult(listed)) return listed;
-      if (listed === null) return fail(`${String(args.path ?? '.')} does not exist`);
+      if (listed === null) return fail(`${requested ?? '.'} does not exist`);
       const entries = listed.sort((a, b) => a.name.localeCompare(b.name));
       const lines = entries.slice(0, MAX_LIST).map((e) => (e.isDirectory() ? `${e.name}/` : e.name));
       if (entries.length > MAX_LIST) lines.push(`[${entries.length - MAX_LIST} more]`);
       return { text: lines.join('\n') || '(empty)', isError: false };
     },
-  },
-  {
+  }),
+  tool({
     name: 'glob',
     description: 'Find workspace files whose path matches a glob pattern (e.g. src/**/*.ts).',
-    parameters: object({ pattern: S('Glob pattern relative to the workspace') }, ['pattern']),
+    input: z.object({ pattern: needed('Glob pattern relative to the workspace') }),
     classification: 'read_only',
-    async run(args, ctx) {
-      const pattern = str(args.pattern, 'pattern');
+    run({ pattern }, ctx) {
       const root = ctx.workspace.path;
       return runScan(ctx, { kind: 'glob', root, base: root, pattern, maxMatches: MAX_MATCHES }, 'glob');
     },
-  },
-  {
+  }),
+  tool({
     name: 'grep',
     description: 'Search workspace files for a regular expression; returns path:line: text.',
-    parameters: object({ pattern: S('JavaScript regular expression'), path: S('Directory or file (default .)'), glob: S('Only files matching this glob') }, [
-      'pattern',
-    ]),
+    input: z.object({
+      pattern: needed('JavaScript regular expression'),
+      path: optional('Directory or file (default .)'),
+      glob: optional('Only files matching this glob'),
+    }),
     classification: 'read_only',
-    async run(args, ctx) {
-      const pattern = str(args.pattern, 'pattern');
-      const base = await ctx.workspace.resolve(str(args.path, 'path', false) || '.', 'path');
-      const glob = str(args.glob, 'glob', false);
+    async run({ pattern, path, glob }, ctx) {
+      const base = await ctx.workspace.resolve(path || '.', 'path');
       return runScan(ctx, { kind: 'grep', root: ctx.workspace.path, base, pattern, glob: glob || undefined, maxMatches: MAX_MATCHES }, 'grep');
     },
-  },
-  {
+  }),
+  tool({
     name: 'file_write',
     description: 'Create or overwrite a workspace file with the given content.',
-    parameters: object({ path: S('Path relative to the workspace'), content: S('The whole new content') }, ['path', 'content']),
+    // content may be empty (an empty file).
+    input: z.object({ path: needed('Path relative to the workspace'), content: z.string().describe('The whole new content') }),
     classification: 'side_effecting',
-    async run(args, ctx) {
+    async run({ path, content }, ctx) {
       if (ctx.workspace.readOnly) return fail('the workspace is read-only (sandbox_read_only=true)');
-      const target = await ctx.workspace.resolve(str(args.path, 'path'), 'path');
-      const content = typeof args.content === 'string' ? args.content : str(args.content, 'content');
+      const target = await ctx.workspace.resolve(path, 'path');
       const rel = await relativeInside(ctx.workspace.path, target);
       const before = await fileFailure(() => readCurrent(ctx.workspace.path, target));
       if (isResult(before)) return before;
@@ -205,33 +246,29 @@ export const BUILTIN_TOOLS: BuiltinTool[] = [
         artifacts: [patchArtifact(rel, 'write', before, content, 'applied')],
       };
     },
-  },
-  {
+  }),
+  tool({
     name: 'file_edit',
     description:
       'Replace exactly one occurrence of old_string with new_string in a workspace file. With propose=true the change is recorded as a proposed patch and not applied.',
-    parameters: object(
-      {
-        path: S('Path relative to the workspace'),
-        old_string: S('Exact text to replace (must occur once)'),
-        new_string: S('Replacement'),
-        propose: { type: 'boolean' },
-      },
-      ['path', 'old_string', 'new_string'],
-    ),
+    input: z.object({
+      path: needed('Path relative to the workspace'),
+      old_string: needed('Exact text to replace (must occur once)'),
+      // Anything but a string (or nothing) deletes old_string, as it always did.
+      new_string: z.string().describe('Replacement').catch(''),
+      propose: flag(),
+    }),
     classification: 'side_effecting',
-    async run(args, ctx) {
-      const target = await ctx.workspace.resolve(str(args.path, 'path'), 'path');
+    async run({ path, old_string: oldString, new_string: newString, propose }, ctx) {
+      const target = await ctx.workspace.resolve(path, 'path');
       const rel = await relativeInside(ctx.workspace.path, target);
-      const oldString = str(args.old_string, 'old_string');
-      const newString = typeof args.new_string === 'string' ? args.new_string : '';
       const before = await fileFailure(() => readCurrent(ctx.workspace.path, target));
       if (isResult(before)) return before;
       if (before === null) return fail(`${rel} does not exist`);
       const count = before.split(oldString).length - 1;
       if (count !== 1) return fail(`old_string occurs ${count} times in ${rel}; it must occur exactly once`);
       const after = before.replace(oldString, () => newString);
-      if (args.propose === true) {
+      if (propose === true) {
         const artifact = patchArtifact(rel, 'edit', before, after, 'proposed');
         return { text: `proposed a change to ${rel} (patch ${artifact.id}); it is not applied`, isError: false, artifacts: [artifact] };
       }
@@ -239,66 +276,58 @@ export const BUILTIN_TOOLS: BuiltinTool[] = [
       await writeCurrent(ctx.workspace.path, target, after);
       return { text: `edited ${rel}`, isError: false, artifacts: [patchArtifact(rel, 'edit', before, after, 'applied')] };
     },
-  },
-  {
+  }),
+  tool({
     name: 'shell_exec',
     description: 'Run a shell command (/bin/sh -c) in the workspace, sandboxed, with a timeout and an output cap.',
-    parameters: object({ command: S('The command line') }, ['command']),
+    input: z.object({ command: needed('The command line') }),
     classification: 'side_effecting',
-    run: (args, ctx) => runCommand(['/bin/sh', '-c', str(args.command, 'command')], ctx),
-  },
-  {
+    run: ({ command }, ctx) => runCommand(['/bin/sh', '-c', command], ctx),
+  }),
+  tool({
     name: 'git_exec',
     description: 'Run one git command in the workspace (e.g. "commit -am msg"); options that run other programs are refused.',
-    parameters: object({ command: S('git arguments, with or without the leading git') }, ['command']),
+    input: z.object({ command: needed('git arguments, with or without the leading git') }),
     classification: 'side_effecting',
-    async run(args, ctx) {
-      const argv = gitArgv(str(args.command, 'command'));
+    async run({ command }, ctx) {
+      const argv = gitArgv(command);
       if (!argv) return fail('command must be a git command line (quotes must be closed)');
       const problem = gitArgvProblem(argv);
       if (problem) return fail(problem);
       return runCommand(argv, ctx, GIT_ENV);
     },
-  },
-  {
+  }),
+  tool({
     name: 'git_status',
     description: 'git status --short --branch of the workspace.',
-    parameters: object({}, []),
+    input: z.object({}),
     classification: 'read_only',
     run: (_args, ctx) => runCommand(['git', 'status', '--short', '--branch'], ctx, GIT_ENV, false),
-  },
-  {
+  }),
+  tool({
     name: 'git_diff',
     description: 'git diff of the workspace (optionally --staged or one path).',
-    parameters: object({ path: S('Limit to this path'), staged: { type: 'boolean' } }, []),
+    input: z.object({ path: optional('Limit to this path'), staged: flag() }),
     classification: 'read_only',
-    async run(args, ctx) {
+    async run({ path, staged }, ctx) {
       const argv = ['git', 'diff'];
-      if (args.staged === true) argv.push('--staged');
-      const path = str(args.path, 'path', false);
+      if (staged === true) argv.push('--staged');
       if (path) argv.push('--', await relativeInside(ctx.workspace.path, await ctx.workspace.resolve(path, 'path')));
       return runCommand(argv, ctx, GIT_ENV, false);
     },
-  },
-  {
+  }),
+  tool({
     name: 'http_request',
     description: 'Make an HTTP(S) request (GET by default). Private, loopback, link-local and metadata addresses are refused.',
-    parameters: object(
-      { url: S('http(s) URL'), method: S('GET, POST, …'), body: S('Request body'), headers: { type: 'object', additionalProperties: { type: 'string' } } },
-      ['url'],
-    ),
+    input: z.object({
+      url: needed('http(s) URL'),
+      method: optional('GET, POST, …'),
+      body: optional('Request body'),
+      headers: z.record(z.string(), z.string()).optional(),
+    }),
     classification: 'side_effecting',
-    run: (args, ctx) =>
-      httpRequest(
-        {
-          url: str(args.url, 'url'),
-          method: str(args.method, 'method', false) || 'GET',
-          body: str(args.body, 'body', false),
-          headers: (args.headers as Record<string, string>) ?? {},
-        },
-        ctx,
-      ),
-  },
+    run: ({ url, method, body, headers }, ctx) => httpRequest({ url, method: method || 'GET', body: body ?? '', headers: headers ?? {} }, ctx),
+  }),
 ];
 
 export const BUILTIN_BY_NAME = new Map(BUILTIN_TOOLS.map((t) => [t.name, t]));
