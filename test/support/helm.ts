@@ -73,9 +73,14 @@ function work(): Workspace {
     `kind: ${NOTES_KIND}\nnotes: {{ include (print .Template.BasePath "/NOTES.txt") . | toJson }}\n`,
   );
   workspace = { dir, chart, files: 0 };
-  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   return workspace;
 }
+
+// Jest evaluates this module once per test file: its workspace goes with the file's last test.
+afterAll(() => {
+  if (workspace) rmSync(workspace.dir, { recursive: true, force: true });
+  workspace = undefined;
+});
 
 function valuesArgs(values: ValuesSource[]): string[] {
   const { dir } = work();
