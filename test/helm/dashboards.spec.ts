@@ -4,7 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { load } from 'js-yaml';
-import { dashboardQueries, loadDashboards, metricNamesOf } from '../support/dashboards';
+import { DASHBOARDS_DIR, dashboardQueries, loadDashboards, metricNamesOf } from '../support/dashboards';
+import { dig, renderChart } from '../support/helm';
 
 const chartDir = resolve(__dirname, '../../helm/hecate');
 
@@ -53,5 +54,21 @@ describe('helm chart: Grafana dashboards', () => {
     expect(template).toContain('$.Files.Get $path');
     expect(template).toContain('$.Values.dashboards.labels');
     expect(template).toContain('$.Values.dashboards.annotations');
+  });
+
+  it('render with helm as one ConfigMap per board holding the file as shipped, with the labels and annotations asked for', () => {
+    const existingSecret = { secrets: { existingSecret: 'hecate-credentials' } };
+    expect(renderChart(existingSecret).documents.filter((doc) => doc.kind === 'ConfigMap')).toEqual([]);
+    const rendered = renderChart(existingSecret, { dashboards: { enabled: true, annotations: { 'grafana.example/folder': 'Hecate' } } });
+    const configMaps = rendered.documents.filter((doc) => doc.kind === 'ConfigMap');
+    expect(configMaps.map((doc) => dig(doc, 'metadata', 'name'))).toEqual(dashboards.map((d) => `rel-hecate-dashboards-${d.file.replace(/\.json$/, '')}`));
+    for (const [i, configMap] of configMaps.entries()) {
+      const file = dashboards[i].file;
+      expect(dig(configMap, 'metadata', 'labels')).toMatchObject({ grafana_dashboard: '1', 'app.kubernetes.io/component': 'dashboards' });
+      expect(dig(configMap, 'metadata', 'annotations')).toEqual({ 'grafana.example/folder': 'Hecate' });
+      const data = dig(configMap, 'data') as Record<string, string>;
+      expect(Object.keys(data)).toEqual([`hecate-${file}`]);
+      expect(data[`hecate-${file}`]).toBe(readFileSync(resolve(DASHBOARDS_DIR, file), 'utf8').replace(/\n$/, ''));
+    }
   });
 });

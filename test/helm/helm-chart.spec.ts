@@ -1,13 +1,13 @@
-// Static checks of the deployment artefacts (Helm chart, docker-compose.yml, Dockerfile).
-// No helm binary or Docker engine is needed: the values are validated against the chart's JSON
-// Schema with Ajv, and templates are parsed as YAML after a crude neutralisation of `{{ ... }}`.
-// helm-render.spec.ts renders the chart; helm-values.spec.ts checks what the templates reference.
+// Checks of the deployment artefacts (Helm chart, docker-compose.yml, Dockerfile). The values are
+// validated against the chart's JSON Schema with Ajv and by helm itself, the chart passes `helm lint
+// --strict`, and every template renders with the real helm (no Docker engine is needed).
+// helm-render.spec.ts checks the rendered manifests; helm-values.spec.ts checks what the templates reference.
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import Ajv, { type AnySchemaObject, type ErrorObject, type ValidateFunction } from 'ajv';
 import { CORE_SCHEMA, load, loadAll, mergeTag } from 'js-yaml';
-import { dig, isYamlMap as isMap, mergeValues, readYamlMap, type YamlMap } from '../support/helm/chart';
-import { readSchema } from '../support/helm/values-schema';
+import { readSchema } from '../support/chart-values/values-schema';
+import { dig, isYamlMap as isMap, lintChart, mergeValues, readYamlMap, renderChart, type Rendered, type YamlMap } from '../support/helm';
 
 const repoRoot = path.resolve(__dirname, '../..');
 const chartDir = path.join(repoRoot, 'helm', 'hecate');
@@ -81,6 +81,21 @@ describe('helm chart: values.schema.json', () => {
     const ciValues = readYamlMap(path.join(chartDir, 'ci', file));
     expect(errorsFor(ciValues)).toEqual([]);
     expect(errorsFor(mergeValues(defaults, ciValues))).toEqual([]);
+  });
+
+  it.each(ciFiles)('passes helm lint --strict with ci/%s', (file) => {
+    expect(lintChart(path.join(chartDir, 'ci', file))).toContain('1 chart(s) linted, 0 chart(s) failed');
+  });
+
+  it('is enforced by helm itself: a wrong type, an unknown key and a bad enum are refused before rendering', () => {
+    const withSecret = { secrets: { existingSecret: 'hecate-credentials' } };
+    const schemaError = /values don't meet the specifications of the schema/;
+    expect(() => renderChart(withSecret, { api: { replicaCount: 'two' } })).toThrow(schemaError);
+    expect(() => renderChart(withSecret, { api: { replicaCount: 'two' } })).toThrow(/api\.replicaCount: Invalid type\. Expected: integer, given: string/);
+    expect(() => renderChart(withSecret, { replicaCount: 2 })).toThrow(/\(root\): Additional property replicaCount is not allowed/);
+    expect(() => renderChart(withSecret, { worker: { queue: 'tasks' } })).toThrow(/worker: Additional property queue is not allowed/);
+    expect(() => renderChart(withSecret, { image: { pullPolicy: 'Sometimes' } })).toThrow(/image\.pullPolicy must be one of the following/);
+    expect(() => lintChart(withSecret, { api: { replicaCount: 'two' } })).toThrow(/1 chart\(s\) failed/);
   });
 
   it('rejects a pool without a name or with a key worker.* does not have, and bad KEDA / NetworkPolicy / workspaces values', () => {
@@ -160,6 +175,8 @@ describe('helm chart: Chart.yaml', () => {
 describe('helm chart: templates', () => {
   const helpers = readText(templatesDir, '_helpers.tpl');
   const files = templateFiles();
+  let everything: Rendered | undefined;
+  let chartSecret: Rendered | undefined;
 
   it('has the expected templates', () => {
     expect(files).toEqual(
@@ -202,6 +219,18 @@ describe('helm chart: templates', () => {
     const defined = new Set([...helpers.matchAll(/define "([^"]+)"/g)].map((match) => match[1]));
     const included = [...source.matchAll(/include "([^"]+)"/g)].map((match) => match[1]);
     expect(included.filter((name) => !defined.has(name))).toEqual([]);
+  });
+
+  it.each(files)('%s renders with helm to manifests with kind and apiVersion (every feature on, or chart-rendered credentials)', (file) => {
+    everything ??= renderChart(path.join(chartDir, 'ci', 'values-pools.yaml'), { dashboards: { enabled: true }, api: { ingress: { enabled: true } } });
+    chartSecret ??= renderChart(path.join(chartDir, 'ci', 'values-ci.yaml'));
+    const rendered = everything.sources.get(file) ?? chartSecret.sources.get(file) ?? [];
+    expect(rendered.length).toBeGreaterThan(0);
+    for (const document of rendered) {
+      expect(typeof document.kind).toBe('string');
+      expect(typeof document.apiVersion).toBe('string');
+      expect(typeof dig(document, 'metadata', 'name')).toBe('string');
+    }
   });
 
   it('api Deployment probes /healthz (liveness) and /readyz (readiness) on its http port', () => {

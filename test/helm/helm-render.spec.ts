@@ -1,16 +1,13 @@
-// The chart rendered as `helm template` would (test/support/helm renders Go templates with Helm's functions;
-// no helm binary exists on these machines), then the manifests checked as Kubernetes would read them.
+// The chart rendered by the real `helm template` (helm 3.17, test/support/helm-binary.ts), then the manifests
+// checked as Kubernetes would read them.
 import { readdirSync } from 'node:fs';
 import * as path from 'node:path';
-import { dig, isYamlMap, loadChart, renderChart, type Rendered, type YamlMap } from '../support/helm/chart';
+import { CHART_DIR as chartDir, dig, isYamlMap, renderChart as render, type Rendered, type YamlMap } from '../support/helm';
 
-const chartDir = path.resolve(__dirname, '../../helm/hecate');
-const chart = loadChart(chartDir);
 const ciFile = (name: string): string => path.join(chartDir, 'ci', name);
 const ciFiles = readdirSync(path.join(chartDir, 'ci')).filter((file) => file.endsWith('.yaml'));
 const existingSecret = { secrets: { existingSecret: 'hecate-credentials' } };
 
-const render = (...values: Array<string | YamlMap>): Rendered => renderChart(chart, { values });
 const ofKind = (rendered: Rendered, kind: string): YamlMap[] => rendered.documents.filter((doc) => doc.kind === kind);
 const named = (rendered: Rendered, kind: string, name: string): YamlMap => {
   const found = ofKind(rendered, kind).find((doc) => dig(doc, 'metadata', 'name') === name);

@@ -1,16 +1,15 @@
 // The chart's values, templates and schema agree: every value a template references exists in values.yaml
 // or the schema, every value values.yaml documents is used by a template and described by the schema.
-// References are found by walking the parsed templates (test/support/helm/value-references.ts says how,
-// and what it does not follow).
+// References are found by walking the parsed templates (test/support/chart-values/value-references.ts says how,
+// and what it does not follow): helm renders the chart but reports no value it reads.
 import * as path from 'node:path';
-import { isYamlMap, loadChart, type YamlMap } from '../support/helm/chart';
-import { findValueReferences } from '../support/helm/value-references';
-import { ValuesSchema, readSchema } from '../support/helm/values-schema';
+import { findChartValueReferences } from '../support/chart-values/value-references';
+import { ValuesSchema, readSchema } from '../support/chart-values/values-schema';
+import { CHART_DIR as chartDir, isYamlMap, readYamlMap, type YamlMap } from '../support/helm';
 
-const chartDir = path.resolve(__dirname, '../../helm/hecate');
-const chart = loadChart(chartDir);
+const defaults = readYamlMap(path.join(chartDir, 'values.yaml'));
 const schema = new ValuesSchema(readSchema(chartDir));
-const { references, wholeUses } = findValueReferences(chart.files, chart.defines);
+const { references, wholeUses } = findChartValueReferences(chartDir);
 const referenced = new Set(references.map((reference) => reference.path));
 
 /** values.yaml's keys, down through objects whose schema declares properties (free-form maps are data). */
@@ -29,7 +28,7 @@ function documentedKeys(): string[][] {
       walk(child, properties[key], [...at, key]);
     }
   };
-  walk(chart.defaults, schema.root, []);
+  walk(defaults, schema.root, []);
   return keys;
 }
 
@@ -78,8 +77,8 @@ describe('helm chart: values referenced by the templates', () => {
     const worker = schema.properties(schema.properties(schema.root)?.worker) ?? {};
     const poolItem = schema.resolve(schema.resolve(worker.pools)?.items);
     const poolKeys = Object.keys(schema.properties(poolItem) ?? {});
-    const defaults = chart.defaults.worker as YamlMap;
-    expect(poolKeys.filter((key) => key !== 'name' && !(key in defaults))).toEqual([]);
+    const workerDefaults = defaults.worker as YamlMap;
+    expect(poolKeys.filter((key) => key !== 'name' && !(key in workerDefaults))).toEqual([]);
     // The same schema for a key in a pool as in worker.*.
     for (const key of poolKeys.filter((name) => name !== 'name')) {
       expect([key, schema.properties(poolItem)?.[key]]).toEqual([key, worker[key]]);

@@ -2,7 +2,7 @@
 // the structured keys (objects with declared properties) whose every key the chart documents.
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { isYamlMap, type YamlMap } from './chart';
+import { isYamlMap, type YamlMap } from '../helm';
 
 export function readSchema(chartDir: string): YamlMap {
   const parsed: unknown = JSON.parse(readFileSync(path.join(chartDir, 'values.schema.json'), 'utf8'));

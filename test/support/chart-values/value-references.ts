@@ -10,7 +10,9 @@
 // whose name is computed) is not followed; `toJson`, `set`, `deepCopy` and `omit` hand values over
 // rather than use them; every branch of an `if` is walked, so a variable reassigned in a branch keeps
 // the last assignment seen.
-import type { Command, Node, Operand, Pipeline } from './go-template';
+import { readFileSync, readdirSync } from 'node:fs';
+import * as path from 'node:path';
+import { parseTemplate, type Command, type Node, type Operand, type Pipeline } from './go-template';
 
 type Sym =
   | { kind: 'root' }
@@ -288,4 +290,17 @@ function describe(sym: Sym): string {
     default:
       return sym.kind;
   }
+}
+
+/** Parses every file of the chart's templates/ and finds the values they reference. */
+export function findChartValueReferences(chartDir: string): ValueReferences {
+  const templatesDir = path.join(chartDir, 'templates');
+  const files = new Map<string, Node[]>();
+  const defines = new Map<string, Node[]>();
+  for (const file of readdirSync(templatesDir).sort()) {
+    const parsed = parseTemplate(readFileSync(path.join(templatesDir, file), 'utf8'), file);
+    files.set(file, parsed.body);
+    for (const [name, body] of parsed.defines) defines.set(name, body);
+  }
+  return findValueReferences(files, defines);
 }

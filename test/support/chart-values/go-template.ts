@@ -1,7 +1,8 @@
 // A parser for the subset of Go's text/template that Helm charts use: text and actions with trim markers,
 // comments, if / else if / else, range (with one or two variables, else), with (else), define, variables
-// (:= and =), pipelines, parenthesised sub-pipelines with field chains. No helm binary exists on the
-// development machines; the chart tests render the chart with this parser and the executor beside it.
+// (:= and =), pipelines, parenthesised sub-pipelines with field chains. The chart is rendered by the real helm
+// (test/support/helm.ts); this parse tree is only read by value-references.ts, which finds the values the
+// templates reference (helm has no command that reports them).
 
 export type Operand =
   | { kind: 'string'; value: string }
@@ -249,7 +250,7 @@ class PipelineParser {
   }
 }
 
-export function parsePipeline(text: string): Pipeline {
+function parsePipeline(text: string): Pipeline {
   return new PipelineParser(tokenize(text), text).parse();
 }
 
