@@ -125,7 +125,7 @@ export async function migratedEmbeddedDataDir(prefix = 'hecate-db-'): Promise<st
  * The one database setup of integration tests: a scratch Postgres database (through TEST_DATABASE_URL) or a fresh
  * PGlite directory, opened through the server's own DataSource factory. Unless `migrate: false` it starts as a copy
  * of the run's migrated template (above) and is then migrated the way each mode migrates (advisory lock on Postgres),
- * which finds nothing pending. `close()` destroys the DataSource and drops the scratch database.
+ * which must find nothing pending. `close()` destroys the DataSource and drops the scratch database.
  */
 export async function openTestDatabase(
   backend: Backend,
@@ -139,8 +139,9 @@ export async function openTestDatabase(
   const dataSource = await createDataSource({ url: db?.url, dataDir, poolSize: opts.poolSize ?? 10, entities: opts.entities ?? [] });
   await dataSource.initialize();
   if (migrate) {
-    if (backend === 'postgres') await migrateWithLock(dataSource);
-    else await migrateEmbedded(dataSource);
+    const applied = backend === 'postgres' ? await migrateWithLock(dataSource) : await migrateEmbedded(dataSource);
+    // A copy of a complete template has nothing pending; anything applied here means the template was not complete.
+    if (applied.length > 0) throw new Error(`the migrated ${backend} template lacked ${applied.join(', ')}`);
   }
   return {
     backend,
