@@ -51,7 +51,8 @@ function migratedPostgresTemplate(): Promise<string> {
       const building = `${name}_${uniqueId('w')}`;
       await admin.query(`CREATE DATABASE ${building}`);
       try {
-        const ds = await createDataSource({ url: databaseUrl(building), dataDir: tmpdir(), poolSize: 1, entities: [] });
+        // Two connections: migrateWithLock holds one for its lock while the migrations run on another.
+        const ds = await createDataSource({ url: databaseUrl(building), dataDir: tmpdir(), poolSize: 2, entities: [] });
         await ds.initialize();
         try {
           await migrateWithLock(ds);
