@@ -138,11 +138,18 @@ export async function openTestDatabase(
   if (backend === 'postgres') db = await createScratchDatabase(migrate ? { template: await migratedPostgresTemplate() } : {});
   const dataDir = backend === 'pglite' && migrate ? await migratedEmbeddedDataDir(prefix) : mkdtempSync(join(tmpdir(), prefix));
   const dataSource = await createDataSource({ url: db?.url, dataDir, poolSize: opts.poolSize ?? 10, entities: opts.entities ?? [] });
-  await dataSource.initialize();
-  if (migrate) {
-    const applied = backend === 'postgres' ? await migrateWithLock(dataSource) : await migrateEmbedded(dataSource);
-    // A copy of a complete template has nothing pending; anything applied here means the template was not complete.
-    if (applied.length > 0) throw new Error(`the migrated ${backend} template lacked ${applied.join(', ')}`);
+  try {
+    await dataSource.initialize();
+    if (migrate) {
+      const applied = backend === 'postgres' ? await migrateWithLock(dataSource) : await migrateEmbedded(dataSource);
+      // A copy of a complete template has nothing pending; anything applied here means the template was not complete.
+      if (applied.length > 0) throw new Error(`the migrated ${backend} template lacked ${applied.join(', ')}`);
+    }
+  } catch (err) {
+    // The test never gets a handle to close: drop what was made for it here.
+    if (dataSource.isInitialized) await dataSource.destroy();
+    await db?.drop();
+    throw err;
   }
   return {
     backend,
