@@ -41,7 +41,7 @@ let postgresTemplate: Promise<string> | undefined;
  * advisory lock, into a scratch name renamed when complete, so a process that finds the name finds it migrated (a
  * second server-wide builder that loses the rename race drops its copy). Names match `.ci/run`'s `hecate_t_%` cleanup.
  */
-function migratedPostgresTemplate(): Promise<string> {
+export function migratedPostgresTemplate(): Promise<string> {
   postgresTemplate ??= withAdmin(async (admin) => {
     const name = `hecate_tpl_${templateHash()}`;
     await admin.query('SELECT pg_advisory_lock($1)', [TEMPLATE_LOCK_KEY]);
