@@ -98,6 +98,9 @@ function migratedPgliteTemplate(): Promise<string> {
         await ds.destroy();
       }
       renameSync(building, dir);
+      // Templates of earlier migrations are never used again (40 MB each).
+      for (const old of readdirSync(cache))
+        if (/^pglite-[0-9a-f]{12}$/.test(old) && join(cache, old) !== dir) rmSync(join(cache, old), { recursive: true, force: true });
     } catch (err) {
       rmSync(building, { recursive: true, force: true });
       // Another process completed the same template first (rename onto a non-empty directory).
