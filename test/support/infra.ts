@@ -30,27 +30,35 @@ export interface ScratchDatabase {
   drop(): Promise<void>;
 }
 
-/** Creates an empty database for one test file; `drop()` terminates its connections and removes it. */
-export async function createScratchDatabase(): Promise<ScratchDatabase> {
-  const name = uniqueId('hecate_t_');
+/** The URL of database `name` on the test server. */
+export function databaseUrl(name: string): string {
+  const url = new URL(testDatabaseUrl());
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** Runs `fn` with a connection to the test server's admin database (TEST_DATABASE_URL), closed afterwards. */
+export async function withAdmin<T>(fn: (admin: Client) => Promise<T>): Promise<T> {
   const admin = await adminClient();
   try {
-    await admin.query(`CREATE DATABASE ${name}`);
+    return await fn(admin);
   } finally {
     await admin.end();
   }
-  const url = new URL(testDatabaseUrl());
-  url.pathname = `/${name}`;
+}
+
+/**
+ * Creates a database for one test file — empty, or a copy of `template` (`CREATE DATABASE … TEMPLATE`); `drop()`
+ * terminates its connections and removes it. Names start `hecate_t_`, which `.ci/run` drops when a run left them.
+ */
+export async function createScratchDatabase(opts: { template?: string } = {}): Promise<ScratchDatabase> {
+  const name = uniqueId('hecate_t_');
+  await withAdmin((admin) => admin.query(`CREATE DATABASE ${name}${opts.template ? ` TEMPLATE ${opts.template}` : ''}`));
   return {
-    url: url.toString(),
+    url: databaseUrl(name),
     name,
     async drop() {
-      const client = await adminClient();
-      try {
-        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      } finally {
-        await client.end();
-      }
+      await withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
     },
   };
 }

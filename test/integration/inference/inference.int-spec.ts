@@ -1,7 +1,4 @@
 import 'reflect-metadata';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AppConfig } from '@core/config/app-config';
@@ -25,6 +22,7 @@ import {
 import { PricingService } from '@modules/providers/pricing.service';
 import { UsageLedgerService } from '@modules/inference/usage/usage-ledger.service';
 import { startFakeUpstream, type FakeUpstream, type RecordedRequest } from '../../support/fake-upstream/fake-upstream.js';
+import { migratedEmbeddedDataDir } from '../../support/database';
 import { uniqueId } from '../../support/infra';
 
 /**
@@ -62,7 +60,8 @@ describe('InferenceService (embedded: PGlite, in-process bus and live buffer, fa
     oai = await startFakeUpstream({ models: ['gpt-4o-mini', 'budget-model'], requireKey: OPENAI_KEY });
     anth = await startFakeUpstream({ models: ['claude-fake'], requireKey: ANTHROPIC_KEY });
     config = loadConfig({
-      GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'hecate-inference-')),
+      // A copy of the run's migrated PGlite template: openDatabase finds no migration pending.
+      GATEWAY_DATA_DIR: await migratedEmbeddedDataDir('hecate-inference-'),
       PROVIDER_FAKEAI_BASE_URL: `${oai.url}/v1`,
       PROVIDER_FAKEAI_API_KEY: OPENAI_KEY,
       PROVIDER_FAKEAI_KIND: 'cloud',

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { McpServerSpec, McpToolSet } from '@modules/mcp';
+import { waitFor } from '../../support/infra';
 import { EVERYTHING, FILESYSTEM, MISBEHAVING, openPool, PoolHarness, processesMatching, startEverythingHttp } from './mcp-harness';
 
 const signal = () => new AbortController().signal;
@@ -182,7 +183,7 @@ describe('McpClientPool against real MCP servers, stdio servers under the real s
       h.pool.probe({ name: 'probe', command: 'node', args: [MISBEHAVING, 'silent', `--tag=${tag}`] }, { workspace: h.workspace(), signal: signal() }, 1_500),
     ).rejects.toThrow(/"probe"/);
     expect(Date.now() - started).toBeLessThan(6_000);
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor(() => processesMatching(tag) === 0, { what: 'the unanswering probe server to be killed' });
     expect(processesMatching(tag)).toBe(0);
   });
 });
@@ -200,7 +201,7 @@ describe('McpClientPool cache bounds and lifecycle', () => {
       await setA.release();
       const setB = await h.pool.open('t', [b], ctx);
       expect(h.pool.stats()).toEqual({ entries: 1, in_use: 1, idle: 0 });
-      await new Promise((r) => setTimeout(r, 1_500));
+      await waitFor(() => processesMatching(tagA) === 0, { what: "the evicted entry's server to be killed" });
       expect(processesMatching(tagA)).toBe(0);
       const setA2 = await h.pool.open('t', [a], ctx);
       expect(h.pool.stats()).toEqual({ entries: 2, in_use: 2, idle: 0 });
@@ -232,10 +233,9 @@ describe('McpClientPool cache bounds and lifecycle', () => {
       for (const pid of pids) {
         process.kill(Number(pid), 'SIGSTOP');
       }
-      const deadline = Date.now() + 5_000;
-      while (h.pool.stats().entries > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      await waitFor(() => h.pool.stats().entries === 0, { what: "the frozen server's entry to be dropped" });
       expect(h.pool.stats().entries).toBe(0);
-      await new Promise((r) => setTimeout(r, 1_500));
+      await waitFor(() => processesMatching(tag) === 0, { what: 'the frozen server to be killed' });
       expect(processesMatching(tag)).toBe(0);
     } finally {
       await h.close();

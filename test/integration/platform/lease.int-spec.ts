@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { keepLease, Lease } from '@core/lease';
 import { openTestDatabase, type TestDatabase } from '../../support/database';
+import { waitFor } from '../../support/infra';
 
 /**
  * The one lease primitive (core/lease, DESIGN §4.4 / §11.3) on a table of its own, on Postgres and PGlite: CAS claim
@@ -99,7 +100,8 @@ describe.each(['postgres', 'pglite'] as const)('lease primitive (%s)', (backend)
         firstBatch = await lease.lockExpired(m, 2);
         await hold;
       });
-      await new Promise((r) => setTimeout(r, 100));
+      // The first reclaimer holds its rows' locks (its transaction stays open until released).
+      await waitFor(() => firstBatch.length > 0, { what: 'the first reclaimer to lock its batch' });
       const secondBatch = await ds.transaction((m) => lease.lockExpired(m, 10));
       release();
       await a;
@@ -166,15 +168,12 @@ describe.each(['postgres', 'pglite'] as const)('lease primitive (%s)', (backend)
       { leaseMs: 5_000, intervalMs: 100, onLost: () => lost++, what: { id } },
     );
     // Two beats of a 100 ms interval (waited for, not timed: a loaded machine delays timers).
-    const beaten = Date.now() + 5_000;
-    while (beats < 2 && Date.now() < beaten) await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => beats >= 2, { timeoutMs: 5_000, intervalMs: 20, what: 'two heartbeats' });
     expect(lost).toBe(0);
     expect(beats).toBeGreaterThanOrEqual(2);
     await expire(id);
     await claim(id, randomUUID());
-    const deadline = Date.now() + 5_000;
-    while (lost === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    stop();
+    await waitFor(() => lost > 0, { timeoutMs: 5_000, what: 'the lost lease to be reported' }).finally(stop);
     expect(lost).toBe(1);
   });
 });
