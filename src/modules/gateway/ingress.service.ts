@@ -53,7 +53,7 @@ function errorFrame(protocol: WireProtocol, e: UpstreamError): string {
 @Injectable()
 export class IngressService {
   constructor(
-    private readonly router: InferenceEngineService,
+    private readonly inference: InferenceEngineService,
     private readonly sse: SseService,
   ) {}
 
@@ -64,7 +64,7 @@ export class IngressService {
       if (!reply.raw.writableFinished) abort.abort();
     };
     reply.raw.on('close', onClose);
-    const id = this.router.identity({
+    const id = this.inference.identity({
       tenantId: principal.tenantId,
       apiKeyId: principal.apiKeyId,
       origin: request.hecate,
@@ -72,13 +72,13 @@ export class IngressService {
     });
     try {
       if (!prepared.stream) {
-        const call = await this.router.dispatchComplete(prepared, id, abort);
+        const call = await this.inference.dispatchComplete(prepared, id, abort);
         if (abort.aborted) return;
         void reply.headers(routeHeaders(call.info, prepared.model, call.costMicros)).header('content-type', 'application/json');
         await reply.send(this.renderComplete(protocol, call));
         return;
       }
-      const open = await this.router.dispatchStream(prepared, id, abort);
+      const open = await this.inference.dispatchStream(prepared, id, abort);
       await this.pipe(open, prepared, request, reply, abort);
     } catch (err) {
       if (abort.aborted && (err instanceof UpstreamError || reply.raw.destroyed)) return;

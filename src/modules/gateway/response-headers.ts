@@ -1,8 +1,8 @@
 import { formatUsd } from '@core/money';
-import type { GatewayRouteInfo } from '@modules/inference';
+import type { InferenceRouteInfo } from '@modules/inference';
 
 /** The X-Runtime-* headers of a /v1 response (seed 003): where the request went and what it cost. */
-export function routeHeaders(info: GatewayRouteInfo, requestedModel: string | undefined, costMicros?: number): Record<string, string> {
+export function routeHeaders(info: InferenceRouteInfo, requestedModel: string | undefined, costMicros?: number): Record<string, string> {
   const h: Record<string, string> = {
     'x-runtime-provider': info.provider,
     'x-runtime-provider-kind': info.provider_kind,

@@ -70,7 +70,7 @@ const parseJson = (data: string): Json | undefined => {
 @Injectable()
 export class ResponsesService {
   constructor(
-    private readonly router: InferenceEngineService,
+    private readonly inference: InferenceEngineService,
     private readonly sse: SseService,
     private readonly store: ResponsesRepository,
     private readonly chatExchanges: SessionExchangeService,
@@ -90,7 +90,7 @@ export class ResponsesService {
       if (!reply.raw.writableFinished) abort.abort();
     };
     reply.raw.on('close', onClose);
-    const id = this.router.identity({ tenantId: principal.tenantId, apiKeyId: principal.apiKeyId, origin: request.hecate, endpoint: '/v1/responses' });
+    const id = this.inference.identity({ tenantId: principal.tenantId, apiKeyId: principal.apiKeyId, origin: request.hecate, endpoint: '/v1/responses' });
     const head: ResponseHead = {
       id: `resp_${id.requestId.replace(/^req_/, '')}`,
       createdAt: Math.floor(Date.now() / 1000),
@@ -101,7 +101,7 @@ export class ResponsesService {
     };
     try {
       if (!req.prepared.stream) {
-        const call = await this.router.dispatchComplete(req.prepared, id, abort);
+        const call = await this.inference.dispatchComplete(req.prepared, id, abort);
         if (abort.aborted) return;
         const response = this.renderComplete(call, req, { ...head, model: call.info.model });
         await this.keep(principal, req, response);
@@ -111,7 +111,7 @@ export class ResponsesService {
         await reply.send(JSON.stringify(response));
         return;
       }
-      const open = await this.router.dispatchStream(req.prepared, id, abort);
+      const open = await this.inference.dispatchStream(req.prepared, id, abort);
       await this.pipe(open, req, { ...head, model: open.info.model }, principal, reply, abort);
     } catch (err) {
       if (abort.aborted && (err instanceof UpstreamError || reply.raw.destroyed)) return;

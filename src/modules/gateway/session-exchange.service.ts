@@ -6,14 +6,14 @@ import { SseService } from '@core/http/sse';
 import { rootLogger } from '@core/logging/logger';
 import { ChatExchangeRecorderService, type ExchangeResult, type GeneratedReply, type PreparedExchange } from '@modules/chat-sessions';
 import {
-  GatewayRouteInfo,
+  InferenceRouteInfo,
   InferenceContext,
   InferenceResult,
   InferenceService,
   InferenceStream,
   isObject,
   Json,
-  GatewayDelta,
+  InferenceDelta,
   normalizeAnthropicResponse,
   NormalizedMessage,
   PreparedRequest,
@@ -27,7 +27,7 @@ const SESSION_HEADER = 'x-session-id';
 
 /** What a stream of recorded exchange writes: the dialect's frames for each delta, its ending, its failure. */
 export interface ExchangeEncoder {
-  encode(d: GatewayDelta): string;
+  encode(d: InferenceDelta): string;
   end(): string;
   fail(message: string): string;
   /** The rendered whole, when the dialect keeps one (the Responses API stores it). */
@@ -82,7 +82,7 @@ const replyOf = (r: InferenceResult): GeneratedReply => ({
   tool_calls: r.tool_calls,
 });
 
-function callOf(info: GatewayRouteInfo, requestedModel: string | undefined, r?: InferenceResult): ExchangeResult['call'] {
+function callOf(info: InferenceRouteInfo, requestedModel: string | undefined, r?: InferenceResult): ExchangeResult['call'] {
   return {
     requestId: info.request_id,
     provider: info.provider,
@@ -96,7 +96,7 @@ function callOf(info: GatewayRouteInfo, requestedModel: string | undefined, r?: 
   };
 }
 
-const sessionHeaders = (info: GatewayRouteInfo, sessionId: string, requestedModel: string | undefined, costMicros?: number): Record<string, string> => ({
+const sessionHeaders = (info: InferenceRouteInfo, sessionId: string, requestedModel: string | undefined, costMicros?: number): Record<string, string> => ({
   ...routeHeaders(info, requestedModel, costMicros),
   'x-session-id': sessionId,
 });
@@ -110,7 +110,7 @@ const sessionHeaders = (info: GatewayRouteInfo, sessionId: string, requestedMode
 export class SessionExchangeService {
   constructor(
     private readonly recorder: ChatExchangeRecorderService,
-    private readonly router: InferenceService,
+    private readonly inference: InferenceService,
     private readonly sse: SseService,
   ) {}
 
@@ -168,7 +168,7 @@ export class SessionExchangeService {
   ): Promise<void> {
     let result: InferenceResult;
     try {
-      result = await this.router.completePrepared(prepared, ctx);
+      result = await this.inference.completePrepared(prepared, ctx);
     } catch (err) {
       await this.recordFailure(exchange, err, requestedModel, ctx);
       throw err;
@@ -193,7 +193,7 @@ export class SessionExchangeService {
   ): Promise<void> {
     let s: InferenceStream;
     try {
-      s = await this.router.streamPrepared(prepared, ctx);
+      s = await this.inference.streamPrepared(prepared, ctx);
     } catch (err) {
       await this.recordFailure(exchange, err, requestedModel, ctx);
       throw err;
@@ -242,7 +242,7 @@ export class SessionExchangeService {
     err: unknown,
     requestedModel: string | undefined,
     ctx: InferenceContext,
-    info?: GatewayRouteInfo,
+    info?: InferenceRouteInfo,
   ): Promise<void> {
     if (ctx.signal?.aborted) return;
     const status = err instanceof DomainError ? err.status : 502;

@@ -4,7 +4,7 @@ import type { NormalizedUsage, WireProtocol } from './protocol/normalized';
 import type { RouteCandidate, RouteReason } from './route-planner';
 import type { UpstreamBody, UpstreamStream } from './upstream-call';
 
-export interface GatewayRouteInfo {
+export interface InferenceRouteInfo {
   request_id: string;
   provider: string;
   provider_kind: 'cloud' | 'local';
@@ -16,7 +16,7 @@ export interface GatewayRouteInfo {
 
 /** A finished non-streaming call, before rendering (the ingress passes `text` through when protocols match). */
 export interface CompletedCall {
-  info: GatewayRouteInfo;
+  info: InferenceRouteInfo;
   selected: RouteCandidate;
   upstreamProtocol: WireProtocol;
   body: UpstreamBody;
@@ -26,7 +26,7 @@ export interface CompletedCall {
 
 /** A committed stream (first byte received). The consumer must call `finish` exactly once. */
 export interface OpenStream {
-  info: GatewayRouteInfo;
+  info: InferenceRouteInfo;
   selected: RouteCandidate;
   upstreamProtocol: WireProtocol;
   upstream: UpstreamStream;

@@ -11,7 +11,7 @@ export {
   type LiveInferenceStream,
   type LiveTee,
 } from './inference.service';
-export type { CompletedCall, GatewayRouteInfo, InferenceContext, OpenStream } from './call-types';
+export type { CompletedCall, InferenceRouteInfo, InferenceContext, OpenStream } from './call-types';
 export type { InferenceMessage, InferenceRequest, InferenceTool, InferenceToolChoice } from './inference-request';
 export { liveFrameOf, resetFrame, type LiveDeltaFrame, type LiveResetFrame } from './live-frames';
 export { LiveDeltaFrameDto, LiveResetFrameDto, ToolProgressFrameDto } from './live-frames.dto';
@@ -37,7 +37,7 @@ export {
   STOP_TO_OPENAI,
   ZERO_USAGE,
   type ContentBlock,
-  type GatewayDelta,
+  type InferenceDelta,
   type Json,
   type NormalizedUsage,
   type StopReason,

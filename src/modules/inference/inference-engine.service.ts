@@ -4,7 +4,7 @@ import { AppConfig } from '@core/config/app-config';
 import { newRequestId } from '@core/context/request-context';
 import { MetricsService } from '@core/metrics/metrics.service';
 import { continuesPrefill, ModelCapabilitiesService, PricingService, ProviderHealthService, transportError, UpstreamError } from '@modules/providers';
-import type { CompletedCall, GatewayRouteInfo, InferenceContext, OpenStream } from './call-types';
+import type { CompletedCall, InferenceRouteInfo, InferenceContext, OpenStream } from './call-types';
 import type { CancelSignal } from './client-abort';
 import { BudgetExceededError, RouteImpossibleError, UnsendableRequestError, UpstreamFailedError } from './inference.errors';
 import { anthropicUsage, isObject, type Json, NormalizedUsage, openaiUsage, ZERO_USAGE } from './protocol/normalized';
@@ -137,7 +137,7 @@ export class InferenceEngineService {
     }
   }
 
-  private info(requestId: string, plan: RoutePlan, c: RouteCandidate, attempts: { n: number; failover: boolean }): GatewayRouteInfo {
+  private info(requestId: string, plan: RoutePlan, c: RouteCandidate, attempts: { n: number; failover: boolean }): InferenceRouteInfo {
     return {
       request_id: requestId,
       provider: c.provider.id,

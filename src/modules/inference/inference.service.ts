@@ -3,11 +3,11 @@ import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import { rootLogger } from '@core/logging/logger';
 import { formatUsd } from '@core/money';
 import { transportError, UpstreamError } from '@modules/providers';
-import type { GatewayRouteInfo, InferenceContext } from './call-types';
+import type { InferenceRouteInfo, InferenceContext } from './call-types';
 import { type CostCap, InferenceEngineService } from './inference-engine.service';
 import { type InferenceRequest, prepareInternal } from './inference-request';
 import { liveFrameOf, type LiveDeltaFrame, resetFrame } from './live-frames';
-import type { ContentBlock, GatewayDelta, Json, NormalizedUsage, StopReason, ToolCall, WireProtocol } from './protocol/normalized';
+import type { ContentBlock, InferenceDelta, Json, NormalizedUsage, StopReason, ToolCall, WireProtocol } from './protocol/normalized';
 import { normalizeAnthropicResponse, normalizeOpenaiResponse } from './protocol/response-translation';
 import { decodeUpstreamStream, StreamAccumulator } from './stream-pipeline';
 import type { PreparedRequest } from './upstream-call';
@@ -27,7 +27,7 @@ export interface LiveTee {
   restartFrom?: number;
 }
 
-export interface InferenceResult extends GatewayRouteInfo {
+export interface InferenceResult extends InferenceRouteInfo {
   id: string;
   text: string;
   content_blocks: ContentBlock[];
@@ -42,8 +42,8 @@ export interface InferenceResult extends GatewayRouteInfo {
   raw?: Json;
 }
 
-export interface InferenceStream extends GatewayRouteInfo {
-  deltas: AsyncIterable<GatewayDelta>;
+export interface InferenceStream extends InferenceRouteInfo {
+  deltas: AsyncIterable<InferenceDelta>;
   /** The request's `continuation` was sent as a prefill: the reply continues it (false: the reply is anew). */
   continued: boolean;
   /** The assembled result (after the deltas end; after an abort, the partial reply). */
@@ -51,7 +51,7 @@ export interface InferenceStream extends GatewayRouteInfo {
 }
 
 /** A stream teed into LiveStreamBuffer: frames with their buffer index instead of raw deltas. */
-export interface LiveInferenceStream extends GatewayRouteInfo {
+export interface LiveInferenceStream extends InferenceRouteInfo {
   frames: AsyncIterable<{ index: number; frame: LiveDeltaFrame }>;
   result: Promise<InferenceResult>;
   continued: boolean;
@@ -80,7 +80,7 @@ export const toUsageResponse = (u: NormalizedUsage) => ({
  *   r.usage, r.cost_micros_usd
  *
  *   const s = await inference.stream(request, ctx);            // resolves after the upstream's first byte
- *   for await (const d of s.deltas) { ... }                    // GatewayDelta: text_delta, thinking_delta, tool_call_*, …
+ *   for await (const d of s.deltas) { ... }                    // InferenceDelta: text_delta, thinking_delta, tool_call_*, …
  *   const final = await s.result;
  *
  *   const live = await inference.streamLive(request, ctx, { streamId });   // deltas teed into LiveStreamBuffer
@@ -177,7 +177,7 @@ export class InferenceService {
     });
     result.catch(() => undefined);
     const info = open.info;
-    async function* deltas(): AsyncGenerator<GatewayDelta> {
+    async function* deltas(): AsyncGenerator<InferenceDelta> {
       let error: UpstreamError | undefined;
       let aborted = true;
       try {

@@ -1,4 +1,4 @@
-import type { GatewayDelta } from './protocol/normalized';
+import type { InferenceDelta } from './protocol/normalized';
 
 /**
  * One streamed delta as clients of a live stream see it (seed 002/004 `delta` frames): what LiveStreamBuffer holds
@@ -12,7 +12,7 @@ export interface LiveDeltaFrame {
 }
 
 /** A router delta as a live frame (usage, stop and message_start are not forwarded). */
-export function liveFrameOf(d: GatewayDelta): LiveDeltaFrame | undefined {
+export function liveFrameOf(d: InferenceDelta): LiveDeltaFrame | undefined {
   switch (d.type) {
     case 'text_delta':
       return { content: d.text };

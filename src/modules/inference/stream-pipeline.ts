@@ -1,7 +1,7 @@
 import { transportError, UpstreamError } from '@modules/providers';
 import type { CancelSignal } from './client-abort';
 import type { OpenStream } from './call-types';
-import { ContentBlock, GatewayDelta, Json, mergeUsage, NormalizedUsage, StopReason, ToolCall } from './protocol/normalized';
+import { ContentBlock, InferenceDelta, Json, mergeUsage, NormalizedUsage, StopReason, ToolCall } from './protocol/normalized';
 import type { NormalizedMessage } from './protocol/response-translation';
 import { parseFrame, SseFramer } from './protocol/sse';
 import { AnthropicEventDecoder, OpenaiChunkDecoder } from './protocol/stream-codecs';
@@ -17,11 +17,11 @@ export class UpstreamStreamError extends UpstreamError {
  * Decodes a committed upstream stream into protocol-neutral deltas. Throws an UpstreamError when the
  * upstream breaks (idle timeout, dropped connection, stream ended without its terminator).
  */
-export async function* decodeUpstreamStream(open: OpenStream, signal?: CancelSignal): AsyncGenerator<GatewayDelta> {
+export async function* decodeUpstreamStream(open: OpenStream, signal?: CancelSignal): AsyncGenerator<InferenceDelta> {
   const framer = new SseFramer();
   const anthropic = open.upstreamProtocol === 'anthropic';
   const decoder = anthropic ? new AnthropicEventDecoder() : new OpenaiChunkDecoder();
-  const out: GatewayDelta[] = [];
+  const out: InferenceDelta[] = [];
   let ended = false;
   let chunk: Buffer | undefined = open.upstream.first;
   while (chunk) {
@@ -68,7 +68,7 @@ export class StreamAccumulator {
     return this.blocks[this.blocks.length - 1];
   }
 
-  add(d: GatewayDelta): void {
+  add(d: InferenceDelta): void {
     switch (d.type) {
       case 'message_start':
         this.id ||= d.id;

@@ -12,7 +12,7 @@ import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import {
   BudgetExceededError,
   DEFAULT_WORST_CASE_OUTPUT_TOKENS,
-  type GatewayDelta,
+  type InferenceDelta,
   InferenceModule,
   type InferenceRequest,
   InferenceService,
@@ -232,7 +232,7 @@ describe('InferenceService (embedded: PGlite, in-process bus and live buffer, fa
       const origin = { requestId: uniqueId('req_stream_') };
       const s = await inference.stream({ model: 'gpt-4o-mini', messages: user('count') }, { tenantId: TENANT, origin, endpoint: 'agent-loop' });
       expect(s).toMatchObject({ request_id: origin.requestId, provider: 'fakeai', model: 'gpt-4o-mini', route_reason: 'requested_model' });
-      const deltas: GatewayDelta[] = [];
+      const deltas: InferenceDelta[] = [];
       for await (const d of s.deltas) deltas.push(d);
       const texts = deltas.flatMap((d) => (d.type === 'text_delta' ? [d.text] : []));
       expect(texts.length).toBe(4);
@@ -277,13 +277,13 @@ describe('InferenceService (embedded: PGlite, in-process bus and live buffer, fa
         { tenantId: TENANT },
       );
       expect(s.provider).toBe(provider);
-      const deltas: GatewayDelta[] = [];
+      const deltas: InferenceDelta[] = [];
       for await (const d of s.deltas) deltas.push(d);
       const starts = deltas.filter((d) => d.type === 'tool_call_start');
       expect(starts.map((d) => d.name)).toEqual(['get_weather', 'get_time']);
       const argsOf = (i: number) =>
         deltas
-          .filter((d): d is Extract<GatewayDelta, { type: 'tool_call_delta' }> => d.type === 'tool_call_delta' && d.index === starts[i].index)
+          .filter((d): d is Extract<InferenceDelta, { type: 'tool_call_delta' }> => d.type === 'tool_call_delta' && d.index === starts[i].index)
           .map((d) => d.arguments)
           .join('');
       expect(JSON.parse(argsOf(0))).toEqual({ city: 'Oslo', unit: 'celsius' });

@@ -1,4 +1,4 @@
-import { GatewayDelta, Json, NormalizedMessage, NormalizedUsage, StopReason } from '@modules/inference';
+import { InferenceDelta, Json, NormalizedMessage, NormalizedUsage, StopReason } from '@modules/inference';
 import { DeltaBookkeeping } from './stream-encoders';
 import { itemId } from './responses-request';
 
@@ -175,7 +175,7 @@ export class ResponsesEventEncoder extends DeltaBookkeeping {
     return out;
   }
 
-  encode(d: GatewayDelta): string {
+  encode(d: InferenceDelta): string {
     if (this.record(d)) return '';
     let out = this.begin();
     switch (d.type) {

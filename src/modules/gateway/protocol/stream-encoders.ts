@@ -1,4 +1,4 @@
-import { GatewayDelta, Json, NormalizedUsage, StopReason, STOP_TO_OPENAI, mergeUsage } from '@modules/inference';
+import { InferenceDelta, Json, NormalizedUsage, StopReason, STOP_TO_OPENAI, mergeUsage } from '@modules/inference';
 import { toOpenaiUsage } from './response-render';
 
 const enc = JSON.stringify;
@@ -24,7 +24,7 @@ export class OpenaiChunkEncoder {
     return `data: ${this.head}${delta},"logprobs":null,"finish_reason":${finish === null ? 'null' : enc(finish)}}]}\n\n`;
   }
 
-  encode(d: GatewayDelta): string {
+  encode(d: InferenceDelta): string {
     let out = '';
     if (!this.started && d.type !== 'usage') {
       this.started = true;
@@ -77,7 +77,7 @@ export abstract class DeltaBookkeeping {
   readonly usage: NormalizedUsage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
 
   /** Usage and stop deltas produce no event of their own: true when `d` was one (and is now recorded). */
-  protected record(d: GatewayDelta): boolean {
+  protected record(d: InferenceDelta): boolean {
     if (d.type === 'usage') mergeUsage(this.usage, d.usage);
     else if (d.type === 'stop') this.stop = d.stop_reason;
     else return false;
@@ -132,7 +132,7 @@ export class AnthropicEventEncoder extends DeltaBookkeeping {
     return out + this.ev('content_block_start', { index: this.block.index, content_block: contentBlock });
   }
 
-  encode(d: GatewayDelta): string {
+  encode(d: InferenceDelta): string {
     if (this.record(d)) return '';
     let out = this.start();
     switch (d.type) {

@@ -1,4 +1,4 @@
-import { GatewayDelta, Json } from '@modules/inference/protocol/normalized';
+import { InferenceDelta, Json } from '@modules/inference/protocol/normalized';
 import { normalizeAnthropicResponse, normalizeOpenaiResponse } from '@modules/inference/protocol/response-translation';
 import { renderAnthropicMessage, renderOpenaiCompletion } from './response-render';
 import { parseFrame, SseFramer } from '@modules/inference/protocol/sse';
@@ -86,7 +86,7 @@ describe('stream codecs', () => {
     ];
     let text = '';
     for (const e of events) {
-      const out: GatewayDelta[] = [];
+      const out: InferenceDelta[] = [];
       dec.decode(e, out);
       for (const d of out) text += enc.encode(d);
     }
@@ -123,7 +123,7 @@ describe('stream codecs', () => {
     ];
     let text = '';
     for (const c of chunks) {
-      const out: GatewayDelta[] = [];
+      const out: InferenceDelta[] = [];
       dec.decode(c, out);
       for (const d of out) text += enc.encode(d);
     }

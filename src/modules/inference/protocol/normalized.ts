@@ -35,7 +35,7 @@ export interface ToolCall {
 }
 
 /** A streamed delta, protocol-neutral. */
-export type GatewayDelta =
+export type InferenceDelta =
   | { type: 'message_start'; id: string; model: string }
   | { type: 'text_delta'; text: string }
   | { type: 'thinking_delta'; thinking: string }

@@ -1,11 +1,11 @@
-import { anthropicUsage, GatewayDelta, isObject, Json, OPENAI_TO_STOP, openaiUsage } from './normalized';
+import { anthropicUsage, InferenceDelta, isObject, Json, OPENAI_TO_STOP, openaiUsage } from './normalized';
 
 /** OpenAI `chat.completion.chunk` objects → protocol-neutral deltas. */
 export class OpenaiChunkDecoder {
   private started = false;
   private readonly tools = new Set<number>();
 
-  decode(chunk: Json, out: GatewayDelta[]): void {
+  decode(chunk: Json, out: InferenceDelta[]): void {
     if (!this.started) {
       this.started = true;
       out.push({ type: 'message_start', id: String(chunk.id ?? ''), model: String(chunk.model ?? '') });
@@ -44,7 +44,7 @@ export class AnthropicEventDecoder {
   private readonly toolIndexOfBlock = new Map<number, number>();
   private tools = 0;
 
-  decode(event: Json, out: GatewayDelta[]): void {
+  decode(event: Json, out: InferenceDelta[]): void {
     switch (event.type) {
       case 'message_start': {
         const m = isObject(event.message) ? event.message : {};
