@@ -35,3 +35,8 @@ export function isUnstorableValueError(err: unknown): boolean {
   const code = codeOf(err);
   return code !== undefined && UNSTORABLE_CODES.has(code);
 }
+
+/** A unique index refused the row (23505): two writers raced for one key; the loser's answer is a conflict, not a 500. */
+export function isUniqueViolation(err: unknown): boolean {
+  return codeOf(err) === '23505';
+}

@@ -49,8 +49,7 @@ export function setClause(set: SetMap, first: number): { sql: string; params: un
 /** `now()` of the database in a SetMap. */
 export const NOW = Symbol('now');
 
-export const isUniqueViolation = (err: unknown): boolean =>
-  (err as { driverError?: { code?: string }; code?: string })?.driverError?.code === '23505' || (err as { code?: string })?.code === '23505';
+export { isUniqueViolation } from '@core/database/database.errors';
 
 /** The columns of a message row after `id`, `session_id` and `sequence`, in the order `messageValues` gives them. */
 export const MESSAGE_TAIL_COLUMNS =

@@ -20,6 +20,7 @@ import {
 import { type CreateAgentDto, type ListAgentsQueryDto, type PatchAgentDto, toAgentResponse, toAgentVersionResponse } from './agents.dto';
 import { AgentNameTakenError, AgentNotFoundError, AgentVersionNotFoundError, InvalidAgentError } from './agents.errors';
 import { type AgentDefinition, type AgentRow, AgentsRepository } from './agents.repository';
+import { isUniqueViolation } from '@core/database/database.errors';
 
 const DEFAULT_LIMIT = 50;
 
@@ -55,14 +56,19 @@ export class AgentsService implements SavedAgentSource, OnModuleInit {
 
   /** PUT (`replace`: absent fields go back to their defaults) or PATCH (absent fields kept): the next version. */
   async update(p: Principal, id: string, dto: CreateAgentDto | PatchAgentDto, replace: boolean) {
-    await this.repo.transaction(async (m) => {
-      const current = await this.repo.lock(m, p.tenantId, id);
-      if (!current) throw new AgentNotFoundError(id);
-      const merged = replace ? dto : { ...this.asInput(current.definition), ...stripUndefined(dto) };
-      const definition = this.definition(p, merged as CreateAgentDto, current.definition);
-      if (definition.name !== current.name && (await this.repo.nameTaken(m, p.tenantId, definition.name, id))) throw new AgentNameTakenError(definition.name);
-      await this.repo.addVersion(m, p.tenantId, id, current.version + 1, definition);
-    });
+    await this.repo
+      .transaction(async (m) => {
+        const current = await this.repo.lock(m, p.tenantId, id);
+        if (!current) throw new AgentNotFoundError(id);
+        const merged = replace ? dto : { ...this.asInput(current.definition), ...stripUndefined(dto) };
+        const definition = this.definition(p, merged as CreateAgentDto, current.definition);
+        if (definition.name !== current.name && (await this.repo.nameTaken(m, p.tenantId, definition.name, id))) throw new AgentNameTakenError(definition.name);
+        await this.repo.addVersion(m, p.tenantId, id, current.version + 1, definition);
+      })
+      .catch((err: unknown) => {
+        // Two renames to one name at once: both checks saw it free, the unique index refuses the second.
+        throw isUniqueViolation(err) ? new AgentNameTakenError(String((dto as { name?: unknown }).name)) : err;
+      });
     return toAgentResponse((await this.repo.find(p.tenantId, id))!);
   }
 

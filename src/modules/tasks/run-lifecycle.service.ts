@@ -19,6 +19,7 @@ import { TaskStepRepository } from './task-step.repository';
 import { TaskRepository } from './task.repository';
 import { ExecutionKindUnavailableError, RunNotFoundError, RunTransitionError, TaskBusyError, TaskNotFoundError } from './tasks.errors';
 import { WorkspaceService } from './workspace/workspace.service';
+import { isUniqueViolation } from '@core/database/database.errors';
 
 /** start, retry and resume here; executors' own attempts (agent_loop continue, retry-from-turn) add theirs. */
 export type RunTrigger = 'start' | 'retry' | 'resume' | (string & {});
@@ -33,9 +34,6 @@ export interface AttemptOptions {
   /** The request (or job) that asked for the attempt: recorded on the run and its events. */
   origin: RequestOrigin | null;
 }
-
-const isUniqueViolation = (err: unknown): boolean =>
-  (err as { driverError?: { code?: string }; code?: string })?.driverError?.code === '23505' || (err as { code?: string })?.code === '23505';
 
 /**
  * Run lifecycle on the api side (seed 003): start, retry, resume, cancel, approval resolution. Each

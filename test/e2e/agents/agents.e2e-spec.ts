@@ -211,6 +211,20 @@ describe('saved agents (scaled)', () => {
     expect(await sql(db.url, `SELECT 1 FROM agent_versions WHERE agent_id = $1`, [a.id])).toEqual([]);
   }, 60_000);
 
+  it('renames racing for one name: one wins, every other answers 409 agent_name_taken (never a 500), and no version is written for them', async () => {
+    const racers = await Promise.all([1, 2, 3, 4].map((i) => create(acme, { name: `racer-${i}-${randomBytes(3).toString('hex')}`, model: 'gpt-4o-mini' })));
+    const target = `raced-${randomBytes(3).toString('hex')}`;
+    for (let round = 0; round < 5; round += 1) {
+      const name = `${target}-${round}`;
+      const answers = await Promise.all(racers.map((a) => refusal(acme, 'PATCH', `/hecate/v1/agents/${a.id as string}`, { name })));
+      expect(answers.map((a) => a.status).sort()).toEqual([200, 409, 409, 409]);
+      for (const a of answers.filter((x) => x.status === 409)) expect(a.type).toBe('agent_name_taken');
+    }
+    // Each racer's versions: 1, plus one per round it won (5 rounds, one winner each).
+    const versions = await Promise.all(racers.map(async (a) => ((await acme.ok('GET', `/hecate/v1/agents/${a.id as string}`)) as Json).version as number));
+    expect(versions.reduce((n, v) => n + v - 1, 0)).toBe(5);
+  });
+
   it('an Agent Chat session from an agent runs a model turn with its system prompt and records the agent and version; request fields win', async () => {
     // Through the SDK (libs/sdk, typed from the OpenAPI document): the agent routes and fields are in it.
     const { data: agent } = await acme.api.post('/hecate/v1/agents', {
