@@ -230,6 +230,40 @@ describe('the browser wall: Host, Origin and content type', () => {
     });
   });
 
+  it("this session's routes sit behind the same wall: saved agents, input optimisation, workspace-dialog refuse a foreign Origin, a rebound Host and a form body, and nothing is created (no token)", async () => {
+    const json = { 'content-type': 'application/json' };
+    const agentName = `walled-${randomUUID()}`;
+    const routes = [
+      { method: 'POST', path: '/hecate/v1/agents', body: JSON.stringify({ name: agentName, model: 'gpt-4o-mini' }) },
+      { method: 'GET', path: '/hecate/v1/agents' },
+      { method: 'POST', path: '/hecate/v1/agent-chat/optimize-input', body: JSON.stringify({ current_input: 'hi', model: 'gpt-4o-mini' }) },
+      { method: 'POST', path: '/hecate/v1/agent-chat/optimize-input/stream', body: JSON.stringify({ current_input: 'hi', model: 'gpt-4o-mini' }) },
+      { method: 'POST', path: '/hecate/v1/workspace-dialog', body: '{}' },
+    ];
+    const seen: string[] = [];
+    for (const r of routes) {
+      const headers = r.body ? json : {};
+      const fromPage = await rawRequest(local.url, { ...r, headers: { ...headers, origin: 'https://evil.example' } });
+      const rebound = await rawRequest(local.url, { ...r, headers: { ...headers, host: `evil.example:${port}` } });
+      seen.push(`${r.method} ${r.path}: ${refusedAs(fromPage).status} ${refusedAs(fromPage).type} / ${refusedAs(rebound).status} ${refusedAs(rebound).type}`);
+      if (r.body) {
+        const form = await rawRequest(local.url, { ...r, headers: { 'content-type': 'text/plain' } });
+        expect({ path: r.path, ...refusedAs(form) }).toEqual({ path: r.path, status: 415, type: 'unsupported_media_type' });
+      }
+    }
+    expect(seen).toEqual(routes.map((r) => `${r.method} ${r.path}: 403 origin_not_allowed / 403 host_not_allowed`));
+    // The local operator sees no agent made by any of them.
+    const agents = (await new HttpClient(local.url, null).ok('GET', '/hecate/v1/agents?limit=200')) as { name: string }[];
+    expect(agents.filter((a) => a.name === agentName)).toEqual([]);
+    // With a token configured, no credential is 401 on each of them; a forged one too.
+    for (const r of routes) {
+      for (const auth of [{}, { authorization: 'Bearer hk_forged_0123456789' }]) {
+        const anonymous = await rawRequest(secured.url, { ...r, headers: { ...(r.body ? json : {}), ...auth } });
+        expect({ path: r.path, status: anonymous.status }).toEqual({ path: r.path, status: 401 });
+      }
+    }
+  });
+
   it('still answers local clients: loopback names, the own origin, allowlisted names and origins, JSON with a charset (no token)', async () => {
     for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, `127.0.0.1`, 'LOCALHOST', `127.5.6.7:${port}`, `devbox.test:${port}`]) {
       const r = await rawRequest(local.url, { path: '/hecate/v1/tasks', headers: { host } });
