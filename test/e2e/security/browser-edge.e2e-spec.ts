@@ -257,7 +257,7 @@ describe('the browser wall: Host, Origin and content type', () => {
     expect(agents.filter((a) => a.name === agentName)).toEqual([]);
     // With a token configured, no credential is 401 on each of them; a forged one too.
     for (const r of routes) {
-      for (const auth of [{}, { authorization: 'Bearer hk_forged_0123456789' }]) {
+      for (const auth of [{}, { authorization: 'Bearer hk_forged_0123456789' }] as Record<string, string>[]) {
         const anonymous = await rawRequest(secured.url, { ...r, headers: { ...(r.body ? json : {}), ...auth } });
         expect({ path: r.path, status: anonymous.status }).toEqual({ path: r.path, status: 401 });
       }
