@@ -1,0 +1,50 @@
+import 'reflect-metadata';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { declaredVariables } from '@core/config/config-warnings';
+import { AgentEnv } from '@core/config/groups/agent.env';
+import { ChatEnv } from '@core/config/groups/chat.env';
+import { GatewayEnv } from '@core/config/groups/gateway.env';
+import { McpEnv } from '@core/config/groups/mcp.env';
+import { PlatformEnv } from '@core/config/groups/platform.env';
+import { SandboxLimitsEnv } from '@core/config/groups/sandbox-limits.env';
+import { TasksEnv } from '@core/config/groups/tasks.env';
+
+const root = resolve(__dirname, '../..');
+const read = (p: string) => readFileSync(join(root, p), 'utf8');
+
+/** `GATEWAY_RETENTION_*_MAX_AGE` in the docs covers `GATEWAY_RETENTION_RUN_EVENTS_MAX_AGE`; `…_MAX_COUNT` after a full name covers its sibling. */
+function documented(name: string, doc: string): boolean {
+  if (new RegExp(`\\b${name}\\b`).test(doc)) return true;
+  const patterns = doc.match(/[A-Z][A-Z0-9_]*\*[A-Z0-9_*]*/g) ?? [];
+  if (patterns.some((p) => new RegExp(`^${p.replaceAll('*', '[A-Z0-9_]*')}$`).test(name))) return true;
+  // "`GATEWAY_X_MAX_AGE` / `_MAX_COUNT`" and "`PROVIDER_<NAME>_BASE_URL`, `_API_KEY`": a suffix after a documented stem.
+  const suffixes = [...doc.matchAll(/`(_[A-Z0-9_]+)`/g)].map((m) => m[1]);
+  return suffixes.some((s) => name.endsWith(s) && doc.includes(name.slice(0, name.length - s.length)));
+}
+
+describe('the documents in docs/ are true', () => {
+  it('docs/configuration.md names every variable the loader declares', () => {
+    const doc = read('docs/configuration.md');
+    const names = declaredVariables([PlatformEnv, GatewayEnv, ChatEnv, TasksEnv, AgentEnv, SandboxLimitsEnv, McpEnv]);
+    expect(names.length).toBeGreaterThan(50);
+    expect(names.filter((n) => !documented(n, doc))).toEqual([]);
+  });
+
+  it('every relative link of the README and docs/ reaches a file', () => {
+    const pages = [
+      'README.md',
+      ...readdirSync(join(root, 'docs'))
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => `docs/${f}`),
+    ];
+    const broken: string[] = [];
+    for (const page of pages) {
+      for (const [, target] of read(page).matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+        if (/^[a-z]+:/.test(target)) continue;
+        if (!existsSync(resolve(root, dirname(page), target))) broken.push(`${page} → ${target}`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+});
