@@ -54,6 +54,13 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { paths: [forwardRefImport] }] },
   },
   {
+    // Type-aware: a promise nobody awaits, catches or marks `void` loses its error (docs/style.md, "Size and clarity").
+    files: ['src/**/*.ts', 'libs/**/*.ts'],
+    ignores: ['**/*.spec.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: { '@typescript-eslint/no-floating-promises': 'error' },
+  },
+  {
     files: ['**/*.js', '**/*.cjs', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
     rules: { '@typescript-eslint/no-require-imports': 'off' },
