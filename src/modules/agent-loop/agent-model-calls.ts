@@ -73,9 +73,6 @@ export class AgentModelCalls {
    */
   async call(ctx: ExecutionContext, conv: Conversation, tools: InferenceTool[], plan: NextStep): Promise<ExecutionOutcome | null> {
     const { task, run, writer } = ctx;
-    const turn = conv.model_calls + 1;
-    const index = conv.next_step;
-    const model = task.requestedModel || this.config.gateway.defaultModel;
     const prior = Number(run.priorCostMicrosUsd);
     let next: Conversation | undefined;
     const { outcome, replayed } = await writer.step(this.spec(ctx, conv), async (_step, dispatch): Promise<StepOutcome> => {
@@ -84,85 +81,10 @@ export class AgentModelCalls {
         costCapMicros = task.budgetMicrosUsd - prior - conv.run_cost;
         if (costCapMicros <= 0) return { status: 'failed', error: `budget of ${task.budgetMicrosUsd} micro-USD is spent`, errorKind: 'budget_exceeded' };
       }
-      let result: InferenceResult;
-      let liveIndex: number | undefined;
-      // Made again after a takeover: what the lost attempt streamed (after the previous call's frames) is continued by a
-      // model that continues prefills, else reset on the live stream (docs/takeover.md).
-      const lost = dispatch.again ? await this.partialOf(run.id, conv.live_index ?? 0) : undefined;
-      const partial = lost?.text ?? '';
-      try {
-        // Routing reads Postgres before anything is sent upstream: a dropped connection there is retried (nothing was billed).
-        const live = await retryTransient(() =>
-          this.inference.streamLive(
-            {
-              messages: conv.messages,
-              model,
-              provider: task.requestedProvider || undefined,
-              tools,
-              max_tokens: this.config.agent.maxTokens,
-              ...(partial ? { continuation: partial } : {}),
-            },
-            { tenantId: run.tenantId, origin: writer.ref.origin, signal: ctx.signal, endpoint: 'agent_loop', costCapMicros },
-            { streamId: run.id, unindexed: true, ...(lost?.streamed ? { restartFrom: (conv.live_index ?? 0) + 1 } : {}) },
-          ),
-        );
-        for await (const _frame of live.frames) {
-          // Deltas are on the live stream; the loop needs only the assembled reply.
-        }
-        result = await live.result;
-        liveIndex = live.lastIndex() || conv.live_index;
-        if (live.continued) result = { ...result, text: partial + result.text };
-      } catch (err) {
-        const kind = err instanceof DomainError ? err.type : 'model_error';
-        return { status: 'failed', error: err instanceof Error ? err.message : String(err), errorKind: kind };
-      }
-      const calls = result.tool_calls as ToolCall[];
-      const cost = result.cost_micros_usd;
-      next = {
-        messages: [...conv.messages, { role: 'assistant', content: result.text || null, ...(calls.length ? { tool_calls: calls } : {}) }],
-        next_step: index + 1,
-        checkpointed: conv.checkpointed,
-        model_calls: turn,
-        run_cost: conv.run_cost + cost,
-        ...(liveIndex ? { live_index: liveIndex } : {}),
-        ...(calls.length ? { pending: calls } : { final: result.text }),
-      };
-      const costs = {
-        turn,
-        model_call_index: turn,
-        provider: result.provider,
-        model: result.model,
-        input_tokens: result.usage.input_tokens,
-        output_tokens: result.usage.output_tokens,
-        cost_micros_usd: cost,
-        run_cost_micros_usd: next.run_cost,
-        task_cost_micros_usd: prior + next.run_cost,
-      };
-      const final = calls.length === 0 && result.text.trim() !== '';
-      // The reply is stored once, in the checkpoint (and a final answer in its summary): the step and the events carry previews.
-      const text = preview(result.text);
-      return {
-        status: 'completed',
-        result: JSON.stringify({
-          text: text.text,
-          ...(text.truncated ? { text_bytes: text.bytes, stored_in: 'agent_conversation' } : {}),
-          tool_calls: calls.map((c) => ({ ...c, function: { name: c.function.name, arguments: preview(c.function.arguments).text } })),
-          cost_micros_usd: cost,
-        }),
-        outputSummary: { ...costs, stop_reason: result.stop_reason, tool_calls: calls.length },
-        events: [
-          { type: 'model.call.completed', data: { ...costs, stop_reason: result.stop_reason } },
-          ...calls.map((c) => ({
-            type: 'assistant.tool_call_proposed',
-            data: { turn, tool_call_id: c.id, tool_name: c.function.name, ...argumentsPreview(c.function.arguments) },
-          })),
-          { type: 'turn.completed', data: costs },
-          ...(final ? [{ type: 'assistant.final_answer', data: { turn, ...text } }] : []),
-        ],
-        artifacts: [checkpointArtifact(next), ...(final ? [{ kind: 'summary', name: 'final_answer', mimeType: 'text/markdown', content: result.text }] : [])],
-        usage: { model: result.model, provider: result.provider, providerKind: result.provider_kind, addCostMicrosUsd: cost },
-        next: await plan(next),
-      };
+      const called = await this.stream(ctx, conv, tools, costCapMicros, dispatch.again);
+      if ('failure' in called) return called.failure;
+      next = afterCall(conv, called.result, called.liveIndex);
+      return { ...completedStep(next, called.result, prior), next: await plan(next) };
     });
     if (outcome.status !== 'completed') {
       return { status: 'failed', error: outcome.error || 'model call failed', errorKind: outcome.errorKind || 'model_error' };
@@ -170,20 +92,110 @@ export class AgentModelCalls {
     if (replayed || !next) {
       // Completed by an earlier attempt past our checkpoint (not expected: the checkpoint commits with the step).
       const r = JSON.parse(outcome.result ?? '{}') as { text?: string; tool_calls?: ToolCall[]; cost_micros_usd?: number };
-      const calls = r.tool_calls ?? [];
-      next = {
-        messages: [...conv.messages, { role: 'assistant', content: r.text || null, ...(calls.length ? { tool_calls: calls } : {}) }],
-        next_step: index + 1,
-        checkpointed: conv.checkpointed,
-        model_calls: turn,
-        run_cost: conv.run_cost + (r.cost_micros_usd ?? 0),
-        ...(calls.length ? { pending: calls } : { final: r.text ?? '' }),
-      };
+      next = afterCall(conv, { text: r.text ?? '', tool_calls: r.tool_calls ?? [], cost_micros_usd: r.cost_micros_usd ?? 0 });
       await writer.addArtifact(checkpointArtifact(next));
     }
     replaceState(conv, next);
     return null;
   }
+
+  /**
+   * The model call itself, teed to the run's live stream. Made again after a takeover (`again`): what the lost attempt
+   * streamed (after the previous call's frames) is continued by a model that continues prefills, else reset on the live
+   * stream (docs/takeover.md).
+   */
+  private async stream(
+    ctx: ExecutionContext,
+    conv: Conversation,
+    tools: InferenceTool[],
+    costCapMicros: number | undefined,
+    again: boolean,
+  ): Promise<{ result: InferenceResult; liveIndex: number | undefined } | { failure: StepOutcome }> {
+    const { task, run, writer } = ctx;
+    const lost = again ? await this.partialOf(run.id, conv.live_index ?? 0) : undefined;
+    const partial = lost?.text ?? '';
+    try {
+      // Routing reads Postgres before anything is sent upstream: a dropped connection there is retried (nothing was billed).
+      const live = await retryTransient(() =>
+        this.inference.streamLive(
+          {
+            messages: conv.messages,
+            model: task.requestedModel || this.config.gateway.defaultModel,
+            provider: task.requestedProvider || undefined,
+            tools,
+            max_tokens: this.config.agent.maxTokens,
+            ...(partial ? { continuation: partial } : {}),
+          },
+          { tenantId: run.tenantId, origin: writer.ref.origin, signal: ctx.signal, endpoint: 'agent_loop', costCapMicros },
+          { streamId: run.id, unindexed: true, ...(lost?.streamed ? { restartFrom: (conv.live_index ?? 0) + 1 } : {}) },
+        ),
+      );
+      for await (const _frame of live.frames) {
+        // Deltas are on the live stream; the loop needs only the assembled reply.
+      }
+      let result = await live.result;
+      if (live.continued) result = { ...result, text: partial + result.text };
+      return { result, liveIndex: live.lastIndex() || conv.live_index };
+    } catch (err) {
+      const kind = err instanceof DomainError ? err.type : 'model_error';
+      return { failure: { status: 'failed', error: err instanceof Error ? err.message : String(err), errorKind: kind } };
+    }
+  }
+}
+
+/** The conversation after a model call: its reply appended, tool calls pending or the final answer set. */
+function afterCall(conv: Conversation, result: Pick<InferenceResult, 'text' | 'tool_calls' | 'cost_micros_usd'>, liveIndex?: number): Conversation {
+  const calls = result.tool_calls as ToolCall[];
+  return {
+    messages: [...conv.messages, { role: 'assistant', content: result.text || null, ...(calls.length ? { tool_calls: calls } : {}) }],
+    next_step: conv.next_step + 1,
+    checkpointed: conv.checkpointed,
+    model_calls: conv.model_calls + 1,
+    run_cost: conv.run_cost + result.cost_micros_usd,
+    ...(liveIndex ? { live_index: liveIndex } : {}),
+    ...(calls.length ? { pending: calls } : { final: result.text }),
+  };
+}
+
+/** The model call's step result: previews in the step and events, the reply once in the checkpoint (and a final answer's summary). */
+function completedStep(next: Conversation, result: InferenceResult, prior: number): Omit<StepOutcome, 'next'> {
+  const turn = next.model_calls;
+  const calls = result.tool_calls as ToolCall[];
+  const cost = result.cost_micros_usd;
+  const costs = {
+    turn,
+    model_call_index: turn,
+    provider: result.provider,
+    model: result.model,
+    input_tokens: result.usage.input_tokens,
+    output_tokens: result.usage.output_tokens,
+    cost_micros_usd: cost,
+    run_cost_micros_usd: next.run_cost,
+    task_cost_micros_usd: prior + next.run_cost,
+  };
+  const final = calls.length === 0 && result.text.trim() !== '';
+  const text = preview(result.text);
+  return {
+    status: 'completed',
+    result: JSON.stringify({
+      text: text.text,
+      ...(text.truncated ? { text_bytes: text.bytes, stored_in: 'agent_conversation' } : {}),
+      tool_calls: calls.map((c) => ({ ...c, function: { name: c.function.name, arguments: preview(c.function.arguments).text } })),
+      cost_micros_usd: cost,
+    }),
+    outputSummary: { ...costs, stop_reason: result.stop_reason, tool_calls: calls.length },
+    events: [
+      { type: 'model.call.completed', data: { ...costs, stop_reason: result.stop_reason } },
+      ...calls.map((c) => ({
+        type: 'assistant.tool_call_proposed',
+        data: { turn, tool_call_id: c.id, tool_name: c.function.name, ...argumentsPreview(c.function.arguments) },
+      })),
+      { type: 'turn.completed', data: costs },
+      ...(final ? [{ type: 'assistant.final_answer', data: { turn, ...text } }] : []),
+    ],
+    artifacts: [checkpointArtifact(next), ...(final ? [{ kind: 'summary', name: 'final_answer', mimeType: 'text/markdown', content: result.text }] : [])],
+    usage: { model: result.model, provider: result.provider, providerKind: result.provider_kind, addCostMicrosUsd: cost },
+  };
 }
 
 /** Tool arguments as an event shows them: whole when small, else their start (`arguments_truncated`, `arguments_bytes`). */

@@ -108,7 +108,6 @@ export class AgentToolCalls {
     const toolLabel = mcpTool ? 'mcp' : tool ? tool.name : 'unknown';
     let callOutcome = 'ok';
     const { outcome, replayed } = await ctx.writer.step(spec, async (): Promise<StepOutcome> => {
-      let result: ToolResult;
       if (mcpTool?.approvalPolicy === 'block') {
         callOutcome = 'blocked';
         const reason = `server ${mcpTool.server} has approval_policy=block`;
@@ -125,27 +124,7 @@ export class AgentToolCalls {
           next: await plan(next),
         };
       }
-      if (!tool) result = { text: `unknown tool ${call.function.name}`, isError: true };
-      else if (inputError) result = { text: inputError, isError: true };
-      else {
-        try {
-          const progress = this.config.agent.toolProgress ? this.progressOf(ctx.run.id, call.id) : undefined;
-          try {
-            result = await tool.run(args, {
-              workspace: ctx.workspace,
-              sandbox: this.registry.sandbox(),
-              config: this.config,
-              signal: ctx.signal,
-              timeoutMs: ctx.task.timeoutMs || ctx.config.defaultTimeoutMs,
-              progress: progress?.push,
-            });
-          } finally {
-            await progress?.close();
-          }
-        } catch (err) {
-          result = { text: err instanceof ToolInputError ? `invalid arguments: ${err.message}` : (err as Error).message, isError: true };
-        }
-      }
+      const result = await this.run(ctx, call.id, tool, args, inputError, call.function.name);
       const text = result.text.length > TOOL_RESULT_MAX_CHARS ? `${result.text.slice(0, TOOL_RESULT_MAX_CHARS)}\n[truncated]` : result.text;
       callOutcome = !tool ? 'unknown_tool' : inputError ? 'invalid_arguments' : result.isError ? 'error' : 'ok';
       next = after(text, result.isError);
@@ -165,25 +144,57 @@ export class AgentToolCalls {
     if (!replayed) this.metrics.agentToolCalled(toolLabel, callOutcome);
     else if (outcome.errorKind === 'ambiguous_side_effect') this.metrics.agentToolCalled(toolLabel, 'outcome_unknown');
     if (replayed || !next) {
-      let content: string;
-      let isError: boolean;
-      if (outcome.errorKind === 'ambiguous_side_effect') {
-        content = 'outcome unknown after a restart: the worker running this tool call was lost; it was not run again';
-        isError = true;
-      } else {
-        try {
-          const r = JSON.parse(outcome.result ?? '') as { text: string; is_error: boolean };
-          content = r.text;
-          isError = r.is_error;
-        } catch {
-          content = outcome.error || outcome.status;
-          isError = outcome.status !== 'completed';
-        }
-      }
+      const { content, isError } = recordedResult(outcome);
       next = after(content, isError);
       await ctx.writer.addArtifact(checkpointArtifact(next));
     }
     replaceState(conv, next);
+  }
+
+  /** Runs one built-in (or MCP) tool call; an unknown tool, invalid arguments or a thrown error is the model's tool error. */
+  private async run(
+    ctx: ExecutionContext,
+    callId: string,
+    tool: BuiltinTool | undefined,
+    args: Record<string, unknown>,
+    inputError: string | undefined,
+    name: string,
+  ): Promise<ToolResult> {
+    if (!tool) return { text: `unknown tool ${name}`, isError: true };
+    if (inputError) return { text: inputError, isError: true };
+    try {
+      const progress = this.config.agent.toolProgress ? this.progressOf(ctx.run.id, callId) : undefined;
+      try {
+        return await tool.run(args, {
+          workspace: ctx.workspace,
+          sandbox: this.registry.sandbox(),
+          config: this.config,
+          signal: ctx.signal,
+          timeoutMs: ctx.task.timeoutMs || ctx.config.defaultTimeoutMs,
+          progress: progress?.push,
+        });
+      } finally {
+        await progress?.close();
+      }
+    } catch (err) {
+      return { text: err instanceof ToolInputError ? `invalid arguments: ${err.message}` : (err as Error).message, isError: true };
+    }
+  }
+}
+
+/** The tool message an earlier attempt recorded for this call; a side-effecting call cut off by a crash is "outcome unknown". */
+function recordedResult(outcome: { status: string; result?: string | null; error?: string | null; errorKind?: string | null }): {
+  content: string;
+  isError: boolean;
+} {
+  if (outcome.errorKind === 'ambiguous_side_effect') {
+    return { content: 'outcome unknown after a restart: the worker running this tool call was lost; it was not run again', isError: true };
+  }
+  try {
+    const r = JSON.parse(outcome.result ?? '') as { text: string; is_error: boolean };
+    return { content: r.text, isError: r.is_error };
+  } catch {
+    return { content: outcome.error || outcome.status, isError: outcome.status !== 'completed' };
   }
 }
 

@@ -185,22 +185,18 @@ export class InferenceEngineService {
     let lastCandidate: RouteCandidate | undefined;
     let overBudget: { provider: string; model: string; worst: number } | undefined;
     for (const c of plan.candidates) {
-      if (cap) {
-        const worst = this.worstCaseMicros(c, cap.maxTokens);
-        if (worst > cap.micros) {
-          const entry = plan.considered.find((x) => x.provider === c.provider.id);
-          if (entry && entry.status === 'not_tried') Object.assign(entry, { status: 'skipped', skip_reason: 'budget_denied' });
-          overBudget ??= { provider: c.provider.id, model: c.model, worst };
-          if (plan.pinned) break;
-          continue;
-        }
+      const worst = cap ? this.worstCaseMicros(c, cap.maxTokens) : 0;
+      if (cap && worst > cap.micros) {
+        skip(plan, c, 'budget_denied');
+        overBudget ??= { provider: c.provider.id, model: c.model, worst };
+        if (plan.pinned) break;
+        continue;
       }
       for (let a = 1; a <= maxAttempts; a++) {
         if (signal?.aborted) throw new UpstreamError('aborted', 'the client went away', { retryable: false });
         const admission = this.health.admit(c.provider.id);
         if (!admission.ok) {
-          const entry = plan.considered.find((x) => x.provider === c.provider.id);
-          if (entry && entry.status === 'not_tried') Object.assign(entry, { status: 'skipped', skip_reason: admission.reason });
+          skip(plan, c, admission.reason);
           break;
         }
         n++;
@@ -212,24 +208,7 @@ export class InferenceEngineService {
           this.health.recordSuccess(c.provider.id, performance.now() - t0);
           return { value, candidate: c, attempts: { n, failover: firstProvider !== c.provider.id } };
         } catch (err) {
-          if (err instanceof UnsendableRequestError) {
-            // Nothing reached the provider: the request is at fault, so the provider's health is untouched.
-            handle.end({ ok: false, error: new UpstreamError('protocol', err.message, { retryable: false }) });
-            this.health.release(c.provider.id);
-            throw err;
-          }
-          const e = err instanceof UpstreamError ? err : transportError(c.provider, err, signal);
-          handle.end({ ok: false, error: e });
-          if (e.kind === 'aborted') {
-            this.health.release(c.provider.id);
-            throw e;
-          }
-          this.health.recordFailure(c.provider.id, {
-            retryable: e.retryable,
-            rateLimited: e.rateLimited,
-            message: e.message,
-            retryAfterMs: e.info.retryAfterMs,
-          });
+          const e = this.failedAttempt(c, handle, err, signal);
           last = e;
           lastCandidate = c;
           if (!e.retryable) {
@@ -256,6 +235,33 @@ export class InferenceEngineService {
     if (!last) throw new RouteImpossibleError('every candidate provider became unavailable', plan.considered);
     throw new UpstreamFailedError(last, { provider: lastCandidate?.provider.id, model: lastCandidate?.model, attempts: n });
   }
+
+  /**
+   * An attempt that threw: ends its record and tells the provider's health. A request that could not be sent, or a
+   * client that went away, is thrown on at once (neither is the provider's fault); otherwise the classified error.
+   */
+  private failedAttempt(c: RouteCandidate, handle: AttemptHandle, err: unknown, signal: CancelSignal | undefined): UpstreamError {
+    if (err instanceof UnsendableRequestError) {
+      // Nothing reached the provider: the request is at fault, so the provider's health is untouched.
+      handle.end({ ok: false, error: new UpstreamError('protocol', err.message, { retryable: false }) });
+      this.health.release(c.provider.id);
+      throw err;
+    }
+    const e = err instanceof UpstreamError ? err : transportError(c.provider, err, signal);
+    handle.end({ ok: false, error: e });
+    if (e.kind === 'aborted') {
+      this.health.release(c.provider.id);
+      throw e;
+    }
+    this.health.recordFailure(c.provider.id, { retryable: e.retryable, rateLimited: e.rateLimited, message: e.message, retryAfterMs: e.info.retryAfterMs });
+    return e;
+  }
+}
+
+/** Marks a candidate the loop passed over in the plan's `considered` list (once: a tried one keeps its outcome). */
+function skip(plan: RoutePlan, c: RouteCandidate, reason: string): void {
+  const entry = plan.considered.find((x) => x.provider === c.provider.id);
+  if (entry && entry.status === 'not_tried') Object.assign(entry, { status: 'skipped', skip_reason: reason });
 }
 
 function fullAnthropicUsage(u: unknown): NormalizedUsage | undefined {

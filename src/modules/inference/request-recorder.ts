@@ -199,24 +199,7 @@ export class RequestRecorder {
 
   private document(outcome: Finish, totalMs: number): GatewayTrace {
     const plan = this.plan;
-    const attempts: TraceAttempt[] = this.attempts.map((a) => {
-      const rec: TraceAttempt = {
-        provider: a.candidate.provider.id,
-        model: a.candidate.model,
-        attempt: a.n,
-        status: a.outcome.ok ? 'ok' : 'error',
-        started_at: new Date(this.startedAt + a.startMs).toISOString(),
-        duration_ms: round(a.durationMs),
-        ...(a.firstByteMs !== undefined ? { first_byte_ms: round(a.firstByteMs) } : {}),
-      };
-      if (!a.outcome.ok) {
-        rec.error_type = errorTypeOf(a.outcome.error);
-        rec.error = a.outcome.error.message;
-        rec.retryable = a.outcome.error.retryable;
-        if (a.outcome.error.info.status) rec.upstream_status = a.outcome.error.info.status;
-      }
-      return rec;
-    });
+    const attempts = this.attempts.map((a) => this.traceAttempt(a));
     const failed = new Set(attempts.filter((a) => a.status === 'error').map((a) => a.provider));
     const selected = outcome.ok ? outcome.selected.provider.id : undefined;
     const candidates = (plan?.considered ?? []).map((c) => {
@@ -227,7 +210,68 @@ export class RequestRecorder {
     });
     const firstTried = attempts[0]?.provider;
     const failover = selected !== undefined && firstTried !== undefined && firstTried !== selected;
-    const spans: GatewayTrace['spans'] = [
+    const spans = this.spans(outcome, totalMs);
+    return {
+      request_id: this.id.requestId,
+      trace_id: this.id.traceId,
+      tenant_id: this.id.tenantId,
+      endpoint: this.id.endpoint,
+      inbound_protocol: this.req.protocol,
+      stream: this.req.stream,
+      started_at: new Date(this.startedAt).toISOString(),
+      duration_ms: round(totalMs),
+      status: outcome.ok ? 'ok' : 'error',
+      ...(!outcome.ok ? { error_type: outcome.errorType } : {}),
+      route: {
+        reason: plan?.reason,
+        requested_model: this.req.model,
+        requested_provider: this.req.provider,
+        selected_provider: selected,
+        selected_model: outcome.ok ? outcome.selected.model : undefined,
+        failover,
+        ...(failover ? { fallback_from: firstTried } : {}),
+        candidates,
+      },
+      attempts,
+      ...(outcome.ok
+        ? {
+            usage: { input_tokens: outcome.usage.inputTokens, output_tokens: outcome.usage.outputTokens, cached_input_tokens: outcome.usage.cachedInputTokens },
+            cost_micros_usd: outcome.costMicros,
+          }
+        : {}),
+      timings: {
+        route_ms: round(this.routeMs),
+        ...(this.firstByteMs !== undefined ? { first_byte_ms: round(this.firstByteMs) } : {}),
+        total_ms: round(totalMs),
+      },
+      spans,
+    };
+  }
+
+  /** One upstream attempt as the trace document lists it. */
+  private traceAttempt(a: AttemptRecord): TraceAttempt {
+    const rec: TraceAttempt = {
+      provider: a.candidate.provider.id,
+      model: a.candidate.model,
+      attempt: a.n,
+      status: a.outcome.ok ? 'ok' : 'error',
+      started_at: new Date(this.startedAt + a.startMs).toISOString(),
+      duration_ms: round(a.durationMs),
+      ...(a.firstByteMs !== undefined ? { first_byte_ms: round(a.firstByteMs) } : {}),
+    };
+    if (!a.outcome.ok) {
+      rec.error_type = errorTypeOf(a.outcome.error);
+      rec.error = a.outcome.error.message;
+      rec.retryable = a.outcome.error.retryable;
+      if (a.outcome.error.info.status) rec.upstream_status = a.outcome.error.info.status;
+    }
+    return rec;
+  }
+
+  /** The request's span and one span per attempt, with the GenAI semantic-convention attributes. */
+  private spans(outcome: Finish, totalMs: number): GatewayTrace['spans'] {
+    const plan = this.plan;
+    return [
       {
         name: 'gateway.request',
         start_ms: 0,
@@ -267,40 +311,5 @@ export class RequestRecorder {
         },
       })),
     ];
-    return {
-      request_id: this.id.requestId,
-      trace_id: this.id.traceId,
-      tenant_id: this.id.tenantId,
-      endpoint: this.id.endpoint,
-      inbound_protocol: this.req.protocol,
-      stream: this.req.stream,
-      started_at: new Date(this.startedAt).toISOString(),
-      duration_ms: round(totalMs),
-      status: outcome.ok ? 'ok' : 'error',
-      ...(!outcome.ok ? { error_type: outcome.errorType } : {}),
-      route: {
-        reason: plan?.reason,
-        requested_model: this.req.model,
-        requested_provider: this.req.provider,
-        selected_provider: selected,
-        selected_model: outcome.ok ? outcome.selected.model : undefined,
-        failover,
-        ...(failover ? { fallback_from: firstTried } : {}),
-        candidates,
-      },
-      attempts,
-      ...(outcome.ok
-        ? {
-            usage: { input_tokens: outcome.usage.inputTokens, output_tokens: outcome.usage.outputTokens, cached_input_tokens: outcome.usage.cachedInputTokens },
-            cost_micros_usd: outcome.costMicros,
-          }
-        : {}),
-      timings: {
-        route_ms: round(this.routeMs),
-        ...(this.firstByteMs !== undefined ? { first_byte_ms: round(this.firstByteMs) } : {}),
-        total_ms: round(totalMs),
-      },
-      spans,
-    };
   }
 }
