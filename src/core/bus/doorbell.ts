@@ -1,3 +1,4 @@
+import type { BusChannel } from './channels';
 import type { EventBus } from './event-bus.port';
 
 /** A channel's doorbell held open while a caller polls Postgres: `next` waits for a ring (or `ms`, or the signal). */
@@ -12,10 +13,10 @@ export interface Doorbell {
  * that arrives while the caller is reading Postgres is kept, so it never waits out the full timeout for a change it
  * already missed.
  */
-export async function channelDoorbell(bus: EventBus, channel: string): Promise<Doorbell> {
+export async function channelDoorbell(bus: EventBus, channel: string | BusChannel<unknown>): Promise<Doorbell> {
   let rung = false;
   let wake: (() => void) | undefined;
-  const unsubscribe = await bus.subscribe(channel, () => {
+  const unsubscribe = await bus.subscribe(typeof channel === 'string' ? channel : channel.name, () => {
     if (wake) wake();
     else rung = true;
   });

@@ -1,3 +1,5 @@
+import type { BusChannel } from './channels';
+
 export type BusHandler = (channel: string, message: unknown) => void;
 export type Unsubscribe = () => Promise<void>;
 
@@ -12,6 +14,16 @@ export abstract class EventBus {
   /** Called after the bus reconnects; messages may have been missed meanwhile. */
   abstract onReconnect(listener: () => void): () => void;
   abstract close(): Promise<void>;
+
+  /** Publishes on a channel of the registry (channels.ts), its payload type-checked. */
+  send<P>(channel: BusChannel<P>, payload: P): Promise<void> {
+    return this.publish(channel.name, payload);
+  }
+
+  /** Subscribes to a channel of the registry, or a family's `all`; the handler gets the payload and the channel's name. */
+  listen<P>(channel: BusChannel<P>, handler: (payload: P, channel: string) => void): Promise<Unsubscribe> {
+    return this.subscribe(channel.name, (name, message) => handler(message as P, name));
+  }
 }
 
 export const patternToRegExp = (pattern: string): RegExp =>

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { JobPayloads } from '@contracts/jobs';
+import { busChannels } from '@core/bus/channels';
 import { EventBus } from '@core/bus/event-bus.port';
 import { NotFoundError } from '@core/http/domain-error';
 import { RunQueue } from '@core/queue/run-queue.port';
@@ -56,12 +57,12 @@ export class QueueProbeService {
     const worker = `${hostname()}:${process.pid}`;
     const row = await this.probes.markStarted({ id: payload.token, worker });
     if (!row || row.status === 'completed') return;
-    await this.bus.publish(`system.probe.${payload.token}`, { status: 'running', worker, attempts: row.attempts });
+    await this.bus.send(busChannels.systemProbe.of(payload.token), { status: 'running', worker, attempts: row.attempts });
     if (payload.sleepMs) {
       await sleep(payload.sleepMs, ctx.signal);
       if (ctx.signal.aborted) throw ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error('aborted');
     }
     await this.probes.markCompleted(payload.token);
-    await this.bus.publish(`system.probe.${payload.token}`, { status: 'completed', worker, attempts: row.attempts });
+    await this.bus.send(busChannels.systemProbe.of(payload.token), { status: 'completed', worker, attempts: row.attempts });
   }
 }

@@ -1,3 +1,4 @@
+import { busChannels, type LiveStreamBell } from '@core/bus/channels';
 import type { EventBus, Unsubscribe } from '@core/bus/event-bus.port';
 import type { RedisConnections } from '@core/redis/redis-connections';
 import { LiveChunk, LiveReadOptions, LiveReadResult, LiveStreamBuffer } from './live-stream-buffer.port';
@@ -25,10 +26,7 @@ if #e == 0 then return {redis.call('EXISTS', KEYS[1]), e} end
 return {1, e}`;
 
 /** What an append's doorbell carries: the chunk itself, so a reader waiting for exactly it needs no read. */
-interface Doorbell {
-  i: number;
-  d?: string;
-}
+type Doorbell = LiveStreamBell;
 
 /**
  * Redis Streams LiveStreamBuffer. Entry id `<index>-1` makes "read after index" an exclusive XRANGE.
@@ -49,10 +47,10 @@ export class RedisLiveStreamBuffer extends LiveStreamBuffer {
   }
 
   async init(): Promise<void> {
-    this.unsubscribe = await this.bus.subscribe('live.*', (channel, message) => {
-      const id = channel.slice('live.'.length);
+    this.unsubscribe = await this.bus.listen(busChannels.liveStream.all, (message, channel) => {
+      const id = busChannels.liveStream.idOf(channel);
       const set = this.waiters.get(id);
-      if (set) for (const w of [...set]) w(message as Doorbell | number | undefined);
+      if (set) for (const w of [...set]) w(message);
     });
     this.bus.onReconnect(() => {
       for (const set of this.waiters.values()) for (const w of [...set]) w();
@@ -66,14 +64,14 @@ export class RedisLiveStreamBuffer extends LiveStreamBuffer {
   async append(streamId: string, data: string): Promise<number> {
     const index = (await this.redis.command.eval(APPEND, 2, ...this.keys(streamId), data, String(this.ttlMs))) as number;
     const bell: Doorbell = { i: index, d: data };
-    void this.bus.publish(`live.${streamId}`, bell).catch(() => undefined);
+    void this.bus.send(busChannels.liveStream.of(streamId), bell).catch(() => undefined);
     return index;
   }
 
   async markDone(streamId: string): Promise<void> {
     await this.redis.command.eval(DONE, 2, ...this.keys(streamId), String(this.ttlMs));
     const bell: Doorbell = { i: -1 };
-    void this.bus.publish(`live.${streamId}`, bell).catch(() => undefined);
+    void this.bus.send(busChannels.liveStream.of(streamId), bell).catch(() => undefined);
   }
 
   private async readNow(streamId: string, afterIndex: number, limit?: number): Promise<LiveReadResult> {

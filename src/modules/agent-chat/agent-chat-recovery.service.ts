@@ -1,11 +1,10 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { EventBus, type Unsubscribe } from '@core/bus/event-bus.port';
+import { busChannels, EventBus, type Unsubscribe } from '@core/bus';
 import { AppConfig } from '@core/config/app-config';
 import { LEASE_OWNER } from '@core/lease';
 import { rootLogger } from '@core/logging/logger';
 import { isFinishedTurn } from './agent-chat-rows';
 import { AgentChatQueueService } from './agent-chat-queue.service';
-import { SESSION_PATTERN, type SessionDoorbell } from './agent-chat-signals';
 import { TurnRuntimes } from './turn-runtime';
 import { QueueRepository } from './queue.repository';
 import { TurnLeaseRepository } from './turn-lease.repository';
@@ -55,8 +54,7 @@ export class AgentChatRecoveryService implements OnApplicationBootstrap, OnAppli
     this.timer = setInterval(() => void this.tick(), this.config.tasks.reconcileIntervalMs);
     this.timer.unref();
     // A turn that ended (on any process) lets the session's queued-next prompt start at once.
-    this.doorbells = this.bus.subscribe(SESSION_PATTERN, (_channel, message) => {
-      const bell = message as SessionDoorbell;
+    this.doorbells = this.bus.listen(busChannels.agentChatSession.all, (bell) => {
       if (this.stopped || !(isFinishedTurn(bell.status) || bell.status === 'queued_next')) return;
       this.queue
         .drain(bell.session_id)

@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { sleep } from '@core/async/sleep';
-import { EventBus } from '@core/bus/event-bus.port';
+import { busChannels, EventBus } from '@core/bus';
 import type { SseOpener, SseStream } from '@core/http/sse';
 import { type LiveChunk, LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import { MetricsService } from '@core/metrics/metrics.service';
 import { isActiveTurn, isFinishedTurn, type SessionRow, type TurnRow } from './agent-chat-rows';
-import { SESSION_PATTERN, sessionDoorbell, type SessionDoorbell } from './agent-chat-signals';
+import { sessionDoorbell, type SessionDoorbell } from './agent-chat-signals';
 import { AgentChatTurnsService } from './agent-chat-turns.service';
 import { toMessageView, toSessionView } from './agent-chat-view';
 import { AgentChatRepository } from './agent-chat.repository';
@@ -211,9 +211,9 @@ export class AgentChatStreamService {
         data: JSON.stringify({ session_id: bell.session_id, turn_id: bell.turn_id, runtime_kind: bell.runtime_kind, status: bell.status }),
       });
     };
-    const unsubscribe = await this.bus.subscribe(SESSION_PATTERN, (_channel, message) => {
-      if (ready) onBell(message as SessionDoorbell);
-      else pending.push(message as SessionDoorbell);
+    const unsubscribe = await this.bus.listen(busChannels.agentChatSession.all, (bell) => {
+      if (ready) onBell(bell);
+      else pending.push(bell);
     });
     const snapshot = async () => {
       const turns = await this.repo.activeTurnsOfTenant(tenantId);

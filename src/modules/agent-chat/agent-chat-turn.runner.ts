@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { JobPayloads } from '@contracts/jobs';
 import { sleep } from '@core/async/sleep';
-import { EventBus, type Unsubscribe } from '@core/bus/event-bus.port';
+import { BusCancels, busChannels, EventBus, type Unsubscribe } from '@core/bus';
 import { AppConfig } from '@core/config/app-config';
 import { retryTransient } from '@core/database/retry-transient';
 import { DomainError } from '@core/http/domain-error';
@@ -12,12 +12,11 @@ import { MetricsService } from '@core/metrics/metrics.service';
 import { RunQueue, type JobContext } from '@core/queue/run-queue.port';
 import { InferenceService, type InferenceMessage, type LiveDeltaFrame } from '@modules/inference';
 import type { MessageRow, TurnRow } from './agent-chat-rows';
-import { CANCEL_PATTERN, cancelledTurnOf } from './agent-chat-signals';
 import { AgentChatTurnsService } from './agent-chat-turns.service';
 import { GuidanceRepository } from './guidance.repository';
 import { TurnLeaseRepository } from './turn-lease.repository';
 import { AgentChatRepository } from './agent-chat.repository';
-import { adapterOwnerChannel, ExternalTurnExecutor } from './external-turn.executor';
+import { ExternalTurnExecutor } from './external-turn.executor';
 
 /** How often a running model turn writes its partial reply to Postgres (what a successor continues from without the buffer). */
 const PARTIAL_EVERY_MS = 1000;
@@ -32,8 +31,8 @@ const PARTIAL_EVERY_MS = 1000;
  */
 @Injectable()
 export class AgentChatTurnRunner implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly local = new Map<string, { controller: AbortController; cancelled: boolean }>();
-  private cancels: Promise<Unsubscribe> | undefined;
+  /** The turns this worker runs; a cancel from any api process stops one at its next delta (the lease is the fallback). */
+  private readonly cancels: BusCancels<{ turn_id: string }>;
   private forwards: Promise<Unsubscribe> | undefined;
   /** Aborts the turns this worker runs for other workers' hand-offs (not queue jobs) when it shuts down. */
   private readonly stopping = new AbortController();
@@ -50,20 +49,21 @@ export class AgentChatTurnRunner implements OnApplicationBootstrap, OnApplicatio
     @Inject(EventBus) private readonly bus: EventBus,
     @Inject(RunQueue) private readonly queue: RunQueue,
     private readonly metrics: MetricsService,
-  ) {}
+  ) {
+    this.cancels = new BusCancels(bus, busChannels.agentChatCancel);
+  }
 
   private get leaseMs(): number {
     return this.config.tasks.leaseSeconds * 1000;
   }
 
   activeCount(): number {
-    return this.local.size;
+    return this.cancels.size;
   }
 
   /** External Agent turns whose session's adapter lives here are handed over by the worker that dequeued them. */
   onApplicationBootstrap(): void {
-    this.forwards = this.bus.subscribe(adapterOwnerChannel(LEASE_OWNER), (_c, message) => {
-      const m = message as JobPayloads['agent_chat.turn'];
+    this.forwards = this.bus.listen(busChannels.agentChatAdapterOwner.of(LEASE_OWNER), (m) => {
       void this.execute(m, { jobId: m.turnId, attempt: 1, signal: this.stopping.signal }).catch((err: unknown) =>
         rootLogger().warn({ turn_id: m.turnId, err: String(err) }, 'forwarded external agent turn failed'),
       );
@@ -72,18 +72,12 @@ export class AgentChatTurnRunner implements OnApplicationBootstrap, OnApplicatio
 
   async onApplicationShutdown(): Promise<void> {
     this.stopping.abort();
-    if (this.cancels) await (await this.cancels)().catch(() => undefined);
+    await this.cancels.close();
     if (this.forwards) await (await this.forwards)().catch(() => undefined);
   }
 
   async execute(payload: JobPayloads['agent_chat.turn'], job: JobContext): Promise<void> {
-    this.cancels ??= this.bus.subscribe(CANCEL_PATTERN, (channel) => {
-      const local = this.local.get(cancelledTurnOf(channel));
-      if (local) {
-        local.cancelled = true;
-        local.controller.abort(new Error('turn cancelled'));
-      }
-    });
+    void this.cancels.listen().catch(() => undefined);
     const token = newLeaseToken();
     const turn = await this.claim(payload.turnId, token, job.signal);
     if (!turn) return;
@@ -95,7 +89,10 @@ export class AgentChatTurnRunner implements OnApplicationBootstrap, OnApplicatio
     };
     const onJobAbort = () => halt('worker shutting down');
     job.signal.addEventListener('abort', onJobAbort, { once: true });
-    this.local.set(turn.id, state);
+    const unregister = this.cancels.register(turn.id, () => {
+      state.cancelled = true;
+      state.controller.abort(new Error('turn cancelled'));
+    });
     const stopBeat = keepLease(() => this.leases.heartbeat(turn.id, token, this.leaseMs), {
       leaseMs: this.leaseMs,
       what: { turn_id: turn.id },
@@ -114,7 +111,7 @@ export class AgentChatTurnRunner implements OnApplicationBootstrap, OnApplicatio
     } finally {
       stopBeat();
       job.signal.removeEventListener('abort', onJobAbort);
-      this.local.delete(turn.id);
+      unregister();
     }
     if (halted && job.signal.aborted && !this.stopping.signal.aborted) await this.handOver(turn, token);
   }

@@ -1,14 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { retryTransient } from '@core/database/retry-transient';
 import type { EntityManager } from 'typeorm';
-import { EventBus } from '@core/bus/event-bus.port';
+import { busChannels, EventBus } from '@core/bus';
 import type { RequestOrigin } from '@core/context/request-context';
 import { rootLogger } from '@core/logging/logger';
 import { MetricsService } from '@core/metrics/metrics.service';
 import { TurnRuntimes } from './turn-runtime';
 import { ACTIVE_TURN_STATUSES, isActiveTurn, type TurnRow, type TurnStatus } from './agent-chat-rows';
 import { AgentChatRepository, NOW } from './agent-chat.repository';
-import { sessionChannel, type SessionDoorbell } from './agent-chat-signals';
+import type { SessionDoorbell } from './agent-chat-signals';
 
 export interface TurnEnd {
   status: Extract<TurnStatus, 'completed' | 'failed' | 'cancelled'>;
@@ -47,7 +47,7 @@ export class AgentChatTurnsService {
   announce(ref: { session_id: string; tenant_id: string; id?: string; runtime_kind?: string }, status: string): void {
     const message: SessionDoorbell = { tenant_id: ref.tenant_id, session_id: ref.session_id, turn_id: ref.id, runtime_kind: ref.runtime_kind, status };
     this.bus
-      .publish(sessionChannel(ref.session_id), message)
+      .send(busChannels.agentChatSession.of(ref.session_id), message)
       .catch((err: unknown) => rootLogger().warn({ session_id: ref.session_id, err: String(err) }, 'agent chat doorbell not published'));
   }
 

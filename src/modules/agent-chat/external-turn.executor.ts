@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { EventBus } from '@core/bus/event-bus.port';
+import { busChannels, EventBus } from '@core/bus';
 import { AppConfig } from '@core/config/app-config';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import { rootLogger } from '@core/logging/logger';
@@ -12,9 +12,6 @@ import { ApprovalCoordinator, type PermissionContext } from './approval-coordina
 import { AdapterSessionHost, type LiveAdapter, type Restored } from './adapter-session-host';
 import { AdapterSessionRepository } from './adapter-session.repository';
 import { TurnLeaseRepository } from './turn-lease.repository';
-
-/** Turns of a session whose adapter another worker holds are handed to it on this channel (its LEASE_OWNER). */
-export const adapterOwnerChannel = (owner: string): string => `agent_chat.adapter_owner.${owner}`;
 
 const PARTIAL_EVERY_MS = 1000;
 /** After `session/cancel`, how long the agent gets to answer the prompt with `cancelled`. */
@@ -98,7 +95,7 @@ export class ExternalTurnExecutor {
     }
     if ('owner' in acquired) {
       if (await this.adapterRows.unclaimTurn(turn.id, token)) {
-        await this.bus.publish(adapterOwnerChannel(acquired.owner), { turnId: turn.id, tenantId: turn.tenant_id });
+        await this.bus.send(busChannels.agentChatAdapterOwner.of(acquired.owner), { turnId: turn.id, tenantId: turn.tenant_id });
       }
       return false;
     }

@@ -1,9 +1,8 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
-import { EventBus } from '@core/bus/event-bus.port';
+import { busChannels, EventBus } from '@core/bus';
 import { rootLogger } from '@core/logging/logger';
 import { RunQueue } from '@core/queue/run-queue.port';
 import { isActiveTurn, type RuntimeKind, type TurnRow } from './agent-chat-rows';
-import { cancelChannel } from './agent-chat-signals';
 import { AgentChatTurnsService } from './agent-chat-turns.service';
 import { TurnLeaseRepository } from './turn-lease.repository';
 import { AgentChatRepository } from './agent-chat.repository';
@@ -56,7 +55,7 @@ export class ModelTurnRuntime implements TurnRuntime, OnModuleInit {
         return 'cancelled';
       }
     }
-    await this.bus.publish(cancelChannel(turn.id), { turn_id: turn.id }).catch(() => undefined);
+    await this.bus.send(busChannels.agentChatCancel.of(turn.id), { turn_id: turn.id }).catch(() => undefined);
     return 'cancelling';
   }
 

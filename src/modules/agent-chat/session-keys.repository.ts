@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { EventBus } from '@core/bus/event-bus.port';
+import { busChannels, EventBus } from '@core/bus';
 import { execSql } from '@core/database/sql';
-import { API_KEY_REVOKED_CHANNEL, newApiKeySecret } from '@core/http/auth/api-key.service';
+import { newApiKeySecret } from '@core/http/auth/api-key.service';
 
 /**
  * The API key an External Agent session's adapter uses against this gateway (issue 16, metered adapters): scope
@@ -60,7 +60,7 @@ export class SessionKeysRepository {
       `UPDATE api_keys SET revoked_at = now() WHERE revoked_at IS NULL AND ${where} RETURNING prefix`,
       params,
     );
-    for (const r of rows) await this.bus.publish(API_KEY_REVOKED_CHANNEL, { prefix: r.prefix }).catch(() => undefined);
+    for (const r of rows) await this.bus.send(busChannels.apiKeyRevoked, { prefix: r.prefix }).catch(() => undefined);
     return rows.length;
   }
 }

@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
-import { EventBus, Unsubscribe } from '@core/bus/event-bus.port';
+import { BusCancels, busChannels, busRequest, EventBus } from '@core/bus';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import { keepLease, LEASE_OWNER } from '@core/lease';
 import type { LiveResetFrame } from '@modules/inference';
@@ -17,11 +17,9 @@ export type AbortReason = 'stop' | 'taken_over' | 'shutdown';
 interface Tracked {
   controller: AbortController;
   sessionId: string;
-  stopBeating: () => void;
+  /** Ends the heartbeat and the listening for stops. */
+  untrack: () => void;
 }
-
-const STOP_CHANNEL = 'chat.stop.';
-const STOPPED_CHANNEL = 'chat.stopped.';
 
 /**
  * Ownership of in-flight generations across api processes. The streaming process holds the
@@ -33,7 +31,8 @@ const STOPPED_CHANNEL = 'chat.stopped.';
 export class ChatInflightService implements OnModuleDestroy {
   readonly owner = LEASE_OWNER;
   private readonly local = new Map<string, Tracked>();
-  private subscription: Promise<Unsubscribe> | undefined;
+  /** `chat.stop.<session>` names the generation in its payload. */
+  private readonly stops: BusCancels<{ generation_id: string }>;
 
   constructor(
     private readonly config: AppConfig,
@@ -41,21 +40,21 @@ export class ChatInflightService implements OnModuleDestroy {
     private readonly ledger: ChatTurnLedgerService,
     @Inject(EventBus) private readonly bus: EventBus,
     @Inject(LiveStreamBuffer) private readonly buffer: LiveStreamBuffer,
-  ) {}
+  ) {
+    this.stops = new BusCancels(bus, busChannels.chatStop, (m) => (typeof m?.generation_id === 'string' ? m.generation_id : undefined));
+  }
 
   async onModuleDestroy(): Promise<void> {
     for (const t of this.local.values()) {
-      t.stopBeating();
+      t.untrack();
       t.controller.abort('shutdown' satisfies AbortReason);
     }
-    const unsubscribe = await this.subscription?.catch(() => undefined);
-    await unsubscribe?.().catch(() => undefined);
+    await this.stops.close();
   }
 
   /** Starts holding a generation: its abort signal and its lease heartbeat (a lost lease aborts it as `taken_over`). */
   async track(generationId: string, sessionId: string, leaseToken: string): Promise<AbortController> {
-    this.subscription ??= this.bus.subscribe(`${STOP_CHANNEL}*`, (_channel, message) => this.onStopMessage(message));
-    await this.subscription;
+    await this.stops.listen();
     const controller = new AbortController();
     const { heartbeatMs, staleAfterMs } = this.config.chat.generation;
     const stopBeating = keepLease(() => this.sessions.heartbeat(generationId, leaseToken, staleAfterMs), {
@@ -64,25 +63,21 @@ export class ChatInflightService implements OnModuleDestroy {
       what: { generationId },
       onLost: () => controller.abort('taken_over' satisfies AbortReason),
     });
-    this.local.set(generationId, { controller, sessionId, stopBeating });
+    const unregister = this.stops.register(generationId, () => controller.abort('stop' satisfies AbortReason));
+    this.local.set(generationId, { controller, sessionId, untrack: () => (stopBeating(), unregister()) });
     return controller;
   }
 
   release(generationId: string): void {
     const t = this.local.get(generationId);
     if (!t) return;
-    t.stopBeating();
+    t.untrack();
     this.local.delete(generationId);
   }
 
   /** Tells a waiting stop (in any process) that the owner persisted the partial reply. */
   async announceStopped(sessionId: string, generationId: string): Promise<void> {
-    await this.bus.publish(`${STOPPED_CHANNEL}${sessionId}`, { generation_id: generationId }).catch(() => undefined);
-  }
-
-  private onStopMessage(message: unknown): void {
-    const id = (message as { generation_id?: unknown })?.generation_id;
-    if (typeof id === 'string') this.local.get(id)?.controller.abort('stop' satisfies AbortReason);
+    await this.bus.send(busChannels.chatStopped.of(sessionId), { generation_id: generationId }).catch(() => undefined);
   }
 
   /**
@@ -96,31 +91,24 @@ export class ChatInflightService implements OnModuleDestroy {
     const running = (await this.sessions.generations(sessionId)).filter((g) => g.messageId && (!messageId || g.messageId === messageId));
     if (running.length === 0) throw new ChatNotRunningError(sessionId);
 
+    // Each owner answers `chat.stopped.<session>` once the partial is persisted; a generation row gone also counts.
     const pending = new Set(running.map((g) => g.id));
-    let wake: () => void = () => undefined;
-    const unsubscribe = await this.bus.subscribe(`${STOPPED_CHANNEL}${sessionId}`, (_c, msg) => {
-      const id = (msg as { generation_id?: unknown })?.generation_id;
-      if (typeof id === 'string' && pending.delete(id)) wake();
+    await busRequest(this.bus, {
+      reply: busChannels.chatStopped.of(sessionId),
+      send: async () => {
+        for (const g of running) if (!g.stale && !this.stops.cancelHere(g.id)) await this.stops.cancel(sessionId, { generation_id: g.id });
+      },
+      timeoutMs: stopTimeoutMs,
+      accept: (m) => typeof m?.generation_id === 'string' && pending.delete(m.generation_id),
+      enough: () => pending.size === 0,
+      poll: {
+        everyMs: 100,
+        done: async () => {
+          for (const id of [...pending]) if (!(await this.sessions.generation(id))) pending.delete(id);
+          return pending.size === 0;
+        },
+      },
     });
-    try {
-      for (const g of running) {
-        if (g.stale) continue;
-        const mine = this.local.get(g.id);
-        if (mine) mine.controller.abort('stop' satisfies AbortReason);
-        else await this.bus.publish(`${STOP_CHANNEL}${sessionId}`, { generation_id: g.id });
-      }
-      const deadline = Date.now() + stopTimeoutMs;
-      while (pending.size > 0 && Date.now() < deadline) {
-        for (const id of [...pending]) if (!(await this.sessions.generation(id))) pending.delete(id);
-        if (pending.size === 0) break;
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          setTimeout(resolve, 100).unref();
-        });
-      }
-    } finally {
-      await unsubscribe().catch(() => undefined);
-    }
     // Owners that did not answer in time (or are dead): persist what the live buffer holds, as stopped.
     for (const g of running) if (pending.has(g.id)) await this.takeOver(tenantId, sessionId, g);
     const stopped = [];

@@ -1,5 +1,5 @@
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { EventBus, Unsubscribe } from '@core/bus/event-bus.port';
+import { busChannels, EventBus, type Unsubscribe } from '@core/bus';
 import type { ChatMessageEntity } from './chat-message.entity';
 import type { ChatSessionEntity } from './chat-session.entity';
 
@@ -8,7 +8,6 @@ export interface SessionSnapshot {
   leaf: ChatMessageEntity | null;
 }
 
-const CHANGED = 'chat.session.changed';
 const MAX_ENTRIES = 10_000;
 
 /**
@@ -25,8 +24,8 @@ export class ChatSnapshotCacheService implements OnModuleInit, OnModuleDestroy {
   constructor(@Inject(EventBus) private readonly bus: EventBus) {}
 
   async onModuleInit(): Promise<void> {
-    this.unsubscribe = await this.bus.subscribe(CHANGED, (_c, msg) => {
-      const id = (msg as { session_id?: unknown })?.session_id;
+    this.unsubscribe = await this.bus.listen(busChannels.chatSessionChanged, (msg) => {
+      const id = msg?.session_id;
       if (typeof id === 'string') this.entries.delete(id);
     });
     // Missed doorbells while the bus was down: start over.
@@ -53,7 +52,7 @@ export class ChatSnapshotCacheService implements OnModuleInit, OnModuleDestroy {
   async changed(sessionIds: string[]): Promise<void> {
     for (const id of sessionIds) {
       this.entries.delete(id);
-      await this.bus.publish(CHANGED, { session_id: id }).catch(() => undefined);
+      await this.bus.send(busChannels.chatSessionChanged, { session_id: id }).catch(() => undefined);
     }
   }
 }

@@ -1,24 +1,8 @@
 import type { EventEnvelope } from '@contracts/events';
 import type { EventRow } from './event-store.repository';
 
-/** Bus channel of one run's doorbells (message: RunBatchMessage). */
-export const runChannel = (runId: string): string => `events.run.${runId}`;
-/** Bus channel of the public feed (message: FeedBatchMessage, every tenant; subscribers filter). */
-export const FEED_CHANNEL = 'events.feed';
-
-/** Events of one run committed together: sequences from..to, contiguous. */
-export interface RunBatchMessage {
-  from: number;
-  to: number;
-  events: EventEnvelope[];
-}
-
-/** One stamping pass: feed cursors from..to, contiguous across all tenants. */
-export interface FeedBatchMessage {
-  from: number;
-  to: number;
-  events: { tenant_id: string; envelope: EventEnvelope }[];
-}
+// The bus channels of one run's doorbells (`events.run.<id>`, RunBatchMessage) and of the public feed (`events.feed`,
+// FeedBatchMessage, every tenant; subscribers filter) are in the registry, core/bus/channels.ts.
 
 export function toEnvelope(row: EventRow): EventEnvelope {
   const envelope: EventEnvelope = {

@@ -1,5 +1,5 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
-import { EventBus } from '@core/bus/event-bus.port';
+import { type BusChannel, EventBus } from '@core/bus';
 import { rootLogger } from '@core/logging/logger';
 import { MetricsService } from '@core/metrics/metrics.service';
 
@@ -25,8 +25,9 @@ export class EventPublisher implements OnApplicationShutdown {
   ) {}
 
   /** `committedAt` (performance.now() just after the commit): the publication is timed in hecate_event_publish_lag_seconds. */
-  publish(channel: string, message: unknown, committedAt?: number): void {
+  publish<P>(to: BusChannel<P>, message: P, committedAt?: number): void {
     if (this.closed) return;
+    const channel = to.name;
     if (this.pending.length === 0 && !this.flushing) {
       this.bus.publish(channel, message).then(
         () => this.published(committedAt),

@@ -4,7 +4,8 @@ import type { EventEnvelope } from '@contracts/events';
 import type { RequestOrigin } from '@core/context/request-context';
 import { EventPublisher } from './event-publisher.service';
 import { EventStoreRepository, type EventSize, FeedFilter, type NewEventRow, type ReplayRow, type SqlFragment } from './event-store.repository';
-import { FEED_CHANNEL, type FeedBatchMessage, feedEnvelope, runChannel, RunBatchMessage, toEnvelope } from './event-envelope';
+import { busChannels, type FeedBatchMessage, type RunBatchMessage } from '@core/bus';
+import { feedEnvelope, toEnvelope } from './event-envelope';
 import { FeedStamper } from './feed-stamper.service';
 import { rootLogger } from '@core/logging/logger';
 
@@ -148,7 +149,7 @@ export class EventStore {
         to: Math.max(...cursors),
         events: envelopes.map((envelope) => ({ tenant_id: run.tenantId, envelope })),
       };
-      this.publisher.publish(FEED_CHANNEL, message);
+      this.publisher.publish(busChannels.eventsFeed, message);
     }
     return envelopes;
   }
@@ -180,7 +181,7 @@ export class EventStore {
     for (const [runId, events] of byRun) {
       events.sort((a, b) => a.sequence - b.sequence);
       const message: RunBatchMessage = { from: events[0].sequence, to: events[events.length - 1].sequence, events };
-      this.publisher.publish(runChannel(runId), message, committedAt);
+      this.publisher.publish(busChannels.eventsRun.of(runId), message, committedAt);
     }
     if (stamp) this.stamper.kick();
   }

@@ -2,7 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { EventEnvelope } from '@contracts/events';
 import { EventBus } from '@core/bus/event-bus.port';
 import { AppConfig } from '@core/config/app-config';
-import { FEED_CHANNEL, FeedBatchMessage, feedEnvelope, runChannel, RunBatchMessage } from './event-envelope';
+import { busChannels } from '@core/bus';
+import { feedEnvelope } from './event-envelope';
 import type { FeedFilter } from './event-store.repository';
 import { EventStore, type ReplayBudget } from './event-store.service';
 import { replayThenTail, TailSource } from './replay-tail';
@@ -89,8 +90,7 @@ export class EventStreams {
         return { from: after + 1, to, items: page.events, more: page.more };
       },
       subscribe: (onBatch) =>
-        this.bus.subscribe(runChannel(runId), (_channel, message) => {
-          const m = message as RunBatchMessage;
+        this.bus.listen(busChannels.eventsRun.of(runId), (m) => {
           onBatch({ from: m.from, to: m.to, items: m.events.map((e) => bounded(e, this.budget)) });
         }),
       onReconnect: (listener) => this.bus.onReconnect(listener),
@@ -106,8 +106,7 @@ export class EventStreams {
         return { from: after + 1, to: page.head, items: page.events, more: page.more };
       },
       subscribe: (onBatch) =>
-        this.bus.subscribe(FEED_CHANNEL, (_channel, message) => {
-          const m = message as FeedBatchMessage;
+        this.bus.listen(busChannels.eventsFeed, (m) => {
           const items = m.events.filter((e) => matches(filter, e.tenant_id, e.envelope)).map((e) => bounded(feedEnvelope(e.envelope), this.budget));
           onBatch({ from: m.from, to: m.to, items });
         }),

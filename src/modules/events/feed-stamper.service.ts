@@ -2,7 +2,8 @@ import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nest
 import { rootLogger } from '@core/logging/logger';
 import { EventPublisher } from './event-publisher.service';
 import { EventStoreRepository } from './event-store.repository';
-import { FEED_CHANNEL, FeedBatchMessage, toEnvelope } from './event-envelope';
+import { busChannels, type FeedBatchMessage } from '@core/bus';
+import { toEnvelope } from './event-envelope';
 
 const BATCH = 500;
 const SWEEP_MS = 1000;
@@ -84,7 +85,7 @@ export class FeedStamper implements OnApplicationBootstrap, OnApplicationShutdow
         to,
         events: rows.map((r) => ({ tenant_id: r.tenant_id, envelope: toEnvelope(r) })),
       };
-      this.publisher.publish(FEED_CHANNEL, message);
+      this.publisher.publish(busChannels.eventsFeed, message);
       if (rows.length < BATCH) return;
     }
   }

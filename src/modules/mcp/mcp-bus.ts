@@ -1,16 +1,15 @@
+import { busChannels } from '@core/bus';
 import type { McpServerSpec } from './mcp-server-spec';
 
 /**
- * Bus channels between the api (which waits for an answer) and the workers (which run MCP servers). The bus is a
- * doorbell (DESIGN §4.3): a lost message ends in a timeout, never a wrong answer.
+ * Names of the probe's bus channels between the api (which waits for an answer) and the worker that runs the MCP server;
+ * they are declared in the registry (core/bus/channels.ts). A lost message ends in a timeout, never a wrong answer.
  */
 export const mcpChannels = {
   /** api → worker: the entry to probe, after the worker claimed the job. */
-  probeSpec: (id: string) => `mcp.probe.${id}.spec`,
+  probeSpec: (id: string) => busChannels.mcpProbeSpec.of(id).name,
   /** worker → api: claim, then result. */
-  probeWorker: (id: string) => `mcp.probe.${id}.worker`,
-  cacheRequest: 'mcp.cache.request',
-  cacheReply: (id: string) => `mcp.cache.reply.${id}`,
+  probeWorker: (id: string) => busChannels.mcpProbeWorker.of(id).name,
 };
 
 export interface ProbeTool {
@@ -23,11 +22,4 @@ export type ProbeWorkerMessage = { kind: 'claim'; worker: string } | { kind: 're
 
 export interface ProbeSpecMessage {
   spec: McpServerSpec;
-}
-
-export interface CacheReplyMessage {
-  worker: string;
-  entries: number;
-  in_use: number;
-  idle: number;
 }

@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { EventBus, Unsubscribe } from '@core/bus/event-bus.port';
+import { busChannels, EventBus, type Unsubscribe } from '@core/bus';
 import { MetricsService } from '@core/metrics/metrics.service';
-import { CacheReplyMessage, mcpChannels } from './mcp-bus';
+import type { CacheReplyMessage } from '@core/bus';
 import { McpClientPool } from './mcp-client-pool.service';
 
 /** Worker side of `GET /hecate/v1/system/mcp/cache`: answers each request with this worker's cache counts (and /metrics). */
@@ -22,11 +22,10 @@ export class McpCacheReporter implements OnApplicationBootstrap, OnModuleDestroy
       const { entries, idle } = this.pool.stats();
       return { inUse: entries - idle, idle };
     });
-    this.unsubscribe = await this.bus.subscribe(mcpChannels.cacheRequest, (_channel, raw) => {
-      const { id } = raw as { id: string };
+    this.unsubscribe = await this.bus.listen(busChannels.mcpCacheRequest, ({ id }) => {
       if (typeof id !== 'string') return;
       const reply: CacheReplyMessage = { worker: this.worker, ...this.pool.stats() };
-      void this.bus.publish(mcpChannels.cacheReply(id), reply).catch(() => undefined);
+      void this.bus.send(busChannels.mcpCacheReply.of(id), reply).catch(() => undefined);
     });
   }
 

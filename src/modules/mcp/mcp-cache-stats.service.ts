@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { EventBus } from '@core/bus/event-bus.port';
+import { busChannels, busRequest, EventBus } from '@core/bus';
 import { RunQueue } from '@core/queue/run-queue.port';
-import { CacheReplyMessage, mcpChannels } from './mcp-bus';
-import { within } from '@core/async/within';
+import type { CacheReplyMessage } from '@core/bus';
 
 const COLLECT_TIMEOUT_MS = 1_000;
 
@@ -23,20 +22,14 @@ export class McpCacheStatsService {
     const id = randomUUID();
     const replies = new Map<string, CacheReplyMessage>();
     const expected = await this.queue.workerCount().catch(() => 0);
-    let done!: () => void;
-    const complete = new Promise<void>((r) => (done = r));
-    const unsubscribe = await this.bus.subscribe(mcpChannels.cacheReply(id), (_channel, raw) => {
-      const reply = raw as CacheReplyMessage;
-      replies.set(reply.worker, reply);
-      if (expected > 0 && replies.size >= expected) done();
-    });
-    try {
-      await this.bus.publish(mcpChannels.cacheRequest, { id });
+    await busRequest(this.bus, {
+      reply: busChannels.mcpCacheReply.of(id),
+      send: () => this.bus.send(busChannels.mcpCacheRequest, { id }),
       // No live worker: nobody would answer.
-      if (expected > 0) await within(complete, timeoutMs);
-    } finally {
-      await unsubscribe();
-    }
+      timeoutMs: expected > 0 ? timeoutMs : 0,
+      accept: (reply) => (replies.set(reply.worker, reply), true),
+      enough: () => expected > 0 && replies.size >= expected,
+    });
     const sum = (k: 'entries' | 'in_use' | 'idle') => [...replies.values()].reduce((n, r) => n + (Number(r[k]) || 0), 0);
     return { checked_at: new Date().toISOString(), configured: true, entries: sum('entries'), in_use: sum('in_use'), idle: sum('idle'), workers: replies.size };
   }

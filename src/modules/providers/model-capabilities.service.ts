@@ -5,8 +5,7 @@ import { CapabilitySource, ModelCapabilityEntity } from './model-capability.enti
 import { ModelSettingsRepository } from './model-settings.repository';
 import { CapabilityOverrideDto, CapabilityProbeDto } from './model-capabilities.dto';
 import { announceChange, reloadOnChange } from './settings-sync';
-
-export const CAPABILITIES_CHANGED = 'gateway.capabilities.changed';
+import { busChannels } from '@core/bus';
 
 export type EffectiveSource = CapabilitySource | 'catalog' | 'provider' | 'unknown';
 
@@ -66,7 +65,7 @@ export class ModelCapabilitiesService implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     await this.reload();
-    await reloadOnChange(this.bus, CAPABILITIES_CHANGED, () => this.reload());
+    await reloadOnChange(this.bus, busChannels.capabilitiesChanged, () => this.reload());
   }
 
   private async reload(): Promise<void> {
@@ -152,7 +151,7 @@ export class ModelCapabilitiesService implements OnModuleInit {
 
   private async changed(): Promise<void> {
     await this.reload();
-    await announceChange(this.bus, CAPABILITIES_CHANGED);
+    await announceChange(this.bus, busChannels.capabilitiesChanged);
   }
 }
 

@@ -5,8 +5,7 @@ import { ModelSettingsRepository } from './model-settings.repository';
 import type { PricingOverrideEntity } from './pricing-override.entity';
 import type { PutPriceDto } from './pricing.dto';
 import { announceChange, reloadOnChange } from './settings-sync';
-
-export const PRICING_CHANGED = 'gateway.pricing.changed';
+import { busChannels } from '@core/bus';
 
 export type PriceSource = 'manual' | 'builtin' | 'local' | 'unpriced';
 
@@ -52,7 +51,7 @@ export class PricingService implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     await this.reload();
-    await reloadOnChange(this.bus, PRICING_CHANGED, () => this.reload());
+    await reloadOnChange(this.bus, busChannels.pricingChanged, () => this.reload());
   }
 
   private async reload(): Promise<void> {
@@ -119,6 +118,6 @@ export class PricingService implements OnModuleInit {
 
   private async changed(): Promise<void> {
     await this.reload();
-    await announceChange(this.bus, PRICING_CHANGED);
+    await announceChange(this.bus, busChannels.pricingChanged);
   }
 }

@@ -9,8 +9,7 @@ import { ProviderRepository } from './provider.repository';
 import { ProviderSecretsService } from './provider-secrets.service';
 import { RuntimeProvider, RuntimeProviderInit } from './runtime-provider';
 import { announceChange, reloadOnChange } from './settings-sync';
-
-export const PROVIDERS_CHANGED = 'gateway.providers.changed';
+import { busChannels } from '@core/bus';
 
 /**
  * The in-memory provider set the hot path reads (no Postgres per request). Built from `PROVIDER_<NAME>_*`
@@ -38,7 +37,7 @@ export class ProviderRegistryService implements OnModuleInit, OnApplicationShutd
 
   async onModuleInit(): Promise<void> {
     await this.reload();
-    this.unsubscribe = await reloadOnChange(this.bus, PROVIDERS_CHANGED, () => this.reload());
+    this.unsubscribe = await reloadOnChange(this.bus, busChannels.providersChanged, () => this.reload());
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -67,7 +66,7 @@ export class ProviderRegistryService implements OnModuleInit, OnApplicationShutd
   /** Tells every process (this one included, synchronously) that providers changed. */
   async changed(): Promise<void> {
     await this.reload();
-    await announceChange(this.bus, PROVIDERS_CHANGED);
+    await announceChange(this.bus, busChannels.providersChanged);
   }
 
   /** Rebuilds the set; concurrent calls coalesce into one extra pass. */

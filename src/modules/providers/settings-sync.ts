@@ -1,4 +1,4 @@
-import type { EventBus, Unsubscribe } from '@core/bus/event-bus.port';
+import type { BusChannel, EventBus, SettingsChanged, Unsubscribe } from '@core/bus';
 import { rootLogger } from '@core/logging/logger';
 
 /**
@@ -6,13 +6,15 @@ import { rootLogger } from '@core/logging/logger';
  * a change publishes a doorbell on the EventBus and every process reloads from Postgres (also after a bus
  * reconnect, since messages may have been missed).
  */
-export async function reloadOnChange(bus: EventBus, channel: string, reload: () => Promise<void>): Promise<Unsubscribe> {
+export async function reloadOnChange(bus: EventBus, channel: BusChannel<SettingsChanged>, reload: () => Promise<void>): Promise<Unsubscribe> {
   const run = () =>
-    void reload().catch((err: unknown) => rootLogger().warn({ channel, err: err instanceof Error ? err.message : String(err) }, 'settings reload failed'));
+    void reload().catch((err: unknown) =>
+      rootLogger().warn({ channel: channel.name, err: err instanceof Error ? err.message : String(err) }, 'settings reload failed'),
+    );
   bus.onReconnect(run);
-  return bus.subscribe(channel, run);
+  return bus.listen(channel, run);
 }
 
-export function announceChange(bus: EventBus, channel: string): Promise<void> {
-  return bus.publish(channel, { at: Date.now() }).catch(() => undefined);
+export function announceChange(bus: EventBus, channel: BusChannel<SettingsChanged>): Promise<void> {
+  return bus.send(channel, { at: Date.now() }).catch(() => undefined);
 }

@@ -2,7 +2,7 @@ import { sleep } from '@core/async/sleep';
 import { keepLease, LEASE_OWNER, newLeaseToken } from '@core/lease';
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import type { JobPayloads } from '@contracts/jobs';
-import { EventBus, Unsubscribe } from '@core/bus/event-bus.port';
+import { BusCancels, busChannels, EventBus } from '@core/bus';
 import { AppConfig } from '@core/config/app-config';
 import { jobOrigin, RequestOrigin } from '@core/context/request-context';
 import { rootLogger } from '@core/logging/logger';
@@ -11,7 +11,6 @@ import { planHash } from '@modules/approvals';
 import { ExecutorRegistry } from './executor-registry.service';
 import { RunEnqueuer } from './run-enqueuer.service';
 import type { ExecutionContext, ExecutionOutcome, RunExecutor } from './run-executor';
-import { CANCEL_CHANNEL_PATTERN, cancelledRunOf } from './run-signals';
 import { LeaseLostError, RunWriter, RunWriterDeps, StorageLimitError } from './run-writer';
 import type { ClaimResult } from './task-run.repository';
 import type { TaskRunEntity } from './task-run.entity';
@@ -25,8 +24,8 @@ import { isDir, workspaceUnavailable, WorkspaceService } from './workspace/works
 export class RunExecutionService implements OnApplicationShutdown {
   /** This process as a lease owner. */
   readonly owner = LEASE_OWNER;
-  private readonly local = new Map<string, AbortController>();
-  private cancelSubscription: Promise<Unsubscribe> | undefined;
+  /** Cancel from any api process reaches the worker running the run (the heartbeat is the fallback). */
+  private readonly cancels: BusCancels<{ runId: string }>;
 
   constructor(
     private readonly config: AppConfig,
@@ -34,28 +33,22 @@ export class RunExecutionService implements OnApplicationShutdown {
     private readonly registry: ExecutorRegistry,
     private readonly enqueuer: RunEnqueuer,
     private readonly workspaces: WorkspaceService,
-    @Inject(EventBus) private readonly bus: EventBus,
-  ) {}
+    @Inject(EventBus) bus: EventBus,
+  ) {
+    this.cancels = new BusCancels(bus, busChannels.runCancel);
+  }
 
   private get leaseMs(): number {
     return this.config.tasks.leaseSeconds * 1000;
   }
 
-  /** Cancel from any api process reaches the worker running the run (the heartbeat is the fallback). */
-  private listenForCancels(): void {
-    this.cancelSubscription ??= this.bus.subscribe(CANCEL_CHANNEL_PATTERN, (channel) => {
-      const runId = cancelledRunOf(channel);
-      this.local.get(runId)?.abort(new Error('run cancelled'));
-    });
-  }
-
   async onApplicationShutdown(): Promise<void> {
-    if (this.cancelSubscription) await (await this.cancelSubscription)().catch(() => undefined);
+    await this.cancels.close();
   }
 
   /** The `run.execute` job. */
   async execute(payload: JobPayloads['run.execute'], job: JobContext): Promise<void> {
-    this.listenForCancels();
+    void this.cancels.listen().catch(() => undefined);
     const token = newLeaseToken();
     const origin = jobOrigin(job.jobId);
     const claim = await this.claim(payload, token, job.signal, origin);
@@ -79,7 +72,7 @@ export class RunExecutionService implements OnApplicationShutdown {
       controller.abort(new Error('worker shutting down'));
     };
     job.signal.addEventListener('abort', onJobAbort, { once: true });
-    this.local.set(run.id, controller);
+    const unregister = this.cancels.register(run.id, () => controller.abort(new Error('run cancelled')));
     const stopHeartbeat = keepLease(() => this.deps.runs.heartbeat(run.id, token, this.leaseMs), {
       leaseMs: this.leaseMs,
       intervalMs: Math.floor(this.leaseMs / 2),
@@ -104,7 +97,7 @@ export class RunExecutionService implements OnApplicationShutdown {
     } finally {
       stopHeartbeat();
       job.signal.removeEventListener('abort', onJobAbort);
-      this.local.delete(run.id);
+      unregister();
     }
     if (draining) await this.handOver(run, token, origin);
     if (this.config.tasks.maxConcurrent > 0) void this.enqueuer.kickQueued(this.config.tasks.maxConcurrent).catch(() => undefined);
@@ -301,6 +294,6 @@ export class RunExecutionService implements OnApplicationShutdown {
 
   /** Runs executing in this process (for stats). */
   activeCount(): number {
-    return this.local.size;
+    return this.cancels.size;
   }
 }

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { EventBus } from '@core/bus/event-bus.port';
+import { busChannels, EventBus } from '@core/bus';
 import type { RequestOrigin } from '@core/context/request-context';
 import { rootLogger } from '@core/logging/logger';
 import { MetricsService } from '@core/metrics/metrics.service';
@@ -9,7 +9,6 @@ import { toApprovalResponse } from '@modules/approvals';
 import { EventStore, EventTx } from '@modules/events';
 import { ExecutorRegistry } from './executor-registry.service';
 import { RunEnqueuer } from './run-enqueuer.service';
-import { cancelChannel } from './run-signals';
 import { assertTransition, isTerminal, RunStatus, sourcesOf } from './run-status';
 import { toRunResponse } from './task-run.dto';
 import { RunCheckpoint, TaskRunEntity } from './task-run.entity';
@@ -223,7 +222,7 @@ export class RunLifecycleService {
     }, origin);
     this.cancelled(run);
     this.bus
-      .publish(cancelChannel(runId), { runId })
+      .send(busChannels.runCancel.of(runId), { runId })
       .catch((err: unknown) => rootLogger().warn({ run_id: runId, err: String(err) }, 'cancel signal not published; the worker notices at its next heartbeat'));
     return toRunResponse(run);
   }

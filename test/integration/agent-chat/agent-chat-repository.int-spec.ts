@@ -5,6 +5,7 @@ import { AdapterSessionRepository } from '@modules/agent-chat/adapter-session.re
 import { ApprovalsRepository } from '@modules/agent-chat/approvals.repository';
 import { SessionKeysRepository } from '@modules/agent-chat/session-keys.repository';
 import type { EventBus } from '@core/bus/event-bus.port';
+import { InProcessEventBus } from '@core/bus/in-process-event-bus.adapter';
 import { MetricsService } from '@core/metrics/metrics.service';
 import { InProcessRunQueue } from '@core/queue/in-process-run-queue.adapter';
 import type { NewMessage, TurnRow } from '@modules/agent-chat/agent-chat-rows';
@@ -154,7 +155,8 @@ describe.each(['postgres', 'pglite'] as const)('agent chat repository (%s)', (ba
   });
 
   it('session keys: a key whose session has no live adapter lease is revoked (after the grace); the lease holder keeps its own; approval timeouts of any length', async () => {
-    const bus = { publish: jest.fn().mockResolvedValue(undefined) } as unknown as EventBus;
+    const bus: EventBus = new InProcessEventBus();
+    jest.spyOn(bus, 'publish');
     const keys = new SessionKeysRepository(db.dataSource, bus);
     const held = await session();
     const orphan = await session();

@@ -1,31 +1,12 @@
 import { Redis } from 'ioredis';
-import { EventBus } from '@core/bus/event-bus.port';
-import { InProcessEventBus } from '@core/bus/in-process-event-bus.adapter';
 import { RedisEventBus } from '@core/bus/redis-event-bus.adapter';
 import { RedisConnections } from '@core/redis/redis-connections';
 import { startPrivateRedis, testRedisUrl, uniqueId, waitFor } from '../../support/infra';
+import { busAdapters, type BusHarness } from '../../support/bus-adapters';
 import { PortPeer } from '../../support/port-peer';
 
-interface Harness {
-  bus: EventBus;
-  close(): Promise<void>;
-}
-
-const adapters: [string, () => Promise<Harness>][] = [
-  ['in-process', async () => ({ bus: new InProcessEventBus(), close: async () => undefined })],
-  [
-    'redis',
-    async () => {
-      const redis = new RedisConnections(testRedisUrl());
-      await redis.waitReady();
-      const bus = new RedisEventBus(redis, `${uniqueId('bus')}:`);
-      return { bus, close: async () => (await bus.close(), await redis.close()) };
-    },
-  ],
-];
-
-describe.each(adapters)('EventBus behaviour (%s)', (_name, make) => {
-  let h: Harness;
+describe.each(busAdapters)('EventBus behaviour (%s)', (_name, make) => {
+  let h: BusHarness;
   beforeEach(async () => (h = await make()));
   afterEach(() => h.close());
 

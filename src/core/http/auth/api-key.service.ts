@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import type { ApiKeyScope, CreatedApiKeyResource } from '@contracts/api';
-import { EventBus } from '@core/bus/event-bus.port';
+import { busChannels, EventBus } from '@core/bus';
 import type { Principal } from '@core/context/request-context';
 import { ForbiddenError, NotFoundError } from '@core/http/domain-error';
 import { ApiKeyEntity } from './api-key.entity';
@@ -11,9 +11,6 @@ import { CreateApiKeyDto, toApiKeyResponse } from './api-key.dto';
 const KEY_PATTERN = /^hk_([A-Za-z0-9]{12})_([A-Za-z0-9_-]{43})$/;
 const CACHE_TTL_MS = 5_000;
 const TOUCH_EVERY_MS = 60_000;
-/** Revocations are broadcast here (`{prefix}`) so every process drops its cached principal at once. */
-export const API_KEY_REVOKED_CHANNEL = 'auth.api_key.revoked';
-const REVOKED_CHANNEL = API_KEY_REVOKED_CHANNEL;
 
 const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest();
 const alnum = (n: number): string => {
@@ -47,8 +44,8 @@ export class ApiKeyService implements OnModuleInit {
   ) {}
 
   async onModuleInit(): Promise<void> {
-    await this.bus.subscribe(REVOKED_CHANNEL, (_channel, message) => {
-      const prefix = (message as { prefix?: string }).prefix;
+    await this.bus.listen(busChannels.apiKeyRevoked, (message) => {
+      const prefix = message.prefix;
       if (prefix) this.cache.delete(prefix);
     });
   }
@@ -86,7 +83,7 @@ export class ApiKeyService implements OnModuleInit {
     const at = new Date();
     await this.keys.revoke({ id, at });
     this.cache.delete(row.prefix);
-    await this.bus.publish(REVOKED_CHANNEL, { prefix: row.prefix }).catch(() => undefined);
+    await this.bus.send(busChannels.apiKeyRevoked, { prefix: row.prefix }).catch(() => undefined);
     return toApiKeyResponse({ ...row, revokedAt: row.revokedAt ?? at });
   }
 

@@ -1,66 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
-import { EventBus, Unsubscribe } from '@core/bus/event-bus.port';
+import { busChannels, busRequest, EventBus, type Unsubscribe } from '@core/bus';
 
-export interface TraceCandidate {
-  provider: string;
-  model: string;
-  kind?: string;
-  status: 'selected' | 'skipped' | 'failed' | 'not_tried';
-  reason?: string;
-  skip_reason?: string;
-}
-
-export interface TraceAttempt {
-  provider: string;
-  model: string;
-  attempt: number;
-  status: 'ok' | 'error';
-  started_at: string;
-  duration_ms: number;
-  first_byte_ms?: number;
-  upstream_status?: number;
-  error_type?: string;
-  error?: string;
-  retryable?: boolean;
-}
-
-export interface TraceSpan {
-  name: string;
-  start_ms: number;
-  duration_ms: number;
-  attributes: Record<string, string | number | boolean>;
-}
-
-/** One gateway request as the trace inspector shows it (GET /hecate/v1/traces?request_id=). */
-export interface GatewayTrace {
-  request_id: string;
-  trace_id: string;
-  tenant_id: string;
-  endpoint: string;
-  inbound_protocol: string;
-  stream: boolean;
-  started_at: string;
-  duration_ms: number;
-  status: 'ok' | 'error';
-  error_type?: string;
-  route: {
-    reason?: string;
-    requested_model?: string;
-    requested_provider?: string;
-    selected_provider?: string;
-    selected_model?: string;
-    failover: boolean;
-    fallback_from?: string;
-    candidates: TraceCandidate[];
-  };
-  attempts: TraceAttempt[];
-  usage?: { input_tokens: number; output_tokens: number; cached_input_tokens: number };
-  cost_micros_usd?: number;
-  timings: { route_ms: number; first_byte_ms?: number; total_ms: number };
-  spans: TraceSpan[];
-}
+export type { GatewayTrace, TraceAttempt, TraceCandidate, TraceSpan } from '@contracts/traces';
+import type { GatewayTrace } from '@contracts/traces';
 
 export interface TraceEntry {
   requestId: string;
@@ -68,7 +12,6 @@ export interface TraceEntry {
   build(): GatewayTrace;
 }
 
-const LOOKUP_CHANNEL = 'gateway.traces.lookup';
 /** Traces are keyed by tenant and request id: a request id is the client's choice, so two tenants may pick the same. */
 const keyOf = (tenantId: string, requestId: string): string => `${tenantId} ${requestId}`;
 const PEER_WAIT_MS = 300;
@@ -92,9 +35,8 @@ export class TraceStoreService implements OnModuleInit, OnModuleDestroy {
 
   async onModuleInit(): Promise<void> {
     if (this.config.mode !== 'scaled') return;
-    this.unsubscribe = await this.bus.subscribe(LOOKUP_CHANNEL, (_c, message) => {
-      const m = message as { requestId?: string; tenantId?: string | null; replyTo?: string; origin?: string };
-      if (!m.requestId || !m.replyTo || m.origin === this.origin) return;
+    this.unsubscribe = await this.bus.listen(busChannels.gatewayTraceLookup, (m) => {
+      if (!m?.requestId || !m.replyTo || m.origin === this.origin) return;
       const found = this.local(m.requestId, m.tenantId ?? null);
       if (found.length > 0) void this.bus.publish(m.replyTo, { traces: found }).catch(() => undefined);
     });
@@ -159,18 +101,16 @@ export class TraceStoreService implements OnModuleInit, OnModuleDestroy {
   }
 
   private async askPeers(requestId: string, tenantId: string | null): Promise<GatewayTrace[]> {
-    const replyTo = `gateway.traces.reply.${randomUUID()}`;
-    let resolve!: (t: GatewayTrace[]) => void;
-    const answer = new Promise<GatewayTrace[]>((r) => (resolve = r));
-    const unsubscribe = await this.bus.subscribe(replyTo, (_c, message) => resolve((message as { traces: GatewayTrace[] }).traces ?? []));
+    const reply = busChannels.gatewayTraceReply.of(randomUUID());
     try {
-      await this.bus.publish(LOOKUP_CHANNEL, { requestId, tenantId, replyTo, origin: this.origin });
-      const timeout = new Promise<GatewayTrace[]>((r) => setTimeout(() => r([]), PEER_WAIT_MS).unref());
-      return await Promise.race([answer, timeout]);
+      const [first] = await busRequest(this.bus, {
+        reply,
+        send: () => this.bus.send(busChannels.gatewayTraceLookup, { requestId, tenantId, replyTo: reply.name, origin: this.origin }),
+        timeoutMs: PEER_WAIT_MS,
+      });
+      return first?.traces ?? [];
     } catch {
       return [];
-    } finally {
-      await unsubscribe().catch(() => undefined);
     }
   }
 }
