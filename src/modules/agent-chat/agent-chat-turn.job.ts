@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import type { JobPayloads } from '@contracts/jobs';
 import { JobHandler } from '@core/queue/job-handler.decorator';
 import type { JobContext } from '@core/queue/run-queue.port';
-import { AgentChatRevertRunner } from './agent-chat-revert.runner';
 import { AgentChatTurnRunner } from './agent-chat-turn.runner';
 import { AdapterSessionHost } from './adapter-session-host';
 
@@ -10,7 +9,6 @@ import { AdapterSessionHost } from './adapter-session-host';
 export class AgentChatTurnJob {
   constructor(
     private readonly runner: AgentChatTurnRunner,
-    private readonly reverts: AgentChatRevertRunner,
     private readonly adapters: AdapterSessionHost,
   ) {}
 
@@ -22,10 +20,5 @@ export class AgentChatTurnJob {
   @JobHandler('agent_chat.adapter_open')
   open(payload: JobPayloads['agent_chat.adapter_open']): Promise<void> {
     return this.adapters.open(payload.sessionId, payload.tenantId);
-  }
-
-  @JobHandler('agent_chat.revert')
-  revert(payload: JobPayloads['agent_chat.revert'], ctx: JobContext): Promise<void> {
-    return this.reverts.execute(payload, ctx);
   }
 }

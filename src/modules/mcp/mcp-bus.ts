@@ -5,10 +5,6 @@ import type { McpServerSpec } from './mcp-server-spec';
  * doorbell (DESIGN §4.3): a lost message ends in a timeout, never a wrong answer.
  */
 export const mcpChannels = {
-  /** api → worker: the entry to probe, after the worker claimed the job. */
-  probeSpec: (id: string) => `mcp.probe.${id}.spec`,
-  /** worker → api: claim, then result. */
-  probeWorker: (id: string) => `mcp.probe.${id}.worker`,
   cacheRequest: 'mcp.cache.request',
   cacheReply: (id: string) => `mcp.cache.reply.${id}`,
 };
@@ -19,8 +15,7 @@ export interface ProbeTool {
   input_schema: Record<string, unknown>;
 }
 
-export type ProbeWorkerMessage = { kind: 'claim'; worker: string } | { kind: 'result'; tools: ProbeTool[] } | { kind: 'error'; message: string };
-
+/** The probe's input, handed by the api to the worker holding the request (core/lease WorkerRequests input). */
 export interface ProbeSpecMessage {
   spec: McpServerSpec;
 }
