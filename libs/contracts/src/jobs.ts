@@ -16,10 +16,10 @@ export interface JobPayloads {
    * reverts, MCP probes, agent adapter checks. The row `worker_requests.id` holds the kind and payload; the job carries ids only.
    */
   'worker.request': { requestId: string; tenantId: string };
+  /** A worker request whose work belongs with the runs (opening an External Agent session's adapter, which its turns then use). */
+  'worker.request.runs': { requestId: string; tenantId: string };
   /** One Agent Chat model turn on a worker; job id = turn id (the turn's lease in Postgres decides who owns it). */
   'agent_chat.turn': { turnId: string; tenantId: string };
-  /** Opens an External Agent session's adapter on a worker (initialize + session/new); the api waits on the session row. */
-  'agent_chat.adapter_open': { sessionId: string; tenantId: string };
 }
 
 export type JobName = keyof JobPayloads;
@@ -28,8 +28,8 @@ export const JOB_QUEUES: { readonly [K in JobName]: QueueName } = {
   'system.echo': 'system',
   'run.execute': 'runs',
   'worker.request': 'system',
+  'worker.request.runs': 'runs',
   'agent_chat.turn': 'runs',
-  'agent_chat.adapter_open': 'runs',
 };
 
 export const jobsOfQueue = (queue: QueueName): JobName[] => (Object.keys(JOB_QUEUES) as JobName[]).filter((name) => JOB_QUEUES[name] === queue);

@@ -43,6 +43,8 @@ export interface AskOptions {
   noWorker: (taken: boolean) => DomainError;
   /** Handed to the worker holding the request over the bus and never stored (the kind is registered with `input: true`). */
   input?: Json;
+  /** The queue whose workers run it: `system` (default) or `runs` (work that stays with the runs, e.g. adapter processes). */
+  queue?: 'system' | 'runs';
 }
 
 interface RequestRow {
@@ -75,7 +77,7 @@ const INPUT_WAIT_MS = 5_000;
 
 /**
  * Ask a worker and wait (DESIGN §2: the api never opens a workspace, spawns a server or an adapter; §4.4 leases):
- * the api writes a `worker_requests` row (kind, payload), enqueues the `worker.request` job and waits on the row,
+ * the api writes a `worker_requests` row (kind, payload), enqueues a `worker.request` job and waits on the row,
  * woken by a doorbell after the worker's commit and rereading it every 250 ms. A worker takes the row under a lease
  * (owner, token, expiry in database time, heartbeat), runs the kind's handler and stores its answer or the error
  * envelope it threw, which the api raises again unchanged. A worker that dies mid-request stops beating: once its
@@ -115,7 +117,7 @@ export class WorkerRequests {
     const bell = await channelDoorbell(this.bus, WORKER_REQUEST_CHANNELS.request(id));
     let taken = false;
     try {
-      await this.enqueue(id, tenantId, id);
+      await this.enqueue(opts.queue, id, tenantId, id);
       const start = Date.now();
       let fed: string | null = null;
       let requeued: string | null = null;
@@ -132,7 +134,7 @@ export class WorkerRequests {
           if (!row.lease_live && row.lease_token !== requeued) {
             // Its worker stopped beating (died): another worker takes the row over.
             requeued = row.lease_token;
-            await this.enqueue(id, tenantId, `${id}.${requeued.slice(0, 8)}`);
+            await this.enqueue(opts.queue, id, tenantId, `${id}.${requeued.slice(0, 8)}`);
           }
         }
         const waited = Date.now() - start;
@@ -147,7 +149,7 @@ export class WorkerRequests {
     throw error;
   }
 
-  /** worker: the `worker.request` job. */
+  /** worker: the `worker.request` and `worker.request.runs` jobs. */
   async execute(job: JobPayloads['worker.request'], ctx: JobContext): Promise<void> {
     const id = job.requestId;
     const kind = (await this.find(id))?.kind;
@@ -238,8 +240,8 @@ export class WorkerRequests {
     };
   }
 
-  private enqueue(id: string, tenantId: string, jobId: string): Promise<void> {
-    return this.queue.enqueue('worker.request', { requestId: id, tenantId }, { jobId });
+  private enqueue(queue: AskOptions['queue'], id: string, tenantId: string, jobId: string): Promise<void> {
+    return this.queue.enqueue(queue === 'runs' ? 'worker.request.runs' : 'worker.request', { requestId: id, tenantId }, { jobId });
   }
 
   private async ring(id: string): Promise<void> {

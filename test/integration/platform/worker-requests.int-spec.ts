@@ -29,7 +29,12 @@ describe('worker requests (postgres, bullmq, redis bus)', () => {
   let prefix: string;
   const procs: Proc[] = [];
 
-  const proc = async (worker?: { concurrency: number; handlers: Record<string, WorkerRequestHandler>; input?: string[] }): Promise<Proc> => {
+  const proc = async (worker?: {
+    concurrency: number;
+    handlers: Record<string, WorkerRequestHandler>;
+    input?: string[];
+    queues?: Array<'system' | 'runs'>;
+  }): Promise<Proc> => {
     const redis = new RedisConnections(testRedisUrl());
     await redis.waitReady();
     const bus = new RedisEventBus(redis, `${prefix}:bus:`);
@@ -37,8 +42,8 @@ describe('worker requests (postgres, bullmq, redis bus)', () => {
     const requests = new WorkerRequests(ds, config, queue, bus);
     if (worker) {
       for (const [kind, run] of Object.entries(worker.handlers)) requests.register(kind, run, { input: worker.input?.includes(kind) });
-      await queue.consume(['system'], worker.concurrency, async (name, payload, ctx) => {
-        if (name === 'worker.request') await requests.execute(payload as { requestId: string; tenantId: string }, ctx);
+      await queue.consume(worker.queues ?? ['system'], worker.concurrency, async (name, payload, ctx) => {
+        if (name === 'worker.request' || name === 'worker.request.runs') await requests.execute(payload as { requestId: string; tenantId: string }, ctx);
       });
     }
     const p = { requests, close: async () => (await queue.close(), await bus.close(), await redis.close()) };
@@ -89,6 +94,14 @@ describe('worker requests (postgres, bullmq, redis bus)', () => {
     });
     expect(JSON.stringify(err.details)).toBe(JSON.stringify(thrown.details));
     expect((await lastOfKind('test.fail'))!.status).toBe('failed');
+  });
+
+  it('queue runs: the request goes to the workers of the runs queue, not to those of the system queue', async () => {
+    const api = await proc();
+    await proc({ concurrency: 1, handlers: { 'test.where': async () => ({ by: 'system' }) } });
+    await proc({ concurrency: 1, handlers: { 'test.where': async () => ({ by: 'runs' }) }, queues: ['runs'] });
+    expect(await api.requests.ask('t', 'test.where', {}, { waitMs: 10_000, noWorker, queue: 'runs' })).toEqual({ by: 'runs' });
+    expect(await api.requests.ask('t', 'test.where', {}, { waitMs: 10_000, noWorker })).toEqual({ by: 'system' });
   });
 
   it('a kind no worker has a handler for is a 500 internal error, not a hang', async () => {
