@@ -1,4 +1,4 @@
-/** The one lease primitive (DESIGN §4.4, §11.3) and the worker-request primitive built on it. */
+/** The one lease primitive (docs/design.md §4, §11) and the worker-request primitive built on it. */
 export { Lease, LEASE_OWNER, keepLease, newLeaseToken, type LeaseTable } from './lease';
 export { LeaseModule } from './lease.module';
 export { WorkerRequestJob } from './worker-request.job';

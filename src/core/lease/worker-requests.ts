@@ -76,7 +76,7 @@ const POLL_MS = 250;
 const INPUT_WAIT_MS = 5_000;
 
 /**
- * Ask a worker and wait (DESIGN §2: the api never opens a workspace, spawns a server or an adapter; §4.4 leases):
+ * Ask a worker and wait (docs/design.md §2: the api never opens a workspace, spawns a server or an adapter; §4: leases):
  * the api writes a `worker_requests` row (kind, payload), enqueues a `worker.request` job and waits on the row,
  * woken by a doorbell after the worker's commit and rereading it every 250 ms. A worker takes the row under a lease
  * (owner, token, expiry in database time, heartbeat), runs the kind's handler and stores its answer or the error

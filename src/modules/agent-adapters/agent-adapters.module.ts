@@ -12,7 +12,7 @@ import { AgentAdaptersWorker } from './agent-adapters.worker';
 })
 export class AgentAdaptersModule {}
 
-/** Worker-only (DESIGN §11.2): discovery, versions and probes spawn adapters, through the command sandbox; the worker side of the api's requests. */
+/** Worker-only (docs/design.md §11): discovery, versions and probes spawn adapters, through the command sandbox; the worker side of the api's requests. */
 @Module({
   imports: [AgentAdaptersModule, TasksModule],
   providers: [AdapterDiscoveryService, AgentAdaptersWorker],

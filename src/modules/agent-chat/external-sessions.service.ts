@@ -19,7 +19,7 @@ import { formatUsd } from '@core/money';
 const OPEN_WAIT_MS = 75_000;
 
 /**
- * External Agent sessions, api side (DESIGN §11.2: the adapter runs on a worker). Create opens the adapter on a
+ * External Agent sessions, api side (docs/design.md §11: the adapter runs on a worker). Create opens the adapter on a
  * worker — initialize + `session/new` in the session's workspace, a worker request — and answers once the native
  * session id is persisted; an adapter that cannot start fails the create (502 with its diagnostic) and leaves no
  * session behind.

@@ -17,7 +17,7 @@ const CLAIM_TIMEOUT_MS = 10_000;
 const ANSWER_TIMEOUT_MS = PROBE_TIMEOUT_MS + 5_000;
 
 /**
- * `POST /hecate/v1/mcp/probe`, api side (DESIGN §11.2: the api never spawns a server). Validates the entry and asks a
+ * `POST /hecate/v1/mcp/probe`, api side (docs/design.md §11: the api never spawns a server). Validates the entry and asks a
  * worker (an `mcp.probe` worker request); the entry goes to the worker holding the request over the bus, never into
  * a row or a job, and the api waits for the tool list or the diagnostic.
  */

@@ -12,7 +12,7 @@ export type WorkspaceOpHandler = (args: Json, ctx: { tenantId: string; signal: A
 const WAIT_MS = 60_000;
 
 /**
- * Workspace operations run on workers (DESIGN §2: the api never reads or writes a workspace; with a workspaces volume
+ * Workspace operations run on workers (docs/design.md §2: the api never reads or writes a workspace; with a workspaces volume
  * only the workers mount it): each is a worker request (core/lease WorkerRequests) of its own kind, whose error the
  * api raises unchanged (a 409 stays a 409 with its details); 503 when no worker answers in 60 s.
  */
