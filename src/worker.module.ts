@@ -5,17 +5,18 @@ import { JobDispatcher } from '@core/queue/job-dispatcher';
 import { QueueConsumerService } from '@core/queue/queue-consumer.service';
 import { QueueProbeJob } from '@core/health/queue-probe.job';
 import { DOMAIN_MODULES } from './domain.modules';
-import { RunJob, WorkspaceOpJob } from '@modules/tasks';
+import { WorkerRequestJob } from '@core/lease';
+import { RunJob } from '@modules/tasks';
 import { TaskRunnersModule } from '@modules/tasks';
 import { AgentLoopWorkerModule } from '@modules/agent-loop';
-import { McpProbeJob, McpWorkerModule } from '@modules/mcp';
+import { McpWorkerModule } from '@modules/mcp';
 import { AgentChatTurnJob, AgentChatWorkerModule } from '@modules/agent-chat';
-import { AgentAdaptersJob, AgentAdaptersWorkerModule } from '@modules/agent-adapters';
+import { AgentAdaptersWorkerModule } from '@modules/agent-adapters';
 
 /** The worker role: job processors are provided here and nowhere else (STYLE rule 1). */
 @Module({})
 export class WorkerModule {
-  static processors = [QueueProbeJob, RunJob, WorkspaceOpJob, McpProbeJob, AgentChatTurnJob, AgentAdaptersJob];
+  static processors = [QueueProbeJob, RunJob, WorkerRequestJob, AgentChatTurnJob];
   /**
    * Modules only the worker role builds (STYLE rule 16, DESIGN §11.2): tool runners and the sandbox, MCP
    * clients, ACP adapter processes. The api role never constructs them.

@@ -6,6 +6,7 @@ import { DatabaseModule } from '@core/database/database.module';
 import { HealthModule } from '@core/health/health.module';
 import { SseModule } from '@core/http/sse';
 import { InfrastructureModule } from '@core/infrastructure.module';
+import { LeaseModule } from '@core/lease/lease.module';
 import type { RedisConnections } from '@core/redis/redis-connections';
 
 export interface CoreResources {
@@ -27,6 +28,7 @@ export class CoreModule {
         InfrastructureModule.forRoot(resources.redis),
         HealthModule,
         SseModule,
+        LeaseModule,
       ],
     };
   }

@@ -12,20 +12,14 @@ export interface JobPayloads {
   /** Executes one task run; job id = run id (the run's lease in Postgres decides who owns it). */
   'run.execute': { runId: string; tenantId: string };
   /**
-   * `POST /hecate/v1/mcp/probe` run on a worker: the worker claims it over the bus and receives the server entry
-   * there (env and header values may be literal secrets, so they never ride in a job payload).
+   * A request the api asks a worker to run and waits for (core/lease WorkerRequests): workspace operations, Agent Chat
+   * reverts, MCP probes, agent adapter checks. The row `worker_requests.id` holds the kind and payload; the job carries ids only.
    */
-  'mcp.probe': { probeId: string; tenantId: string };
+  'worker.request': { requestId: string; tenantId: string };
+  /** A worker request whose work belongs with the runs (opening an External Agent session's adapter, which its turns then use). */
+  'worker.request.runs': { requestId: string; tenantId: string };
   /** One Agent Chat model turn on a worker; job id = turn id (the turn's lease in Postgres decides who owns it). */
   'agent_chat.turn': { turnId: string; tenantId: string };
-  /** Reverts files of an Agent Chat message's captured diff in its workspace (workspaces are opened on workers only). */
-  'agent_chat.revert': { revertId: string; tenantId: string };
-  /** Opens an External Agent session's adapter on a worker (initialize + session/new); the api waits on the session row. */
-  'agent_chat.adapter_open': { sessionId: string; tenantId: string };
-  /** A workspace operation the api waits for (checks, patch apply/revert, removal): the api never opens a workspace. */
-  'workspace.op': { opId: string; tenantId: string };
-  /** `/hecate/v1/agent-adapters` asks a worker (discovery, version, probes spawn adapters there); the answer rides the bus. */
-  'agent_adapters.request': { requestId: string; action: 'list' | 'health' | 'probe' | 'refresh'; adapterId?: string };
 }
 
 export type JobName = keyof JobPayloads;
@@ -33,12 +27,9 @@ export type JobName = keyof JobPayloads;
 export const JOB_QUEUES: { readonly [K in JobName]: QueueName } = {
   'system.echo': 'system',
   'run.execute': 'runs',
-  'mcp.probe': 'system',
+  'worker.request': 'system',
+  'worker.request.runs': 'runs',
   'agent_chat.turn': 'runs',
-  'agent_chat.revert': 'system',
-  'agent_chat.adapter_open': 'runs',
-  'agent_adapters.request': 'system',
-  'workspace.op': 'system',
 };
 
 export const jobsOfQueue = (queue: QueueName): JobName[] => (Object.keys(JOB_QUEUES) as JobName[]).filter((name) => JOB_QUEUES[name] === queue);

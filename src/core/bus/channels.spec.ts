@@ -7,7 +7,6 @@ describe('bus channel registry', () => {
       eventsRun: busChannels.eventsRun.of('r1').name,
       eventsFeed: busChannels.eventsFeed.name,
       runCancel: busChannels.runCancel.of('r1').name,
-      workspaceOp: busChannels.workspaceOp.of('o1').name,
       gatewayTraceLookup: busChannels.gatewayTraceLookup.name,
       gatewayTraceReply: busChannels.gatewayTraceReply.of('u1').name,
       pricingChanged: busChannels.pricingChanged.name,
@@ -22,11 +21,10 @@ describe('bus channel registry', () => {
       agentChatAdapterOwner: busChannels.agentChatAdapterOwner.of('w1').name,
       agentChatAdapterControl: busChannels.agentChatAdapterControl.name,
       apiKeyRevoked: busChannels.apiKeyRevoked.name,
-      mcpProbeSpec: busChannels.mcpProbeSpec.of('p1').name,
-      mcpProbeWorker: busChannels.mcpProbeWorker.of('p1').name,
       mcpCacheRequest: busChannels.mcpCacheRequest.name,
       mcpCacheReply: busChannels.mcpCacheReply.of('c1').name,
-      agentAdaptersReply: busChannels.agentAdaptersReply.of('q1').name,
+      workerRequest: busChannels.workerRequest.of('w1').name,
+      workerRequestInput: busChannels.workerRequestInput.of('w1', 't1').name,
       liveStream: busChannels.liveStream.of('l1').name,
       systemProbe: busChannels.systemProbe.of('k1').name,
     } satisfies Record<keyof typeof busChannels, string>;
@@ -34,7 +32,6 @@ describe('bus channel registry', () => {
       eventsRun: 'events.run.r1',
       eventsFeed: 'events.feed',
       runCancel: 'runs.cancel.r1',
-      workspaceOp: 'workspace.op.o1',
       gatewayTraceLookup: 'gateway.traces.lookup',
       gatewayTraceReply: 'gateway.traces.reply.u1',
       pricingChanged: 'gateway.pricing.changed',
@@ -49,23 +46,22 @@ describe('bus channel registry', () => {
       agentChatAdapterOwner: 'agent_chat.adapter_owner.w1',
       agentChatAdapterControl: 'agent_chat.adapter_control',
       apiKeyRevoked: 'auth.api_key.revoked',
-      mcpProbeSpec: 'mcp.probe.p1.spec',
-      mcpProbeWorker: 'mcp.probe.p1.worker',
       mcpCacheRequest: 'mcp.cache.request',
       mcpCacheReply: 'mcp.cache.reply.c1',
-      agentAdaptersReply: 'agent-adapters:reply:q1',
+      workerRequest: 'worker-request.w1',
+      workerRequestInput: 'worker-request.w1.input.t1',
       liveStream: 'live.l1',
       systemProbe: 'system.probe.k1',
     });
   });
 
   it("a family's pattern matches its members only, and idOf gives the id back", () => {
-    const probe = busChannels.mcpProbeSpec;
-    const re = patternToRegExp(probe.all.name);
-    expect(probe.all.name).toBe('mcp.probe.*.spec');
-    expect(re.test(probe.of('p1').name)).toBe(true);
-    expect(re.test(busChannels.mcpProbeWorker.of('p1').name)).toBe(false);
-    expect(probe.idOf(probe.of('a.b').name)).toBe('a.b');
+    const sessions = busChannels.agentChatSession;
+    const re = patternToRegExp(sessions.all.name);
+    expect(sessions.all.name).toBe('agent_chat.session.*');
+    expect(re.test(sessions.of('s1').name)).toBe(true);
+    expect(re.test(busChannels.agentChatCancel.of('s1').name)).toBe(false);
+    expect(sessions.idOf(sessions.of('a.b').name)).toBe('a.b');
     expect(busChannels.runCancel.all.name).toBe('runs.cancel.*');
     expect(busChannels.runCancel.idOf('runs.cancel.r9')).toBe('r9');
   });

@@ -91,8 +91,6 @@ export const busChannels = {
   // tasks
   /** An api process committed a cancel; the worker running the run aborts it. */
   runCancel: family<{ runId: string }>('runs.cancel.'),
-  /** A workspace operation's row changed status (the api waiting on it reads the row). */
-  workspaceOp: family<{ status: string }>('workspace.op.'),
   // gateway
   gatewayTraceLookup: channel<TraceLookupMessage>('gateway.traces.lookup'),
   gatewayTraceReply: family<{ traces: GatewayTrace[] }>('gateway.traces.reply.'),
@@ -116,15 +114,14 @@ export const busChannels = {
   agentChatAdapterControl: channel<{ session_id: string; action: 'close' | 'delete' }>('agent_chat.adapter_control'),
   // auth
   apiKeyRevoked: channel<{ prefix: string }>('auth.api_key.revoked'),
-  // mcp: probes (api ⇄ the worker that claimed the job) and the cache census
-  /** api → worker: the server entry to probe (`{ spec }`), after the worker claimed the job. */
-  mcpProbeSpec: family<unknown>('mcp.probe.', '.spec'),
-  /** worker → api: claim, then result or error. */
-  mcpProbeWorker: family<unknown>('mcp.probe.', '.worker'),
+  // mcp: the cache census
   mcpCacheRequest: channel<{ id: string }>('mcp.cache.request'),
   mcpCacheReply: family<CacheReplyMessage>('mcp.cache.reply.'),
-  // agent adapters: a worker's answer to `agent_adapters.request`, per request id
-  agentAdaptersReply: family<unknown>('agent-adapters:reply:'),
+  // worker requests (core/lease): the api asks a worker and waits
+  /** Rung after the worker's commit (taken, answered): the waiting api rereads the row. */
+  workerRequest: family<Record<string, never>>('worker-request.'),
+  /** Input that is never stored (literal secrets), handed by the api to the lease holder `token` only. */
+  workerRequestInput: { of: (id: string, token: string): BusChannel<unknown> => channel(`worker-request.${id}.input.${token}`) },
   // platform
   liveStream: family<LiveStreamBell>('live.'),
   /** The `system.echo` self-check's progress, per token. */

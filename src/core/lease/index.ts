@@ -1,2 +1,6 @@
-/** The one lease primitive (DESIGN §4.4, §11.3). */
+/** The one lease primitive (docs/design.md §4, §11) and the worker-request primitive built on it. */
 export { Lease, LEASE_OWNER, keepLease, newLeaseToken, type LeaseTable } from './lease';
+export { LeaseModule } from './lease.module';
+export { WorkerRequestJob } from './worker-request.job';
+export { WORKER_REQUEST_CHANNELS, WorkerRequests, type AskOptions, type WorkerRequestContext, type WorkerRequestHandler } from './worker-requests';
+export { NO_WORKER_OPERATOR_ACTION, noWorkerAnswered, raiseWorkerError, storeWorkerError, type StoredWorkerError } from './worker-request-errors';

@@ -3,6 +3,7 @@ import { TasksModule } from '@modules/tasks';
 import { AdapterCatalog } from './adapter-catalog';
 import { AdapterDiscoveryService } from './adapter-discovery.service';
 import { AgentAdaptersService } from './agent-adapters.service';
+import { AgentAdaptersWorker } from './agent-adapters.worker';
 
 /** External-agent adapters for both roles: the catalog (definitions) and the api side that asks workers. */
 @Module({
@@ -11,10 +12,10 @@ import { AgentAdaptersService } from './agent-adapters.service';
 })
 export class AgentAdaptersModule {}
 
-/** Worker-only (DESIGN §11.2): discovery, versions and probes spawn adapters, through the command sandbox. */
+/** Worker-only (docs/design.md §11): discovery, versions and probes spawn adapters, through the command sandbox; the worker side of the api's requests. */
 @Module({
   imports: [AgentAdaptersModule, TasksModule],
-  providers: [AdapterDiscoveryService],
+  providers: [AdapterDiscoveryService, AgentAdaptersWorker],
   exports: [AdapterDiscoveryService],
 })
 export class AgentAdaptersWorkerModule {}

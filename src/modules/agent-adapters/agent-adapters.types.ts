@@ -33,5 +33,15 @@ export interface AdapterHealth {
 
 export type AdapterAction = 'list' | 'health' | 'probe' | 'refresh';
 
-/** What the worker answers on the bus to an adapter request. */
-export type AdapterReply = { ok: true; rows?: AdapterRow[]; health?: AdapterHealth } | { ok: false; conflict?: boolean; message: string };
+/** The worker request of `/hecate/v1/agent-adapters` (core/lease WorkerRequests): the action and its adapter. */
+export const ADAPTER_REQUEST = 'agent_adapters.request';
+export interface AdapterRequest {
+  action: AdapterAction;
+  adapterId?: string;
+}
+
+/** What the worker answers to an adapter request. */
+export interface AdapterAnswer {
+  rows?: AdapterRow[];
+  health?: AdapterHealth;
+}

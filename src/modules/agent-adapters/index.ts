@@ -5,6 +5,5 @@ export { AdapterDiscoveryService, initializeRequest } from './adapter-discovery.
 export { AcpProcess, AcpProtocolError } from './acp-process';
 export type { Acp, AcpClientHandlers } from './acp-process';
 export { AgentAdaptersController } from './agent-adapters.controller';
-export { AgentAdaptersJob } from './agent-adapters.job';
 export { AgentAdaptersModule, AgentAdaptersWorkerModule } from './agent-adapters.module';
 export type { AdapterHealth, AdapterRow } from './agent-adapters.types';

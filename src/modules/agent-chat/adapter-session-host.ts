@@ -1,21 +1,17 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { EventBus, type Unsubscribe } from '@core/bus/event-bus.port';
 import { AppConfig } from '@core/config/app-config';
-import { keepLease, LEASE_OWNER, newLeaseToken } from '@core/lease';
+import { DomainError } from '@core/http/domain-error';
+import { keepLease, LEASE_OWNER, newLeaseToken, WorkerRequests } from '@core/lease';
 import { rootLogger } from '@core/logging/logger';
 import { MetricsService } from '@core/metrics/metrics.service';
 import { type Acp, AcpProcess, AdapterCatalog, type AdapterDefinition, AdapterDiscoveryService, initializeRequest } from '@modules/agent-adapters';
-import type { SessionRow } from './agent-chat-rows';
+import { ADAPTER_OPEN_REQUEST, type AdapterOpenRequest, type SessionRow } from './agent-chat-rows';
+import { AgentChatErrorType } from './agent-chat.errors';
+import { busChannels } from '@core/bus';
 import { sessionChannel, type SessionDoorbell } from './agent-chat-signals';
 import { AdapterSessionRepository } from './adapter-session.repository';
 import { SessionKeysRepository } from './session-keys.repository';
-
-/** `close` / `delete` of an External Agent session, rung to the worker that holds its adapter. */
-export const ADAPTER_CONTROL_CHANNEL = 'agent_chat.adapter_control';
-export interface AdapterControl {
-  session_id: string;
-  action: 'close' | 'delete';
-}
 
 /** What the turn running on an adapter wants to hear (one turn at a time per session). */
 export interface AdapterTurnHandlers {
@@ -53,7 +49,7 @@ const START_TIMEOUT_MS = 60_000;
  * group and all.
  */
 @Injectable()
-export class AdapterSessionHost implements OnApplicationBootstrap, OnApplicationShutdown {
+export class AdapterSessionHost implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly live = new Map<string, LiveAdapter>();
   private readonly starting = new Map<string, Promise<{ live: LiveAdapter; restored: Restored } | { owner: string }>>();
   private control: Promise<Unsubscribe> | undefined;
@@ -66,7 +62,15 @@ export class AdapterSessionHost implements OnApplicationBootstrap, OnApplication
     private readonly keys: SessionKeysRepository,
     @Inject(EventBus) private readonly bus: EventBus,
     private readonly metrics: MetricsService,
+    private readonly requests: WorkerRequests,
   ) {}
+
+  onModuleInit(): void {
+    this.requests.register(ADAPTER_OPEN_REQUEST, async (payload, ctx) => {
+      await this.open((payload as unknown as AdapterOpenRequest).session_id, ctx.tenantId);
+      return {};
+    });
+  }
 
   private get leaseMs(): number {
     return this.config.tasks.leaseSeconds * 1000;
@@ -81,8 +85,8 @@ export class AdapterSessionHost implements OnApplicationBootstrap, OnApplication
       },
       () => this.catalog.all().map((d) => d.id),
     );
-    this.control = this.bus.subscribe(ADAPTER_CONTROL_CHANNEL, (_c, message) => {
-      const m = message as AdapterControl;
+    // `close` / `delete` of an External Agent session, rung to every worker: the one holding its adapter acts.
+    this.control = this.bus.listen(busChannels.agentChatAdapterControl, (m) => {
       if (this.live.has(m.session_id)) void this.end(m.session_id, m.action);
     });
   }
@@ -253,19 +257,35 @@ export class AdapterSessionHost implements OnApplicationBootstrap, OnApplication
     return this.config.mode === 'embedded' ? `http://127.0.0.1:${this.config.server.port}` : '';
   }
 
-  /** `agent_chat.adapter_open`: starts the new session's adapter (session/new) and rings the api waiting on the create. */
+  /**
+   * The `agent_chat.adapter_open` worker request: starts the new session's adapter (session/new) and rings the
+   * session; an adapter that cannot start answers 502 with its diagnostic (stored on the session too).
+   */
   async open(sessionId: string, tenantId: string): Promise<void> {
     const session = await this.rows.find(sessionId);
-    if (!session || session.adapter_state !== 'starting') return;
+    let error = session ? session.adapter_error : 'the session was deleted';
     try {
-      const r = await this.acquire(session);
-      if ('owner' in r) throw new Error(`the adapter is already held by ${r.owner}`);
-    } catch (err) {
-      rootLogger().info({ session_id: sessionId, adapter_id: session.adapter_id, err: String(err) }, 'external agent adapter did not start');
-      await this.rows.markFailed(sessionId, err instanceof Error ? err.message : String(err));
+      if (session?.adapter_state === 'starting') {
+        try {
+          const r = await this.acquire(session);
+          if ('owner' in r) throw new Error(`the adapter is already held by ${r.owner}`);
+          return;
+        } catch (err) {
+          rootLogger().info({ session_id: sessionId, adapter_id: session.adapter_id, err: String(err) }, 'external agent adapter did not start');
+          error = err instanceof Error ? err.message : String(err);
+          await this.rows.markFailed(sessionId, error);
+        }
+      } else if (session?.adapter_state === 'ready') return;
+      const adapterId = session?.adapter_id ?? '';
+      throw new DomainError(AgentChatErrorType.AdapterStartFailed, 502, `the ${adapterId} adapter did not start: ${error}`, {
+        userMessage: 'The external agent could not be started.',
+        operatorAction: `Check the adapter with POST /hecate/v1/agent-adapters/${adapterId}/probe (installation, login, version).`,
+        details: { adapter_id: adapterId },
+      });
+    } finally {
+      const bell: SessionDoorbell = { tenant_id: tenantId, session_id: sessionId, status: 'adapter' };
+      await this.bus.publish(sessionChannel(sessionId), bell).catch(() => undefined);
     }
-    const bell: SessionDoorbell = { tenant_id: tenantId, session_id: sessionId, status: 'adapter' };
-    await this.bus.publish(sessionChannel(sessionId), bell).catch(() => undefined);
   }
 
   /** Restarts the idle timer (a turn in progress is never idle). */

@@ -1,13 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { EventBus } from '@core/bus/event-bus.port';
-import { ConflictError, DomainError, InvalidRequestError, NotFoundError } from '@core/http/domain-error';
-import { ErrorType } from '@contracts/errors';
-import { RunQueue } from '@core/queue/run-queue.port';
-import type { MessageRow } from './agent-chat-rows';
-import { sessionDoorbell } from './agent-chat-signals';
-import { RevertsRepository } from './reverts.repository';
+import { Injectable } from '@nestjs/common';
+import { ConflictError, InvalidRequestError, NotFoundError } from '@core/http/domain-error';
+import { noWorkerAnswered, WorkerRequests } from '@core/lease';
+import { REVERT_REQUEST, type MessageRow, type RevertRequest, type RevertResult } from './agent-chat-rows';
 import { AgentChatRepository } from './agent-chat.repository';
-import { AgentChatService, newChatId } from './agent-chat.service';
+import { AgentChatService } from './agent-chat.service';
 import { AgentChatMessageNotFoundError } from './agent-chat.errors';
 import { fileView, parseUnifiedDiff } from './changed-files';
 
@@ -23,10 +19,8 @@ const REVERT_WAIT_MS = 60_000;
 export class AgentChatFilesService {
   constructor(
     private readonly repo: AgentChatRepository,
-    private readonly reverts: RevertsRepository,
     private readonly chats: AgentChatService,
-    @Inject(RunQueue) private readonly queue: RunQueue,
-    @Inject(EventBus) private readonly bus: EventBus,
+    private readonly requests: WorkerRequests,
   ) {}
 
   private async message(tenantId: string, sessionId: string, messageId: string): Promise<MessageRow> {
@@ -64,29 +58,16 @@ export class AgentChatFilesService {
     const busy = await this.chats.currentTurn(sessionId);
     if (busy)
       throw new ConflictError('a turn of this chat is running; revert after it ends', { details: { turn_id: busy.id } }, 'agent_chat.agent_session_busy');
-    const id = newChatId('msg').replace(/^msg_/, 'revert_');
-    await this.reverts.insertRevert({ id, tenant_id: tenantId, session_id: sessionId, message_id: messageId, paths: selected });
-    await this.queue.enqueue('agent_chat.revert', { revertId: id, tenantId }, { jobId: id });
-    const done = await this.waitForRevert(id, sessionId);
-    if (done.status === 'done') return done.result!;
-    if (done.status === 'failed') throw new ConflictError(`revert failed: ${done.error?.message ?? 'unknown error'}`, { details: { paths: selected } });
-    throw new DomainError(ErrorType.ServiceUnavailable, 503, 'no worker reverted the files in time', {
-      userMessage: 'The revert did not run.',
-      operatorAction: 'Check that workers are running (GET /healthz), then retry.',
-    });
-  }
-
-  private async waitForRevert(id: string, sessionId: string) {
-    const bell = await sessionDoorbell(this.bus, sessionId);
-    const deadline = Date.now() + REVERT_WAIT_MS;
-    try {
-      for (;;) {
-        const r = (await this.reverts.findRevert(id))!;
-        if (r.status === 'done' || r.status === 'failed' || Date.now() > deadline) return r;
-        await bell.next(250);
-      }
-    } finally {
-      await bell.close();
-    }
+    const request: RevertRequest = { session_id: sessionId, message_id: messageId, paths: selected };
+    const result = await this.requests.ask(
+      tenantId,
+      REVERT_REQUEST,
+      { ...request },
+      {
+        waitMs: REVERT_WAIT_MS,
+        noWorker: () => noWorkerAnswered('no worker reverted the files in time', { userMessage: 'The revert did not run.' }),
+      },
+    );
+    return result as unknown as RevertResult;
   }
 }

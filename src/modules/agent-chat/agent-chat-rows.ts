@@ -155,25 +155,26 @@ export interface QueueItemRow {
   updated_at: Date;
 }
 
+/** The worker request that opens a new External Agent session's adapter (initialize + session/new) on a worker of the runs queue. */
+export const ADAPTER_OPEN_REQUEST = 'agent_chat.adapter_open';
+export interface AdapterOpenRequest {
+  session_id: string;
+}
+
+/** The worker request of `POST …/revert` (core/lease WorkerRequests): which message's captured changes, which of its paths. */
+export const REVERT_REQUEST = 'agent_chat.revert';
+export interface RevertRequest {
+  session_id: string;
+  message_id: string;
+  paths: string[];
+}
+
 /** What a finished revert reports: the paths it reverted and what still differs from the turn's base afterwards. */
 export interface RevertResult {
   reverted: boolean;
   paths: string[];
   diff_stat: string;
   files: Array<Omit<ChangedFile, 'diff'>>;
-}
-
-export interface RevertRow {
-  id: string;
-  tenant_id: string;
-  session_id: string;
-  message_id: string;
-  paths: string[];
-  status: 'queued' | 'running' | 'done' | 'failed';
-  result: RevertResult | null;
-  error: { type: string; message: string } | null;
-  created_at: Date;
-  updated_at: Date;
 }
 
 /** A turn as the api opens it (the rest of its columns take their defaults). */

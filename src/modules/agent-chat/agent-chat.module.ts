@@ -33,7 +33,6 @@ import { AgentChatRepository } from './agent-chat.repository';
 import { AgentChatService } from './agent-chat.service';
 import { GuidanceRepository } from './guidance.repository';
 import { QueueRepository } from './queue.repository';
-import { RevertsRepository } from './reverts.repository';
 import { TurnLeaseRepository } from './turn-lease.repository';
 import { OptimizeInputService } from './optimize-input.service';
 
@@ -45,7 +44,6 @@ const SHARED = [
   TurnLeaseRepository,
   GuidanceRepository,
   QueueRepository,
-  RevertsRepository,
   AdapterSessionRepository,
   ExternalSessionsService,
   TurnRuntimes,

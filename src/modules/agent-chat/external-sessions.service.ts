@@ -1,20 +1,17 @@
+import { busChannels } from '@core/bus';
 import { Inject, Injectable } from '@nestjs/common';
-import { ErrorType } from '@contracts/errors';
 import { WorkspaceOps } from '@modules/tasks';
 import { EventBus } from '@core/bus/event-bus.port';
-import { DomainError } from '@core/http/domain-error';
 import type { Principal } from '@core/context/request-context';
-import { RunQueue } from '@core/queue/run-queue.port';
+import { noWorkerAnswered, WorkerRequests } from '@core/lease';
 import { AdapterCatalog } from '@modules/agent-adapters';
 import { canonicalWorkspace, newChatId } from './agent-chat-inputs';
 import type { CreateAgentChatSessionDto } from './agent-chat.dto';
-import { adapterNotFound, AgentChatErrorType, workspaceRequired } from './agent-chat.errors';
-import { sessionDoorbell } from './agent-chat-signals';
+import { adapterNotFound, workspaceRequired } from './agent-chat.errors';
 import { AgentChatRepository } from './agent-chat.repository';
-import { ADAPTER_CONTROL_CHANNEL, type AdapterControl } from './adapter-session-host';
 import { AdapterSessionRepository } from './adapter-session.repository';
 import { SessionKeysRepository } from './session-keys.repository';
-import type { MessageRow } from './agent-chat-rows';
+import { ADAPTER_OPEN_REQUEST, type AdapterOpenRequest, type MessageRow } from './agent-chat-rows';
 import { UsageLedgerService } from '@modules/inference';
 import { formatUsd } from '@core/money';
 
@@ -22,9 +19,10 @@ import { formatUsd } from '@core/money';
 const OPEN_WAIT_MS = 75_000;
 
 /**
- * External Agent sessions, api side (seed 003; DESIGN §11.2: the adapter runs on a worker). Create opens the adapter
- * on a worker — initialize + `session/new` in the session's workspace — and answers once the native session id is
- * persisted; an adapter that cannot start fails the create (502 with its diagnostic) and leaves no session behind.
+ * External Agent sessions, api side (docs/design.md §11: the adapter runs on a worker). Create opens the adapter on a
+ * worker — initialize + `session/new` in the session's workspace, a worker request — and answers once the native
+ * session id is persisted; an adapter that cannot start fails the create (502 with its diagnostic) and leaves no
+ * session behind.
  * Close and delete ring the worker holding the adapter and give its lease up (the lease ends it even if the ring is lost).
  */
 @Injectable()
@@ -35,7 +33,7 @@ export class ExternalSessionsService {
     private readonly keys: SessionKeysRepository,
     private readonly usage: UsageLedgerService,
     private readonly adapters: AdapterCatalog,
-    @Inject(RunQueue) private readonly queue: RunQueue,
+    private readonly requests: WorkerRequests,
     @Inject(EventBus) private readonly bus: EventBus,
     private readonly ops: WorkspaceOps,
   ) {}
@@ -67,36 +65,27 @@ export class ExternalSessionsService {
     return id;
   }
 
+  /** Opens the adapter on a worker of the runs queue (a worker request); any failure deletes the session, then raises. */
   private async open(tenantId: string, sessionId: string, adapterId: string): Promise<void> {
-    const bell = await sessionDoorbell(this.bus, sessionId);
-    let state = 'starting';
-    let error = '';
+    const request: AdapterOpenRequest = { session_id: sessionId };
     try {
-      await this.queue.enqueue('agent_chat.adapter_open', { sessionId, tenantId }, { jobId: `adapter-open-${sessionId}` });
-      const deadline = Date.now() + OPEN_WAIT_MS;
-      while (Date.now() < deadline) {
-        const s = await this.rows.find(sessionId);
-        state = s?.adapter_state ?? 'failed';
-        error = s?.adapter_error ?? 'the session was deleted';
-        if (state !== 'starting') break;
-        await bell.next(500);
-      }
-    } finally {
-      await bell.close();
+      await this.requests.ask(
+        tenantId,
+        ADAPTER_OPEN_REQUEST,
+        { ...request },
+        {
+          queue: 'runs',
+          waitMs: OPEN_WAIT_MS,
+          noWorker: () =>
+            noWorkerAnswered(`no worker started the ${adapterId} adapter within ${OPEN_WAIT_MS / 1000} s`, {
+              userMessage: 'The external agent did not start.',
+            }),
+        },
+      );
+    } catch (err) {
+      await this.repo.transaction((m) => this.repo.deleteSession(m, tenantId, sessionId));
+      throw err;
     }
-    if (state === 'ready') return;
-    await this.repo.transaction((m) => this.repo.deleteSession(m, tenantId, sessionId));
-    if (state === 'starting') {
-      throw new DomainError(ErrorType.ServiceUnavailable, 503, `no worker started the ${adapterId} adapter within ${OPEN_WAIT_MS / 1000} s`, {
-        userMessage: 'The external agent did not start.',
-        operatorAction: 'Check that workers are running (GET /healthz), then retry.',
-      });
-    }
-    throw new DomainError(AgentChatErrorType.AdapterStartFailed, 502, `the ${adapterId} adapter did not start: ${error}`, {
-      userMessage: 'The external agent could not be started.',
-      operatorAction: `Check the adapter with POST /hecate/v1/agent-adapters/${adapterId}/probe (installation, login, version).`,
-      details: { adapter_id: adapterId },
-    });
   }
 
   /**
@@ -124,13 +113,13 @@ export class ExternalSessionsService {
   }
 
   /** `close` (history kept) or `delete`: the holder closes the native session and ends the process group. */
-  async release(sessionId: string, action: AdapterControl['action']): Promise<void> {
+  async release(sessionId: string, action: 'close' | 'delete'): Promise<void> {
     try {
       if (action === 'close') await this.rows.markClosed(sessionId);
       // Its gateway key goes now, whether or not a worker still holds the adapter (the recovery pass retries).
       await this.keys.revokeAll(sessionId).catch(() => undefined);
     } finally {
-      await this.bus.publish(ADAPTER_CONTROL_CHANNEL, { session_id: sessionId, action } satisfies AdapterControl).catch(() => undefined);
+      await this.bus.send(busChannels.agentChatAdapterControl, { session_id: sessionId, action }).catch(() => undefined);
     }
   }
 }

@@ -3,7 +3,6 @@ export { McpClientPool } from './mcp-client-pool.service';
 export type { McpCacheStats, McpCallOptions, McpCallResult, McpOpenContext, McpTool, McpToolSet } from './mcp-client-pool.service';
 export { McpController } from './mcp.controller';
 export { McpModule } from './mcp.module';
-export { McpProbeJob } from './mcp-probe.job';
 export { McpWorkerModule } from './mcp-worker.module';
 export { MAX_TOOLS_PER_REQUEST, MCP_APPROVAL_POLICIES, MCP_SERVER_NAME, mcpServerEntryProblems, mcpServerProblems, mcpToolAlias } from './mcp-server-spec';
 export type { McpApprovalPolicy, McpServerSpec } from './mcp-server-spec';

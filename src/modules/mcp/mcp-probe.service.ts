@@ -1,13 +1,13 @@
-import { randomUUID } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
-import { EventBus } from '@core/bus/event-bus.port';
-import { RunQueue } from '@core/queue/run-queue.port';
-import { mcpChannels, ProbeTool, ProbeWorkerMessage } from './mcp-bus';
+import { Injectable } from '@nestjs/common';
+import { noWorkerAnswered, WorkerRequests } from '@core/lease';
+import type { ProbeSpecMessage, ProbeTool } from './mcp-bus';
 import { AppConfig } from '@core/config/app-config';
-import { McpCommandNotAllowedError, McpProbeFailedError, McpSecretNotAllowedError, McpWorkerUnavailableError } from './mcp.errors';
+import { McpCommandNotAllowedError, McpProbeFailedError, McpSecretNotAllowedError } from './mcp.errors';
 import { secretRefusals, unlistedStdioServers } from './mcp-policy';
 import { mcpServerEntryProblems, McpServerSpec } from './mcp-server-spec';
-import { within } from '@core/async/within';
+
+/** The worker request of a probe; its row stores the server's name only (the entry may hold literal secrets). */
+export const MCP_PROBE_REQUEST = 'mcp.probe';
 
 /** The probe's deadline for spawn (or connect) → initialize → tools/list (seed 003: 10 s). */
 export const PROBE_TIMEOUT_MS = 10_000;
@@ -17,15 +17,14 @@ const CLAIM_TIMEOUT_MS = 10_000;
 const ANSWER_TIMEOUT_MS = PROBE_TIMEOUT_MS + 5_000;
 
 /**
- * `POST /hecate/v1/mcp/probe`, api side (DESIGN §11.2: the api never spawns a server). Validates the entry, enqueues
- * an `mcp.probe` job that carries only ids, hands the entry to the worker that claims it over the bus, and waits for
- * the tool list or the diagnostic.
+ * `POST /hecate/v1/mcp/probe`, api side (docs/design.md §11: the api never spawns a server). Validates the entry and asks a
+ * worker (an `mcp.probe` worker request); the entry goes to the worker holding the request over the bus, never into
+ * a row or a job, and the api waits for the tool list or the diagnostic.
  */
 @Injectable()
 export class McpProbeService {
   constructor(
-    @Inject(RunQueue) private readonly queue: RunQueue,
-    @Inject(EventBus) private readonly bus: EventBus,
+    private readonly requests: WorkerRequests,
     private readonly config: AppConfig,
   ) {}
 
@@ -38,31 +37,21 @@ export class McpProbeService {
     const problems = mcpServerEntryProblems(entry, 'mcp_server');
     if (problems.length > 0) throw new McpProbeFailedError(problems.join('; '), problems);
     const spec = entry as unknown as McpServerSpec;
-    const probeId = randomUUID();
-    let onClaim!: (claimed: true) => void;
-    let settle!: (m: ProbeWorkerMessage) => void;
-    const claimed = new Promise<true>((r) => (onClaim = r));
-    const answered = new Promise<ProbeWorkerMessage>((r) => (settle = r));
-    let taken = false;
-    const unsubscribe = await this.bus.subscribe(mcpChannels.probeWorker(probeId), (_channel, raw) => {
-      const message = raw as ProbeWorkerMessage;
-      if (message.kind === 'claim') {
-        if (taken) return;
-        taken = true;
-        onClaim(true);
-        void this.bus.publish(mcpChannels.probeSpec(probeId), { spec });
-      } else settle(message);
-    });
-    try {
-      await this.queue.enqueue('mcp.probe', { probeId, tenantId }, { jobId: `mcp-probe-${probeId}` });
-      if (!(await within(claimed, CLAIM_TIMEOUT_MS))) throw new McpWorkerUnavailableError(`no worker took the MCP probe within ${CLAIM_TIMEOUT_MS / 1000} s`);
-      const answer = await within(answered, ANSWER_TIMEOUT_MS);
-      if (!answer) throw new McpWorkerUnavailableError('the worker running the MCP probe did not answer');
-      if (answer.kind === 'error') throw new McpProbeFailedError(answer.message);
-      if (answer.kind !== 'result') throw new McpWorkerUnavailableError('unexpected answer from the worker running the MCP probe');
-      return { tools: answer.tools };
-    } finally {
-      await unsubscribe();
-    }
+    const input: ProbeSpecMessage = { spec };
+    const answer = await this.requests.ask(
+      tenantId,
+      MCP_PROBE_REQUEST,
+      { server: spec.name },
+      {
+        claimMs: CLAIM_TIMEOUT_MS,
+        waitMs: CLAIM_TIMEOUT_MS + ANSWER_TIMEOUT_MS,
+        input: { ...input },
+        noWorker: (taken) =>
+          noWorkerAnswered(taken ? 'the worker running the MCP probe did not answer' : `no worker took the MCP probe within ${CLAIM_TIMEOUT_MS / 1000} s`, {
+            userMessage: 'A backing service is unavailable; nothing was changed.',
+          }),
+      },
+    );
+    return { tools: answer.tools as ProbeTool[] };
   }
 }

@@ -1,4 +1,4 @@
-import { DomainError, InvalidRequestError, ServiceUnavailableError } from '@core/http/domain-error';
+import { DomainError, InvalidRequestError } from '@core/http/domain-error';
 import type { SecretRefusal } from './mcp-policy';
 
 /** The mcp module's own stable error types. */
@@ -47,12 +47,5 @@ export class McpProbeFailedError extends InvalidRequestError {
       operatorAction: 'Check the server entry (command, args, url, $VAR references) and that the server starts and answers tools/list.',
       ...(problems ? { details: { problems } } : {}),
     });
-  }
-}
-
-/** 503: no worker took the probe, or the worker that took it never answered. */
-export class McpWorkerUnavailableError extends ServiceUnavailableError {
-  constructor(message: string) {
-    super(message, { operatorAction: 'Check that a worker consuming the system queue is running (GET /readyz, worker logs) and retry.' });
   }
 }

@@ -5,7 +5,6 @@ export { McpSecretKeyMissingError } from './tasks.errors';
 export { RetentionController } from './retention.controller';
 export { RetentionService } from './retention.service';
 export { RunJob } from './run.job';
-export { WorkspaceOpJob } from './workspace/workspace-op.job';
 export { WorkspaceOps } from './workspace/workspace-ops';
 export { TaskRunnersModule } from './runners/task-runners.module';
 export { TaskRunsController } from './task-runs.controller';

@@ -18,7 +18,7 @@ type PatchOp = { taskId: string; runId: string; artifactId: string; origin: Requ
  * Patch review (seed 003 `patches`): apply writes a proposed patch's after-content only when the file
  * still has the captured before-content; revert restores the before-content only when the file still has
  * the after-content. Drift answers 409; the artifact row is locked for the decision. Both run on a worker (a
- * `workspace.op` the api waits for): the workspace is there, never on the api.
+ * workspace operation, a worker request the api waits for): the workspace is there, never on the api.
  */
 @Injectable()
 export class PatchesService {
