@@ -13,7 +13,7 @@ type Sdk = typeof Acp;
 const MCP_NAME = /[^a-zA-Z0-9_-]/g;
 
 /**
- * Hecate as an ACP agent (DESIGN §12): an editor launches `npm run acp` and speaks ACP v1 over its stdio; each
+ * Hecate as an ACP agent (docs/design.md §12): an editor launches `npm run acp` and speaks ACP v1 over its stdio; each
  * editor session is an EditorSession over the `/hecate/v1` API of the server at HECATE_BASE_URL. Resolves when the
  * editor closes the connection. Only protocol frames go to `output`.
  */
@@ -104,7 +104,7 @@ async function checkAccess(api: HecateClient, agentId: string | undefined): Prom
 }
 
 /**
- * The editor's MCP servers as the task's `mcp_servers` (seed 003): stdio → command/args/env, HTTP → url/headers,
+ * The editor's MCP servers as the task's `mcp_servers`: stdio → command/args/env, HTTP → url/headers,
  * names made valid (`^[a-zA-Z0-9_-]{1,64}$`) and unique. They run on the Hecate worker, not in the editor.
  */
 export function mcpServersOf(acp: Sdk, servers: Acp.McpServer[]): McpServerEntry[] {

@@ -23,8 +23,8 @@ interface Turn {
 const TITLE_MAX = 80;
 
 /**
- * One editor conversation = one durable `agent_loop` task working in place in the editor's directory (seed 003
- * "Continue semantics"): the first prompt creates and starts the task, each later prompt `continue`s its latest run,
+ * One editor conversation = one durable `agent_loop` task working in place in the editor's directory (a run's
+ * `continue`, docs/api.md): the first prompt creates and starts the task, each later prompt `continue`s its latest run,
  * so the model sees the whole conversation. The task is created on the first prompt because an agent_loop task
  * needs its prompt.
  */

@@ -23,7 +23,7 @@ const ALLOW = 'allow_once';
 const REJECT = 'reject_once';
 /**
  * Task approvals have no standing grant to map `allow_always` to: each gated call is asked about once. Approving
- * dispatches exactly the calls the approval lists (DESIGN §11.8).
+ * dispatches exactly the calls the approval lists (docs/design.md §11: approvals bind to the exact call).
  */
 const PERMISSION_OPTIONS: Acp.PermissionOption[] = [
   { optionId: ALLOW, name: 'Allow', kind: 'allow_once' },
@@ -49,7 +49,7 @@ interface CallState {
 }
 
 /**
- * Follows one Hecate run for the editor (seed 003 run stream + live stream): model text as `agent_message_chunk`,
+ * Follows one Hecate run for the editor (its run stream and live stream): model text as `agent_message_chunk`,
  * reasoning as `agent_thought_chunk`, each tool call as `tool_call` / `tool_call_update`, and every pending
  * `agent_loop_tool_call` approval as `session/request_permission`, whose answer resolves the approval.
  */
