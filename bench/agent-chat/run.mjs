@@ -20,6 +20,7 @@ import { createServer } from 'node:http';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { Queue, Worker } from 'bullmq';
+import { createParser } from 'eventsource-parser';
 import IORedis from 'ioredis';
 import pg from 'pg';
 import { Agent, request } from 'undici';
@@ -67,31 +68,20 @@ async function readSse(base, path, { method = 'GET', body, headers = {}, isToken
     signal,
   });
   if (res.statusCode !== 200) throw new Error(`${path} → ${res.statusCode}: ${await res.body.text()}`);
-  let buf = '';
   let first;
   let firstFrame;
   let last;
   let maxGap = 0;
   let tokens = 0;
+  const frames = [];
+  const parser = createParser({ onEvent: (e) => frames.push(e) });
+  const decoder = new TextDecoder();
   try {
     for await (const chunk of res.body) {
-      buf += chunk.toString('utf8');
-      let i;
-      while ((i = buf.indexOf('\n\n')) >= 0) {
-        const block = buf.slice(0, i);
-        buf = buf.slice(i + 2);
-        let event = 'message';
-        let id;
-        const data = [];
-        for (const line of block.split('\n')) {
-          if (line.startsWith('event: ')) event = line.slice(7);
-          else if (line.startsWith('id: ')) id = line.slice(4);
-          else if (line.startsWith('data: ')) data.push(line.slice(6));
-        }
-        if (data.length === 0) continue;
+      parser.feed(decoder.decode(chunk, { stream: true }));
+      for (const { event = 'message', id, data: text } of frames.splice(0)) {
         const now = performance.now();
         firstFrame ??= now - t0;
-        const text = data.join('\n');
         if (isToken?.(event, text)) {
           tokens += 1;
           if (first === undefined) first = now - t0;

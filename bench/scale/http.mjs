@@ -1,6 +1,7 @@
 // The scale bench's client side of HTTP: which api a request goes to (a client-side load balancer that, like a
 // Kubernetes Service, still sends to a pod for a moment after it was told to stop), how every request ended (the
 // ledger), and an SSE frame reader.
+import { createParser } from 'eventsource-parser';
 import { Agent, request } from 'undici';
 import { sleep } from '../lib/load.mjs';
 
@@ -204,29 +205,20 @@ async function attemptOn(api, { method, path, body, headers, read, signal }) {
   }
 }
 
-/** SSE frames of a response body (`{event, id, data, retry}`; comments and heartbeats skipped). */
+/** SSE frames of a response body (`{event, id, data, retry}`; comments and heartbeats skipped), read with eventsource-parser. */
 export async function* sseFrames(body) {
   const decoder = new TextDecoder();
-  let buf = '';
+  const frames = [];
+  let retry;
+  const parser = createParser({
+    onRetry: (ms) => (retry = ms),
+    onEvent: (e) => {
+      frames.push({ event: e.event ?? 'message', id: e.id, data: e.data, retry });
+      retry = undefined;
+    },
+  });
   for await (const chunk of body) {
-    buf += decoder.decode(chunk, { stream: true });
-    let i;
-    while ((i = buf.indexOf('\n\n')) >= 0) {
-      const block = buf.slice(0, i);
-      buf = buf.slice(i + 2);
-      const frame = { event: 'message', id: undefined, data: undefined, retry: undefined };
-      for (const line of block.split('\n')) {
-        if (line === '' || line.startsWith(':')) continue;
-        const c = line.indexOf(':');
-        const field = c < 0 ? line : line.slice(0, c);
-        let value = c < 0 ? '' : line.slice(c + 1);
-        if (value.startsWith(' ')) value = value.slice(1);
-        if (field === 'event') frame.event = value;
-        else if (field === 'id') frame.id = value;
-        else if (field === 'data') frame.data = frame.data === undefined ? value : `${frame.data}\n${value}`;
-        else if (field === 'retry') frame.retry = Number(value);
-      }
-      if (frame.data !== undefined || frame.retry !== undefined) yield frame;
-    }
+    parser.feed(decoder.decode(chunk, { stream: true }));
+    yield* frames.splice(0);
   }
 }

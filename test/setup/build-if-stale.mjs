@@ -25,7 +25,7 @@ function inputsHash() {
     }
   };
   for (const dir of ['src', 'libs', 'migrations']) walk(join(root, dir));
-  for (const file of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'nest-cli.json']) {
+  for (const file of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.acp.json', 'nest-cli.json', 'nest-cli.acp.json']) {
     hash.update(`\0${file}\0`).update(readFileSync(join(root, file)));
   }
   return hash.digest('hex');

@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { createParser, type EventSourceParser } from 'eventsource-parser';
 import { waitFor } from './infra';
 import type { Loose } from './http';
 
@@ -27,44 +28,39 @@ const parsed = (f: SseFrame): SseEvent => {
   return { ...(f.id !== undefined ? { id: f.id } : {}), ...(f.event !== undefined ? { event: f.event } : {}), data };
 };
 
+/** What a parser of the tests collects: frames (with their `retry:`) and comments, as they complete. */
+interface FrameSink {
+  frames: SseFrame[];
+  comments: string[];
+}
+
 /**
- * The one SSE parser of the tests (the wire format: blocks separated by a blank line, `field: value` lines, `:` comments).
- * Returns the complete frames and comments of `text` and the unfinished rest.
+ * The SSE parser of the tests: `eventsource-parser` (the one the SDK reads with), collecting complete frames and
+ * `:` comments (trimmed) into `sink`; feed it text as it arrives.
  */
-export function parseSseFrames(text: string): { frames: SseFrame[]; comments: string[]; rest: string } {
-  const frames: SseFrame[] = [];
-  const comments: string[] = [];
-  let rest = text;
-  let idx: number;
-  while ((idx = rest.indexOf('\n\n')) >= 0) {
-    const block = rest.slice(0, idx);
-    rest = rest.slice(idx + 2);
-    const frame: SseFrame = { data: '' };
-    let fields = 0;
-    const data: string[] = [];
-    for (const line of block.split('\n')) {
-      if (line === '') continue;
-      if (line.startsWith(':')) {
-        comments.push(line.slice(1).trim());
-        continue;
-      }
-      fields++;
-      const colon = line.indexOf(':');
-      const field = colon < 0 ? line : line.slice(0, colon);
-      const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-      if (field === 'id') frame.id = value;
-      else if (field === 'event') frame.event = value;
-      else if (field === 'retry') frame.retry = Number(value);
-      else if (field === 'data') data.push(value);
-    }
-    frame.data = data.join('\n');
-    if (fields > 0) frames.push(frame);
-  }
-  return { frames, comments, rest };
+function frameParser(sink: FrameSink): EventSourceParser {
+  let retry: number | undefined;
+  return createParser({
+    onRetry: (ms) => (retry = ms),
+    onComment: (comment) => sink.comments.push(comment.trim()),
+    onEvent: (e) => {
+      sink.frames.push({
+        ...(e.id !== undefined ? { id: e.id } : {}),
+        ...(e.event !== undefined ? { event: e.event } : {}),
+        ...(retry !== undefined ? { retry } : {}),
+        data: e.data,
+      });
+      retry = undefined;
+    },
+  });
 }
 
 /** Parses a whole SSE body into events with JSON data. */
-export const sseEvents = (text: string): SseEvent[] => parseSseFrames(text).frames.map(parsed);
+export function sseEvents(text: string): SseEvent[] {
+  const sink: FrameSink = { frames: [], comments: [] };
+  frameParser(sink).feed(text);
+  return sink.frames.map(parsed);
+}
 
 /**
  * The one SSE reader of the tests: a real streaming HTTP client (GET or POST with a JSON body) that records frames as
@@ -77,7 +73,9 @@ export class SseReader {
   status = 0;
   headers: Record<string, string | string[] | undefined> = {};
   ended = false;
-  private buffer = '';
+  private readonly parser: EventSourceParser;
+  /** Frames the parser completed and `feed` has not yet delivered. */
+  private readonly received: FrameSink;
   private readonly req: ReturnType<typeof request>;
   private readonly waiters: Array<{ pred: (e: SseEvent) => boolean; resolve: (e: SseEvent) => void }> = [];
   readonly opened: Promise<void>;
@@ -93,6 +91,9 @@ export class SseReader {
       resolveOpen();
       resolveDone();
     };
+    const received: FrameSink = { frames: [], comments: this.comments };
+    this.parser = frameParser(received);
+    this.received = received;
     const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
     const headers: Record<string, string> = { accept: 'text/event-stream', ...(payload ? { 'content-type': 'application/json' } : {}) };
     if (opts.token) headers.authorization = `Bearer ${opts.token}`;
@@ -111,10 +112,8 @@ export class SseReader {
   }
 
   private feed(chunk: string): void {
-    const { frames, comments, rest } = parseSseFrames(this.buffer + chunk);
-    this.buffer = rest;
-    this.comments.push(...comments);
-    for (const f of frames) {
+    this.parser.feed(chunk);
+    for (const f of this.received.frames.splice(0)) {
       this.frames.push(f);
       const e = parsed(f);
       this.events.push(e);

@@ -4,7 +4,16 @@
  */
 export { HecateClient, type HecateClientOptions, type HecateResponse, type RetryPolicy } from './client';
 export { HecateError, type HecateErrorType } from './errors';
-export { HecateStreams, type ActiveSessionsFrame, type AgentChatFrame, type ReconnectPolicy, type RunStreamFrame, type StreamOptions } from './streams';
+export {
+  HecateStreams,
+  type ActiveSessionsFrame,
+  type AgentChatFrame,
+  type ReconnectPolicy,
+  type RunLiveDone,
+  type RunLiveFrame,
+  type RunStreamFrame,
+  type StreamOptions,
+} from './streams';
 export { LiveReply } from './live-reply';
 export { readSseFrames, type SseFrame } from './sse';
 export type { HttpMethod, InitArgs, JsonBody, Operation, PathsWith, RequestInit, RequestOptions, SuccessBody } from './operations';

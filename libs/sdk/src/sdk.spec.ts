@@ -39,6 +39,20 @@ describe('readSseFrames', () => {
     await collect(readSseFrames(chunked([': ping\n\n', ': ping\n\n', 'data: x\n\n']), () => chunks++));
     expect(chunks).toBe(3);
   });
+
+  it('a frame split inside a multi-byte character, and an unterminated last frame is not delivered', async () => {
+    const bytes = new TextEncoder().encode('id: 2\r\ndata: é\r\n\r\ndata: cut');
+    for (let i = 1; i < bytes.length; i++) {
+      const body = new ReadableStream<Uint8Array>({
+        start(c) {
+          c.enqueue(bytes.subarray(0, i));
+          c.enqueue(bytes.subarray(i));
+          c.close();
+        },
+      });
+      expect(await collect(readSseFrames(body))).toEqual([{ id: '2', event: 'message', data: 'é' }]);
+    }
+  });
 });
 
 /** A real HTTP server whose handler sees every request (method, path, body) in order. */
@@ -201,5 +215,49 @@ describe('LiveReply over the agent-chat stream', () => {
     run.apply({ event: 'delta', id: 'run1:run1:1', data: { content: 'first call. ' } });
     run.apply({ event: 'delta', id: 'run1:run1:2', data: { content: 'second, cut' } });
     expect(run.apply({ event: 'reset', id: 'run1:run1:3', data: { type: 'reset', from_index: 2, reason: 'restarted' } })).toBe('first call. ');
+  });
+});
+
+describe('HecateStreams.live', () => {
+  let srv: Awaited<ReturnType<typeof server>>;
+  const lastIds: Array<string | undefined> = [];
+
+  beforeAll(async () => {
+    // First connection: two frames, then the connection drops. Later ones: one repeated frame, the next, then `done`.
+    srv = await server((req, _body, res) => {
+      const last = req.headers['last-event-id'] as string | undefined;
+      lastIds.push(last);
+      if (req.url?.includes('/runs/gone/')) return json(res, 404, { error: { type: 'not_found', message: 'no such run' } });
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      if (!last) {
+        res.write(': ok\n\nid: 1\nevent: delta\ndata: {"content":"a"}\n\nid: 2\nevent: tool_progress\ndata: {"tool_call_id":"c1","text":"out"}\n\n');
+        setTimeout(() => res.destroy(), 20);
+      } else {
+        res.write(`id: ${last}\nevent: delta\ndata: {"content":"again"}\n\n`);
+        res.write(`id: ${Number(last) + 1}\nevent: delta\ndata: {"content":"b"}\n\n`);
+        res.end('event: done\ndata: {"run_id":"r1","status":"completed"}\n\n');
+      }
+    });
+  });
+  afterAll(() => srv.close());
+  beforeEach(() => (lastIds.length = 0));
+
+  const client = () => new HecateClient({ baseUrl: srv.url, reconnect: { initialDelayMs: 1, maxDelayMs: 5 } });
+
+  it('reconnects after a dropped connection with Last-Event-ID = the last index, so nothing is missed or repeated', async () => {
+    expect(await collect(client().streams.live('t1', 'r1'))).toEqual([
+      { event: 'delta', id: 1, data: { content: 'a' } },
+      { event: 'tool_progress', id: 2, data: { tool_call_id: 'c1', text: 'out' } },
+      { event: 'delta', id: 3, data: { content: 'b' } },
+      { event: 'done', data: { run_id: 'r1', status: 'completed' } },
+    ]);
+    expect(lastIds).toEqual([undefined, '2']);
+  });
+
+  it('a 4xx answer stops it at once with the server error', async () => {
+    const read = collect(client().streams.live('t1', 'gone'));
+    await expect(read).rejects.toBeInstanceOf(HecateError);
+    await expect(read).rejects.toMatchObject({ status: 404, type: 'not_found', message: 'no such run' });
+    expect(lastIds).toHaveLength(1);
   });
 });

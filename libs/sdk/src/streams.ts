@@ -33,6 +33,26 @@ export interface RunStreamFrame {
   data: Schemas['TaskRunStreamEvent'];
 }
 
+/** The `done` frame of a run's live stream: the run's status when the stream ended. */
+export interface RunLiveDone {
+  run_id: string;
+  status: string;
+  /** The live buffer had expired: what was missed is in the run's events and artifacts. */
+  resume_fallback?: boolean;
+}
+
+/**
+ * A frame of an agent_loop run's live stream (`GET …/runs/{runId}/live`), `id` = its index; `done` ends it. A `delta`
+ * whose data has a `type` is not a model delta (guidance the loop took, a receipt): read it by that type.
+ */
+export type RunLiveFrame =
+  | { event: 'delta'; id: number; data: Schemas['LiveDeltaFrame'] & { type?: string } }
+  | { event: 'tool_progress'; id: number; data: Schemas['ToolProgressFrame'] }
+  | { event: 'reset'; id: number; data: Schemas['LiveResetFrame'] }
+  | { event: 'approval.requested'; id: number; data: Schemas['AgentChatApprovalRequestedFrame'] }
+  | { event: 'approval.resolved'; id: number; data: Schemas['AgentChatApprovalResolvedFrame'] }
+  | { event: 'done'; id?: undefined; data: RunLiveDone };
+
 /** A frame of an agent-chat session stream (`GET …/agent-chat/sessions/{id}/stream`); `done` ends it. */
 export type AgentChatFrame =
   | { event: 'snapshot' | 'done'; id?: undefined; data: Schemas['AgentChatSession'] }
@@ -100,6 +120,30 @@ export class HecateStreams {
           if (frame.event === 'snapshot' && sequence <= last) return undefined;
           last = Math.max(last, sequence);
           return { event: frame.event, sequence, data: unwrap(frame) };
+        },
+        isTerminal: (frame) => frame.event === 'done',
+      },
+      options.signal,
+    );
+  }
+
+  /**
+   * `GET /hecate/v1/tasks/{id}/runs/{runId}/live`: an agent_loop run's model deltas, tool output and approval frames
+   * after index `afterIndex`, each exactly once in index order; resumes with `Last-Event-ID: <index>`; ends after `done`.
+   */
+  live(taskId: string, runId: string, options: StreamOptions & { afterIndex?: number } = {}): AsyncGenerator<RunLiveFrame> {
+    let last = options.afterIndex ?? 0;
+    return this.resume<RunLiveFrame>(
+      {
+        url: () => this.host.url('/hecate/v1/tasks/{id}/runs/{runId}/live', { path: { id: taskId, runId } }),
+        lastEventId: () => (last > 0 ? String(last) : undefined),
+        accept: (frame) => {
+          if (frame.event === 'done') return { event: 'done', data: json(frame) as RunLiveDone };
+          if (frame.id === undefined || !/^\d+$/.test(frame.id)) return undefined;
+          const index = Number(frame.id);
+          if (index <= last) return undefined;
+          last = index;
+          return { event: frame.event, id: index, data: json(frame) } as RunLiveFrame;
         },
         isTerminal: (frame) => frame.event === 'done',
       },

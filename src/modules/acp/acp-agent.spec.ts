@@ -1,7 +1,9 @@
 import { mcpServersOf, promptText, toRequestError } from './acp-agent';
 import { loadAcpSdk } from './acp-sdk';
 import { RunFailedError } from './editor-session';
-import { HecateApiError } from './hecate-api';
+import { HecateError } from './hecate-client';
+
+const BASE_URL = 'http://127.0.0.1:8765';
 
 describe('ACP ↔ Hecate shapes', () => {
   it("the editor's MCP servers become the task's mcp_servers: stdio and HTTP mapped, names made valid and unique, SSE refused", async () => {
@@ -36,11 +38,12 @@ describe('ACP ↔ Hecate shapes', () => {
     const failed = toRequestError(
       acp,
       new RunFailedError({ id: 'run_1', task_id: 'task_1', status: 'failed', error_kind: 'budget_exceeded', last_error: 'spent' }),
+      BASE_URL,
     );
     expect(failed).toMatchObject({ code: -32603, data: { type: 'budget_exceeded', run_id: 'run_1', task_id: 'task_1', message: 'spent' } });
-    const auth = toRequestError(acp, new HecateApiError(401, 'unauthorized', 'invalid API key', 'req_1'));
+    const auth = toRequestError(acp, new HecateError({ status: 401, type: 'unauthorized', message: 'invalid API key', requestId: 'req_1' }), BASE_URL);
     expect(auth).toMatchObject({ code: -32000, data: { type: 'unauthorized', request_id: 'req_1' } });
-    expect(toRequestError(acp, new HecateApiError(422, 'model_not_configured', 'no model'))).toMatchObject({
+    expect(toRequestError(acp, new HecateError({ status: 422, type: 'model_not_configured', message: 'no model' }), BASE_URL)).toMatchObject({
       code: -32603,
       data: { type: 'model_not_configured' },
     });

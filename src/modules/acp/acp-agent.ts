@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { AcpConfig } from './acp-config';
 import { type Acp, loadAcpSdk } from './acp-sdk';
 import { EditorSession, RunFailedError, SessionBusyError } from './editor-session';
-import { HecateApi, HecateApiError, type McpServerEntry } from './hecate-api';
+import { apiFailure, callOptions, type HecateClient, HecateError, hecateClient, type McpServerEntry } from './hecate-client';
 import type { EditorChannel } from './run-follower';
 
 type Sdk = typeof Acp;
@@ -13,13 +13,13 @@ type Sdk = typeof Acp;
 const MCP_NAME = /[^a-zA-Z0-9_-]/g;
 
 /**
- * Hecate as an ACP agent (DESIGN §12): an editor launches `npm run acp` and speaks ACP v1 over its stdio; each
+ * Hecate as an ACP agent (docs/design.md §12): an editor launches `npm run acp` and speaks ACP v1 over its stdio; each
  * editor session is an EditorSession over the `/hecate/v1` API of the server at HECATE_BASE_URL. Resolves when the
  * editor closes the connection. Only protocol frames go to `output`.
  */
 export async function serveAcp(config: AcpConfig, io: { input: Readable; output: Writable }, log: Logger, version: string): Promise<void> {
   const acp = await loadAcpSdk();
-  const api = new HecateApi(config.baseUrl, config.apiKey);
+  const api = hecateClient(config.baseUrl, config.apiKey);
   const sessions = new Map<string, EditorSession>();
   const session = (id: string): EditorSession => {
     const s = sessions.get(id);
@@ -49,8 +49,8 @@ export async function serveAcp(config: AcpConfig, io: { input: Readable; output:
       if (meta !== undefined && (typeof meta !== 'string' || !meta))
         throw acp.RequestError.invalidParams({ agent_id: meta }, '_meta.agent_id must be an agent id');
       const agentId = meta ?? config.agentId;
-      await (agentId ? api.checkAgent(agentId) : api.check()).catch((err: unknown) => {
-        throw toRequestError(acp, err);
+      await checkAccess(api, agentId).catch((err: unknown) => {
+        throw toRequestError(acp, err, config.baseUrl);
       });
       const s = new EditorSession(`hecate-${randomUUID()}`, params.cwd, mcpServers, api, { ...config, agentId }, log);
       sessions.set(s.id, s);
@@ -82,7 +82,7 @@ export async function serveAcp(config: AcpConfig, io: { input: Readable; output:
         return { stopReason: await s.prompt(text, editor, signal) };
       } catch (err) {
         log.warn({ session_id: s.id, task_id: s.task, err: err instanceof Error ? err.message : String(err) }, 'prompt failed');
-        throw toRequestError(acp, err);
+        throw toRequestError(acp, err, config.baseUrl);
       }
     })
     .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
@@ -95,7 +95,16 @@ export async function serveAcp(config: AcpConfig, io: { input: Readable; output:
 }
 
 /**
- * The editor's MCP servers as the task's `mcp_servers` (seed 003): stdio → command/args/env, HTTP → url/headers,
+ * A cheap authenticated read at session/new: is the server there, does it take the credential, and (404 otherwise)
+ * does the credential's tenant have the saved agent?
+ */
+async function checkAccess(api: HecateClient, agentId: string | undefined): Promise<void> {
+  if (agentId) await api.get('/hecate/v1/agents/{id}', { path: { id: agentId }, ...callOptions() });
+  else await api.get('/hecate/v1/tasks', { query: { limit: 1 }, ...callOptions() });
+}
+
+/**
+ * The editor's MCP servers as the task's `mcp_servers`: stdio → command/args/env, HTTP → url/headers,
  * names made valid (`^[a-zA-Z0-9_-]{1,64}$`) and unique. They run on the Hecate worker, not in the editor.
  */
 export function mcpServersOf(acp: Sdk, servers: Acp.McpServer[]): McpServerEntry[] {
@@ -131,7 +140,7 @@ export function promptText(blocks: Acp.ContentBlock[]): string {
  * An ACP error for what went wrong: a rejected credential → -32000 (auth required); a failed run or an API refusal →
  * -32603 with `data.type` = the Hecate error type (the run's `error_kind`, or the envelope's `type`).
  */
-export function toRequestError(acp: Sdk, err: unknown): Acp.RequestError {
+export function toRequestError(acp: Sdk, err: unknown, baseUrl: string): Acp.RequestError {
   if (err instanceof acp.RequestError) return err;
   if (err instanceof SessionBusyError) return acp.RequestError.invalidRequest(undefined, err.message);
   if (err instanceof RunFailedError) {
@@ -142,10 +151,11 @@ export function toRequestError(acp: Sdk, err: unknown): Acp.RequestError {
       message: err.run.last_error,
     });
   }
-  if (err instanceof HecateApiError) {
-    const data = { type: err.type, status: err.status, message: err.message, ...(err.requestId ? { request_id: err.requestId } : {}) };
-    if (err.status === 401 || err.status === 403) return acp.RequestError.authRequired(data, err.message);
-    return new acp.RequestError(-32603, `Hecate: ${err.message}`, data);
+  if (err instanceof HecateError) {
+    const failure = apiFailure(err, baseUrl);
+    const data = { type: failure.type, status: failure.status, message: failure.message, ...(failure.requestId ? { request_id: failure.requestId } : {}) };
+    if (failure.status === 401 || failure.status === 403) return acp.RequestError.authRequired(data, failure.message);
+    return new acp.RequestError(-32603, `Hecate: ${failure.message}`, data);
   }
   return acp.RequestError.internalError({ type: 'gateway_error', message: err instanceof Error ? err.message : String(err) });
 }

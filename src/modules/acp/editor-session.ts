@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
 import type { AcpConfig } from './acp-config';
 import type { Acp } from './acp-sdk';
-import { HecateApi, HecateApiError, type McpServerEntry, type RunResource } from './hecate-api';
+import { callOptions, type HecateClient, isApiStatus, type McpServerEntry, type RunOutcome, type TaskRun } from './hecate-client';
 import { type EditorChannel, RunFollower, type RunEnd } from './run-follower';
 
 /** A run that failed: the prompt answers with an ACP error carrying the run's Hecate error type. */
 export class RunFailedError extends Error {
-  constructor(readonly run: RunResource) {
+  constructor(readonly run: RunOutcome) {
     super(`the Hecate run ${run.id} failed: ${run.last_error || run.error_kind || 'failed'}`);
   }
 }
@@ -17,14 +17,14 @@ export class SessionBusyError extends Error {}
 interface Turn {
   /** Aborted by `session/cancel` (or the prompt request's own cancellation). */
   readonly cancel: AbortController;
-  run: RunResource | null;
+  run: TaskRun | null;
 }
 
 const TITLE_MAX = 80;
 
 /**
- * One editor conversation = one durable `agent_loop` task working in place in the editor's directory (seed 003
- * "Continue semantics"): the first prompt creates and starts the task, each later prompt `continue`s its latest run,
+ * One editor conversation = one durable `agent_loop` task working in place in the editor's directory (a run's
+ * `continue`, docs/api.md): the first prompt creates and starts the task, each later prompt `continue`s its latest run,
  * so the model sees the whole conversation. The task is created on the first prompt because an agent_loop task
  * needs its prompt.
  */
@@ -37,7 +37,7 @@ export class EditorSession {
     readonly id: string,
     readonly cwd: string,
     private readonly mcpServers: McpServerEntry[],
-    private readonly api: HecateApi,
+    private readonly api: HecateClient,
     private readonly config: Pick<AcpConfig, 'model' | 'provider' | 'agentId'>,
     private readonly log: Logger,
   ) {}
@@ -83,41 +83,55 @@ export class EditorSession {
     if (turn.run) void this.cancelRun(turn.run);
   }
 
-  private async cancelRun(run: RunResource): Promise<void> {
+  private async cancelRun(run: TaskRun): Promise<void> {
     try {
-      await this.api.cancelRun(run.task_id, run.id, 'cancelled in the editor (ACP)');
+      await this.api.post('/hecate/v1/tasks/{id}/runs/{runId}/cancel', {
+        path: { id: run.task_id, runId: run.id },
+        body: { reason: 'cancelled in the editor (ACP)' },
+        ...callOptions(),
+      });
     } catch (err) {
       // 409: it already ended.
-      if (!(err instanceof HecateApiError && err.status === 409)) this.log.warn({ err: String(err), run_id: run.id }, 'cancelling the run failed');
+      if (!isApiStatus(err, 409)) this.log.warn({ err: String(err), run_id: run.id }, 'cancelling the run failed');
     }
   }
 
-  private async startRun(prompt: string): Promise<RunResource> {
+  private async startRun(prompt: string): Promise<TaskRun> {
     if (this.taskId && this.lastRunId) {
       try {
-        return await this.api.continueRun(this.taskId, this.lastRunId, prompt);
+        const { data } = await this.api.post('/hecate/v1/tasks/{id}/runs/{runId}/continue', {
+          path: { id: this.taskId, runId: this.lastRunId },
+          body: { prompt },
+          ...callOptions(),
+        });
+        return data;
       } catch (err) {
         // 400: the last run left no conversation to continue from (it failed before its first model call).
-        if (!(err instanceof HecateApiError && err.status === 400)) throw err;
+        if (!isApiStatus(err, 400) || !(err instanceof Error)) throw err;
         this.log.info({ session_id: this.id, task_id: this.taskId, reason: err.message }, 'the last run cannot be continued; starting a new task');
       }
     }
-    const task = await this.api.createTask({
-      title: titleOf(prompt),
-      prompt,
-      working_directory: this.cwd,
-      ...(this.mcpServers.length > 0 ? { mcp_servers: this.mcpServers } : {}),
-      ...(this.config.model ? { requested_model: this.config.model } : {}),
-      ...(this.config.provider ? { requested_provider: this.config.provider } : {}),
-      ...(this.config.agentId ? { agent_id: this.config.agentId } : {}),
+    const { data: task } = await this.api.post('/hecate/v1/tasks', {
+      body: {
+        execution_kind: 'agent_loop',
+        workspace_mode: 'in_place',
+        title: titleOf(prompt),
+        prompt,
+        working_directory: this.cwd,
+        ...(this.mcpServers.length > 0 ? { mcp_servers: this.mcpServers } : {}),
+        ...(this.config.model ? { requested_model: this.config.model } : {}),
+        ...(this.config.provider ? { requested_provider: this.config.provider } : {}),
+        ...(this.config.agentId ? { agent_id: this.config.agentId } : {}),
+      },
+      ...callOptions(),
     });
     try {
-      const run = await this.api.startTask(task.id);
+      const { data: run } = await this.api.post('/hecate/v1/tasks/{id}/start', { path: { id: task.id }, ...callOptions() });
       this.taskId = task.id;
       return run;
     } catch (err) {
       // Not startable (e.g. 422 model_not_configured): no task is left behind.
-      await this.api.deleteTask(task.id).catch(() => undefined);
+      await this.api.delete('/hecate/v1/tasks/{id}', { path: { id: task.id }, ...callOptions() }).catch(() => undefined);
       throw err;
     }
   }

@@ -1,8 +1,7 @@
 import type { Logger } from 'pino';
-import type { EventEnvelope } from '@contracts';
 import { within } from '@core/async/within';
 import type { Acp } from './acp-sdk';
-import { type ApprovalResource, HecateApi, HecateApiError, type RunResource, type RunStreamFrame } from './hecate-api';
+import { callOptions, type HecateClient, isApiStatus, type RunOutcome, type RunStreamEvent, type TaskApproval, type TaskRun } from './hecate-client';
 import { parseArguments, stepOutput, textContent, toolKind, toolLocations, toolTitle } from './tool-calls';
 
 /** What the follower needs of the editor: updates out, permission questions answered. */
@@ -13,7 +12,7 @@ export interface EditorChannel {
 
 /** How a followed run ended, for the prompt's stop reason. */
 export interface RunEnd {
-  run: RunResource;
+  run: RunOutcome;
   /** `stop_reason` of the run's last model call (`refusal`, `max_tokens`, …). */
   modelStopReason?: string;
   /** The editor rejected a gated call, which ends the run (a rejected approval cancels it). */
@@ -24,7 +23,7 @@ const ALLOW = 'allow_once';
 const REJECT = 'reject_once';
 /**
  * Task approvals have no standing grant to map `allow_always` to: each gated call is asked about once. Approving
- * dispatches exactly the calls the approval lists (DESIGN §11.8).
+ * dispatches exactly the calls the approval lists (docs/design.md §11: approvals bind to the exact call).
  */
 const PERMISSION_OPTIONS: Acp.PermissionOption[] = [
   { optionId: ALLOW, name: 'Allow', kind: 'allow_once' },
@@ -50,7 +49,7 @@ interface CallState {
 }
 
 /**
- * Follows one Hecate run for the editor (seed 003 run stream + live stream): model text as `agent_message_chunk`,
+ * Follows one Hecate run for the editor (its run stream and live stream): model text as `agent_message_chunk`,
  * reasoning as `agent_thought_chunk`, each tool call as `tool_call` / `tool_call_update`, and every pending
  * `agent_loop_tool_call` approval as `session/request_permission`, whose answer resolves the approval.
  */
@@ -62,7 +61,7 @@ export class RunFollower {
   private rejected = false;
 
   constructor(
-    private readonly api: HecateApi,
+    private readonly api: HecateClient,
     private readonly editor: EditorChannel,
     private readonly ref: { taskId: string; runId: string },
     private readonly cwd: string,
@@ -76,9 +75,9 @@ export class RunFollower {
   async follow(): Promise<RunEnd> {
     const stop = new AbortController();
     const live = this.followLive(stop.signal).catch((err: unknown) => this.log.warn({ err: String(err), run_id: this.ref.runId }, 'live stream ended early'));
-    let last: RunStreamFrame | undefined;
+    let last: RunStreamEvent | undefined;
     try {
-      for await (const frame of this.api.runStream(this.ref.taskId, this.ref.runId, stop.signal)) {
+      for await (const { data: frame } of this.api.streams.run(this.ref.taskId, this.ref.runId, { signal: stop.signal })) {
         last = frame;
         await this.onFrame(frame);
         if (frame.terminal) break;
@@ -87,12 +86,17 @@ export class RunFollower {
     } finally {
       stop.abort();
     }
-    const run = last?.terminal ? last.run : await this.api.getRun(this.ref.taskId, this.ref.runId);
+    const run = last?.terminal ? last.run : await this.currentRun();
     await this.closeOpenCalls(run.status);
     return { run, modelStopReason: this.modelStopReason, rejected: this.rejected };
   }
 
-  private async onFrame(frame: RunStreamFrame): Promise<void> {
+  private async currentRun(): Promise<TaskRun> {
+    const path = { id: this.ref.taskId, runId: this.ref.runId };
+    return (await this.api.get('/hecate/v1/tasks/{id}/runs/{runId}', { path, ...callOptions() })).data;
+  }
+
+  private async onFrame(frame: RunStreamEvent): Promise<void> {
     if (frame.event) await this.onEvent(frame.event, frame);
     for (const approval of frame.approvals ?? []) {
       if (approval.status !== 'pending' || approval.kind !== 'agent_loop_tool_call' || this.asked.has(approval.id)) continue;
@@ -101,7 +105,7 @@ export class RunFollower {
     }
   }
 
-  private async onEvent(e: EventEnvelope, frame: RunStreamFrame): Promise<void> {
+  private async onEvent(e: NonNullable<RunStreamEvent['event']>, frame: RunStreamEvent): Promise<void> {
     const d = e.data;
     if (e.type === 'model.call.completed') {
       this.modelStopReason = typeof d.stop_reason === 'string' ? d.stop_reason : undefined;
@@ -130,7 +134,7 @@ export class RunFollower {
   }
 
   /** One question per gated call of the approval; the first rejection rejects it, all allowed approve it. */
-  private async askEditor(approval: ApprovalResource): Promise<void> {
+  private async askEditor(approval: TaskApproval): Promise<void> {
     const gated = Array.isArray(approval.details.tool_calls) ? (approval.details.tool_calls as Array<{ id: string; name: string; arguments: unknown }>) : [];
     let decision: 'approve' | 'reject' = 'approve';
     for (const c of gated) {
@@ -148,15 +152,14 @@ export class RunFollower {
       }
     }
     try {
-      await this.api.resolveApproval(
-        this.ref.taskId,
-        approval.id,
-        decision,
-        decision === 'approve' ? 'allowed in the editor (ACP)' : 'rejected in the editor (ACP)',
-      );
+      await this.api.post('/hecate/v1/tasks/{id}/approvals/{approvalId}/resolve', {
+        path: { id: this.ref.taskId, approvalId: approval.id },
+        body: { decision, note: decision === 'approve' ? 'allowed in the editor (ACP)' : 'rejected in the editor (ACP)' },
+        ...callOptions(),
+      });
     } catch (err) {
       // No longer pending (the run was cancelled meanwhile): nothing to decide.
-      if (err instanceof HecateApiError && err.status === 409) return;
+      if (isApiStatus(err, 409)) return;
       throw err;
     }
     if (decision === 'reject') {
@@ -167,16 +170,20 @@ export class RunFollower {
   }
 
   private async followLive(signal: AbortSignal): Promise<void> {
-    for await (const f of this.api.liveStream(this.ref.taskId, this.ref.runId, signal)) {
-      if (f.kind === 'done') return;
-      if (f.kind === 'delta') {
-        if (f.content) await this.editor.update({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: f.content } });
-        if (f.reasoning) await this.editor.update({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: f.reasoning } });
+    for await (const f of this.api.streams.live(this.ref.taskId, this.ref.runId, { signal })) {
+      if (f.event === 'done') return;
+      if (f.event === 'delta') {
+        // Model deltas only: `message` (guidance taken by the loop) and receipt frames carry a `type`.
+        const { content, reasoning, type } = f.data;
+        if (type !== undefined) continue;
+        if (content) await this.editor.update({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: content } });
+        if (reasoning) await this.editor.update({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: reasoning } });
         continue;
       }
-      const call = this.calls.get(f.tool_call_id);
-      if (!call || !f.text) continue;
-      call.output = (call.output + f.text).slice(-OUTPUT_TAIL);
+      if (f.event !== 'tool_progress') continue;
+      const call = this.calls.get(f.data.tool_call_id);
+      if (!call || !f.data.text) continue;
+      call.output = (call.output + f.data.text).slice(-OUTPUT_TAIL);
       if (call.announced && call.status === 'in_progress') await this.update(call, { content: textContent(call.output) });
     }
   }

@@ -1,6 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { Acp } from './acp-sdk';
-import type { StepResource } from './hecate-api';
 
 /** How an editor shows each built-in tool of the agent loop (ACP `ToolKind`); MCP tools are `other`. */
 const KINDS: Record<string, Acp.ToolKind> = {
@@ -88,8 +87,19 @@ export function toolLocations(args: Record<string, unknown>, cwd: string): Acp.T
 
 export const textContent = (text: string): Acp.ToolCallContent[] => (text ? [{ type: 'content', content: { type: 'text', text } }] : []);
 
+/** The fields of a finished TaskStep its output is read from. */
+export interface StepOutcome {
+  id: string;
+  kind: string;
+  status: string;
+  /** Agent-loop tool steps: `{"text": …, "is_error": …}`. */
+  result?: string;
+  exit_code?: number;
+  error?: string;
+}
+
 /** What a finished tool step returned to the model (its text and whether it was an error). */
-export function stepOutput(step: StepResource | undefined, fallback: string): { text: string; isError: boolean; exitCode?: number } {
+export function stepOutput(step: StepOutcome | undefined, fallback: string): { text: string; isError: boolean; exitCode?: number } {
   if (step?.result) {
     try {
       const r = JSON.parse(step.result) as { text?: unknown; is_error?: unknown };

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal, RequestOrigin } from '@core/context/request-context';
 import { ConflictError, DomainError, InvalidRequestError, NotFoundError } from '@core/http/domain-error';
+import { asDomainError, toErrorEnvelope } from '@core/http/error-envelope';
 import { rootLogger } from '@core/logging/logger';
 import type { QueueItemRow, RuntimeKind } from './agent-chat-rows';
 import { AgentChatTurnsService } from './agent-chat-turns.service';
@@ -10,6 +11,9 @@ import { AgentChatService, newChatId, type StartedTurn } from './agent-chat.serv
 import type { PostAgentChatMessageDto } from './agent-chat.dto';
 import { AgentChatErrorType, AgentChatQueueFullError, checkContentSize } from './agent-chat.errors';
 import { AppConfig } from '@core/config/app-config';
+
+/** A queued prompt's failure to start that is not a DomainError (kept on the item as `{type, message}`). */
+const internalFailure = (message: string): DomainError => new DomainError('internal_error', 500, message);
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : undefined);
 
@@ -148,7 +152,7 @@ export class AgentChatQueueService {
           await this.queueRows.settleQueueItem(item.id, { status: 'queued' });
           return null;
         }
-        const error = { type: err instanceof DomainError ? err.type : 'internal_error', message: err instanceof Error ? err.message : String(err) };
+        const error = toErrorEnvelope(asDomainError(err, internalFailure), 'brief');
         rootLogger().warn({ session_id: sessionId, item_id: item.id, err: error.message }, 'queued agent chat prompt could not start');
         await this.queueRows.settleQueueItem(item.id, { status: 'failed', error });
       }

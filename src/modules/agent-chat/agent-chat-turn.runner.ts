@@ -5,6 +5,7 @@ import { BusCancels, busChannels, EventBus, type Unsubscribe } from '@core/bus';
 import { AppConfig } from '@core/config/app-config';
 import { retryTransient } from '@core/database/retry-transient';
 import { DomainError } from '@core/http/domain-error';
+import { asDomainError, toErrorEnvelope } from '@core/http/error-envelope';
 import { keepLease, LEASE_OWNER, newLeaseToken } from '@core/lease';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import { rootLogger } from '@core/logging/logger';
@@ -17,6 +18,9 @@ import { GuidanceRepository } from './guidance.repository';
 import { TurnLeaseRepository } from './turn-lease.repository';
 import { AgentChatRepository } from './agent-chat.repository';
 import { ExternalTurnExecutor } from './external-turn.executor';
+
+/** A turn's failure that is not a DomainError: the model call's (kept on the turn as `{type, message}`). */
+const modelFailure = (message: string): DomainError => new DomainError('model_error', 502, message);
 
 /** How often a running model turn writes its partial reply to Postgres (what a successor continues from without the buffer). */
 const PARTIAL_EVERY_MS = 1000;
@@ -207,8 +211,8 @@ export class AgentChatTurnRunner implements OnApplicationBootstrap, OnApplicatio
       if (halted()) return;
       if (state.cancelled) await this.turns.end(turn, { status: 'cancelled', content: text }, token);
       else {
-        const type = err instanceof DomainError ? err.type : 'model_error';
-        await this.turns.end(turn, { status: 'failed', content: text, error: { type, message: err instanceof Error ? err.message : String(err) } }, token);
+        const error = toErrorEnvelope(asDomainError(err, modelFailure), 'brief');
+        await this.turns.end(turn, { status: 'failed', content: text, error }, token);
       }
     }
     await this.markDone(streamId);

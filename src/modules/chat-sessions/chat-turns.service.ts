@@ -2,6 +2,7 @@ import { sleep } from '@core/async/sleep';
 import { Inject, Injectable } from '@nestjs/common';
 import type { RequestOrigin } from '@core/context/request-context';
 import { DomainError } from '@core/http/domain-error';
+import { asDomainError, fromErrorEnvelope, toErrorEnvelope } from '@core/http/error-envelope';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import { rootLogger } from '@core/logging/logger';
 import { ChatCompactionService } from './chat-compaction.service';
@@ -24,26 +25,8 @@ type Options = { model?: string; provider?: string };
 const REPLAY_WAIT_MS = 10 * 60_000;
 export type SinkFactory = (() => TurnSink) | undefined;
 
-/** The error envelope stored on a failed reply (and sent in the SSE `error` frame). */
-function envelopeOf(err: unknown): Record<string, unknown> {
-  if (err instanceof DomainError) {
-    return { type: err.type, message: err.message, user_message: err.userMessage, operator_action: err.operatorAction, status: err.status, ...err.details };
-  }
-  return {
-    type: 'upstream_error',
-    message: err instanceof Error ? err.message : String(err),
-    user_message: 'The provider failed to answer.',
-    operator_action: '',
-    status: 502,
-  };
-}
-
-function errorFromEnvelope(e: Record<string, unknown>): DomainError {
-  return new DomainError(String(e.type ?? 'upstream_error'), Number(e.status ?? 502), String(e.message ?? 'generation failed'), {
-    userMessage: typeof e.user_message === 'string' ? e.user_message : undefined,
-    operatorAction: typeof e.operator_action === 'string' ? e.operator_action : undefined,
-  });
-}
+/** A generation failure that is not a DomainError: the provider's (stored on the failed reply as such). */
+const upstreamFailure = (message: string): DomainError => new DomainError('upstream_error', 502, message, { userMessage: 'The provider failed to answer.' });
 
 /**
  * Server-side conversations (seed 002): send, regenerate, edit, continue. Each turn is begun in one
@@ -117,7 +100,7 @@ export class ChatTurnsService {
     } catch (err) {
       if (!sink) throw err;
       rootLogger().error({ request_id: origin?.requestId, err: String(err), sessionId: turn.sessionId }, 'chat turn could not be finalised');
-      sink.error({ error: envelopeOf(err), session_id: turn.sessionId, assistant_message_id: turn.assistant.id });
+      sink.error({ error: toErrorEnvelope(asDomainError(err, upstreamFailure)), session_id: turn.sessionId, assistant_message_id: turn.assistant.id });
       return { session_id: turn.sessionId };
     } finally {
       this.inflight.release(turn.generationId);
@@ -127,7 +110,7 @@ export class ChatTurnsService {
     if (finished.assistant.status === 'failed') {
       sink?.error({ error: finished.assistant.errorJson, ...data });
       if (!sink)
-        throw withTurnIds(errorFromEnvelope(finished.assistant.errorJson ?? {}), {
+        throw withTurnIds(fromErrorEnvelope(finished.assistant.errorJson ?? {}), {
           session_id: turn.sessionId,
           user_message_id: turn.userMessage?.id ?? null,
           assistant_message_id: turn.assistant.id,
@@ -193,7 +176,7 @@ export class ChatTurnsService {
             completionTokens: 0,
           }
         : null;
-      return { status: 'failed', reply: acc.reply(), call, error: envelopeOf(err), restarted };
+      return { status: 'failed', reply: acc.reply(), call, error: toErrorEnvelope(asDomainError(err, upstreamFailure)), restarted };
     } finally {
       await this.buffer.markDone(turn.generationId).catch(() => undefined);
     }
@@ -231,7 +214,7 @@ export class ChatTurnsService {
     if (assistant?.status === 'failed') {
       sink?.error({ error: assistant.errorJson, ...data });
       if (!sink)
-        throw withTurnIds(errorFromEnvelope(assistant.errorJson ?? {}), {
+        throw withTurnIds(fromErrorEnvelope(assistant.errorJson ?? {}), {
           session_id: r.sessionId,
           user_message_id: r.userMessage.id,
           assistant_message_id: assistant.id,

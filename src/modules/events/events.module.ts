@@ -1,13 +1,11 @@
 import { Module, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
-import { DatabaseModule } from '@core/database/database.module';
 import { SystemInfoRegistry } from '@core/health/system-info.registry';
 import { EventPublisher } from './event-publisher.service';
 import { EventStoreRepository } from './event-store.repository';
 import { EventStore } from './event-store.service';
 import { EventStreams } from './event-streams.service';
 import { FeedStamper } from './feed-stamper.service';
-import { RunEventEntity } from './run-event.entity';
 import { sseCounters } from '@core/http/sse';
 
 /**
@@ -15,7 +13,6 @@ import { sseCounters } from '@core/http/sse';
  * transaction, publish after commit, read) and EventStreams (replay-then-tail sources and SSE).
  */
 @Module({
-  imports: [DatabaseModule.forFeature([RunEventEntity])],
   providers: [EventStoreRepository, EventPublisher, FeedStamper, EventStore, EventStreams],
   exports: [EventStore, EventStreams],
 })

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '@core/context/request-context';
 import { DomainError, InvalidRequestError } from '@core/http/domain-error';
+import { toErrorEnvelope } from '@core/http/error-envelope';
 import { SseService } from '@core/http/sse';
 import { rootLogger } from '@core/logging/logger';
 import { ChatExchangeRecorderService, type ExchangeResult, type GeneratedReply, type PreparedExchange } from '@modules/chat-sessions';
@@ -249,7 +250,7 @@ export class SessionExchangeService {
     if (status < 500 && status !== 429) return;
     const error =
       err instanceof DomainError
-        ? { type: err.type, message: err.message, user_message: err.userMessage, operator_action: err.operatorAction, status }
+        ? toErrorEnvelope(err, 'without-details')
         : { type: 'upstream_error', message: err instanceof Error ? err.message : String(err), status };
     const call = info
       ? callOf(info, requestedModel)

@@ -12,7 +12,6 @@ import { EventPublisher } from '@modules/events/event-publisher.service';
 import { EventStoreRepository } from '@modules/events/event-store.repository';
 import { EventStore } from '@modules/events/event-store.service';
 import { FeedStamper } from '@modules/events/feed-stamper.service';
-import { RunEventEntity } from '@modules/events/run-event.entity';
 import { TaskRunEntity } from '@modules/tasks/task-run.entity';
 import { TaskRunRepository } from '@modules/tasks/task-run.repository';
 import { TaskEntity } from '@modules/tasks/task.entity';
@@ -38,7 +37,7 @@ export interface RuntimeHarness {
 export async function openRuntime(backend: Backend, opts: { bus?: EventBus; poolSize?: number } = {}): Promise<RuntimeHarness> {
   const tdb = await openTestDatabase(backend, {
     poolSize: opts.poolSize ?? 40,
-    entities: [TaskEntity, TaskRunEntity, RunEventEntity],
+    entities: [TaskEntity, TaskRunEntity],
     prefix: 'hecate-tasks-',
   });
   const dataSource = tdb.dataSource;
