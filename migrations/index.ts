@@ -14,6 +14,7 @@ import { FeedStampFunction1796100000000 } from './1796100000000-FeedStampFunctio
 import { AssistantPrefillCapability1796200000000 } from './1796200000000-AssistantPrefillCapability';
 import { AgentChatMessageSpans1796500000000 } from './1796500000000-AgentChatMessageSpans';
 import { SavedAgents1796600000000 } from './1796600000000-SavedAgents';
+import { OneApprovalsStore1796800000000 } from './1796800000000-OneApprovalsStore';
 
 /** Every migration, in order. Add new ones at the end (files: `<epoch>-<PascalName>.ts`). */
 export const MIGRATIONS = [
@@ -33,4 +34,5 @@ export const MIGRATIONS = [
   AssistantPrefillCapability1796200000000,
   AgentChatMessageSpans1796500000000,
   SavedAgents1796600000000,
+  OneApprovalsStore1796800000000,
 ];
