@@ -15,6 +15,7 @@ import { AssistantPrefillCapability1796200000000 } from './1796200000000-Assista
 import { AgentChatMessageSpans1796500000000 } from './1796500000000-AgentChatMessageSpans';
 import { SavedAgents1796600000000 } from './1796600000000-SavedAgents';
 import { WorkerRequests1796700000000 } from './1796700000000-WorkerRequests';
+import { OneApprovalsStore1796800000000 } from './1796800000000-OneApprovalsStore';
 
 /** Every migration, in order. Add new ones at the end (files: `<epoch>-<PascalName>.ts`). */
 export const MIGRATIONS = [
@@ -35,4 +36,5 @@ export const MIGRATIONS = [
   AgentChatMessageSpans1796500000000,
   SavedAgents1796600000000,
   WorkerRequests1796700000000,
+  OneApprovalsStore1796800000000,
 ];

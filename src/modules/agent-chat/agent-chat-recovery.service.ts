@@ -3,13 +3,13 @@ import { busChannels, EventBus, type Unsubscribe } from '@core/bus';
 import { AppConfig } from '@core/config/app-config';
 import { LEASE_OWNER } from '@core/lease';
 import { rootLogger } from '@core/logging/logger';
+import { TurnApprovalsService } from '@modules/approvals';
 import { isFinishedTurn } from './agent-chat-rows';
 import { AgentChatQueueService } from './agent-chat-queue.service';
 import { TurnRuntimes } from './turn-runtime';
 import { QueueRepository } from './queue.repository';
 import { TurnLeaseRepository } from './turn-lease.repository';
 import { AgentChatRepository } from './agent-chat.repository';
-import { ApprovalsRepository } from './approvals.repository';
 import { SessionKeysRepository } from './session-keys.repository';
 
 const BATCH = 200;
@@ -40,7 +40,7 @@ export class AgentChatRecoveryService implements OnApplicationBootstrap, OnAppli
     private readonly queueRows: QueueRepository,
     private readonly runtimes: TurnRuntimes,
     private readonly queue: AgentChatQueueService,
-    private readonly approvals: ApprovalsRepository,
+    private readonly approvals: TurnApprovalsService,
     private readonly keys: SessionKeysRepository,
     @Inject(EventBus) private readonly bus: EventBus,
   ) {}

@@ -7,7 +7,7 @@ import type { AgentChatGuidanceService } from './agent-chat-guidance.service';
 import type { toQueueItemView } from './agent-chat-queue.service';
 import type { AgentChatService } from './agent-chat.service';
 import type { segmentsOf, SessionView, toActiveTurnView, toMessageView, toSessionSummary } from './agent-chat-view';
-import type { ApprovalPath, ApprovalScope, ApprovalStatus, Decision, ToolKind } from './approval-vocabulary';
+import type { ApprovalPath, ApprovalScope, Decision, ToolKind, TurnApprovalStatus as ApprovalStatus } from '@modules/approvals';
 import type { ApprovalRequestedFrame, ApprovalResolvedFrame } from './approval-views';
 import type { ChangedFile } from './changed-files';
 

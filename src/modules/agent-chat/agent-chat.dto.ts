@@ -1,6 +1,14 @@
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsISO8601, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
-import { APPROVAL_STATUSES, GRANT_SCOPES, SCOPE_CHOICES, TOOL_KINDS, type ApprovalScope, type ApprovalStatus, type ToolKind } from './approval-vocabulary';
+import {
+  APPROVAL_STATUSES,
+  GRANT_SCOPES,
+  SCOPE_CHOICES,
+  TOOL_KINDS,
+  type ApprovalScope,
+  type TurnApprovalStatus as ApprovalStatus,
+  type ToolKind,
+} from '@modules/approvals';
 
 /** `runtime_kind` is checked by the service (its own 400 type, `agent_chat.runtime_kind_invalid`), not here. */
 export class CreateAgentChatSessionDto {

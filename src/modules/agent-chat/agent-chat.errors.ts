@@ -157,43 +157,6 @@ export class GuidanceConsumedError extends ConflictError {
   }
 }
 
-export class AgentChatApprovalNotFoundError extends NotFoundError {
-  constructor(sessionId: string, approvalId: string) {
-    super(`approval ${approvalId} not found in agent chat session ${sessionId}`, { userMessage: 'The approval request does not exist in this chat.' });
-  }
-}
-
-/** A decision for a request that was already settled (by an operator, a grant, the timeout, or its request dying). */
-export class AgentChatApprovalNotPendingError extends ConflictError {
-  constructor(approvalId: string, status: string, path: string | null) {
-    super(
-      `approval ${approvalId} is ${status}${path ? ` (${path})` : ''}; only a pending approval can be resolved`,
-      {
-        userMessage: 'This request was already decided, timed out, or cancelled.',
-        operatorAction: 'Reload the approvals (GET …/approvals?status=pending).',
-        details: { approval_id: approvalId, approval_status: status, path },
-      },
-      AgentChatErrorType.ApprovalNotPending,
-    );
-  }
-}
-
-/** A `scope` the request does not offer, or a `selected_option` that is not one of the agent's options for the decision. */
-export const approvalChoiceInvalid = (message: string, details: Record<string, unknown>): DomainError =>
-  invalid(
-    AgentChatErrorType.ApprovalChoiceInvalid,
-    message,
-    'That choice is not available for this request.',
-    "Pick one of the request's scope_choices and options.",
-    details,
-  );
-
-export class AgentChatGrantNotFoundError extends NotFoundError {
-  constructor(grantId: string) {
-    super(`grant ${grantId} not found`, { userMessage: 'The grant does not exist (it may have expired or been revoked).' });
-  }
-}
-
 /** A session whose queued-next FIFO (or pending guidance) holds as many items as the operator allows. */
 export class AgentChatQueueFullError extends ConflictError {
   constructor(what: 'queued items' | 'pending guidance items', max: number) {

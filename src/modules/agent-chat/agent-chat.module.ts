@@ -1,8 +1,7 @@
 import { Module, OnModuleInit } from '@nestjs/common';
 import { SystemInfoRegistry } from '@core/health/system-info.registry';
-import { MetricsService } from '@core/metrics/metrics.service';
 import { AgentLoopModule, GuidanceRegistry } from '@modules/agent-loop';
-import { ApprovalsModule } from '@modules/approvals';
+import { ApprovalsModule, TurnApprovalsService } from '@modules/approvals';
 import { EventsModule } from '@modules/events';
 import { InferenceModule } from '@modules/inference';
 import { ProvidersModule } from '@modules/providers';
@@ -12,7 +11,6 @@ import { AgentChatGuidanceService } from './agent-chat-guidance.service';
 import { AgentChatApprovalsService } from './agent-chat-approvals.service';
 import { ApprovalCoordinator } from './approval-coordinator';
 import { ApprovalFramesService } from './approval-frames.service';
-import { ApprovalsRepository } from './approvals.repository';
 import { SessionKeysRepository } from './session-keys.repository';
 import { AgentChatQueueService } from './agent-chat-queue.service';
 import { AgentChatFilesService } from './agent-chat-files.service';
@@ -39,7 +37,6 @@ import { OptimizeInputService } from './optimize-input.service';
 /** What the worker-only module needs of the shared one (the runtimes stay private: they register themselves). */
 const SHARED = [
   SessionKeysRepository,
-  ApprovalsRepository,
   AgentChatApprovalsService,
   TurnLeaseRepository,
   GuidanceRepository,
@@ -70,12 +67,10 @@ export class AgentChatModule implements OnModuleInit {
     private readonly config: AppConfig,
     private readonly registry: SystemInfoRegistry,
     private readonly retention: RetentionService,
-    private readonly approvals: ApprovalsRepository,
-    private readonly metrics: MetricsService,
+    private readonly approvals: TurnApprovalsService,
   ) {}
 
   onModuleInit(): void {
-    this.metrics.countPendingApprovals('agent_chat', () => this.approvals.countPending());
     // Operators show a danger banner when every adapter permission request is allowed unseen (seed 003).
     this.registry.addStats('agent_adapter_approval_mode', () => this.config.agent.adapters.approvalMode);
     const { maxAgeMs, maxCount } = this.config.tasks.retention.agentChatApprovals;
@@ -89,7 +84,7 @@ export class AgentChatModule implements OnModuleInit {
 
 /** Worker-only (DESIGN §11.2): model turns run here, the recovery pass that takes over turns of lost workers, and the guidance source of the agent loop. */
 @Module({
-  imports: [AgentChatModule, AgentLoopModule, InferenceModule, TasksModule, AgentAdaptersModule, AgentAdaptersWorkerModule],
+  imports: [AgentChatModule, AgentLoopModule, InferenceModule, TasksModule, AgentAdaptersModule, AgentAdaptersWorkerModule, ApprovalsModule],
   providers: [AgentChatTurnRunner, AgentChatRecoveryService, AgentChatRevertRunner, AdapterSessionHost, ApprovalCoordinator, ExternalTurnExecutor],
   exports: [AgentChatTurnRunner, AgentChatRevertRunner, AdapterSessionHost],
 })

@@ -6,8 +6,7 @@ import type { Acp } from '@modules/agent-adapters';
 import type { SessionRow } from './agent-chat-rows';
 import { approvalChannel, channelDoorbell } from './agent-chat-signals';
 import { requestedFrame, resolvedFrame } from './approval-views';
-import { optionFor, SCOPE_CHOICES, statusOf, toolKindOf, type Decision, type PermissionOption } from './approval-vocabulary';
-import { ApprovalsRepository, type ApprovalRow } from './approvals.repository';
+import { SCOPE_CHOICES, toolKindOf, TurnApprovalsService, type PermissionOption, type TurnApprovalRow as ApprovalRow } from '@modules/approvals';
 
 /** Without a doorbell (a lost bus message), the waiter still re-reads its row this often. */
 const REREAD_MS = 2000;
@@ -23,7 +22,7 @@ export interface PermissionContext {
 
 /**
  * The approval coordinator on the worker holding an External Agent session (seed 003; issue 16): each ACP
- * `session/request_permission` becomes an `agent_chat_approvals` row. A live grant decides it at once (`path: grant`);
+ * `session/request_permission` becomes a request in the approvals store. A live grant decides it at once (`path: grant`);
  * else the mode does — `auto` allows, `deny` rejects (`default_mode`), `prompt` leaves it pending for an operator
  * until GATEWAY_AGENT_ADAPTER_APPROVAL_TIMEOUT (`timeout`, answered `cancelled`). The operator's decision is written
  * to Postgres by whichever api process takes it, put on the turn's stream, then rung on the bus; this waiter re-reads
@@ -34,7 +33,7 @@ export interface PermissionContext {
 export class ApprovalCoordinator {
   constructor(
     private readonly config: AppConfig,
-    private readonly approvals: ApprovalsRepository,
+    private readonly approvals: TurnApprovalsService,
     @Inject(EventBus) private readonly bus: EventBus,
   ) {}
 
@@ -58,32 +57,17 @@ export class ApprovalCoordinator {
       options,
       scope_choices: [...SCOPE_CHOICES],
     };
-    // Decided without an operator: by the most specific live grant, else by the mode (`auto` / `deny`).
-    const grant = await this.approvals.matchGrant(session.tenant_id, session.adapter_id, toolKind, session.id, session.workspace);
-    const preset: { decision: Decision; path: 'grant' | 'default_mode' } | null = grant
-      ? { decision: grant.decision === 'allow' ? 'approve' : 'deny', path: 'grant' }
-      : this.mode === 'prompt'
-        ? null
-        : { decision: this.mode === 'auto' ? 'approve' : 'deny', path: 'default_mode' };
-    if (preset) {
-      const approval = await this.approvals.insert(base, {
-        status: statusOf(preset.decision),
-        path: preset.path,
-        decision: preset.decision,
-        scope: grant?.scope ?? 'once',
-        selected_option: optionFor(options, preset.decision)?.optionId ?? null,
-        grant_id: grant?.id ?? null,
-      });
-      return this.settled(ctx, approval);
-    }
-    const pending = await this.approvals.insert(base, { waiter: LEASE_OWNER, timeoutMs: this.config.agent.adapters.approvalTimeoutMs });
+    // Decided at once by the most specific live grant or by the mode (`auto` / `deny`), else pending for an operator.
+    const opened = await this.approvals.open(base, { mode: this.mode, waiter: LEASE_OWNER, timeoutMs: this.config.agent.adapters.approvalTimeoutMs });
+    if (opened.status !== 'pending') return this.settled(ctx, opened);
+    const pending = opened;
     ctx.emit(requestedFrame(pending));
     let decided: ApprovalRow;
     try {
       decided = await this.wait(pending, ctx.signal);
     } catch (err) {
       // The waiter failed (the database or the bus): nobody may decide a request nothing waits for any more.
-      await this.approvals.resolve(pending.id, { status: 'cancelled', path: 'request_cancelled' }).catch(() => undefined);
+      await this.approvals.settle(pending.id, { status: 'cancelled', path: 'request_cancelled' }).catch(() => undefined);
       throw err;
     }
     return this.settled(ctx, decided);
@@ -99,13 +83,13 @@ export class ApprovalCoordinator {
         if (!row) throw new Error(`approval ${pending.id} vanished (its session was deleted)`);
         if (row.status !== 'pending') return row;
         if (signal.aborted) {
-          const cancelled = await this.approvals.resolve(pending.id, { status: 'cancelled', path: 'request_cancelled' });
+          const cancelled = await this.approvals.settle(pending.id, { status: 'cancelled', path: 'request_cancelled' });
           if (cancelled) return cancelled;
           continue;
         }
         const left = deadline - Date.now();
         if (left <= 0) {
-          const timedOut = await this.approvals.resolve(pending.id, { status: 'timed_out', path: 'timeout' });
+          const timedOut = await this.approvals.settle(pending.id, { status: 'timed_out', path: 'timeout' });
           if (timedOut) return timedOut;
           continue;
         }

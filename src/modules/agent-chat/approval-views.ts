@@ -1,6 +1,15 @@
-import type { ApprovalRecord } from '@modules/approvals';
-import type { ApprovalRow, GrantRow } from './approvals.repository';
-import { taskDispositionOf, taskToolOf, type ApprovalPath, type ApprovalScope, type ApprovalStatus, type Decision, type ToolKind } from './approval-vocabulary';
+import {
+  taskDispositionOf,
+  taskToolOf,
+  type ApprovalPath,
+  type ApprovalRecord,
+  type ApprovalScope,
+  type Decision,
+  type GrantRow,
+  type ToolKind,
+  type TurnApprovalRow as ApprovalRow,
+  type TurnApprovalStatus as ApprovalStatus,
+} from '@modules/approvals';
 
 const iso = (d: Date | null): string | null => (d ? new Date(d).toISOString() : null);
 

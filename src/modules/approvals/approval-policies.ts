@@ -1,5 +1,5 @@
 import type { ApprovalPolicyName } from '@core/config/groups/tasks.env';
-import type { ApprovalKind } from './task-approval.entity';
+import type { ApprovalKind } from './approval-rows';
 
 export interface PreExecutionGate {
   kind: ApprovalKind;
@@ -7,7 +7,7 @@ export interface PreExecutionGate {
   policies: ApprovalPolicyName[];
 }
 
-/** Which policy gates each execution kind before it runs (seed 003 "Approval policy configuration"). */
+/** Which policy (GATEWAY_TASK_APPROVAL_POLICIES) gates each execution kind before it runs. */
 const KIND_POLICY: Record<string, { policy: ApprovalPolicyName; kind: ApprovalKind }> = {
   shell: { policy: 'shell_exec', kind: 'shell_command' },
   git: { policy: 'git_exec', kind: 'git_exec' },

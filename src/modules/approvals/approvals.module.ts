@@ -1,23 +1,27 @@
 import { Module, OnModuleInit } from '@nestjs/common';
-import { DatabaseModule } from '@core/database/database.module';
 import { MetricsService } from '@core/metrics/metrics.service';
+import { ApprovalsRepository } from './approvals.repository';
 import { ApprovalsService } from './approvals.service';
-import { TaskApprovalEntity } from './task-approval.entity';
-import { TaskApprovalRepository } from './task-approval.repository';
+import { GrantsRepository } from './grants.repository';
+import { TurnApprovalsService } from './turn-approvals.service';
 
-/** Approval gates and policies; the task runtime (and later Agent Chat) use ApprovalsService. */
+/**
+ * Every approval gate, grant and decision, whatever runtime asked: a task run's gates (ApprovalsService) and an
+ * External Agent turn's permission requests (TurnApprovalsService), in one store with one settlement.
+ */
 @Module({
-  imports: [DatabaseModule.forFeature([TaskApprovalEntity])],
-  providers: [TaskApprovalRepository, ApprovalsService],
-  exports: [ApprovalsService],
+  providers: [ApprovalsRepository, GrantsRepository, ApprovalsService, TurnApprovalsService],
+  exports: [ApprovalsService, TurnApprovalsService],
 })
 export class ApprovalsModule implements OnModuleInit {
   constructor(
     private readonly metrics: MetricsService,
     private readonly approvals: ApprovalsService,
+    private readonly turns: TurnApprovalsService,
   ) {}
 
   onModuleInit(): void {
     this.metrics.countPendingApprovals('task', () => this.approvals.countPending());
+    this.metrics.countPendingApprovals('agent_chat', () => this.turns.countPending());
   }
 }

@@ -3,13 +3,12 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AppConfig } from '@core/config/app-config';
 import type { ApprovalPolicyName } from '@core/config/groups/tasks.env';
-import { MetricsService } from '@core/metrics/metrics.service';
 import { PreExecutionGate, preExecutionGate, toolRequiresApproval } from './approval-policies';
+import type { ApprovalKind, TaskApprovalRow, TaskApprovalStatus as ApprovalStatus } from './approval-rows';
 import { ApprovalNotFoundError, ApprovalNotPendingError } from './approvals.errors';
-import { ApprovalKind, ApprovalStatus, TaskApprovalEntity } from './task-approval.entity';
+import { ApprovalsRepository } from './approvals.repository';
 
-/** An approval row as other modules see it (they never import the entity). */
-/** An approval as other modules see it: a plain record, not the entity (STYLE rule 14). */
+/** A task run's approval as other modules see it: a plain record, not the stored row. */
 export interface ApprovalRecord {
   id: string;
   tenantId: string;
@@ -28,8 +27,26 @@ export interface ApprovalRecord {
   createdAt: Date;
   resolvedAt: Date | null;
 }
-export type { ApprovalKind, ApprovalStatus } from './task-approval.entity';
-import { TaskApprovalRepository } from './task-approval.repository';
+export type { ApprovalKind, TaskApprovalStatus as ApprovalStatus } from './approval-rows';
+
+const toRecord = (a: TaskApprovalRow): ApprovalRecord => ({
+  id: a.id,
+  tenantId: a.tenant_id,
+  taskId: a.task_id,
+  runId: a.run_id,
+  stepId: a.step_id,
+  kind: a.kind,
+  status: a.status,
+  reason: a.reason,
+  actionSummary: a.action_summary,
+  details: a.details,
+  actionHash: a.action_hash,
+  requestedBy: a.requested_by,
+  resolvedBy: a.resolved_by,
+  resolutionNote: a.note,
+  createdAt: a.created_at,
+  resolvedAt: a.resolved_at,
+});
 
 export interface NewApproval {
   tenantId: string;
@@ -66,15 +83,16 @@ export function planHash(details: unknown): string {
 }
 
 /**
- * Approval gates: policies (GATEWAY_TASK_APPROVAL_POLICIES) and the task_approval rows. Writes take the
- * caller's EntityManager so the gate, the run transition and their events commit together.
+ * A task run's approval gates: policies (GATEWAY_TASK_APPROVAL_POLICIES) and its rows of the approvals store
+ * (`runtime = task_run`). Writes take the caller's EntityManager so the gate, the run transition and their events commit
+ * together; a decision is the store's one settlement (ApprovalsRepository.settle), and the waiting run is requeued by
+ * the caller in the same transaction.
  */
 @Injectable()
 export class ApprovalsService {
   constructor(
-    private readonly approvals: TaskApprovalRepository,
+    private readonly approvals: ApprovalsRepository,
     private readonly config: AppConfig,
-    private readonly metrics: MetricsService,
   ) {}
 
   get activePolicies(): readonly ApprovalPolicyName[] {
@@ -85,7 +103,7 @@ export class ApprovalsService {
     return preExecutionGate(this.activePolicies, executionKind, sandboxNetwork);
   }
 
-  /** `policies`: a saved agent's own (issue 27); absent: GATEWAY_TASK_APPROVAL_POLICIES. */
+  /** `policies`: a saved agent's own (docs/agents.md); absent: GATEWAY_TASK_APPROVAL_POLICIES. */
   toolRequiresApproval(toolName: string, policies?: readonly string[] | null): boolean {
     return toolRequiresApproval((policies as readonly ApprovalPolicyName[] | null | undefined) ?? this.activePolicies, toolName);
   }
@@ -93,45 +111,44 @@ export class ApprovalsService {
   async create(manager: EntityManager, input: NewApproval): Promise<ApprovalRecord> {
     let summary = input.actionSummary.slice(0, MAX_SUMMARY_LINES);
     while (summary.length > 1 && Buffer.byteLength(summary.join('\n')) > MAX_SUMMARY_BYTES) summary = summary.slice(0, -1);
-    const row: TaskApprovalEntity = {
+    const row = await this.approvals.insertTask(manager, {
       id: `approval_${randomBytes(12).toString('hex')}`,
-      tenantId: input.tenantId,
-      taskId: input.taskId,
-      runId: input.runId,
-      stepId: input.stepId ?? null,
+      tenant_id: input.tenantId,
+      task_id: input.taskId,
+      run_id: input.runId,
+      step_id: input.stepId ?? null,
       kind: input.kind,
       status: 'pending',
       reason: input.reason,
-      actionSummary: summary.map((l) => (Buffer.byteLength(l) > MAX_SUMMARY_BYTES ? `${l.slice(0, 1024)}…` : l)),
+      action_summary: summary.map((l) => (Buffer.byteLength(l) > MAX_SUMMARY_BYTES ? `${l.slice(0, 1024)}…` : l)),
       details: input.details,
-      actionHash: planHash(input.identity ?? input.details),
-      requestedBy: input.requestedBy,
-      resolvedBy: '',
-      resolutionNote: '',
-      createdAt: new Date(),
-      resolvedAt: null,
-    };
-    await this.approvals.insert(manager, row);
-    return row;
+      action_hash: planHash(input.identity ?? input.details),
+      requested_by: input.requestedBy,
+      resolved_by: '',
+      note: '',
+      created_at: new Date(),
+      resolved_at: null,
+    });
+    return toRecord(row);
   }
 
-  listForTask(tenantId: string, taskId: string): Promise<ApprovalRecord[]> {
-    return this.approvals.listForTask(tenantId, taskId);
+  async listForTask(tenantId: string, taskId: string): Promise<ApprovalRecord[]> {
+    return (await this.approvals.listForTask(tenantId, taskId)).map(toRecord);
   }
 
   /** The tenant's approvals still waiting for a decision, across its tasks, oldest first. */
-  listPending(tenantId: string, limit: number): Promise<ApprovalRecord[]> {
-    return this.approvals.listPending(tenantId, limit);
+  async listPending(tenantId: string, limit: number): Promise<ApprovalRecord[]> {
+    return (await this.approvals.listPending('task_run', tenantId, limit)).map(toRecord);
   }
 
-  listForRun(tenantId: string, runId: string, manager?: EntityManager): Promise<ApprovalRecord[]> {
-    return this.approvals.listForRun(tenantId, runId, manager);
+  async listForRun(tenantId: string, runId: string, manager?: EntityManager): Promise<ApprovalRecord[]> {
+    return (await this.approvals.listForRun(tenantId, runId, manager)).map(toRecord);
   }
 
   async get(tenantId: string, taskId: string, id: string, manager?: EntityManager): Promise<ApprovalRecord> {
-    const row = await this.approvals.find(tenantId, taskId, id, manager);
+    const row = await this.approvals.findForTask(tenantId, taskId, id, manager);
     if (!row) throw new ApprovalNotFoundError(id);
-    return row;
+    return toRecord(row);
   }
 
   /** pending → approved | rejected; 409 when it is no longer pending (e.g. the run was cancelled). */
@@ -140,26 +157,21 @@ export class ApprovalsService {
     q: { tenantId: string; taskId: string; id: string; decision: 'approve' | 'reject'; note: string; resolvedBy: string },
   ): Promise<ApprovalRecord> {
     const current = await this.get(q.tenantId, q.taskId, q.id, manager);
-    const updated = await this.approvals.decide(manager, {
-      tenantId: q.tenantId,
-      id: q.id,
-      status: q.decision === 'approve' ? 'approved' : 'rejected',
-      resolvedBy: q.resolvedBy,
-      note: q.note,
-    });
+    const [updated] = await this.approvals.settle(
+      manager,
+      { ids: [q.id], tenantId: q.tenantId },
+      { status: q.decision === 'approve' ? 'approved' : 'rejected', resolved_by: q.resolvedBy, note: q.note },
+    );
     if (!updated) {
       const now = await this.get(q.tenantId, q.taskId, q.id, manager);
       throw new ApprovalNotPendingError(q.id, now.status ?? current.status);
     }
-    // Recorded as the decision is written (the caller's transaction rarely rolls back after it).
-    this.metrics.approvalResolved('task', updated.status === 'approved' ? 'approved' : 'denied', updated.createdAt, updated.resolvedAt);
-    return updated;
+    return toRecord(updated as TaskApprovalRow);
   }
 
   async cancelPendingForRun(manager: EntityManager, tenantId: string, runId: string, note: string): Promise<ApprovalRecord[]> {
-    const cancelled = await this.approvals.cancelPendingForRun(manager, tenantId, runId, note);
-    for (const a of cancelled) this.metrics.approvalResolved('task', 'cancelled', a.createdAt, a.resolvedAt);
-    return cancelled;
+    const cancelled = await this.approvals.settle(manager, { runId, tenantId }, { status: 'cancelled', resolved_by: 'system', note });
+    return (cancelled as TaskApprovalRow[]).map(toRecord);
   }
 
   deleteForTask(manager: EntityManager, tenantId: string, taskId: string): Promise<void> {
@@ -167,6 +179,6 @@ export class ApprovalsService {
   }
 
   countPending(): Promise<number> {
-    return this.approvals.countPending();
+    return this.approvals.countPending('task_run');
   }
 }

@@ -2,7 +2,7 @@ import { AgentChatRepository, isUniqueViolation } from '@modules/agent-chat/agen
 import { QueueRepository } from '@modules/agent-chat/queue.repository';
 import { TurnLeaseRepository } from '@modules/agent-chat/turn-lease.repository';
 import { AdapterSessionRepository } from '@modules/agent-chat/adapter-session.repository';
-import { ApprovalsRepository } from '@modules/agent-chat/approvals.repository';
+import { ApprovalsRepository } from '@modules/approvals/approvals.repository';
 import { SessionKeysRepository } from '@modules/agent-chat/session-keys.repository';
 import type { EventBus } from '@core/bus/event-bus.port';
 import { InProcessEventBus } from '@core/bus/in-process-event-bus.adapter';
@@ -182,7 +182,7 @@ describe.each(['postgres', 'pglite'] as const)('agent chat repository (%s)', (ba
 
     // A pending approval with a 30-day timeout (beyond a 32-bit millisecond count) is stored with its expiry.
     const approvals = new ApprovalsRepository(db.dataSource, new MetricsService(new InProcessRunQueue()));
-    const a = await approvals.insert(
+    const a = await approvals.insertTurn(
       {
         tenant_id: 't1',
         session_id: held,
@@ -205,7 +205,7 @@ describe.each(['postgres', 'pglite'] as const)('agent chat repository (%s)', (ba
     const [s1, s2] = [await session(), await session()];
     await db.dataSource.query(`UPDATE agent_chat_sessions SET tenant_id = 't_other' WHERE id = $1`, [s2]);
     const request = (sessionId: string, tenantId: string, name: string) =>
-      approvals.insert(
+      approvals.insertTurn(
         {
           tenant_id: tenantId,
           session_id: sessionId,
@@ -220,7 +220,7 @@ describe.each(['postgres', 'pglite'] as const)('agent chat repository (%s)', (ba
         },
         { waiter: 'w1', timeoutMs: 60_000 },
       );
-    const before = (await approvals.listPending('t1', 500)).map((a) => a.id);
+    const before = (await approvals.listPending('agent_chat_turn', 't1', 500)).map((a) => a.id);
     // Apart in time, so created_at orders them.
     const tick = () => new Promise((r) => setTimeout(r, 5));
     const first = await request(s1, 't1', 'first');
@@ -230,10 +230,10 @@ describe.each(['postgres', 'pglite'] as const)('agent chat repository (%s)', (ba
     const second = await request(s1, 't1', 'second');
     await request(s2, 't_other', 'foreign');
     await approvals.resolve(settled.id, { status: 'denied', path: 'operator', decision: 'deny', scope: 'once' });
-    const listed = (await approvals.listPending('t1', 500)).filter((a) => !before.includes(a.id));
+    const listed = (await approvals.listPending('agent_chat_turn', 't1', 500)).filter((a) => !before.includes(a.id));
     expect(listed.map((a) => a.tool_name)).toEqual(['first', 'second']);
     expect(listed.map((a) => a.id)).toEqual([first.id, second.id]);
-    expect(await approvals.listPending('t1', 1)).toHaveLength(1);
-    expect((await approvals.listPending('t_other', 500)).map((a) => a.tool_name)).toEqual(['foreign']);
+    expect(await approvals.listPending('agent_chat_turn', 't1', 1)).toHaveLength(1);
+    expect((await approvals.listPending('agent_chat_turn', 't_other', 500)).map((a) => a.tool_name)).toEqual(['foreign']);
   });
 });

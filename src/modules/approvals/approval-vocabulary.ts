@@ -1,7 +1,7 @@
 /**
- * The approval coordinator's vocabulary (seed 003 external-agent approvals): statuses, the `path` that decided a
- * request, the scopes an operator can answer with, the normalized tool kinds, and how a decision becomes one of the
- * ACP options the agent offered.
+ * The vocabulary of an External Agent turn's approvals, which the session stream's approval frames use for every
+ * runtime (docs/agent-chat-approvals.md): statuses, the `path` that decided a request, the scopes an operator can
+ * answer with, the normalized tool kinds, and how a decision becomes one of the ACP options the agent offered.
  */
 export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'timed_out' | 'cancelled';
 export const APPROVAL_STATUSES: readonly ApprovalStatus[] = ['pending', 'approved', 'denied', 'timed_out', 'cancelled'];
