@@ -119,10 +119,14 @@ function migratedPgliteTemplate(): Promise<string> {
  * directory (initialising and migrating PGlite takes seconds; a copy a fraction of that).
  */
 export async function migratedEmbeddedDataDir(prefix = 'hecate-db-'): Promise<string> {
-  const template = await migratedPgliteTemplate();
   const dataDir = mkdtempSync(join(tmpdir(), prefix));
-  cpSync(template, dataDir, { recursive: true });
+  await copyMigratedEmbedded(dataDir);
   return dataDir;
+}
+
+/** Fills an existing, empty GATEWAY_DATA_DIR with a copy of the run's migrated PGlite template. */
+export async function copyMigratedEmbedded(dataDir: string): Promise<void> {
+  cpSync(await migratedPgliteTemplate(), dataDir, { recursive: true });
 }
 
 /**

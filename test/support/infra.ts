@@ -1,8 +1,9 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
 import { Client } from 'pg';
 import { Redis } from 'ioredis';
-import { freePort } from './server-process';
 
 /**
  * Real services for integration and e2e tests. TEST_DATABASE_URL points at a database the suite may use
@@ -11,6 +12,18 @@ import { freePort } from './server-process';
  */
 export const testDatabaseUrl = (): string => process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const testRedisUrl = (): string => process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** A TCP port free on 127.0.0.1 right now (the OS picks it). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
 
 export const uniqueId = (prefix = 't'): string => `${prefix}${randomBytes(5).toString('hex')}`;
 

@@ -2,7 +2,7 @@ import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
-import { freePort } from './server-process';
+import { freePort, waitFor } from './infra';
 
 /** Real MCP servers the MCP tests drive (from this checkout's node_modules) and a misbehaving one of our own. */
 export const ROOT = resolve(__dirname, '../..');
@@ -32,19 +32,15 @@ export function processesMatching(pattern: string): number {
 export async function startEverythingHttp(): Promise<{ url: string; proc: ChildProcess; stop(): Promise<void> }> {
   const port = await freePort();
   const proc = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: 'ignore' });
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const up = await new Promise<boolean>((r) => {
+  const listening = () =>
+    new Promise<boolean>((r) => {
       const s = connect(port, '127.0.0.1', () => {
         s.end();
         r(true);
       });
       s.on('error', () => r(false));
     });
-    if (up) break;
-    if (Date.now() > deadline) throw new Error('server-everything (streamableHttp) did not listen');
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitFor(listening, { timeoutMs: 15_000, intervalMs: 100, what: 'server-everything (streamableHttp) to listen' });
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     proc,

@@ -1,9 +1,11 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { copyMigratedEmbedded } from './database';
+import { freePort, waitFor } from './infra';
+
+export { freePort };
 
 const ROOT = resolve(__dirname, '../..');
 
@@ -21,17 +23,6 @@ const ENTRY: Record<ServerRole, string> = {
 /** The absolute path of a built entrypoint (e.g. `main.mcp.js`), in the folder the server processes start from. */
 export const builtEntry = (file: string): string => resolve(ROOT, DIST, 'src', file);
 
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
 export interface ServerProcess {
   role: ServerRole;
   /** Base URL of the HTTP port (api/all) or of the worker's side port. */
@@ -45,8 +36,38 @@ export interface ServerProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** An embedded-mode environment: a fresh PGlite data dir, no DATABASE_URL/REDIS_URL. */
-export const embeddedEnv = (): Record<string, string> => ({ GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'hecate-e2e-')) });
+/** Data dirs made by embeddedEnv() that the first server start fills with the migrated PGlite template. */
+const seedOnStart = new Set<string>();
+
+/**
+ * An embedded-mode environment: a fresh GATEWAY_DATA_DIR, no DATABASE_URL/REDIS_URL. The first server started on it
+ * finds it holding a copy of the run's migrated PGlite template (test/support/database.ts), so its own migration
+ * step has nothing to apply; `{ empty: true }` leaves it empty for the tests of migrating a new database.
+ */
+export function embeddedEnv({ empty = false }: { empty?: boolean } = {}): Record<string, string> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hecate-e2e-'));
+  if (!empty) seedOnFirstStart(dataDir);
+  return { GATEWAY_DATA_DIR: dataDir };
+}
+
+/** Marks a suite's own GATEWAY_DATA_DIR (empty, or not yet made) to hold the migrated template when a server first starts on it. */
+export function seedOnFirstStart(dataDir: string): string {
+  seedOnStart.add(dataDir);
+  return dataDir;
+}
+
+/** Copies the migrated template into an embedded server's data dir on its first start; true when it did. */
+async function seedDataDir(role: ServerRole, env: Record<string, string | undefined>): Promise<boolean> {
+  const dataDir = env.GATEWAY_DATA_DIR;
+  if (role === 'migrate' || env.DATABASE_URL || !dataDir || !seedOnStart.delete(dataDir)) return false;
+  mkdirSync(dataDir, { recursive: true });
+  if (readdirSync(dataDir).length > 0) return false; // a directory the suite filled itself: leave it as it is
+  await copyMigratedEmbedded(dataDir);
+  return true;
+}
+
+/** What the embedded server logs when its migration step applied something (nothing, on a template copy). */
+const MIGRATED_LOG = 'embedded database migrated';
 
 /** Starts `node dist/src/main.<role>.js` (build first: `npm test` does) and waits until /healthz answers. */
 export async function startServer(
@@ -67,6 +88,7 @@ export async function startServer(
   } = {},
 ): Promise<ServerProcess> {
   const port = fixedPort ?? (await freePort());
+  const seeded = await seedDataDir(role, env);
   const fullEnv: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (v !== undefined && !k.startsWith('TEST_') && !/^(DATABASE_URL|REDIS_URL|GATEWAY_|PROVIDER_|WORKER_|PORT|HOST)/.test(k)) fullEnv[k] = v;
@@ -119,21 +141,19 @@ export async function startServer(
     },
   };
   if (role === 'migrate' || !waitHealthy) return server;
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`${role} exited with ${proc.exitCode} before becoming healthy:\n${out}`);
-    try {
-      const res = await fetch(`${url}/healthz`);
-      if (res.ok) return server;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      kill('SIGKILL');
-      throw new Error(`${role} not healthy within ${timeoutMs} ms:\n${out}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  const state = await waitFor(
+    async () => {
+      if (proc.exitCode !== null) return 'exited';
+      return (await fetch(`${url}/healthz`)).ok ? 'healthy' : undefined; // a refused connection: not listening yet
+    },
+    { timeoutMs, intervalMs: 50, what: `${role} on ${url} to answer /healthz` },
+  ).catch(() => {
+    kill('SIGKILL');
+    throw new Error(`${role} not healthy within ${timeoutMs} ms:\n${out}`);
+  });
+  if (state === 'exited') throw new Error(`${role} exited with ${proc.exitCode} before becoming healthy:\n${out}`);
+  if (seeded && out.includes(MIGRATED_LOG)) throw new Error(`the migrated PGlite template was incomplete: the server migrated it:\n${out}`);
+  return server;
 }
 
 /** Runs the migrate entrypoint to completion. */

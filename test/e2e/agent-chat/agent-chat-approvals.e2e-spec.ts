@@ -1,14 +1,14 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/fake-upstream.js';
-import type { ScratchDatabase } from '../../support/infra';
+import type { FakeUpstream } from '../../support/fake-upstream/fake-upstream.js';
+import { useStack } from '../../support/harness';
 import { waitFor } from '../../support/infra';
 import { providerEnv } from '../../support/provider-env';
 import { sandboxOwned } from '../../support/sandbox';
 import type { ServerProcess } from '../../support/server-process';
 import type { SseEvent } from '../../support/sse';
-import { Client, Json, Processes, scaledEnv, SseClient } from '../tasks/tasks-harness';
+import { Client, Json, SseClient, TOKEN } from '../tasks/tasks-harness';
 
 /**
  * Issue 27, on real processes (two api processes and a worker, Postgres, Redis): a Hecate Agent turn's approval frames
@@ -18,32 +18,27 @@ import { Client, Json, Processes, scaledEnv, SseClient } from '../tasks/tasks-ha
  * 202 with the turn when its wait times out first); the public feed pages by the envelope's `sequence`.
  */
 describe('agent chat approvals and the events feed (scaled)', () => {
-  const procs = new Processes();
+  const suite = useStack({
+    mode: 'scaled',
+    token: TOKEN,
+    workers: 1,
+    upstream: { models: ['gpt-4o-mini'] },
+    env: (upstream) => ({ ...providerEnv('fake', upstream, { kind: 'local' }), GATEWAY_TASK_APPROVAL_POLICIES: 'shell_exec' }),
+  });
   let upstream: FakeUpstream;
-  let db: ScratchDatabase;
   let api: ServerProcess;
   let shortWait: ServerProcess;
   let c: Client;
   let short: Client;
 
   beforeAll(async () => {
-    upstream = await startFakeUpstream({ models: ['gpt-4o-mini'] });
-    const s = await scaledEnv({ ...providerEnv('fake', upstream, { kind: 'local' }), GATEWAY_TASK_APPROVAL_POLICIES: 'shell_exec' });
-    db = s.db;
-    [api, shortWait] = await Promise.all([
-      procs.start('api', s.env),
-      // The same deployment, but a POST waits at most 1.5 s for its turn.
-      procs.start('api', { ...s.env, GATEWAY_AGENT_CHAT_WAIT_TIMEOUT: '1500ms' }),
-      procs.start('worker', s.env),
-    ]);
+    upstream = suite.upstream;
+    api = suite.stack.apis[0];
+    // The same deployment, but a POST waits at most 1.5 s for its turn.
+    shortWait = await suite.stack.start('api', { ...suite.stack.env, GATEWAY_AGENT_CHAT_WAIT_TIMEOUT: '1500ms' });
     c = new Client(api.url);
     short = new Client(shortWait.url);
   }, 120_000);
-  afterAll(async () => {
-    await procs.stopAll();
-    await upstream?.close();
-    await db?.drop();
-  });
   beforeEach(() => upstream.reset());
 
   const base = (id: string) => `/hecate/v1/agent-chat/sessions/${id}`;

@@ -1,13 +1,12 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/fake-upstream.js';
-import type { ScratchDatabase } from '../../support/infra';
+import type { FakeUpstream } from '../../support/fake-upstream/fake-upstream.js';
+import { useStack, type Stack } from '../../support/harness';
 import { waitFor } from '../../support/infra';
-import { providerEnv } from '../../support/provider-env';
 import type { ServerProcess } from '../../support/server-process';
 import type { SseEvent } from '../../support/sse';
-import { Client, Json, Processes, scaledEnv, SseClient } from '../tasks/tasks-harness';
+import { Client, Json, SseClient, takeoverEnv, TOKEN } from '../tasks/tasks-harness';
 
 const LEASE_MS = 2000;
 
@@ -17,34 +16,27 @@ const LEASE_MS = 2000;
  * worker running an agent turn or of the api serving the stream loses nothing and repeats nothing.
  */
 describe('agent chat (scaled)', () => {
-  const procs = new Processes();
+  const suite = useStack({
+    mode: 'scaled',
+    token: TOKEN,
+    apis: 2,
+    upstream: { models: ['gpt-4o-mini'] },
+    env: (upstream) => ({
+      ...takeoverEnv(upstream, LEASE_MS),
+    }),
+  });
+  let stack: Stack;
   let upstream: FakeUpstream;
-  let db: ScratchDatabase;
-  let env: Record<string, string>;
   let apiA: ServerProcess;
   let apiB: ServerProcess;
   let a: Client;
   let b: Client;
 
-  beforeAll(async () => {
-    upstream = await startFakeUpstream({ models: ['gpt-4o-mini'] });
-    const s = await scaledEnv({
-      ...providerEnv('fake', upstream, { kind: 'local' }),
-      GATEWAY_TASK_APPROVAL_POLICIES: 'none',
-      GATEWAY_TASK_QUEUE_LEASE_SECONDS: String(LEASE_MS / 1000),
-      GATEWAY_TASK_RECONCILE_INTERVAL: '500ms',
-      GATEWAY_QUEUE_LOCK_MS: '2000',
-    });
-    db = s.db;
-    env = s.env;
-    [apiA, apiB] = await Promise.all([procs.start('api', env), procs.start('api', env)]);
+  beforeAll(() => {
+    ({ stack, upstream } = suite);
+    [apiA, apiB] = stack.apis;
     a = new Client(apiA.url);
     b = new Client(apiB.url);
-  }, 120_000);
-  afterAll(async () => {
-    await procs.stopAll();
-    await upstream?.close();
-    await db?.drop();
   });
   beforeEach(() => upstream.reset());
 
@@ -100,7 +92,7 @@ describe('agent chat (scaled)', () => {
   };
 
   it('a client hopping between two api processes at random indices gets every frame once; the text equals the persisted message', async () => {
-    const worker = await procs.start('worker', env);
+    const worker = await stack.start('worker');
     const id = await modelSession();
     const text = words(64, 'tok');
     upstream.script({ content: text, chunks: 64, chunkIntervalMs: 20 });
@@ -121,14 +113,14 @@ describe('agent chat (scaled)', () => {
     // A 12 s reply: the replacement worker boots (3–6 s on a loaded machine) and the kill lands while it still streams.
     upstream.script({ content: words(60, 'agent'), chunks: 60, chunkIntervalMs: 200 });
     upstream.script({ content: 'Agent finished on the survivor.' });
-    const doomed = await procs.start('worker', env);
+    const doomed = await stack.start('worker');
     const workspace = mkdtempSync(join(tmpdir(), 'hecate-chat-ws-'));
     const id = (await a.ok('POST', '/hecate/v1/agent-chat/sessions', { runtime_kind: 'agent', provider: 'fake', model: 'gpt-4o-mini', workspace })).id;
     const started = await a.call('POST', `/hecate/v1/agent-chat/sessions/${id}/messages`, { content: 'work slowly', wait: false });
     expect(started.status).toBe(202);
     const sse = new SseClient(streamUrl(apiB, id));
     await sse.until((e) => e.event === 'delta');
-    const survivor = await procs.start('worker', env);
+    const survivor = await stack.start('worker');
     await doomed.stop('SIGKILL');
     await sse.done;
     const message = sse.events.find((e) => e.event === 'message')!.data;
@@ -141,7 +133,7 @@ describe('agent chat (scaled)', () => {
 
   it('cancel while the worker is dead: 409 agent_chat.session_stopping until a worker takes the turn over and ends it cancelled, with its partial', async () => {
     upstream.script({ content: words(40, 'part'), chunks: 40, chunkIntervalMs: 100 });
-    const doomed = await procs.start('worker', env);
+    const doomed = await stack.start('worker');
     const id = await modelSession();
     expect((await a.call('POST', `/hecate/v1/agent-chat/sessions/${id}/messages`, { content: 'slow', wait: false })).status).toBe(202);
     const sse = new SseClient(streamUrl(apiB, id));
@@ -153,7 +145,7 @@ describe('agent chat (scaled)', () => {
     const stopping = await a.call('POST', `/hecate/v1/agent-chat/sessions/${id}/messages`, { content: 'next' });
     expect(stopping.status).toBe(409);
     expect(stopping.body.error.type).toBe('agent_chat.session_stopping');
-    const survivor = await procs.start('worker', env);
+    const survivor = await stack.start('worker');
     await sse.done;
     const message = sse.events.find((e) => e.event === 'message' && e.data.role === 'assistant')!.data;
     expect(message.status).toBe('cancelled');
@@ -170,8 +162,8 @@ describe('agent chat (scaled)', () => {
   });
 
   it('kill -9 of the api serving the stream: the client reconnects to another api and misses nothing', async () => {
-    const worker = await procs.start('worker', env);
-    const doomedApi = await procs.start('api', env);
+    const worker = await stack.start('worker');
+    const doomedApi = await stack.start('api');
     const id = await modelSession();
     const text = words(50, 'x');
     upstream.script({ content: text, chunks: 50, chunkIntervalMs: 30 });

@@ -3,13 +3,14 @@ import { mkdtempSync, readFileSync, realpathSync, writeFileSync, existsSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adapterEnv } from '../../support/acp-agents';
-import { waitFor, type ScratchDatabase } from '../../support/infra';
-import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/fake-upstream.js';
+import { useStack } from '../../support/harness';
+import { waitFor } from '../../support/infra';
+import type { FakeUpstream } from '../../support/fake-upstream/fake-upstream.js';
 import { providerEnv } from '../../support/provider-env';
 import { sandboxOwned } from '../../support/sandbox';
 import { SseReader } from '../../support/sse';
 import type { ServerProcess } from '../../support/server-process';
-import { Client, embeddedTasksEnv, Json, Processes, scaledEnv, TOKEN } from '../tasks/tasks-harness';
+import { Client, Json, TOKEN } from '../tasks/tasks-harness';
 
 /** Names git C-quotes in a diff (a quote, non-ASCII, a tab, a newline) and one it leaves bare with a space. */
 const ODD = ['a"b.txt', 'é.txt', 'sp ace.txt', 'tab\there.txt', 'new\nline.txt'];
@@ -21,32 +22,27 @@ const ODD = ['a"b.txt', 'é.txt', 'sp ace.txt', 'tab\there.txt', 'new\nline.txt'
  * arrives; names git quotes are listed and served by their real names.
  */
 describe.each(['embedded', 'scaled'] as const)('agent chat message shapes and changed files (%s)', (mode) => {
-  const procs = new Processes();
+  // Scaled: an api and a worker: the turn runs on the worker, the api answers (and serves the files) from Postgres.
+  const suite = useStack({
+    mode,
+    token: TOKEN,
+    workers: mode === 'scaled' ? 1 : 0,
+    upstream: { models: ['gpt-4o-mini'] },
+    env: (upstream) =>
+      adapterEnv({
+        ...providerEnv('fake', upstream, { kind: 'local' }),
+        GATEWAY_AGENT_ADAPTER_APPROVAL_MODE: 'auto',
+        GATEWAY_TASK_APPROVAL_POLICIES: 'shell_exec',
+      }),
+  });
   let upstream: FakeUpstream;
-  let db: ScratchDatabase | undefined;
   let server: ServerProcess;
   let c: Client;
 
-  beforeAll(async () => {
-    upstream = await startFakeUpstream({ models: ['gpt-4o-mini'] });
-    const env = adapterEnv({
-      ...providerEnv('fake', upstream, { kind: 'local' }),
-      GATEWAY_AGENT_ADAPTER_APPROVAL_MODE: 'auto',
-      GATEWAY_TASK_APPROVAL_POLICIES: 'shell_exec',
-    });
-    if (mode === 'embedded') server = await procs.start('all', embeddedTasksEnv(env));
-    else {
-      // An api and a worker: the turn runs on the worker, the api answers (and serves the files) from Postgres.
-      const s = await scaledEnv(env);
-      db = s.db;
-      [server] = await Promise.all([procs.start('api', s.env), procs.start('worker', s.env)]);
-    }
+  beforeAll(() => {
+    upstream = suite.upstream;
+    server = suite.stack.apis[0];
     c = new Client(server.url);
-  }, 120_000);
-  afterAll(async () => {
-    await procs.stopAll();
-    await upstream?.close();
-    await db?.drop();
   });
   beforeEach(() => upstream.reset());
 

@@ -1,12 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/fake-upstream.js';
-import type { ScratchDatabase } from '../../support/infra';
+import type { FakeUpstream } from '../../support/fake-upstream/fake-upstream.js';
+import { useStack, type Stack } from '../../support/harness';
 import { uniqueId, waitFor } from '../../support/infra';
 import { EVERYTHING, MCP_SANDBOX_READ_PATHS, MISBEHAVING, processesMatching } from '../../support/mcp-servers';
-import { providerEnv } from '../../support/provider-env';
 import type { ServerProcess } from '../../support/server-process';
-import { Client, expectGapFree, Json, Processes, scaledEnv, SseClient } from '../tasks/tasks-harness';
+import { Client, expectGapFree, Json, SseClient, takeoverEnv, TOKEN } from '../tasks/tasks-harness';
 
 const LEASE_MS = 2000;
 
@@ -19,31 +18,23 @@ const LEASE_MS = 2000;
  * outlives the api serving it. The event sequence has no gap and one terminal state.
  */
 describe('agent loop under faults (scaled)', () => {
-  const procs = new Processes();
-  let upstream: FakeUpstream;
-  let db: ScratchDatabase;
-  let env: Record<string, string>;
-  let c: Client;
-
-  beforeAll(async () => {
-    upstream = await startFakeUpstream({ models: ['gpt-4o-mini'] });
-    const s = await scaledEnv({
-      ...providerEnv('fake', upstream, { kind: 'local' }),
-      GATEWAY_TASK_APPROVAL_POLICIES: 'none',
-      GATEWAY_TASK_QUEUE_LEASE_SECONDS: String(LEASE_MS / 1000),
-      GATEWAY_TASK_RECONCILE_INTERVAL: '500ms',
-      GATEWAY_QUEUE_LOCK_MS: '2000',
+  const suite = useStack({
+    mode: 'scaled',
+    token: TOKEN,
+    upstream: { models: ['gpt-4o-mini'] },
+    env: (upstream) => ({
+      ...takeoverEnv(upstream, LEASE_MS),
       // MCP stdio servers run in the sandbox: the fixture (test/support) and server-everything (node_modules).
       GATEWAY_TASK_SANDBOX_READ_PATHS: MCP_SANDBOX_READ_PATHS,
-    });
-    db = s.db;
-    env = s.env;
-    c = new Client((await procs.start('api', env)).url);
-  }, 120_000);
-  afterAll(async () => {
-    await procs.stopAll();
-    await upstream?.close();
-    await db?.drop();
+    }),
+  });
+  let stack: Stack;
+  let upstream: FakeUpstream;
+  let c: Client;
+
+  beforeAll(() => {
+    ({ stack, upstream } = suite);
+    c = new Client(stack.url);
   });
   beforeEach(() => upstream.reset());
 
@@ -80,7 +71,7 @@ describe('agent loop under faults (scaled)', () => {
   it('kill -9 mid model stream: the other worker makes the call again and the run completes', async () => {
     upstream.script({ content: 'a slow reply that the first worker never finishes reading', chunks: 40, chunkIntervalMs: 100 });
     upstream.script({ content: 'Finished on the second worker.' });
-    const workers = [await procs.start('worker', env), await procs.start('worker', env)];
+    const workers = [await stack.start('worker'), await stack.start('worker')];
     const { taskId, runId } = await c.startTask({ execution_kind: 'agent_loop', requested_model: 'gpt-4o-mini', prompt: 'answer slowly' });
     await upstream.waitFor((u) => u.requests.some((r) => r.path === '/v1/chat/completions'), 20_000);
     const { doomed, survivor } = await twoWorkersThenOwner(taskId, runId, workers);
@@ -96,13 +87,13 @@ describe('agent loop under faults (scaled)', () => {
   it('kill -9 twice under the same model call: the third worker does not make it again; the run fails as worker_lost', async () => {
     upstream.script({ content: 'a slow reply the first worker never finishes', chunks: 60, chunkIntervalMs: 100 });
     upstream.script({ content: 'a slow reply the second worker never finishes', chunks: 60, chunkIntervalMs: 100 });
-    const workers = [await procs.start('worker', env), await procs.start('worker', env)];
+    const workers = [await stack.start('worker'), await stack.start('worker')];
     const { taskId, runId } = await c.startTask({ execution_kind: 'agent_loop', requested_model: 'gpt-4o-mini', prompt: 'answer slowly' });
     await upstream.waitFor((u) => u.requests.some((r) => r.path === '/v1/chat/completions'), 20_000);
     const first = await twoWorkersThenOwner(taskId, runId, workers);
     await first.doomed.stop('SIGKILL');
     await upstream.waitFor((u) => u.requests.filter((r) => r.path === '/v1/chat/completions').length === 2, 30_000);
-    const third = await procs.start('worker', env);
+    const third = await stack.start('worker');
     await first.survivor.stop('SIGKILL');
     const { run, events } = await finish(taskId, runId, third);
     expect(run).toMatchObject({ status: 'failed', attempts: 3 });
@@ -115,11 +106,11 @@ describe('agent loop under faults (scaled)', () => {
   it('kill -9 mid tool call: the call is not run again and the model hears "outcome unknown"; the run completes', async () => {
     upstream.script({ toolCalls: [{ name: 'shell_exec', arguments: { command: 'echo start >> log.txt; sleep 30; echo end >> log.txt' } }] });
     upstream.script({ content: 'The command may or may not have finished.' });
-    const doomed = await procs.start('worker', env);
+    const doomed = await stack.start('worker');
     const { taskId, runId, run: started } = await c.startTask({ execution_kind: 'agent_loop', requested_model: 'gpt-4o-mini', prompt: 'run it' });
     const log = join(started.workspace_path as string, 'log.txt');
     await waitFor(() => existsSync(log) && readFileSync(log, 'utf8') === 'start\n', { timeoutMs: 20_000, what: 'the tool command to start' });
-    const survivor = await procs.start('worker', env);
+    const survivor = await stack.start('worker');
     await doomed.stop('SIGKILL');
     const { run, events } = await finish(taskId, runId, survivor);
     expect(run).toMatchObject({ status: 'completed', attempts: 2 });
@@ -142,7 +133,7 @@ describe('agent loop under faults (scaled)', () => {
     upstream.script({ content: 'The append may or may not have happened.' });
     // Tagged, so the test can count this task's server processes.
     const tag = uniqueId('mcp-fixture');
-    const doomed = await procs.start('worker', env);
+    const doomed = await stack.start('worker');
     const {
       taskId,
       runId,
@@ -156,7 +147,7 @@ describe('agent loop under faults (scaled)', () => {
     const log = join(started.workspace_path as string, 'calls.log');
     await waitFor(() => existsSync(log) && readFileSync(log, 'utf8') === 'once start\n', { timeoutMs: 20_000, what: 'the MCP tool call to start' });
     expect(processesMatching(tag)).toBeGreaterThan(0);
-    const survivor = await procs.start('worker', env);
+    const survivor = await stack.start('worker');
     await doomed.stop('SIGKILL');
     const { run, events } = await finish(taskId, runId, survivor);
     expect(run).toMatchObject({ status: 'completed', attempts: 2 });
@@ -179,7 +170,7 @@ describe('agent loop under faults (scaled)', () => {
   it('kill -9 mid read-only MCP tool call (server-everything trigger-long-running-operation): the other worker does not run it again (worker_lost), the model hears so and the run completes', async () => {
     upstream.script({ toolCalls: [{ name: 'mcp__everything__trigger-long-running-operation', arguments: { duration: 4, steps: 4 } }] });
     upstream.script({ content: 'The operation completed.' });
-    const workers = [await procs.start('worker', env), await procs.start('worker', env)];
+    const workers = [await stack.start('worker'), await stack.start('worker')];
     const { taskId, runId } = await c.startTask({ execution_kind: 'agent_loop', requested_model: 'gpt-4o-mini', prompt: 'run it', mcp_servers: [everything] });
     // The server's first progress notification, relayed as tool_progress: the call is in flight on the doomed worker.
     const live = new SseClient(`${c.url}/hecate/v1/tasks/${taskId}/runs/${runId}/live`);
@@ -202,7 +193,7 @@ describe('agent loop under faults (scaled)', () => {
   it('kill -9 of the worker while the run waits for an approval: approving runs the approved call exactly once on the other worker, with no new model call', async () => {
     upstream.script({ toolCalls: [{ name: 'mcp__fixture__slow-append', arguments: { tag: 'approved', seconds: 0 } }] });
     upstream.script({ content: 'Appended after the approval.' });
-    const doomed = await procs.start('worker', env);
+    const doomed = await stack.start('worker');
     const {
       taskId,
       runId,
@@ -219,7 +210,7 @@ describe('agent loop under faults (scaled)', () => {
     const [approval] = (await c.ok('GET', `/hecate/v1/tasks/${taskId}/approvals`)) as unknown as Json[];
     expect(approval).toMatchObject({ kind: 'agent_loop_tool_call', status: 'pending', details: { tool_calls: [{ name: 'mcp__fixture__slow-append' }] } });
     await c.ok('POST', `/hecate/v1/tasks/${taskId}/approvals/${approval.id}/resolve`, { decision: 'approve' });
-    const survivor = await procs.start('worker', env);
+    const survivor = await stack.start('worker');
     const { run, events } = await finish(taskId, runId, survivor);
     expect(run.status).toBe('completed');
     expect(readFileSync(join(started.workspace_path as string, 'calls.log'), 'utf8')).toBe('approved start\napproved end\n');
@@ -234,8 +225,8 @@ describe('agent loop under faults (scaled)', () => {
   it('kill -9 of the api serving a live stream: the client resumes on the other api with Last-Event-ID; the text is whole, no index repeated or missing', async () => {
     const answer = 'Ünïcödé résumé — naïve café, streamed piece by piece across two api processes. '.repeat(2);
     upstream.script({ content: answer, chunks: 60, chunkIntervalMs: 50 });
-    const doomedApi = await procs.start('api', env);
-    const worker = await procs.start('worker', env);
+    const doomedApi = await stack.start('api');
+    const worker = await stack.start('worker');
     const { taskId, runId } = await new Client(doomedApi.url).startTask({ execution_kind: 'agent_loop', requested_model: 'gpt-4o-mini', prompt: 'stream' });
     const path = `/hecate/v1/tasks/${taskId}/runs/${runId}/live`;
     const first = new SseClient(doomedApi.url + path);

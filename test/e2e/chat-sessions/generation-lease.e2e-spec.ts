@@ -1,4 +1,5 @@
-import { createScratchDatabase, ScratchDatabase, testRedisUrl, uniqueId, waitFor } from '../../support/infra';
+import { scaledStackEnv } from '../../support/harness';
+import { ScratchDatabase, waitFor } from '../../support/infra';
 import { call, fakeUpstream, FakeUpstream, Loose, openSse, providerEnv, ServerProcess, startChatServer } from './chat-harness';
 
 const S = '/hecate/v1/chat/sessions';
@@ -16,19 +17,17 @@ describe('chat generation lease across a killed api process (scaled)', () => {
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    db = await createScratchDatabase();
     upstream = await fakeUpstream();
-    env = {
-      DATABASE_URL: db.url,
-      REDIS_URL: testRedisUrl(),
-      GATEWAY_REDIS_PREFIX: uniqueId('gl'),
-      GATEWAY_MIGRATE_ON_BOOT: 'true',
-      GATEWAY_PROVIDER_MAX_ATTEMPTS: '1',
-      GATEWAY_DEFAULT_MODEL: 'gpt-4o-mini',
-      GATEWAY_CHAT_GENERATION_HEARTBEAT_INTERVAL: '300ms',
-      GATEWAY_CHAT_GENERATION_STALE_AFTER: '2s',
-      ...providerEnv('fake', upstream),
-    };
+    ({ env, db } = await scaledStackEnv({
+      migrateOnBoot: true,
+      env: {
+        GATEWAY_PROVIDER_MAX_ATTEMPTS: '1',
+        GATEWAY_DEFAULT_MODEL: 'gpt-4o-mini',
+        GATEWAY_CHAT_GENERATION_HEARTBEAT_INTERVAL: '300ms',
+        GATEWAY_CHAT_GENERATION_STALE_AFTER: '2s',
+        ...providerEnv('fake', upstream),
+      },
+    }));
     a = await startChatServer(env, 'api');
     b = await startChatServer(env, 'api');
   });

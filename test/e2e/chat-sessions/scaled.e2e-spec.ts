@@ -1,4 +1,5 @@
-import { createScratchDatabase, ScratchDatabase, sql, testRedisUrl, uniqueId, waitFor } from '../../support/infra';
+import { scaledStackEnv } from '../../support/harness';
+import { ScratchDatabase, sql, waitFor } from '../../support/infra';
 import { call, fakeUpstream, FakeUpstream, Loose, openSse, providerEnv, ServerProcess, startChatServer } from './chat-harness';
 
 const S = '/hecate/v1/chat/sessions';
@@ -15,18 +16,17 @@ describe('chat sessions across two api processes (scaled)', () => {
   let b: ServerProcess;
 
   beforeAll(async () => {
-    db = await createScratchDatabase();
     upstream = await fakeUpstream();
-    const env = {
-      DATABASE_URL: db.url,
-      REDIS_URL: testRedisUrl(),
-      GATEWAY_REDIS_PREFIX: uniqueId('p'),
-      GATEWAY_MIGRATE_ON_BOOT: 'true',
-      GATEWAY_PROVIDER_MAX_ATTEMPTS: '1',
-      GATEWAY_DEFAULT_MODEL: 'gpt-4o-mini',
-      GATEWAY_CHAT_COMPACTION_MODEL: 'gpt-4o-mini',
-      ...providerEnv('fake', upstream),
-    };
+    let env: Record<string, string>;
+    ({ env, db } = await scaledStackEnv({
+      migrateOnBoot: true,
+      env: {
+        GATEWAY_PROVIDER_MAX_ATTEMPTS: '1',
+        GATEWAY_DEFAULT_MODEL: 'gpt-4o-mini',
+        GATEWAY_CHAT_COMPACTION_MODEL: 'gpt-4o-mini',
+        ...providerEnv('fake', upstream),
+      },
+    }));
     a = await startChatServer(env, 'api');
     b = await startChatServer(env, 'api');
   });

@@ -1,7 +1,8 @@
+import { scaledStackEnv } from '../../support/harness';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import { createScratchDatabase, ScratchDatabase, sql, testRedisUrl, uniqueId, waitFor } from '../../support/infra';
+import { ScratchDatabase, sql, uniqueId, waitFor } from '../../support/infra';
 import { embeddedEnv, freePort, ServerProcess, startServer } from '../../support/server-process';
 import { api, fakeUpstream, FakeUpstream, OPERATOR_TOKEN, post, providerEnv, seenBodies, startGateway } from './gateway-harness';
 
@@ -329,15 +330,9 @@ describe('providers in scaled mode: encrypted at rest, changes reach every api p
   const KEY = 'sk-e2e-scaled-stored-key-0007';
 
   beforeAll(async () => {
-    db = await createScratchDatabase();
     up = await fakeUpstream({ models: ['m-scaled'], requireKey: KEY });
-    const env = {
-      DATABASE_URL: db.url,
-      REDIS_URL: testRedisUrl(),
-      GATEWAY_REDIS_PREFIX: uniqueId('p'),
-      GATEWAY_MIGRATE_ON_BOOT: 'true',
-      GATEWAY_AUTH_TOKEN: OPERATOR_TOKEN,
-    };
+    let env: Record<string, string>;
+    ({ env, db } = await scaledStackEnv({ token: OPERATOR_TOKEN, migrateOnBoot: true }));
     servers.push(await startServer('api', { ...env, GATEWAY_SECRET_KEY: 'c2NhbGVkLXNlY3JldC1rZXktZm9yLWUyZS10ZXN0czAx' }));
     servers.push(await startServer('api', { ...env, GATEWAY_SECRET_KEY: 'c2NhbGVkLXNlY3JldC1rZXktZm9yLWUyZS10ZXN0czAx' }));
     // A third process without GATEWAY_SECRET_KEY, on its own prefix, with an env-held key.

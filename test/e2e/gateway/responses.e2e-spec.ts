@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import { request } from '../../support/http';
+import { waitFor } from '../../support/infra';
 import type { ServerProcess } from '../../support/server-process';
 import { api, fakeUpstream, FakeUpstream, OPERATOR_TOKEN, providerEnv, sseFrames, startGateway } from './gateway-harness';
 
@@ -74,12 +75,11 @@ describe('the OpenAI Responses API (/v1/responses) with the official openai clie
     expect(sent[0].body).not.toHaveProperty('input');
     // The usage ledger has the call under /v1/responses.
     const requestId = response.headers.get('x-request-id')!;
-    let row: Record<string, unknown> | undefined;
-    for (let i = 0; i < 50 && !row; i++) {
-      const events = await api<{ data: Array<Record<string, unknown>> }>(server.url, '/hecate/v1/usage/events?limit=50');
-      row = events.body.data.find((e) => e.request_id === requestId);
-      if (!row) await new Promise((r) => setTimeout(r, 100));
-    }
+    const row = await waitFor(
+      async () =>
+        (await api<{ data: Array<Record<string, unknown>> }>(server.url, '/hecate/v1/usage/events?limit=50')).body.data.find((e) => e.request_id === requestId),
+      { intervalMs: 100, what: `the usage event of ${requestId}` },
+    );
     expect(row).toMatchObject({ endpoint: '/v1/responses', provider: 'localchat', model: 'llama3.2' });
   });
 

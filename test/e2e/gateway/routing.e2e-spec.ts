@@ -1,6 +1,7 @@
+import { scaledStackEnv } from '../../support/harness';
 import OpenAI from 'openai';
 import type { GatewayTrace } from '@modules/inference/usage/trace-store.service';
-import { createScratchDatabase, ScratchDatabase, testRedisUrl, uniqueId, waitFor } from '../../support/infra';
+import { ScratchDatabase, waitFor } from '../../support/infra';
 import { ServerProcess, startServer } from '../../support/server-process';
 import { api, fakeUpstream, FakeUpstream, OPERATOR_TOKEN, post, providerEnv, sseFrames, startGateway } from './gateway-harness';
 
@@ -196,17 +197,13 @@ describe('rate limit shared by two api processes (scaled mode)', () => {
   const servers: ServerProcess[] = [];
 
   beforeAll(async () => {
-    db = await createScratchDatabase();
     up = await fakeUpstream({ models: ['m-rl'] });
-    const env = {
-      DATABASE_URL: db.url,
-      REDIS_URL: testRedisUrl(),
-      GATEWAY_REDIS_PREFIX: uniqueId('p'),
-      GATEWAY_MIGRATE_ON_BOOT: 'true',
-      GATEWAY_AUTH_TOKEN: OPERATOR_TOKEN,
-      GATEWAY_RATE_LIMIT_RPM: '3',
-      ...providerEnv('rl', up, { kind: 'local' }),
-    };
+    let env: Record<string, string>;
+    ({ env, db } = await scaledStackEnv({
+      token: OPERATOR_TOKEN,
+      migrateOnBoot: true,
+      env: { GATEWAY_RATE_LIMIT_RPM: '3', ...providerEnv('rl', up, { kind: 'local' }) },
+    }));
     servers.push(await startServer('api', env));
     servers.push(await startServer('api', env));
   });

@@ -4,7 +4,8 @@ import { describePlatformHttp, OPERATOR_TOKEN } from './platform-checks';
 describe('embedded mode: `npm start` (api + worker in one process, PGlite, in-process adapters)', () => {
   let server: ServerProcess;
   beforeAll(async () => {
-    server = await startServer('all', { ...embeddedEnv(), GATEWAY_AUTH_TOKEN: OPERATOR_TOKEN });
+    // From an empty data directory, as a first `npm start`: the server creates and migrates its PGlite database.
+    server = await startServer('all', { ...embeddedEnv({ empty: true }), GATEWAY_AUTH_TOKEN: OPERATOR_TOKEN });
   });
   afterAll(async () => {
     if (server) expect(await server.stop('SIGTERM')).toBe(0);

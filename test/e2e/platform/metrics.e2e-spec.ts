@@ -44,6 +44,7 @@ describe('metrics and dashboards (scaled: api + worker)', () => {
     expect(started.run.status).toBe('awaiting_approval');
     pendingDuringApproval = await scrape(api.url);
     const [approval] = (await c.ok('GET', `/hecate/v1/tasks/${started.taskId}/approvals`)) as unknown as Json[];
+    // A fixed wait on purpose: the approval's wait time is what the histogram measures (past its 1 s bucket).
     await new Promise((r) => setTimeout(r, 1100));
     await c.ok('POST', `/hecate/v1/tasks/${started.taskId}/approvals/${approval.id}/resolve`, { decision: 'approve' });
     expect(await c.waitStatus(started.taskId, started.runId, ['completed', 'failed'])).toMatchObject({ status: 'completed' });

@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { waitFor } from '../../support/infra';
 import { embeddedEnv, startServer } from '../../support/server-process';
 
 /** Reads an SSE response as raw text until it ends. */
@@ -22,10 +23,7 @@ describe('SIGTERM with open SSE clients (embedded)', () => {
     const streams = await Promise.all([0, 1, 2].map(() => openRaw(`${server.url}/hecate/v1/events/stream`, auth)));
     for (const s of streams) expect(s.status).toBe(200);
     // The feed writes its `: ok` comment at once: every stream is open before the signal.
-    for (;;) {
-      if (streams.every((s) => s.text().includes(': ok'))) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await waitFor(() => streams.every((s) => s.text().includes(': ok')), { intervalMs: 20, what: 'every stream to open' });
     const t0 = Date.now();
     server.proc.kill('SIGTERM');
     await Promise.all(streams.map((s) => s.ended));

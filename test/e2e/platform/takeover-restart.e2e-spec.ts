@@ -1,11 +1,11 @@
 import { LiveReply, type AgentChatFrame } from '@sdk';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/fake-upstream.js';
-import type { ScratchDatabase } from '../../support/infra';
+import { startStack, type Stack } from '../../support/harness';
 import { waitFor } from '../../support/infra';
 import { providerEnv } from '../../support/provider-env';
 import type { ServerProcess } from '../../support/server-process';
 import type { SseEvent } from '../../support/sse';
-import { Client, Json, Processes, scaledEnv, SseClient } from '../tasks/tasks-harness';
+import { Client, Json, SseClient, takeoverEnv, TOKEN } from '../tasks/tasks-harness';
 
 const LEASE_MS = 2000;
 
@@ -19,11 +19,9 @@ const LEASE_MS = 2000;
  * OpenAI-protocol model with the `assistant_prefill` override), the partial is continued: no reset, nothing repeated.
  */
 describe('takeover of a streaming model call (scaled, kill -9)', () => {
-  const procs = new Processes();
   let openai: FakeUpstream;
   let anthropic: FakeUpstream;
-  let db: ScratchDatabase;
-  let env: Record<string, string>;
+  let stack: Stack;
   let apiA: ServerProcess;
   let apiB: ServerProcess;
   let a: Client;
@@ -32,24 +30,22 @@ describe('takeover of a streaming model call (scaled, kill -9)', () => {
     openai = await startFakeUpstream({ models: ['gpt-4o-mini'] });
     // Anthropic's Messages API continues a trailing assistant message: so does this fake.
     anthropic = await startFakeUpstream({ models: ['claude-sonnet-4-5'], continuePrefill: true });
-    const s = await scaledEnv({
-      ...providerEnv('fake', openai, { kind: 'local' }),
-      ...providerEnv('anth', anthropic, { kind: 'local', protocol: 'anthropic', key: 'sk-ant-test' }),
-      GATEWAY_TASK_APPROVAL_POLICIES: 'none',
-      GATEWAY_TASK_QUEUE_LEASE_SECONDS: String(LEASE_MS / 1000),
-      GATEWAY_TASK_RECONCILE_INTERVAL: '500ms',
-      GATEWAY_QUEUE_LOCK_MS: '2000',
+    stack = await startStack({
+      mode: 'scaled',
+      token: TOKEN,
+      apis: 2,
+      env: {
+        ...takeoverEnv(openai, LEASE_MS),
+        ...providerEnv('anth', anthropic, { kind: 'local', protocol: 'anthropic', key: 'sk-ant-test' }),
+      },
     });
-    db = s.db;
-    env = s.env;
-    [apiA, apiB] = await Promise.all([procs.start('api', env), procs.start('api', env)]);
+    [apiA, apiB] = stack.apis;
     a = new Client(apiA.url);
   }, 120_000);
   afterAll(async () => {
-    await procs.stopAll();
+    await stack?.stop();
     await openai?.close();
     await anthropic?.close();
-    await db?.drop();
   });
   beforeEach(() => {
     openai.reset();
@@ -82,7 +78,7 @@ describe('takeover of a streaming model call (scaled, kill -9)', () => {
      * settled message, and the Last-Event-ID a client had before the kill.
      */
     async function killMidTurn(session: Json) {
-      const doomed = await procs.start('worker', env);
+      const doomed = await stack.start('worker');
       const id = (await a.ok('POST', '/hecate/v1/agent-chat/sessions', { runtime_kind: 'model', ...session })).id as string;
       const frames: AgentChatFrame[] = [];
       const reply = new LiveReply();
@@ -97,7 +93,7 @@ describe('takeover of a streaming model call (scaled, kill -9)', () => {
       const waiting = a.call('POST', `/hecate/v1/agent-chat/sessions/${id}/messages`, { content: 'a long answer please' });
       await waitFor(() => frames.filter((f) => f.event === 'delta').length >= 6 || undefined, { timeoutMs: 30_000, what: '6 deltas' });
       const cut = frames.filter((f) => f.event === 'delta').at(-1)!.id!;
-      const survivor = await procs.start('worker', env);
+      const survivor = await stack.start('worker');
       await doomed.stop('SIGKILL');
       const answer = await waiting;
       await follow;
@@ -169,7 +165,7 @@ describe('takeover of a streaming model call (scaled, kill -9)', () => {
      * client resuming later from the last pre-kill index gets.
      */
     async function killMidModelCall() {
-      const workers = [await procs.start('worker', env), await procs.start('worker', env)];
+      const workers = [await stack.start('worker'), await stack.start('worker')];
       const { taskId, runId } = await a.startTask({ execution_kind: 'agent_loop', requested_model: 'gpt-4o-mini', prompt: 'answer slowly' });
       const path = `/hecate/v1/tasks/${taskId}/runs/${runId}/live`;
       const live = new SseClient(apiA.url + path);

@@ -1,7 +1,8 @@
+import { scaledStackEnv } from '../../support/harness';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { createScratchDatabase, ScratchDatabase, testRedisUrl, uniqueId, waitFor } from '../../support/infra';
-import { runMigrate, ServerProcess, startServer } from '../../support/server-process';
+import { ScratchDatabase, waitFor } from '../../support/infra';
+import { ServerProcess, startServer } from '../../support/server-process';
 import { OPERATOR_TOKEN } from './platform-checks';
 
 interface OtlpSpan {
@@ -36,10 +37,9 @@ describe('OpenTelemetry export', () => {
   let collector: Awaited<ReturnType<typeof fakeCollector>>;
 
   beforeAll(async () => {
-    db = await createScratchDatabase();
     collector = await fakeCollector();
-    const env = { DATABASE_URL: db.url, REDIS_URL: testRedisUrl(), GATEWAY_REDIS_PREFIX: uniqueId('o'), GATEWAY_AUTH_TOKEN: OPERATOR_TOKEN };
-    expect((await runMigrate(env)).code).toBe(0);
+    let env: Record<string, string>;
+    ({ env, db } = await scaledStackEnv({ token: OPERATOR_TOKEN }));
     api = await startServer('api', { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_BSP_SCHEDULE_DELAY: '200' });
   });
   afterAll(async () => {

@@ -20,8 +20,13 @@ describe('SDK against the built server (scaled)', () => {
   const connections: Array<{ path: string; lastEventId: string | null; status: number }> = [];
   let hecate: HecateClient;
 
+  /** Requests the SDK made that found nothing listening (the api stopped). */
+  let refused = 0;
   const countingFetch: typeof fetch = async (input, init) => {
-    const res = await fetch(input, init);
+    const res = await fetch(input, init).catch((err: unknown) => {
+      refused++;
+      throw err;
+    });
     const headers = new Headers(init?.headers);
     if (headers.get('accept') === 'text/event-stream') {
       connections.push({ path: new URL(String(input)).pathname, lastEventId: headers.get('last-event-id'), status: res.status });
@@ -107,8 +112,10 @@ describe('SDK against the built server (scaled)', () => {
 
   it('retries a read while the api is down and answers once it is back', async () => {
     await api.stop('SIGKILL');
+    const refusedBefore = refused;
     const restarted = (async () => {
-      await new Promise((r) => setTimeout(r, 500));
+      // The api comes back only once the read has failed against it at least once (so the SDK retried it).
+      await waitFor(() => refused > refusedBefore, { what: 'the read to find the api down' });
       api = await startServer('api', env, { port, timeoutMs: 60_000 });
     })();
     const { data: tasks } = await hecate.get('/hecate/v1/tasks', { query: { limit: 5 } });

@@ -1,9 +1,10 @@
+import { scaledStackEnv } from '../../support/harness';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { Client } from 'pg';
 import { HttpClient, request } from '../../support/http';
-import { createScratchDatabase, ScratchDatabase, testRedisUrl, uniqueId, waitFor } from '../../support/infra';
-import { runMigrate, type ServerProcess, startServer } from '../../support/server-process';
+import { ScratchDatabase, waitFor } from '../../support/infra';
+import { type ServerProcess, startServer } from '../../support/server-process';
 import { chatBody, completions, createKey, errorType, FakeUpstream, OPERATOR_TOKEN, providerEnv, startFakeUpstream, startSecured } from './security-harness';
 
 const deep = (levels: number): string => '['.repeat(levels) + ']'.repeat(levels);
@@ -127,15 +128,8 @@ describe('hostile conditions (scaled): Postgres backends terminated under load',
   let api: ServerProcess;
 
   beforeAll(async () => {
-    db = await createScratchDatabase();
-    const env = {
-      DATABASE_URL: db.url,
-      REDIS_URL: testRedisUrl(),
-      GATEWAY_REDIS_PREFIX: uniqueId('sec'),
-      GATEWAY_AUTH_TOKEN: OPERATOR_TOKEN,
-      GATEWAY_DB_POOL_SIZE: '4',
-    };
-    expect((await runMigrate(env)).code).toBe(0);
+    let env: Record<string, string>;
+    ({ env, db } = await scaledStackEnv({ token: OPERATOR_TOKEN, env: { GATEWAY_DB_POOL_SIZE: '4' } }));
     api = await startServer('api', env);
   });
   afterAll(async () => {

@@ -116,6 +116,7 @@ describe('MCP walls (embedded, real sandbox)', () => {
     const probe = await t.call('POST', '/hecate/v1/mcp/probe', { command: '/bin/sh', args: ['-c', `touch ${marker}`] });
     expect(probe.status).toBe(403);
     expect((await t.ok<Json[]>('GET', '/hecate/v1/tasks')).length).toBe(0);
+    // A fixed wait on purpose: it proves a negative (the refused command never ran to create the marker).
     await new Promise((r) => setTimeout(r, 500));
     expect(existsSync(marker)).toBe(false);
   });

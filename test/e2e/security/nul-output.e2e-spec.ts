@@ -1,11 +1,12 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ScratchDatabase, sql, waitFor } from '../../support/infra';
+import { startStack, type Stack } from '../../support/harness';
+import { sql, waitFor } from '../../support/infra';
 import { providerEnv } from '../../support/provider-env';
 import type { ServerProcess } from '../../support/server-process';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/fake-upstream.js';
-import { Client, Json, Processes, scaledEnv } from '../tasks/tasks-harness';
+import { Client, Json, TOKEN } from '../tasks/tasks-harness';
 
 const NUL = '\u0000';
 /** What a stored NUL becomes: Postgres text and jsonb cannot hold U+0000. */
@@ -18,10 +19,9 @@ const STORED = '\uFFFD';
  * One server (api and worker in one process) on a real Postgres.
  */
 describe('NUL in model output (real Postgres)', () => {
-  const procs = new Processes();
   let upstream: FakeUpstream;
   let server: ServerProcess;
-  let db: ScratchDatabase;
+  let stack: Stack;
   let c: Client;
   let workspace: string;
 
@@ -29,15 +29,18 @@ describe('NUL in model output (real Postgres)', () => {
     upstream = await startFakeUpstream({ models: ['gpt-4o-mini'] });
     workspace = mkdtempSync(join(tmpdir(), 'hecate-nul-ws-'));
     writeFileSync(join(workspace, 'notes.txt'), 'plain text\n');
-    const scaled = await scaledEnv({ ...providerEnv('fake', upstream, { kind: 'local' }), GATEWAY_TASK_AGENT_LOOP_MAX_TURNS: '6' });
-    db = scaled.db;
-    server = await procs.start('all', scaled.env);
+    stack = await startStack({
+      mode: 'scaled',
+      token: TOKEN,
+      role: 'all',
+      env: { ...providerEnv('fake', upstream, { kind: 'local' }), GATEWAY_TASK_AGENT_LOOP_MAX_TURNS: '6' },
+    });
+    server = stack.apis[0];
     c = new Client(server.url);
   }, 120_000);
   afterAll(async () => {
-    await procs.stopAll();
+    await stack?.stop();
     await upstream?.close();
-    await db?.drop();
   });
   beforeEach(() => upstream.reset());
 
@@ -92,7 +95,7 @@ describe('NUL in model output (real Postgres)', () => {
     const full = await c.ok('GET', `/hecate/v1/tasks/${taskId}/runs/${runId}/artifacts/${conv!.id}`);
     // The checkpoint is JSON text: the NUL is kept as its escape there, exactly as the model sent it.
     expect(JSON.parse(full.content_text ?? full.content).messages.at(-1).content).toBe(`done${NUL}here`);
-    const steps = await sql<{ n: number }>(db.url, `SELECT count(*)::int AS n FROM task_steps WHERE run_id = $1 AND status = 'completed'`, [runId]);
+    const steps = await sql<{ n: number }>(stack.db!.url, `SELECT count(*)::int AS n FROM task_steps WHERE run_id = $1 AND status = 'completed'`, [runId]);
     expect(steps[0].n).toBeGreaterThanOrEqual(3);
   });
 

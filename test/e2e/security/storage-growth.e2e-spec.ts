@@ -1,11 +1,12 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ScratchDatabase, sql } from '../../support/infra';
+import { startStack, type Stack } from '../../support/harness';
+import { sql } from '../../support/infra';
 import { providerEnv } from '../../support/provider-env';
 import type { ServerProcess } from '../../support/server-process';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/fake-upstream.js';
-import { Client, Json, Processes, scaledEnv } from '../tasks/tasks-harness';
+import { Client, Json, TOKEN } from '../tasks/tasks-harness';
 
 const FILE_BYTES = 40 * 1024;
 const ARTIFACT_CAP = 2 * 1024 * 1024;
@@ -18,10 +19,9 @@ const RUN_CAP = 6 * 1024 * 1024;
  * that would store more with `storage_limit_exceeded`. Measured in Postgres (one process on a real database).
  */
 describe('storage per agent run (real Postgres)', () => {
-  const procs = new Processes();
   let upstream: FakeUpstream;
   let server: ServerProcess;
-  let db: ScratchDatabase;
+  let stack: Stack;
   let c: Client;
   let workspace: string;
 
@@ -29,27 +29,30 @@ describe('storage per agent run (real Postgres)', () => {
     upstream = await startFakeUpstream({ models: ['gpt-4o-mini'] });
     workspace = mkdtempSync(join(tmpdir(), 'hecate-storage-ws-'));
     writeFileSync(join(workspace, 'big.txt'), 'abcdefghij'.repeat(FILE_BYTES / 10));
-    const scaled = await scaledEnv({
-      ...providerEnv('fake', upstream, { kind: 'local' }),
-      GATEWAY_TASK_AGENT_LOOP_MAX_TURNS: '200',
-      GATEWAY_TASK_MAX_ARTIFACT_BYTES: String(ARTIFACT_CAP),
-      GATEWAY_TASK_MAX_RUN_STORED_BYTES: String(RUN_CAP),
+    stack = await startStack({
+      mode: 'scaled',
+      token: TOKEN,
+      role: 'all',
+      env: {
+        ...providerEnv('fake', upstream, { kind: 'local' }),
+        GATEWAY_TASK_AGENT_LOOP_MAX_TURNS: '200',
+        GATEWAY_TASK_MAX_ARTIFACT_BYTES: String(ARTIFACT_CAP),
+        GATEWAY_TASK_MAX_RUN_STORED_BYTES: String(RUN_CAP),
+      },
     });
-    db = scaled.db;
-    server = await procs.start('all', scaled.env);
+    server = stack.apis[0];
     c = new Client(server.url);
   }, 120_000);
   afterAll(async () => {
-    await procs.stopAll();
+    await stack?.stop();
     await upstream?.close();
-    await db?.drop();
   });
   beforeEach(() => upstream.reset());
 
   /** Bytes a run left in Postgres: its artifacts' content, its steps' input and result, its events' data. */
   async function storedBytes(runId: string): Promise<{ total: number; largest: number; capped: number }> {
     const [r] = await sql<{ total: string; largest: string; capped: string }>(
-      db.url,
+      stack.db!.url,
       `SELECT (a.total + s.total + e.total)::bigint AS total, GREATEST(a.largest, s.largest, e.largest)::bigint AS largest,
               (a.content + s.result)::bigint AS capped FROM
          (SELECT COALESCE(sum(octet_length(content_text) + octet_length(metadata::text)), 0) AS total, COALESCE(max(octet_length(content_text)), 0) AS largest,

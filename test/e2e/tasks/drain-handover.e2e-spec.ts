@@ -1,7 +1,7 @@
-import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/fake-upstream.js';
-import type { ScratchDatabase } from '../../support/infra';
+import type { FakeUpstream } from '../../support/fake-upstream/fake-upstream.js';
+import { useStack, type Stack } from '../../support/harness';
 import { providerEnv } from '../../support/provider-env';
-import { Client, expectGapFree, Json, Processes, scaledEnv, SseClient } from './tasks-harness';
+import { Client, expectGapFree, Json, SseClient, TOKEN } from './tasks-harness';
 
 const LEASE_S = 20;
 
@@ -11,38 +11,34 @@ const LEASE_S = 20;
  * lease (20 s here) expires. The model call cut off by the drain is made again (it has no side effect).
  */
 describe('graceful drain hands runs over (scaled, 20 s lease, 1 s shutdown grace)', () => {
-  const procs = new Processes();
-  let upstream: FakeUpstream;
-  let db: ScratchDatabase;
-  let env: Record<string, string>;
-  let c: Client;
-
-  beforeAll(async () => {
-    upstream = await startFakeUpstream({ models: ['gpt-4o-mini'] });
-    const s = await scaledEnv({
+  const suite = useStack({
+    mode: 'scaled',
+    token: TOKEN,
+    upstream: { models: ['gpt-4o-mini'] },
+    env: (upstream) => ({
       ...providerEnv('fake', upstream, { kind: 'local' }),
       GATEWAY_TASK_APPROVAL_POLICIES: 'none',
       GATEWAY_TASK_QUEUE_LEASE_SECONDS: String(LEASE_S),
       GATEWAY_SHUTDOWN_GRACE_MS: '1000',
-    });
-    db = s.db;
-    env = s.env;
-    c = new Client((await procs.start('api', env)).url);
-  }, 120_000);
-  afterAll(async () => {
-    await procs.stopAll();
-    await upstream?.close();
-    await db?.drop();
+    }),
+  });
+  let stack: Stack;
+  let upstream: FakeUpstream;
+  let c: Client;
+
+  beforeAll(() => {
+    ({ stack, upstream } = suite);
+    c = new Client(stack.url);
   });
   beforeEach(() => upstream.reset());
 
   it('SIGTERM mid model stream: the run is handed over and finished by the other worker well inside the lease', async () => {
     upstream.script({ content: 'a slow reply the draining worker never finishes reading', chunks: 200, chunkIntervalMs: 100 });
     upstream.script({ content: 'Finished after the hand-over.' });
-    const draining = await procs.start('worker', env);
+    const draining = await stack.start('worker');
     const { taskId, runId } = await c.startTask({ execution_kind: 'agent_loop', requested_model: 'gpt-4o-mini', prompt: 'answer slowly' });
     await upstream.waitFor((u) => u.requests.some((r) => r.path === '/v1/chat/completions'), 20_000);
-    const survivor = await procs.start('worker', env);
+    const survivor = await stack.start('worker');
     const stoppedAt = Date.now();
     expect(await draining.stop('SIGTERM')).toBe(0);
     const run = await c.waitStatus(taskId, runId, ['completed', 'failed', 'cancelled'], 30_000);
@@ -66,7 +62,7 @@ describe('graceful drain hands runs over (scaled, 20 s lease, 1 s shutdown grace
     const first = Array.from({ length: 200 }, (_, i) => `slow${i} `).join('');
     upstream.script({ content: first, chunks: 200, chunkIntervalMs: 100 });
     upstream.script({ content: 'and the rest.', chunks: 3 });
-    const draining = await procs.start('worker', env);
+    const draining = await stack.start('worker');
     const id = (await c.ok('POST', '/hecate/v1/agent-chat/sessions', { runtime_kind: 'model', model: 'gpt-4o-mini' })).id as string;
     const waiting = c.call('POST', `/hecate/v1/agent-chat/sessions/${id}/messages`, { content: 'long answer' });
     await upstream.waitFor((u) => u.requests.some((r) => r.path === '/v1/chat/completions'), 20_000);
@@ -75,7 +71,7 @@ describe('graceful drain hands runs over (scaled, 20 s lease, 1 s shutdown grace
     const live = new SseClient(`${c.url}/hecate/v1/agent-chat/sessions/${id}/stream`);
     const firstDelta = await live.until((e) => e.event === 'delta');
     live.close();
-    const survivor = await procs.start('worker', env);
+    const survivor = await stack.start('worker');
     const stoppedAt = Date.now();
     expect(await draining.stop('SIGTERM')).toBe(0);
     const answer = await waiting;

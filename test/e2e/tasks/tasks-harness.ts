@@ -1,11 +1,9 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createScratchDatabase, ScratchDatabase, testRedisUrl, uniqueId, waitFor } from '../../support/infra';
+import { embeddedStackEnv, scaledStackEnv } from '../../support/harness';
+import { type ScratchDatabase, waitFor } from '../../support/infra';
+import { providerEnv } from '../../support/provider-env';
 import type { HecateClient } from '@sdk';
 import { HttpClient } from '../../support/http';
 import { sdkClient } from '../../support/sdk';
-import { embeddedEnv, runMigrate, ServerProcess, startServer } from '../../support/server-process';
 import { SseReader } from '../../support/sse';
 export type { SseFrame } from '../../support/sse';
 
@@ -83,37 +81,27 @@ export class SseClient extends SseReader {
   }
 }
 
-/** Environment of a scaled deployment on a scratch database and a Redis key prefix. */
-export async function scaledEnv(extra: Record<string, string> = {}): Promise<{ env: Record<string, string>; db: ScratchDatabase }> {
-  const db = await createScratchDatabase();
-  const env = {
-    DATABASE_URL: db.url,
-    REDIS_URL: testRedisUrl(),
-    GATEWAY_REDIS_PREFIX: uniqueId('tk'),
-    GATEWAY_AUTH_TOKEN: TOKEN,
-    GATEWAY_WORKSPACES_DIR: mkdtempSync(join(tmpdir(), 'hecate-ws-')),
-    ...extra,
-  };
-  const migrated = await runMigrate(env);
-  if (migrated.code !== 0) throw new Error(`migrate failed:\n${migrated.output}`);
-  return { env, db };
+/**
+ * The takeover suites' deployment: a fake local provider, no approvals, a short lease (`leaseMs`) with the
+ * reconciler and the queue lock fast enough that a killed worker's run moves within a couple of leases.
+ */
+export const takeoverEnv = (upstream: { url: string }, leaseMs: number): Record<string, string> => ({
+  ...providerEnv('fake', upstream, { kind: 'local' }),
+  GATEWAY_TASK_APPROVAL_POLICIES: 'none',
+  GATEWAY_TASK_QUEUE_LEASE_SECONDS: String(leaseMs / 1000),
+  GATEWAY_TASK_RECONCILE_INTERVAL: '500ms',
+  GATEWAY_QUEUE_LOCK_MS: '2000',
+});
+
+/** Environment of a scaled deployment (test/support/harness.ts) with this suite's token, migrated. */
+export function scaledEnv(extra: Record<string, string> = {}): Promise<{ env: Record<string, string>; db: ScratchDatabase }> {
+  return scaledStackEnv({ token: TOKEN, env: extra });
 }
 
+/** Environment of an embedded deployment (test/support/harness.ts) with this suite's token. */
 export function embeddedTasksEnv(extra: Record<string, string> = {}): Record<string, string> {
-  return { ...embeddedEnv(), GATEWAY_AUTH_TOKEN: TOKEN, GATEWAY_WORKSPACES_DIR: mkdtempSync(join(tmpdir(), 'hecate-ws-')), ...extra };
+  return embeddedStackEnv({ token: TOKEN, env: extra });
 }
 
-/** Tracks started processes so a suite can stop them all. */
-export class Processes {
-  readonly all: ServerProcess[] = [];
-
-  async start(role: 'all' | 'api' | 'worker', env: Record<string, string | undefined>): Promise<ServerProcess> {
-    const p = await startServer(role, env, { timeoutMs: 60_000 });
-    this.all.push(p);
-    return p;
-  }
-
-  async stopAll(): Promise<void> {
-    await Promise.all(this.all.map((p) => p.stop('SIGKILL')));
-  }
-}
+/** Processes started and stopped together: the support harness's group. */
+export { ProcessGroup as Processes } from '../../support/harness';

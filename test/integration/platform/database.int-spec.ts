@@ -99,6 +99,7 @@ describe('migrations and transactions on PGlite', () => {
     const b = '00000000-0000-4000-8000-00000000000b';
     const failing = ds.transaction(async (m) => {
       await insert(m, a);
+      // Holds A open a moment (a fixed wait on purpose) so B is issued while A is still running.
       await new Promise((r) => setTimeout(r, 20));
       throw new Error('roll back A');
     });
@@ -168,6 +169,7 @@ describe.each(['postgres', 'pglite'] as const)('prepared statements on %s', (bac
     const [, outside] = await Promise.all([
       ds.transaction(async (m) => {
         await m.query(`UPDATE ${table} SET n = n + 10 WHERE id = 'tx'`);
+        // Keeps the transaction open a moment (a fixed wait on purpose) so the other update overlaps it.
         await new Promise((r) => setTimeout(r, 20));
       }),
       queryPrepared(ds, update, ['tx']),

@@ -110,6 +110,7 @@ describe.each(adapters)('RunQueue behaviour (%s)', (_name, make) => {
   it('reports the age of the oldest ready job per queue, whatever its priority (delayed jobs are not waiting)', async () => {
     expect(await h.queue.oldestWaitingMs()).toEqual({});
     await h.queue.enqueue('system.echo', { token: 'old-normal' }, { priority: 5 });
+    // A fixed wait on purpose: the jobs' ages differ only by time passing, which nothing else shows.
     await new Promise((r) => setTimeout(r, 120));
     // Newer, but first in line: the oldest is still the normal-priority job behind it.
     await h.queue.enqueue('system.echo', { token: 'new-urgent' }, { priority: 1 });
