@@ -7,6 +7,7 @@ import { QueueProbeJob } from '@core/health/queue-probe.job';
 import { DOMAIN_MODULES } from './domain.modules';
 import { RunJob, WorkspaceOpJob } from '@modules/tasks';
 import { TaskRunnersModule } from '@modules/tasks';
+import { WorkspacesWorkerModule } from '@modules/workspaces';
 import { AgentLoopWorkerModule } from '@modules/agent-loop';
 import { McpProbeJob, McpWorkerModule } from '@modules/mcp';
 import { AgentChatTurnJob, AgentChatWorkerModule } from '@modules/agent-chat';
@@ -17,10 +18,17 @@ import { AgentAdaptersJob, AgentAdaptersWorkerModule } from '@modules/agent-adap
 export class WorkerModule {
   static processors = [QueueProbeJob, RunJob, WorkspaceOpJob, McpProbeJob, AgentChatTurnJob, AgentAdaptersJob];
   /**
-   * Modules only the worker role builds (STYLE rule 16, DESIGN §11.2): tool runners and the sandbox, MCP
+   * Modules only the worker role builds (STYLE rule 16, DESIGN §11.2): the command sandbox, tool runners, MCP
    * clients, ACP adapter processes. The api role never constructs them.
    */
-  static workerOnlyModules = [TaskRunnersModule, McpWorkerModule, AgentLoopWorkerModule, AgentAdaptersWorkerModule, AgentChatWorkerModule];
+  static workerOnlyModules = [
+    WorkspacesWorkerModule,
+    TaskRunnersModule,
+    McpWorkerModule,
+    AgentLoopWorkerModule,
+    AgentAdaptersWorkerModule,
+    AgentChatWorkerModule,
+  ];
 
   static forRoot(core: CoreResources, options: { standalone: boolean } = { standalone: true }): DynamicModule {
     return {

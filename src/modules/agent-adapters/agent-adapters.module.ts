@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { TasksModule } from '@modules/tasks';
+import { WorkspacesWorkerModule } from '@modules/workspaces';
 import { AdapterCatalog } from './adapter-catalog';
 import { AdapterDiscoveryService } from './adapter-discovery.service';
 import { AgentAdaptersService } from './agent-adapters.service';
@@ -13,7 +13,7 @@ export class AgentAdaptersModule {}
 
 /** Worker-only (DESIGN §11.2): discovery, versions and probes spawn adapters, through the command sandbox. */
 @Module({
-  imports: [AgentAdaptersModule, TasksModule],
+  imports: [AgentAdaptersModule, WorkspacesWorkerModule],
   providers: [AdapterDiscoveryService],
   exports: [AdapterDiscoveryService],
 })

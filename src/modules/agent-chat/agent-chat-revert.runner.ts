@@ -1,8 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { JobPayloads } from '@contracts/jobs';
 import { AppConfig } from '@core/config/app-config';
 import type { JobContext } from '@core/queue/run-queue.port';
-import { ExecutorRegistry, WorkspaceGit } from '@modules/tasks';
+import { COMMAND_SANDBOX, type CommandSandbox, WorkspaceGit } from '@modules/workspaces';
 import { AgentChatTurnsService } from './agent-chat-turns.service';
 import { RevertsRepository } from './reverts.repository';
 import { AgentChatRepository } from './agent-chat.repository';
@@ -19,7 +19,7 @@ export class AgentChatRevertRunner {
     private readonly repo: AgentChatRepository,
     private readonly reverts: RevertsRepository,
     private readonly turns: AgentChatTurnsService,
-    private readonly registry: ExecutorRegistry,
+    @Inject(COMMAND_SANDBOX) private readonly sandbox: CommandSandbox,
     private readonly config: AppConfig,
   ) {}
 
@@ -36,7 +36,7 @@ export class AgentChatRevertRunner {
         .filter((f) => revert.paths.includes(f.path))
         .map((f) => f.diff)
         .join('');
-      const git = new WorkspaceGit(this.registry.sandbox(), this.config.tasks, session.workspace, job.signal);
+      const git = new WorkspaceGit(this.sandbox, this.config.tasks, session.workspace, job.signal);
       const applied = await git.applyReverse(patch);
       if (!applied.ok) return await fail(applied.error || 'git apply -R failed');
       const captured = (message.metadata.captured_paths as string[] | undefined) ?? files.map((f) => f.path);

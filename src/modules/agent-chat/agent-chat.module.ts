@@ -6,7 +6,8 @@ import { ApprovalsModule } from '@modules/approvals';
 import { EventsModule } from '@modules/events';
 import { InferenceModule } from '@modules/inference';
 import { ProvidersModule } from '@modules/providers';
-import { RetentionService, TasksModule } from '@modules/tasks';
+import { TasksModule } from '@modules/tasks';
+import { WorkspacesWorkerModule } from '@modules/workspaces';
 import { AppConfig } from '@core/config/app-config';
 import { AgentChatGuidanceService } from './agent-chat-guidance.service';
 import { AgentChatApprovalsService } from './agent-chat-approvals.service';
@@ -36,6 +37,7 @@ import { QueueRepository } from './queue.repository';
 import { RevertsRepository } from './reverts.repository';
 import { TurnLeaseRepository } from './turn-lease.repository';
 import { OptimizeInputService } from './optimize-input.service';
+import { AgentChatRetention } from './agent-chat-retention';
 
 /** What the worker-only module needs of the shared one (the runtimes stay private: they register themselves). */
 const SHARED = [
@@ -64,14 +66,13 @@ const SHARED = [
  */
 @Module({
   imports: [TasksModule, AgentLoopModule, InferenceModule, ProvidersModule, AgentAdaptersModule, ApprovalsModule, EventsModule],
-  providers: [...SHARED, ModelTurnRuntime, AgentTurnRuntime, ExternalAgentTurnRuntime, ApprovalFramesService, OptimizeInputService],
+  providers: [...SHARED, ModelTurnRuntime, AgentTurnRuntime, ExternalAgentTurnRuntime, ApprovalFramesService, OptimizeInputService, AgentChatRetention],
   exports: [...SHARED, OptimizeInputService],
 })
 export class AgentChatModule implements OnModuleInit {
   constructor(
     private readonly config: AppConfig,
     private readonly registry: SystemInfoRegistry,
-    private readonly retention: RetentionService,
     private readonly approvals: ApprovalsRepository,
     private readonly metrics: MetricsService,
   ) {}
@@ -80,18 +81,12 @@ export class AgentChatModule implements OnModuleInit {
     this.metrics.countPendingApprovals('agent_chat', () => this.approvals.countPending());
     // Operators show a danger banner when every adapter permission request is allowed unseen (seed 003).
     this.registry.addStats('agent_adapter_approval_mode', () => this.config.agent.adapters.approvalMode);
-    const { maxAgeMs, maxCount } = this.config.tasks.retention.agentChatApprovals;
-    this.retention.addPruner('agent_chat_approvals', async () => ({
-      ...(await this.approvals.prune(new Date(Date.now() - maxAgeMs), maxCount)),
-      max_age_ms: maxAgeMs,
-      max_count: maxCount,
-    }));
   }
 }
 
 /** Worker-only (DESIGN §11.2): model turns run here, the recovery pass that takes over turns of lost workers, and the guidance source of the agent loop. */
 @Module({
-  imports: [AgentChatModule, AgentLoopModule, InferenceModule, TasksModule, AgentAdaptersModule, AgentAdaptersWorkerModule],
+  imports: [AgentChatModule, AgentLoopModule, InferenceModule, TasksModule, AgentAdaptersModule, AgentAdaptersWorkerModule, WorkspacesWorkerModule],
   providers: [AgentChatTurnRunner, AgentChatRecoveryService, AgentChatRevertRunner, AdapterSessionHost, ApprovalCoordinator, ExternalTurnExecutor],
   exports: [AgentChatTurnRunner, AgentChatRevertRunner, AdapterSessionHost],
 })

@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
-import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { AppConfig } from '@core/config/app-config';
 import { readProcessEnv } from '@core/config/env';
 import { rootLogger } from '@core/logging/logger';
 import { resolveSecretKey, openSecret } from '@core/crypto/secret-box';
-import { ExecutorRegistry, unsealMcpServers } from '@modules/tasks';
+import { COMMAND_SANDBOX, type CommandSandbox } from '@modules/workspaces';
+import { unsealMcpServers } from './mcp-servers-redaction';
 import { connectMcpServer, listAllTools, McpConnectDeps, McpConnection, McpSpawnContext } from './mcp-connection';
 import { McpApprovalPolicy, McpServerSpec, mcpToolAlias } from './mcp-server-spec';
 import { renderToolResult } from './mcp-tool-result';
@@ -130,10 +131,10 @@ export class McpClientPool implements OnModuleInit, OnModuleDestroy {
 
   constructor(
     private readonly config: AppConfig,
-    registry: ExecutorRegistry,
+    @Inject(COMMAND_SANDBOX) sandbox: CommandSandbox,
   ) {
     this.secretKey = resolveSecretKey(config);
-    this.deps = { sandbox: () => registry.sandbox(), tasks: config.tasks, mcp: config.mcp, selfPort: config.server.port, env: readProcessEnv };
+    this.deps = { sandbox: () => sandbox, tasks: config.tasks, mcp: config.mcp, selfPort: config.server.port, env: readProcessEnv };
   }
 
   onModuleInit(): void {

@@ -6,7 +6,7 @@ import { AppConfig } from '@core/config/app-config';
 import { EventBus } from '@core/bus/event-bus.port';
 import { rootLogger } from '@core/logging/logger';
 import type { JobContext } from '@core/queue/run-queue.port';
-import { ExecutorRegistry } from '@modules/tasks';
+import { COMMAND_SANDBOX, type CommandSandbox } from '@modules/workspaces';
 import { mcpChannels, ProbeSpecMessage, ProbeWorkerMessage } from './mcp-bus';
 import { McpClientPool } from './mcp-client-pool.service';
 import { PROBE_TIMEOUT_MS } from './mcp-probe.service';
@@ -24,7 +24,7 @@ export class McpProbeRunner {
   constructor(
     private readonly config: AppConfig,
     private readonly pool: McpClientPool,
-    private readonly registry: ExecutorRegistry,
+    @Inject(COMMAND_SANDBOX) private readonly sandbox: CommandSandbox,
     @Inject(EventBus) private readonly bus: EventBus,
   ) {}
 
@@ -44,7 +44,7 @@ export class McpProbeRunner {
       await unsubscribe();
     }
     if (!message) return; // the api gave up before the claim reached it
-    const workspace = await this.registry.sandbox().scratchWorkspace('mcp-probes');
+    const workspace = await this.sandbox.scratchWorkspace('mcp-probes');
     try {
       const tools = await this.pool.probe(message.spec, { workspace, signal: ctx.signal }, PROBE_TIMEOUT_MS);
       await answer({

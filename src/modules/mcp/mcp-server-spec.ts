@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { MCP_SECRET_PREFIX } from '@core/config/groups/mcp.env';
-import { envReference } from '@modules/tasks';
+import { envReference } from './mcp-servers-redaction';
 /** Per-server gate on the agent's use of an MCP server's tools (seed 003 `mcp_servers[].approval_policy`). */
 export const MCP_APPROVAL_POLICIES = ['auto', 'require_approval', 'block'] as const;
 export type McpApprovalPolicy = (typeof MCP_APPROVAL_POLICIES)[number];

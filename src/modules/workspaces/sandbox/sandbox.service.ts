@@ -6,7 +6,7 @@ import { dirname, join, resolve, sep } from 'node:path';
 import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { rootLogger } from '@core/logging/logger';
-import type { CommandSandbox, SandboxPolicy } from '../run-executor';
+import type { CommandSandbox, SandboxPolicy } from '../command-sandbox';
 import { EgressProxy, egressSettings } from './egress-proxy';
 import { describeLimits, limitArgv, limitsFor, tmpSizeArgs } from './sandbox-limits';
 import { serverCodePaths, writePathArgs } from './sandbox-paths';
