@@ -180,7 +180,7 @@ export class McpClientPool implements OnModuleInit, OnModuleDestroy {
 
   /** Connects (or reuses) every server of a run and lists their tools. Fails whole, releasing what it took, naming the server. */
   async open(tenantId: string, stored: McpServerSpec[], ctx: McpOpenContext): Promise<McpToolSet> {
-    // Literal env/header values are stored sealed (tasks module): opened here, where they are used, and nowhere else.
+    // Literal env/header values are stored sealed (sealMcpServers): opened here, where they are used, and nowhere else.
     const servers = unsealMcpServers(stored, (sealed) => openSecret(this.secretKey, sealed)) as McpServerSpec[];
     const settled = await Promise.allSettled(servers.map((spec) => this.acquire(tenantId, spec, ctx)));
     const held = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));

@@ -1,5 +1,4 @@
 import type { TasksConfig } from '@core/config/groups/tasks.env';
-import type { CommandSandbox, SandboxPolicy } from '@modules/workspaces';
 import type { RunWriter } from './run-writer';
 import type { RunCheckpoint, TaskRunEntity } from './task-run.entity';
 import type { TaskEntity } from './task.entity';
@@ -71,5 +70,3 @@ export interface RunRunner {
   readonly kind: string;
   execute(ctx: ExecutionContext): Promise<ExecutionOutcome>;
 }
-
-export type { CommandSandbox, SandboxPolicy };
