@@ -19,7 +19,7 @@ import { PricingController } from '@modules/providers';
 import { TracesController, UsageController } from '@modules/inference';
 import { DOMAIN_MODULES } from './domain.modules';
 import { EventsController } from '@modules/events';
-import { RetentionController } from '@modules/tasks';
+import { RetentionController } from '@modules/retention';
 import { TaskRunsController } from '@modules/tasks';
 import { TasksController } from '@modules/tasks';
 import { AgentLoopRunsController } from '@modules/agent-loop';

@@ -4,6 +4,8 @@ import { ProvidersModule } from '@modules/providers';
 import { ApprovalsModule } from '@modules/approvals';
 import { EventsModule } from '@modules/events';
 import { TasksModule } from '@modules/tasks';
+import { WorkspacesModule } from '@modules/workspaces';
+import { RetentionModule } from '@modules/retention';
 import { AgentLoopModule } from '@modules/agent-loop';
 import { McpModule } from '@modules/mcp';
 import { AgentChatModule } from '@modules/agent-chat';
@@ -20,10 +22,12 @@ export const DOMAIN_MODULES = [
   ChatSessionsModule,
   EventsModule,
   ApprovalsModule,
+  WorkspacesModule,
   TasksModule,
   McpModule,
   AgentLoopModule,
   AgentAdaptersModule,
   AgentChatModule,
   AgentsModule,
+  RetentionModule,
 ];

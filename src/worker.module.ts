@@ -8,6 +8,7 @@ import { DOMAIN_MODULES } from './domain.modules';
 import { WorkerRequestJob } from '@core/lease';
 import { RunJob } from '@modules/tasks';
 import { TaskRunnersModule } from '@modules/tasks';
+import { WorkspacesWorkerModule } from '@modules/workspaces';
 import { AgentLoopWorkerModule } from '@modules/agent-loop';
 import { McpWorkerModule } from '@modules/mcp';
 import { AgentChatTurnJob, AgentChatWorkerModule } from '@modules/agent-chat';
@@ -18,10 +19,17 @@ import { AgentAdaptersWorkerModule } from '@modules/agent-adapters';
 export class WorkerModule {
   static processors = [QueueProbeJob, RunJob, WorkerRequestJob, AgentChatTurnJob];
   /**
-   * Modules only the worker role builds (STYLE rule 16, DESIGN §11.2): tool runners and the sandbox, MCP
+   * Modules only the worker role builds (STYLE rule 16, DESIGN §11.2): the command sandbox, tool runners, MCP
    * clients, ACP adapter processes. The api role never constructs them.
    */
-  static workerOnlyModules = [TaskRunnersModule, McpWorkerModule, AgentLoopWorkerModule, AgentAdaptersWorkerModule, AgentChatWorkerModule];
+  static workerOnlyModules = [
+    WorkspacesWorkerModule,
+    TaskRunnersModule,
+    McpWorkerModule,
+    AgentLoopWorkerModule,
+    AgentAdaptersWorkerModule,
+    AgentChatWorkerModule,
+  ];
 
   static forRoot(core: CoreResources, options: { standalone: boolean } = { standalone: true }): DynamicModule {
     return {

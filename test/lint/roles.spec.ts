@@ -6,7 +6,7 @@ import { ApiModule } from '../../src/api.module';
 import { WorkerModule } from '../../src/worker.module';
 import { GatewayModule } from '@modules/gateway/gateway.module';
 import { TaskRunnersModule } from '@modules/tasks/runners/task-runners.module';
-import { SandboxService } from '@modules/tasks/sandbox/sandbox.service';
+import { SandboxService } from '@modules/workspaces/sandbox/sandbox.service';
 import { McpClientPool } from '@modules/mcp/mcp-client-pool.service';
 import { McpWorkerModule } from '@modules/mcp/mcp-worker.module';
 

@@ -1,6 +1,7 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import type * as Acp from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };
 import { within } from '@core/async/within';
+import { describeExit as exitInWords, SupervisedProcess } from '@modules/workspaces';
 
 export type { Acp };
 
@@ -43,7 +44,6 @@ export interface AcpClientHandlers {
  * larger than the bound, ends the connection with a typed error instead of being skipped.
  */
 export class AcpProcess {
-  private stderr = '';
   private exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
   private failed: AcpProtocolError | null = null;
   private closing = false;
@@ -51,18 +51,18 @@ export class AcpProcess {
   private readonly ended = new AbortController();
 
   private constructor(
-    private readonly child: ChildProcess,
+    private readonly proc: SupervisedProcess,
     readonly connection: Acp.ClientConnection,
   ) {
-    this.exited = new Promise((done) => child.once('close', () => done()));
+    this.exited = proc.exited.then(() => undefined);
   }
 
   static async start(spec: AcpSpawnSpec, handlers: AcpClientHandlers): Promise<AcpProcess> {
     const acp = await loadAcp();
-    const child = spawn(spec.argv[0], spec.argv.slice(1), { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
-    await new Promise<void>((resolve, reject) => {
-      child.once('error', (err) => reject(new AcpProtocolError('spawn_failed', `${spec.argv[0]}: ${(err as NodeJS.ErrnoException).code ?? err.message}`)));
-      child.once('spawn', () => resolve());
+    const proc = SupervisedProcess.spawn({ argv: spec.argv, cwd: spec.cwd, env: spec.env, stdin: 'pipe', graceMs: KILL_GRACE_MS, stderrTail: STDERR_TAIL });
+    const child = proc.child;
+    await proc.started().catch((err: NodeJS.ErrnoException) => {
+      throw new AcpProtocolError('spawn_failed', `${spec.argv[0]}: ${err.code ?? err.message}`);
     });
     const ref: { self?: AcpProcess } = {};
     const stream = ndjson(child, spec.maxMessageBytes, (err) => ref.self?.fail(err));
@@ -71,11 +71,10 @@ export class AcpProcess {
       .onNotification(acp.methods.client.session.update, ({ params }) => handlers.onUpdate(params))
       .onRequest(acp.methods.client.session.requestPermission, ({ params, signal }) => handlers.onPermission(params, signal))
       .connect(stream);
-    const self = new AcpProcess(child, connection);
+    const self = new AcpProcess(proc, connection);
     ref.self = self;
-    child.stderr?.on('data', (c: Buffer) => (self.stderr = (self.stderr + c.toString('utf8')).slice(-STDERR_TAIL)));
-    child.once('close', (code, signal) => {
-      self.exit = { code, signal };
+    void proc.exited.then((exit) => {
+      self.exit = exit;
       if (!self.closing) self.fail(new AcpProtocolError('exited', `the adapter process ${describeExit(self.exit)}${self.tailNote()}`));
       self.ended.abort();
       connection.close(self.failed ?? new Error('adapter closed'));
@@ -84,7 +83,7 @@ export class AcpProcess {
   }
 
   get pid(): number | undefined {
-    return this.child.pid;
+    return this.proc.pid;
   }
 
   get alive(): boolean {
@@ -102,7 +101,7 @@ export class AcpProcess {
   }
 
   stderrTail(): string {
-    return this.stderr.trim();
+    return this.proc.stderrTail();
   }
 
   /**
@@ -150,50 +149,31 @@ export class AcpProcess {
     return this.connection.agent.notify(method, params).catch(() => undefined);
   }
 
-  /** Ends the process group (SIGTERM, SIGKILL after a grace) and waits for the process to be gone. */
+  /**
+   * Ends the process group (SIGTERM, SIGKILL after a grace) and waits for the process to be gone; whatever the
+   * adapter left in its group (a `claude auth status` child, a command it ran) goes too.
+   */
   async close(): Promise<void> {
-    if (!this.closing) {
-      this.closing = true;
-      try {
-        this.child.stdin?.end();
-      } catch {
-        // already closed
-      }
-      this.killGroup('SIGTERM');
-      const timer = setTimeout(() => this.killGroup('SIGKILL'), KILL_GRACE_MS);
-      await this.exited;
-      clearTimeout(timer);
-      // Whatever the adapter left in its group (a `claude auth status` child, a command it ran) goes too.
-      this.killGroup('SIGKILL');
-    }
-    await this.exited;
+    this.closing = true;
+    await this.proc.stop();
   }
 
   private fail(err: AcpProtocolError): void {
     if (this.failed || this.closing) return;
     this.failed = err;
     this.ended.abort();
-    this.killGroup('SIGKILL');
+    this.proc.signal('SIGKILL');
   }
 
   private tailNote(): string {
     const tail = this.stderrTail();
     return tail ? `; stderr: ${tail.slice(-500)}` : '';
   }
-
-  private killGroup(signal: NodeJS.Signals): void {
-    const pid = this.child.pid;
-    if (!pid) return;
-    try {
-      process.kill(-pid, signal);
-    } catch {
-      // the group is gone
-    }
-  }
 }
 
+/** "exited with code 3" / "was killed by SIGKILL" (the supervisor's words, read after "the adapter process"). */
 export function describeExit(exit: { code: number | null; signal: NodeJS.Signals | null }): string {
-  return exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+  return exit.signal ? `was ${exitInWords(exit)}` : exitInWords(exit);
 }
 
 /**

@@ -1,10 +1,10 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { readProcessEnv } from '@core/config/env';
-import { ExecutorRegistry } from '@modules/tasks';
+import { COMMAND_SANDBOX, type CommandSandbox } from '@modules/workspaces';
 import { AcpProcess, AcpProtocolError, type Acp } from './acp-process';
 import { type AdapterDefinition, firstVersion, satisfies } from './adapter-definitions';
 import { adapterEnv, adapterHome, resolveAdapter, runVersion, sandboxedArgv, writeLauncher, type ResolvedAdapter } from './adapter-launch';
@@ -31,7 +31,7 @@ export class AdapterDiscoveryService {
   constructor(
     private readonly config: AppConfig,
     private readonly catalog: AdapterCatalog,
-    private readonly registry: ExecutorRegistry,
+    @Inject(COMMAND_SANDBOX) private readonly sandbox: CommandSandbox,
   ) {}
 
   private get dir(): string {
@@ -44,7 +44,7 @@ export class AdapterDiscoveryService {
 
   /** The tenant's home of the adapter, owned by whoever the adapter in `workspace` runs as (never root). */
   home(def: AdapterDefinition, workspace: string, tenantId: string): string {
-    return adapterHome(this.dir, def, this.registry.sandbox().identityFor(workspace, true), tenantId);
+    return adapterHome(this.dir, def, this.sandbox.identityFor(workspace, true), tenantId);
   }
 
   env(def: AdapterDefinition, home: string, extra: Record<string, string> = {}): Record<string, string> {
@@ -52,7 +52,7 @@ export class AdapterDiscoveryService {
   }
 
   argv(resolved: ResolvedAdapter, workspace: string, home: string): string[] {
-    return sandboxedArgv(this.registry.sandbox(), resolved, workspace, home);
+    return sandboxedArgv(this.sandbox, resolved, workspace, home);
   }
 
   async list(): Promise<AdapterRow[]> {
@@ -89,10 +89,10 @@ export class AdapterDiscoveryService {
 
   /** `--version` in the sandbox (first semver token), else the installed package's version. */
   private async version(def: AdapterDefinition, resolved: ResolvedAdapter): Promise<string | undefined> {
-    const scratch = await this.registry.sandbox().scratchWorkspace('adapter-probes');
+    const scratch = await this.sandbox.scratchWorkspace('adapter-probes');
     try {
       const home = this.home(def, scratch, PROBE_TENANT);
-      const out = this.registry.sandbox().refusal() ? undefined : await runVersion(this.argv(resolved, scratch, home), this.env(def, home), scratch);
+      const out = this.sandbox.refusal() ? undefined : await runVersion(this.argv(resolved, scratch, home), this.env(def, home), scratch);
       return (out && firstVersion(out)) ?? resolved.packageVersion;
     } finally {
       await rm(scratch, { recursive: true, force: true }).catch(() => undefined);
@@ -134,9 +134,9 @@ export class AdapterDiscoveryService {
         hint: `Install ${def.managedPackage ?? def.command}, or put ${def.command} on the worker's PATH.`,
       });
     }
-    const refusal = this.registry.sandbox().refusal();
+    const refusal = this.sandbox.refusal();
     if (refusal) return done({ status: 'error', stage: 'spawn', path: resolved.path, error: refusal });
-    const scratch = await this.registry.sandbox().scratchWorkspace('adapter-probes');
+    const scratch = await this.sandbox.scratchWorkspace('adapter-probes');
     let proc: AcpProcess | undefined;
     let stage: AdapterHealth['stage'] = 'spawn';
     const timeoutMs = this.config.agent.adapters.probeTimeoutMs;

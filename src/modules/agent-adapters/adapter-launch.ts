@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { accessSync, chmodSync, chownSync, constants, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
-import type { CommandSandbox } from '@modules/tasks';
+import { type CommandSandbox, SupervisedProcess } from '@modules/workspaces';
 import type { AdapterDefinition } from './adapter-definitions';
 
 /** Where the adapter was found (seed 003 catalog `path`, `managed`): a launcher script, an installed package, PATH. */
@@ -109,6 +108,8 @@ export function writeLauncher(def: AdapterDefinition, adaptersDir: string, pathE
   return launcher;
 }
 
+const VERSION_TIMEOUT_MS = 5000;
+
 const shellQuote = (s: string): string => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 
 /** Whose homes sit together: a tenant's id, readable and collision-free as a directory name. */
@@ -168,24 +169,18 @@ export function sandboxedArgv(sandbox: CommandSandbox, resolved: ResolvedAdapter
   });
 }
 
-/** `<adapter> --version` (sandboxed, 5 s, stdin closed): its first line of output, or undefined. */
-export function runVersion(argv: string[], env: Record<string, string>, cwd: string): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    const child = spawn(argv[0], [...argv.slice(1), '--version'], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    const timer = setTimeout(() => {
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        // gone
-      }
-    }, 5000);
-    child.stdout.on('data', (c: Buffer) => (out = (out + c.toString('utf8')).slice(0, 4096)));
-    child.stderr.on('data', () => undefined);
-    child.once('error', () => resolve(undefined));
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve(code === 0 ? out : undefined);
-    });
-  });
+/** `<adapter> --version` (sandboxed, 5 s, stdin closed; SIGKILL to its group after that): its first line of output, or undefined. */
+export async function runVersion(argv: string[], env: Record<string, string>, cwd: string): Promise<string | undefined> {
+  const proc = SupervisedProcess.spawn({ argv: [...argv, '--version'], cwd, env, stdin: 'ignore', graceMs: 0 });
+  let out = '';
+  const timer = setTimeout(() => proc.signal('SIGKILL'), VERSION_TIMEOUT_MS);
+  proc.child.stdout!.on('data', (c: Buffer) => (out = (out + c.toString('utf8')).slice(0, 4096)));
+  proc.child.stderr!.on('data', () => undefined);
+  const ran = await proc.started().then(
+    () => true,
+    () => false,
+  );
+  const exit = await proc.exited;
+  clearTimeout(timer);
+  return ran && exit.code === 0 ? out : undefined;
 }

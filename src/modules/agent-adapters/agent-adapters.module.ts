@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { TasksModule } from '@modules/tasks';
+import { WorkspacesWorkerModule } from '@modules/workspaces';
 import { AdapterCatalog } from './adapter-catalog';
 import { AdapterDiscoveryService } from './adapter-discovery.service';
 import { AgentAdaptersService } from './agent-adapters.service';
@@ -14,7 +14,7 @@ export class AgentAdaptersModule {}
 
 /** Worker-only (docs/design.md §11): discovery, versions and probes spawn adapters, through the command sandbox; the worker side of the api's requests. */
 @Module({
-  imports: [AgentAdaptersModule, TasksModule],
+  imports: [AgentAdaptersModule, WorkspacesWorkerModule],
   providers: [AdapterDiscoveryService, AgentAdaptersWorker],
   exports: [AdapterDiscoveryService],
 })

@@ -1,8 +1,8 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { ConflictError } from '@core/http/domain-error';
 import { WorkerRequests, type WorkerRequestContext } from '@core/lease';
-import { ExecutorRegistry, WorkspaceGit } from '@modules/tasks';
+import { COMMAND_SANDBOX, type CommandSandbox, WorkspaceGit } from '@modules/workspaces';
 import { REVERT_REQUEST, type RevertRequest, type RevertResult } from './agent-chat-rows';
 import { AgentChatTurnsService } from './agent-chat-turns.service';
 import { AgentChatRepository } from './agent-chat.repository';
@@ -18,7 +18,7 @@ export class AgentChatRevertRunner implements OnModuleInit {
   constructor(
     private readonly repo: AgentChatRepository,
     private readonly turns: AgentChatTurnsService,
-    private readonly registry: ExecutorRegistry,
+    @Inject(COMMAND_SANDBOX) private readonly sandbox: CommandSandbox,
     private readonly config: AppConfig,
     private readonly requests: WorkerRequests,
   ) {}
@@ -49,7 +49,7 @@ export class AgentChatRevertRunner implements OnModuleInit {
       .filter((f) => revert.paths.includes(f.path))
       .map((f) => f.diff)
       .join('');
-    const git = new WorkspaceGit(this.registry.sandbox(), this.config.tasks, session.workspace, signal);
+    const git = new WorkspaceGit(this.sandbox, this.config.tasks, session.workspace, signal);
     const applied = await git.applyReverse(patch);
     if (!applied.ok) throw new Error(applied.error || 'git apply -R failed');
     const captured = (message.metadata.captured_paths as string[] | undefined) ?? files.map((f) => f.path);

@@ -1,11 +1,12 @@
 import { Module, OnModuleInit } from '@nestjs/common';
 import { SystemInfoRegistry } from '@core/health/system-info.registry';
 import { AgentLoopModule, GuidanceRegistry } from '@modules/agent-loop';
-import { ApprovalsModule, TurnApprovalsService } from '@modules/approvals';
+import { ApprovalsModule } from '@modules/approvals';
 import { EventsModule } from '@modules/events';
 import { InferenceModule } from '@modules/inference';
 import { ProvidersModule } from '@modules/providers';
-import { RetentionService, TasksModule } from '@modules/tasks';
+import { TasksModule } from '@modules/tasks';
+import { WorkspacesWorkerModule } from '@modules/workspaces';
 import { AppConfig } from '@core/config/app-config';
 import { AgentChatGuidanceService } from './agent-chat-guidance.service';
 import { AgentChatApprovalsService } from './agent-chat-approvals.service';
@@ -33,6 +34,7 @@ import { GuidanceRepository } from './guidance.repository';
 import { QueueRepository } from './queue.repository';
 import { TurnLeaseRepository } from './turn-lease.repository';
 import { OptimizeInputService } from './optimize-input.service';
+import { AgentChatRetention } from './agent-chat-retention';
 
 /** What the worker-only module needs of the shared one (the runtimes stay private: they register themselves). */
 const SHARED = [
@@ -59,32 +61,33 @@ const SHARED = [
  */
 @Module({
   imports: [TasksModule, AgentLoopModule, InferenceModule, ProvidersModule, AgentAdaptersModule, ApprovalsModule, EventsModule],
-  providers: [...SHARED, ModelTurnRuntime, AgentTurnRuntime, ExternalAgentTurnRuntime, ApprovalFramesService, OptimizeInputService],
+  providers: [...SHARED, ModelTurnRuntime, AgentTurnRuntime, ExternalAgentTurnRuntime, ApprovalFramesService, OptimizeInputService, AgentChatRetention],
   exports: [...SHARED, OptimizeInputService],
 })
 export class AgentChatModule implements OnModuleInit {
   constructor(
     private readonly config: AppConfig,
     private readonly registry: SystemInfoRegistry,
-    private readonly retention: RetentionService,
-    private readonly approvals: TurnApprovalsService,
   ) {}
 
   onModuleInit(): void {
     // Operators show a danger banner when every adapter permission request is allowed unseen (seed 003).
     this.registry.addStats('agent_adapter_approval_mode', () => this.config.agent.adapters.approvalMode);
-    const { maxAgeMs, maxCount } = this.config.tasks.retention.agentChatApprovals;
-    this.retention.addPruner('agent_chat_approvals', async () => ({
-      ...(await this.approvals.prune(new Date(Date.now() - maxAgeMs), maxCount)),
-      max_age_ms: maxAgeMs,
-      max_count: maxCount,
-    }));
   }
 }
 
 /** Worker-only (DESIGN §11.2): model turns run here, the recovery pass that takes over turns of lost workers, and the guidance source of the agent loop. */
 @Module({
-  imports: [AgentChatModule, AgentLoopModule, InferenceModule, TasksModule, AgentAdaptersModule, AgentAdaptersWorkerModule, ApprovalsModule],
+  imports: [
+    AgentChatModule,
+    AgentLoopModule,
+    InferenceModule,
+    TasksModule,
+    AgentAdaptersModule,
+    AgentAdaptersWorkerModule,
+    ApprovalsModule,
+    WorkspacesWorkerModule,
+  ],
   providers: [AgentChatTurnRunner, AgentChatRecoveryService, AgentChatRevertRunner, AdapterSessionHost, ApprovalCoordinator, ExternalTurnExecutor],
   exports: [AgentChatTurnRunner, AgentChatRevertRunner, AdapterSessionHost],
 })

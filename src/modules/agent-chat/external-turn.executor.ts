@@ -4,7 +4,7 @@ import { AppConfig } from '@core/config/app-config';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import { rootLogger } from '@core/logging/logger';
 import { type Acp, AcpProtocolError, AdapterCatalog } from '@modules/agent-adapters';
-import { ExecutorRegistry, WorkspaceGit } from '@modules/tasks';
+import { COMMAND_SANDBOX, type CommandSandbox, WorkspaceGit } from '@modules/workspaces';
 import type { MessageRow, TurnRow } from './agent-chat-rows';
 import { AgentChatTurnsService } from './agent-chat-turns.service';
 import { AgentChatRepository } from './agent-chat.repository';
@@ -42,7 +42,7 @@ export class ExternalTurnExecutor {
     private readonly turns: AgentChatTurnsService,
     private readonly host: AdapterSessionHost,
     private readonly catalog: AdapterCatalog,
-    private readonly registry: ExecutorRegistry,
+    @Inject(COMMAND_SANDBOX) private readonly sandbox: CommandSandbox,
     private readonly approvals: ApprovalCoordinator,
     @Inject(LiveStreamBuffer) private readonly live: LiveStreamBuffer,
     @Inject(EventBus) private readonly bus: EventBus,
@@ -113,7 +113,7 @@ export class ExternalTurnExecutor {
     } else if (restored === 'loaded') {
       note({ type: 'native_session_restored', status: 'completed', title: 'Agent session restored', detail: `session/load ${adapter.nativeId}` });
     }
-    const git = new WorkspaceGit(this.registry.sandbox(), this.config.tasks, session.workspace, state.controller.signal);
+    const git = new WorkspaceGit(this.sandbox, this.config.tasks, session.workspace, state.controller.signal);
     const baseTree = await git.tree().catch(() => null);
 
     let content = '';

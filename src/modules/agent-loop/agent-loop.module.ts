@@ -3,6 +3,7 @@ import { ApprovalsModule } from '@modules/approvals';
 import { InferenceModule } from '@modules/inference';
 import { McpWorkerModule } from '@modules/mcp';
 import { TasksModule } from '@modules/tasks';
+import { WorkspacesWorkerModule } from '@modules/workspaces';
 import { AgentLoopRunsService } from './agent-loop-runs.service';
 import { AgentLoopExecutor } from './agent-loop.executor';
 import { AgentLoopRunner } from './agent-loop.runner';
@@ -20,7 +21,7 @@ export class AgentLoopModule {}
 
 /** Worker-only (DESIGN §11.2): the loop itself — model calls and tool calls run on workers, never in the api. */
 @Module({
-  imports: [TasksModule, InferenceModule, ApprovalsModule, McpWorkerModule, AgentLoopModule],
+  imports: [TasksModule, InferenceModule, ApprovalsModule, McpWorkerModule, AgentLoopModule, WorkspacesWorkerModule],
   providers: [AgentLoopRunner, AgentModelCalls, AgentToolCalls],
 })
 export class AgentLoopWorkerModule {}

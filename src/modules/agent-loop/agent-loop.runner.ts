@@ -10,16 +10,8 @@ import type { InferenceTool } from '@modules/inference';
 import { MAX_TOOLS_PER_REQUEST, McpClientPool, type McpServerSpec, type McpTool, type McpToolSet } from '@modules/mcp';
 import { AgentModelCalls } from './agent-model-calls';
 import { AgentToolCalls, type McpCalls } from './agent-tool-calls';
-import {
-  type ExecutionContext,
-  type ExecutionOutcome,
-  ExecutorRegistry,
-  readHead,
-  type RunRunner,
-  type StepSpec,
-  withWorkspaceFile,
-  WorkspaceGit,
-} from '@modules/tasks';
+import { type ExecutionContext, type ExecutionOutcome, ExecutorRegistry, type RunRunner, type StepSpec } from '@modules/tasks';
+import { readHead, withWorkspaceFile } from '@modules/workspaces';
 import { BUILTIN_TOOLS } from './builtin-tools';
 import { checkpointArtifact, type Conversation, parseConversation, preview, replaceState, startingHistory } from './conversation';
 import { type ConsumedGuidance, GuidanceRegistry } from './guidance-source';
@@ -115,7 +107,10 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
     if (ctx.workspace.readOnly) return null;
     const saved = await ctx.writer.latestArtifact('workspace_base');
     if (saved) return saved.content || null;
-    const tree = await new WorkspaceGit(this.registry.sandbox(), this.config.tasks, ctx.workspace.path, ctx.signal).tree().catch(() => null);
+    const tree = await this.tools
+      .workspaceGit(ctx.workspace.path, ctx.signal)
+      .tree()
+      .catch(() => null);
     await ctx.writer.addArtifact({
       kind: 'workspace_base',
       name: 'workspace_base',
@@ -133,7 +128,7 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
     const cancelled = ctx.signal.aborted;
     try {
       const signal = cancelled ? AbortSignal.timeout(DIFF_AFTER_CANCEL_MS) : ctx.signal;
-      const diff = await new WorkspaceGit(this.registry.sandbox(), this.config.tasks, ctx.workspace.path, signal).diff(base);
+      const diff = await this.tools.workspaceGit(ctx.workspace.path, signal).diff(base);
       if (diff === null) return;
       const artifact = { kind: 'diff', name: 'workspace_diff', mimeType: 'text/x-diff', content: diff, metadata: { base_tree: base } };
       if (cancelled) await ctx.writer.addArtifactAfterCancel(artifact);

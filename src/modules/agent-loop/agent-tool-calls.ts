@@ -3,7 +3,8 @@ import { AppConfig } from '@core/config/app-config';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import { MetricsService } from '@core/metrics/metrics.service';
 import type { McpTool, McpToolSet } from '@modules/mcp';
-import { type ExecutionContext, ExecutorRegistry, type StepOutcome, type StepSpec } from '@modules/tasks';
+import type { ExecutionContext, StepOutcome, StepSpec } from '@modules/tasks';
+import { COMMAND_SANDBOX, type CommandSandbox, WorkspaceGit } from '@modules/workspaces';
 import { BUILTIN_BY_NAME, type BuiltinTool, ToolInputError, type ToolResult } from './builtin-tools';
 import { checkpointArtifact, type Conversation, type NextStep, PREVIEW_BYTES, replaceState } from './conversation';
 
@@ -24,11 +25,16 @@ export interface McpCalls {
 @Injectable()
 export class AgentToolCalls {
   constructor(
-    private readonly registry: ExecutorRegistry,
+    @Inject(COMMAND_SANDBOX) private readonly sandbox: CommandSandbox,
     private readonly config: AppConfig,
     @Inject(LiveStreamBuffer) private readonly live: LiveStreamBuffer,
     private readonly metrics: MetricsService,
   ) {}
+
+  /** Git in a run's workspace, under the worker's command sandbox (the runner's base tree and final diff). */
+  workspaceGit(workspace: string, signal: AbortSignal): WorkspaceGit {
+    return new WorkspaceGit(this.sandbox, this.config.tasks, workspace, signal);
+  }
 
   /**
    * `tool_progress` frames of one tool call on the run's live stream (seed 004): appended in order, never in the
@@ -167,7 +173,7 @@ export class AgentToolCalls {
       try {
         return await tool.run(args, {
           workspace: ctx.workspace,
-          sandbox: this.registry.sandbox(),
+          sandbox: this.sandbox,
           config: this.config,
           signal: ctx.signal,
           timeoutMs: ctx.task.timeoutMs || ctx.config.defaultTimeoutMs,

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AppConfig } from '@core/config/app-config';
 import { loadConfig } from '@core/config/config.loader';
-import { SandboxService } from '@modules/tasks/sandbox/sandbox.service';
-import { resolveInside } from '@modules/tasks/workspace/path-resolver';
+import { SandboxService } from '@modules/workspaces/sandbox/sandbox.service';
+import { resolveInside } from '@modules/workspaces/workspace/path-resolver';
 import { BUILTIN_BY_NAME, BUILTIN_TOOLS, ToolInputError, type ToolContext, type ToolResult } from './builtin-tools';
 
 /** What the model is sent for each built-in tool, byte for byte (a provider's prompt cache and strict parsers see these). */

@@ -1,14 +1,13 @@
 import { StringDecoder } from 'node:string_decoder';
 import { z } from 'zod';
 import { storableText } from '@core/database/storable';
+import { type NewArtifact, newId } from '@modules/tasks';
 import {
   commandEnv,
   GIT_ENV,
   gitArgv,
   gitArgvProblem,
   listWorkspaceDir,
-  type NewArtifact,
-  newId,
   readCurrent,
   readHead,
   relativeInside,
@@ -17,7 +16,7 @@ import {
   unifiedDiff,
   withWorkspaceFile,
   writeCurrent,
-} from '@modules/tasks';
+} from '@modules/workspaces';
 import { httpRequest } from './http-tool';
 import type { BuiltinTool, ToolContext, ToolResult } from './tool-types';
 

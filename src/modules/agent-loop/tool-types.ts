@@ -1,5 +1,6 @@
 import type { AppConfig } from '@core/config/app-config';
-import type { CommandSandbox, NewArtifact, RunWorkspace } from '@modules/tasks';
+import type { NewArtifact, RunWorkspace } from '@modules/tasks';
+import type { CommandSandbox } from '@modules/workspaces';
 
 /** DESIGN §11.6: what a call does to the world, decided before dispatch. */
 export type ToolClass = 'read_only' | 'idempotent' | 'side_effecting';

@@ -4,7 +4,7 @@ import { ArrayUnique, IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, Matc
 import { APPROVAL_POLICY_NAMES } from '@core/config/groups/tasks.env';
 import type { Assert, Documents } from '@core/http/openapi';
 import { BUILTIN_TOOL_NAMES } from '@modules/agent-loop';
-import { redactMcpServers } from '@modules/tasks';
+import { redactMcpServers } from '@modules/mcp';
 import type { AgentDefinition, AgentRow, AgentVersionRow } from './agents.repository';
 
 export const AGENT_RUNTIME_KINDS = ['model', 'agent'] as const;

@@ -6,17 +6,8 @@ import type { Principal } from '@core/context/request-context';
 import { InvalidRequestError } from '@core/http/domain-error';
 import { decodePageCursor, encodePageCursor, keysetPage } from '@core/http/page-cursor';
 import { openSecret, resolveSecretKey, sealSecret } from '@core/crypto/secret-box';
-import { checkMcpServers } from '@modules/mcp';
-import {
-  hasLiteralMcpValues,
-  McpSecretKeyMissingError,
-  REDACTED,
-  SavedAgents,
-  type SavedAgentSource,
-  type SavedAgentSpec,
-  sealMcpServers,
-  unsealMcpServers,
-} from '@modules/tasks';
+import { checkMcpServers, hasLiteralMcpValues, REDACTED, sealMcpServers, unsealMcpServers } from '@modules/mcp';
+import { McpSecretKeyMissingError, SavedAgents, type SavedAgentSource, type SavedAgentSpec } from '@modules/tasks';
 import { type CreateAgentDto, type ListAgentsQueryDto, type PatchAgentDto, toAgentResponse, toAgentVersionResponse } from './agents.dto';
 import { AgentNameTakenError, AgentNotFoundError, AgentVersionNotFoundError, InvalidAgentError } from './agents.errors';
 import { type AgentDefinition, type AgentRow, AgentsRepository } from './agents.repository';

@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
-import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { AppConfig } from '@core/config/app-config';
 import { readProcessEnv } from '@core/config/env';
 import { rootLogger } from '@core/logging/logger';
 import { resolveSecretKey, openSecret } from '@core/crypto/secret-box';
-import { ExecutorRegistry, unsealMcpServers } from '@modules/tasks';
+import { COMMAND_SANDBOX, type CommandSandbox } from '@modules/workspaces';
+import { unsealMcpServers } from './mcp-servers-redaction';
 import { connectMcpServer, listAllTools, McpConnectDeps, McpConnection, McpSpawnContext } from './mcp-connection';
 import { McpApprovalPolicy, McpServerSpec, mcpToolAlias } from './mcp-server-spec';
 import { renderToolResult } from './mcp-tool-result';
@@ -130,10 +131,10 @@ export class McpClientPool implements OnModuleInit, OnModuleDestroy {
 
   constructor(
     private readonly config: AppConfig,
-    registry: ExecutorRegistry,
+    @Inject(COMMAND_SANDBOX) sandbox: CommandSandbox,
   ) {
     this.secretKey = resolveSecretKey(config);
-    this.deps = { sandbox: () => registry.sandbox(), tasks: config.tasks, mcp: config.mcp, selfPort: config.server.port, env: readProcessEnv };
+    this.deps = { sandbox: () => sandbox, tasks: config.tasks, mcp: config.mcp, selfPort: config.server.port, env: readProcessEnv };
   }
 
   onModuleInit(): void {
@@ -179,7 +180,7 @@ export class McpClientPool implements OnModuleInit, OnModuleDestroy {
 
   /** Connects (or reuses) every server of a run and lists their tools. Fails whole, releasing what it took, naming the server. */
   async open(tenantId: string, stored: McpServerSpec[], ctx: McpOpenContext): Promise<McpToolSet> {
-    // Literal env/header values are stored sealed (tasks module): opened here, where they are used, and nowhere else.
+    // Literal env/header values are stored sealed (sealMcpServers): opened here, where they are used, and nowhere else.
     const servers = unsealMcpServers(stored, (sealed) => openSecret(this.secretKey, sealed)) as McpServerSpec[];
     const settled = await Promise.allSettled(servers.map((spec) => this.acquire(tenantId, spec, ctx)));
     const held = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));

@@ -6,7 +6,7 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import type { McpConfig } from '@core/config/groups/mcp.env';
 import type { TasksConfig } from '@core/config/groups/tasks.env';
 import { checkOutboundUrl } from '@core/net/outbound-url-policy';
-import type { CommandSandbox } from '@modules/tasks';
+import type { CommandSandbox } from '@modules/workspaces';
 import type { McpServerSpec } from './mcp-server-spec';
 import { EnvSource, resolveSecretMap, scrubSecrets } from './mcp-secrets';
 import { secretReferenceAllowed, stdioNetwork } from './mcp-policy';

@@ -1,8 +1,8 @@
 import { rm } from 'node:fs/promises';
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { WorkerRequests, type WorkerRequestContext } from '@core/lease';
 import { rootLogger } from '@core/logging/logger';
-import { ExecutorRegistry } from '@modules/tasks';
+import { COMMAND_SANDBOX, type CommandSandbox } from '@modules/workspaces';
 import type { ProbeSpecMessage, ProbeTool } from './mcp-bus';
 import { McpClientPool } from './mcp-client-pool.service';
 import { McpProbeFailedError } from './mcp.errors';
@@ -17,7 +17,7 @@ import { MCP_PROBE_REQUEST, PROBE_TIMEOUT_MS } from './mcp-probe.service';
 export class McpProbeRunner implements OnModuleInit {
   constructor(
     private readonly pool: McpClientPool,
-    private readonly registry: ExecutorRegistry,
+    @Inject(COMMAND_SANDBOX) private readonly sandbox: CommandSandbox,
     private readonly requests: WorkerRequests,
   ) {}
 
@@ -27,7 +27,7 @@ export class McpProbeRunner implements OnModuleInit {
 
   async execute(ctx: WorkerRequestContext): Promise<ProbeTool[]> {
     const { spec } = ctx.input as unknown as ProbeSpecMessage;
-    const workspace = await this.registry.sandbox().scratchWorkspace('mcp-probes');
+    const workspace = await this.sandbox.scratchWorkspace('mcp-probes');
     try {
       const tools = await this.pool.probe(spec, { workspace, signal: ctx.signal }, PROBE_TIMEOUT_MS);
       return tools.map((t) => ({

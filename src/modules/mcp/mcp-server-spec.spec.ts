@@ -1,4 +1,4 @@
-import { redactMcpServers } from '@modules/tasks';
+import { redactMcpServers } from '@modules/mcp';
 import { resolveSecretMap, scrubSecrets } from './mcp-secrets';
 import { envReference, mcpServerEntryProblems, mcpServerProblems, mcpToolAlias, TOOL_NAME } from './mcp-server-spec';
 

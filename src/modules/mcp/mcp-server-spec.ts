@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { MCP_SECRET_PREFIX } from '@core/config/groups/mcp.env';
-import { envReference } from '@modules/tasks';
+import { envReference } from './mcp-servers-redaction';
 /** Per-server gate on the agent's use of an MCP server's tools (seed 003 `mcp_servers[].approval_policy`). */
 export const MCP_APPROVAL_POLICIES = ['auto', 'require_approval', 'block'] as const;
 export type McpApprovalPolicy = (typeof MCP_APPROVAL_POLICIES)[number];
@@ -35,7 +35,7 @@ const MAX_MAP_ENTRIES = 64;
  */
 const SERVER_VARIABLE = /^(GATEWAY_|PROVIDER_|HECATE_|OTEL_|DATABASE_URL|REDIS_URL|WORKER_)|_FILE$/;
 
-/** The variable a value refers to (`$NAME` or `${NAME}`), or null for a literal (the tasks module owns it: it seals literals). */
+/** The variable a value refers to (`$NAME` or `${NAME}`), or null for a literal (mcp-servers-redaction, where literals are sealed). */
 export { envReference };
 
 /** A gateway setting (HECATE_MCP_SECRET_* aside: the prefix the operator keeps MCP secrets under). */

@@ -1,16 +1,16 @@
 import { Module, OnModuleInit } from '@nestjs/common';
 import { SystemInfoRegistry } from '@core/health/system-info.registry';
-import { TasksModule } from '@modules/tasks';
+import { WorkspacesWorkerModule } from '@modules/workspaces';
 import { McpCacheReporter } from './mcp-cache-reporter.service';
 import { McpClientPool } from './mcp-client-pool.service';
 import { McpProbeRunner } from './mcp-probe-runner.service';
 
 /**
  * Worker-only (STYLE rule 16, DESIGN §11.2): the MCP client pool, the probe runner and the cache reporter. Servers
- * are started through the command sandbox the tasks runners register, so the api role never builds this.
+ * are started through the worker's command sandbox (WorkspacesWorkerModule), so the api role never builds this.
  */
 @Module({
-  imports: [TasksModule],
+  imports: [WorkspacesWorkerModule],
   providers: [McpClientPool, McpProbeRunner, McpCacheReporter],
   exports: [McpClientPool, McpProbeRunner],
 })

@@ -1,7 +1,7 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { describeExit, SupervisedProcess } from '@modules/workspaces';
 
 const STDERR_TAIL = 2048;
 const KILL_GRACE_MS = 1000;
@@ -12,9 +12,9 @@ export class McpStdioProtocolError extends Error {}
 
 /**
  * MCP over stdio to a process started with an argv the command sandbox built. Unlike the SDK's
- * StdioClientTransport it passes exactly the environment given (no HOME/USER/SHELL of the worker), starts the
- * process in its own group so closing it kills the whole tree (SIGTERM, SIGKILL after a grace), and keeps the tail
- * of stderr and the exit status for diagnostics. Its stdout is framed here with a bound: a line over
+ * StdioClientTransport it passes exactly the environment given (no HOME/USER/SHELL of the worker), runs the process
+ * under the workspaces' supervisor — its own group, so closing it kills the whole tree (SIGTERM, SIGKILL after a
+ * grace) — and keeps the tail of stderr and the exit status for diagnostics. Its stdout is framed here with a bound: a line over
  * `maxMessageBytes` (GATEWAY_MCP_MAX_MESSAGE_BYTES) kills the server with a clear diagnostic — nothing a server
  * writes can throw out of a stream handler and take the worker down (issue 26).
  */
@@ -23,14 +23,11 @@ export class SandboxedStdioTransport implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
 
-  private child: ChildProcess | undefined;
+  private proc: SupervisedProcess | undefined;
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   private violation: string | null = null;
-  private stderr = '';
   private exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
-  private closing = false;
-  private exited: Promise<void> | undefined;
 
   constructor(private readonly spec: { argv: string[]; cwd: string; env: Record<string, string>; maxMessageBytes?: number }) {}
 
@@ -39,44 +36,33 @@ export class SandboxedStdioTransport implements Transport {
   }
 
   get pid(): number | null {
-    return this.child?.pid ?? null;
+    return this.proc?.pid ?? null;
   }
 
   /** "exited with code 3" / "killed by SIGKILL", or null while running. */
   exitStatus(): string | null {
     if (this.violation) return this.violation;
     if (!this.exit) return null;
-    return this.exit.signal ? `killed by ${this.exit.signal}` : `exited with code ${this.exit.code}`;
+    return describeExit(this.exit);
   }
 
   stderrTail(): string {
-    return this.stderr.trim();
+    return this.proc?.stderrTail() ?? '';
   }
 
   start(): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(this.spec.argv[0], this.spec.argv.slice(1), {
-        cwd: this.spec.cwd,
-        env: this.spec.env,
-        detached: true,
-        stdio: ['pipe', 'pipe', 'pipe'],
-      });
-      this.child = child;
-      this.exited = new Promise((done) => child.once('close', () => done()));
-      child.once('error', (err) => {
-        reject(err);
-        this.onerror?.(err);
-      });
-      child.once('spawn', () => resolve());
-      child.once('close', (code, signal) => {
-        this.exit = { code, signal };
-        this.onclose?.();
-      });
-      child.stdin?.on('error', (err) => this.onerror?.(err));
-      child.stdout?.on('data', (chunk: Buffer) => this.onStdout(chunk));
-      child.stderr?.on('data', (chunk: Buffer) => {
-        this.stderr = (this.stderr + chunk.toString('utf8')).slice(-STDERR_TAIL);
-      });
+    const proc = SupervisedProcess.spawn({ ...this.spec, stdin: 'pipe', graceMs: KILL_GRACE_MS, stderrTail: STDERR_TAIL });
+    this.proc = proc;
+    const child = proc.child;
+    child.stdin?.on('error', (err) => this.onerror?.(err));
+    child.stdout?.on('data', (chunk: Buffer) => this.onStdout(chunk));
+    void proc.exited.then((exit) => {
+      this.exit = exit;
+      this.onclose?.();
+    });
+    return proc.started().catch((err: Error) => {
+      this.onerror?.(err);
+      throw err;
     });
   }
 
@@ -129,7 +115,7 @@ export class SandboxedStdioTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     return new Promise((resolve, reject) => {
-      const stdin = this.child?.stdin;
+      const stdin = this.proc?.child.stdin;
       if (!stdin || this.exit || stdin.destroyed) {
         reject(new Error('MCP server process is not running'));
         return;
@@ -140,32 +126,7 @@ export class SandboxedStdioTransport implements Transport {
   }
 
   async close(): Promise<void> {
-    const child = this.child;
-    if (!child || this.closing) return this.exited;
-    this.closing = true;
-    try {
-      child.stdin?.end();
-    } catch {
-      // already closed
-    }
-    this.killGroup('SIGTERM');
-    const timer = setTimeout(() => this.killGroup('SIGKILL'), KILL_GRACE_MS);
-    await this.exited;
-    clearTimeout(timer);
+    await this.proc?.stop();
     this.pending = [];
-  }
-
-  private killGroup(signal: NodeJS.Signals): void {
-    const child = this.child;
-    if (!child?.pid || this.exit) return;
-    try {
-      process.kill(-child.pid, signal);
-    } catch {
-      try {
-        child.kill(signal);
-      } catch {
-        // gone
-      }
-    }
   }
 }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { CommandSandbox, RunExecutor, RunRunner } from './run-executor';
+import type { RunExecutor, RunRunner } from './run-executor';
 
 /**
  * Execution kinds: their executors (validate, preflight, plan; both roles) and their runners (execute; registered
@@ -9,7 +9,6 @@ import type { CommandSandbox, RunExecutor, RunRunner } from './run-executor';
 export class ExecutorRegistry {
   private readonly executors = new Map<string, RunExecutor>();
   private readonly runners = new Map<string, RunRunner>();
-  private commandSandbox: CommandSandbox | undefined;
 
   register(executor: RunExecutor): void {
     if (this.executors.has(executor.kind)) throw new Error(`execution kind "${executor.kind}" registered twice`);
@@ -19,16 +18,6 @@ export class ExecutorRegistry {
   registerRunner(runner: RunRunner): void {
     if (this.runners.has(runner.kind)) throw new Error(`runner for execution kind "${runner.kind}" registered twice`);
     this.runners.set(runner.kind, runner);
-  }
-
-  registerSandbox(sandbox: CommandSandbox): void {
-    this.commandSandbox = sandbox;
-  }
-
-  /** The worker's command sandbox; only a worker has one (the api never runs a command). */
-  sandbox(): CommandSandbox {
-    if (!this.commandSandbox) throw new Error('no command sandbox in this process: commands run on workers');
-    return this.commandSandbox;
   }
 
   get(kind: string): RunExecutor | undefined {

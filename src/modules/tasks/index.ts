@@ -1,9 +1,6 @@
 /** The tasks module's public face: other modules and the composition root import `@modules/tasks`, never its files. */
-export { envReference, hasLiteralMcpValues, redactMcpServers, REDACTED, sealMcpServers, SEALED_MCP_VALUE, unsealMcpServers } from './mcp-servers-redaction';
 export { SavedAgents, type SavedAgentSource, type SavedAgentSpec } from './saved-agents';
 export { McpSecretKeyMissingError } from './tasks.errors';
-export { RetentionController } from './retention.controller';
-export { RetentionService } from './retention.service';
 export { RunJob } from './run.job';
 export { WorkspaceOps } from './workspace/workspace-ops';
 export { TaskRunnersModule } from './runners/task-runners.module';
@@ -11,17 +8,8 @@ export { TaskRunsController } from './task-runs.controller';
 export { TasksController } from './tasks.controller';
 export { TasksModule } from './tasks.module';
 export { ExecutorRegistry } from './executor-registry.service';
-export type { CommandSandbox, ExecutionContext, ExecutionOutcome, ExecutionPlan, RunExecutor, RunRunner, RunWorkspace, SandboxPolicy } from './run-executor';
+export type { ExecutionContext, ExecutionOutcome, ExecutionPlan, RunExecutor, RunRunner, RunWorkspace } from './run-executor';
 export type { NewArtifact, RunWriter, StepOutcome, StepSpec } from './run-writer';
-export { FileTooLargeError, MAX_EDIT_BYTES, readCurrent, writeCurrent } from './executors/file-ops';
-export { unifiedDiff } from './executors/unified-diff';
-export { commandEnv } from './executors/command-step';
-export { GIT_ENV, gitArgv, gitArgvProblem } from './executors/git-argv';
-export { runProcess } from './sandbox/process-runner';
-export { relativeInside } from './workspace/path-resolver';
-export { listWorkspaceDir, readHead, withWorkspaceFile } from './workspace/workspace-fs';
-export { scanWorkspace, type ScanOutcome } from './workspace/workspace-scan-runner';
-export { WorkspaceGit } from './workspace/workspace-git';
 export { newId } from './task-ids';
 export { InvalidTaskError } from './tasks.errors';
 export { TaskRunChainsService } from './task-run-chains.service';

@@ -2,13 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { stat } from 'node:fs/promises';
 import type { RequestOrigin } from '@core/context/request-context';
 import { EventStore } from '@modules/events';
-import { readCurrent, writeCurrent } from './executors/file-ops';
 import { toPatchResponse } from './task-run.dto';
 import type { PatchMetadata, TaskArtifactEntity } from './task-artifact.entity';
 import { TaskArtifactRepository } from './task-artifact.repository';
 import { RunQueriesService } from './run-queries.service';
 import { ArtifactNotFoundError, PatchConflictError } from './tasks.errors';
-import { resolveInside } from './workspace/path-resolver';
+import { readCurrent, resolveInside, writeCurrent } from '@modules/workspaces';
 import { WorkspaceOps } from './workspace/workspace-ops';
 
 type PatchAction = 'apply' | 'revert';

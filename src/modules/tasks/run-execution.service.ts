@@ -16,8 +16,7 @@ import type { ClaimResult } from './task-run.repository';
 import type { TaskRunEntity } from './task-run.entity';
 import type { TaskEntity } from './task.entity';
 import { retryTransient } from './transient-errors';
-import { resolveInside } from './workspace/path-resolver';
-import { isDir, workspaceUnavailable, WorkspaceService } from './workspace/workspace.service';
+import { isDir, resolveInside, workspaceUnavailable, WorkspaceService } from '@modules/workspaces';
 
 /** Worker side of a run (DESIGN §4.4): claim the lease, heartbeat, execute, record the result. */
 @Injectable()

@@ -17,7 +17,7 @@ import { TaskRunRepository } from './task-run.repository';
 import { TaskStepRepository } from './task-step.repository';
 import { TaskRepository } from './task.repository';
 import { ExecutionKindUnavailableError, RunNotFoundError, RunTransitionError, TaskBusyError, TaskNotFoundError } from './tasks.errors';
-import { WorkspaceService } from './workspace/workspace.service';
+import { WorkspaceService } from '@modules/workspaces';
 import { isUniqueViolation } from '@core/database/database.errors';
 
 /** start, retry and resume here; executors' own attempts (agent_loop continue, retry-from-turn) add theirs. */

@@ -9,7 +9,7 @@ import { type ApprovalResponse, toApprovalResponse } from '@modules/approvals';
 import { toRunResponse } from './task-run.dto';
 import type { CreateTaskDto, ListTasksQueryDto, toTaskResponse } from './task.dto';
 import { TasksService } from './tasks.service';
-import type { WorkspaceCaller } from './workspace/workspace.service';
+import type { WorkspaceCaller } from '@modules/workspaces';
 
 export type RunResponse = ReturnType<typeof toRunResponse>;
 export type TaskResponse = ReturnType<typeof toTaskResponse>;

@@ -2,7 +2,7 @@ import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import { IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import type { Assert, Documents } from '@core/http/openapi';
-import { redactMcpServers } from './mcp-servers-redaction';
+import { redactMcpServers } from '@modules/mcp';
 import type { TaskStatus } from './run-status';
 import type { TaskEntity } from './task.entity';
 

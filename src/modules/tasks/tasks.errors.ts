@@ -31,16 +31,6 @@ export class InvalidTaskError extends InvalidRequestError {
   }
 }
 
-/** The path escapes the workspace or allowed root (DESIGN §8). */
-export class PathEscapeError extends InvalidRequestError {
-  constructor(message: string) {
-    super(message, {
-      userMessage: 'The path is outside the allowed workspace.',
-      operatorAction: 'Use a path inside the task workspace (no .., no symlinks that leave it).',
-    });
-  }
-}
-
 export class RunTransitionError extends ConflictError {
   constructor(runId: string, from: string, to: string) {
     super(`run ${runId} cannot go from ${from} to ${to}`, { details: { run_id: runId, run_status: from } });

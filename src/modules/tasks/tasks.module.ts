@@ -9,9 +9,6 @@ import { FileExecutor } from './executors/file.executor';
 import { GitExecutor } from './executors/git.executor';
 import { ShellExecutor } from './executors/shell.executor';
 import { PatchesService } from './patches.service';
-import { RetentionRunEntity } from './retention-run.entity';
-import { RetentionRunRepository } from './retention-run.repository';
-import { RetentionService } from './retention.service';
 import { RunEnqueuer } from './run-enqueuer.service';
 import { RunExecutionService } from './run-execution.service';
 import { RunLifecycleService } from './run-lifecycle.service';
@@ -28,11 +25,12 @@ import { TaskStepEntity } from './task-step.entity';
 import { TaskStepRepository } from './task-step.repository';
 import { TaskEntity } from './task.entity';
 import { TaskRepository } from './task.repository';
+import { TaskRetention } from './task-retention';
 import { TaskRunChainsService } from './task-run-chains.service';
 import { SavedAgents } from './saved-agents';
 import { TasksService } from './tasks.service';
 import { WorkspaceOps } from './workspace/workspace-ops';
-import { WorkspaceService, type WorkspaceCaller, type WorkspaceSpec } from './workspace/workspace.service';
+import { WorkspaceService, type WorkspaceCaller, WorkspacesModule, type WorkspaceSpec } from '@modules/workspaces';
 
 /**
  * Task runtime (issue 5): tasks, runs leased to workers, steps, artifacts, patches, approvals gates,
@@ -40,15 +38,13 @@ import { WorkspaceService, type WorkspaceCaller, type WorkspaceSpec } from './wo
  * lifecycle and query services, and RunWriterDeps for executors.
  */
 @Module({
-  imports: [DatabaseModule.forFeature([TaskEntity, TaskRunEntity, TaskStepEntity, TaskArtifactEntity, RetentionRunEntity]), EventsModule, ApprovalsModule],
+  imports: [DatabaseModule.forFeature([TaskEntity, TaskRunEntity, TaskStepEntity, TaskArtifactEntity]), EventsModule, ApprovalsModule, WorkspacesModule],
   providers: [
     TaskRepository,
     TaskRunRepository,
     TaskStepRepository,
     TaskArtifactRepository,
-    RetentionRunRepository,
     ExecutorRegistry,
-    WorkspaceService,
     WorkspaceOps,
     ShellExecutor,
     GitExecutor,
@@ -63,7 +59,7 @@ import { WorkspaceService, type WorkspaceCaller, type WorkspaceSpec } from './wo
     RunStreamService,
     RunExecutionService,
     RunReconcilerService,
-    RetentionService,
+    TaskRetention,
     TaskRunChainsService,
     SavedAgents,
   ],
@@ -77,8 +73,7 @@ import { WorkspaceService, type WorkspaceCaller, type WorkspaceSpec } from './wo
     PatchesService,
     RunExecutionService,
     RunStreamService,
-    RetentionService,
-    WorkspaceService,
+    WorkspacesModule,
     WorkspaceOps,
   ],
 })

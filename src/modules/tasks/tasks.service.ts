@@ -10,11 +10,11 @@ import { TaskEntity } from './task.entity';
 import { newId } from './task-ids';
 import { TaskRunRepository } from './task-run.repository';
 import { TaskRepository } from './task.repository';
-import { hasLiteralMcpValues, sealMcpServers } from './mcp-servers-redaction';
+import { hasLiteralMcpValues, sealMcpServers } from '@modules/mcp';
 import { SavedAgents, type SavedAgentSpec } from './saved-agents';
 import { ExecutionKindUnavailableError, InvalidTaskError, McpSecretKeyMissingError, TaskBusyError, TaskNotFoundError } from './tasks.errors';
 import { WorkspaceOps } from './workspace/workspace-ops';
-import { WorkspaceCaller, WorkspaceService, type WorkspaceSpec } from './workspace/workspace.service';
+import { WorkspaceCaller, WorkspaceService, type WorkspaceSpec } from '@modules/workspaces';
 
 /** Seed 003 `execution_profile` create defaults (explicit fields win). */
 const PROFILES: Record<string, Partial<CreateTaskDto>> = {

@@ -4,13 +4,12 @@ import { join } from 'node:path';
 import { loadConfig } from '@core/config/config.loader';
 import type { AppConfig } from '@core/config/app-config';
 import { McpClientPool } from '@modules/mcp/mcp-client-pool.service';
-import { ExecutorRegistry } from '@modules/tasks/executor-registry.service';
-import { SandboxService } from '@modules/tasks/sandbox/sandbox.service';
+import { SandboxService } from '@modules/workspaces/sandbox/sandbox.service';
 import { MCP_SANDBOX_READ_PATHS } from '../../support/mcp-servers';
 
 export { EVERYTHING, FILESYSTEM, MISBEHAVING, processesMatching, startEverythingHttp } from '../../support/mcp-servers';
 
-/** The worker side as it runs in production: the real SandboxService (bubblewrap) registered in an ExecutorRegistry. */
+/** The worker side as it runs in production: the real SandboxService (bubblewrap) handed to the pool as its command sandbox. */
 export interface PoolHarness {
   config: AppConfig;
   sandbox: SandboxService;
@@ -37,9 +36,7 @@ export function openPool(env: Record<string, string> = {}): PoolHarness {
   const sandbox = new SandboxService(config);
   // Commands run at once; the egress proxy (network: true) listens a moment later.
   void sandbox.onModuleInit();
-  const registry = new ExecutorRegistry();
-  registry.registerSandbox(sandbox);
-  const pool = new McpClientPool(config, registry);
+  const pool = new McpClientPool(config, sandbox);
   pool.onModuleInit();
   let n = 0;
   return {

@@ -1,9 +1,7 @@
 import type { TasksConfig } from '@core/config/groups/tasks.env';
 import type { ExecutionContext, ExecutionOutcome, ExecutionPlan } from '../run-executor';
 import type { NewArtifact, StepOutcome } from '../run-writer';
-import type { SandboxService } from '../sandbox/sandbox.service';
-import { runProcess } from '../sandbox/process-runner';
-import { limitHint } from '../sandbox/sandbox-limits';
+import { type CommandSandbox, commandEnv, limitHint, runProcess } from '@modules/workspaces';
 import { storableText } from '@core/database/storable';
 import { ChunkStreamer } from './chunk-streamer';
 
@@ -16,11 +14,6 @@ export interface CommandSpec {
   extraEnv?: Record<string, string>;
   /** Extra artifacts after the command (git_summary). */
   summarize?(cwd: string): Promise<NewArtifact[]>;
-}
-
-/** The cleaned environment: allowlisted host variables, HOME = workspace, TERM=dumb. */
-export function commandEnv(config: TasksConfig, workspace: string, extra: Record<string, string> = {}): Record<string, string> {
-  return { ...config.childEnv, HOME: workspace, TERM: 'dumb', ...extra };
 }
 
 export function commandPlan(
@@ -58,7 +51,7 @@ const failureOf = (o: StepOutcome): ExecutionOutcome =>
  * Runs one command as the run's command step: cleaned environment, timeout, output cap, OS sandbox when
  * available, output streamed as events, stdout/stderr artifacts, exit code on the step.
  */
-export async function runCommandStep(ctx: ExecutionContext, sandbox: SandboxService, spec: CommandSpec): Promise<ExecutionOutcome> {
+export async function runCommandStep(ctx: ExecutionContext, sandbox: CommandSandbox, spec: CommandSpec): Promise<ExecutionOutcome> {
   const { config, task, workspace } = ctx;
   const env = commandEnv(config, workspace.path, spec.extraEnv);
   const timeoutMs = task.timeoutMs || config.defaultTimeoutMs;

@@ -4,7 +4,7 @@ import { ExecutorRegistry } from '../executor-registry.service';
 import type { ExecutionPlan, RunExecutor } from '../run-executor';
 import type { TaskEntity } from '../task.entity';
 import { commandPlan } from './command-step';
-import { GIT_ENV, gitArgv, gitArgvProblem } from './git-argv';
+import { GIT_ENV, gitArgv, gitArgvProblem } from '@modules/workspaces';
 
 /** execution_kind=git: one git command in the workspace plus a `git_summary` artifact (validation and plan; GitRunnerService runs it). */
 @Injectable()

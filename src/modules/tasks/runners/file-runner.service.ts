@@ -1,14 +1,11 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { ExecutorRegistry } from '../executor-registry.service';
-import { FileTooLargeError, readCurrent, writeCurrent } from '../executors/file-ops';
 import type { FileOperation } from '../executors/file.executor';
-import { unifiedDiff } from '../executors/unified-diff';
 import type { ExecutionContext, ExecutionOutcome, RunRunner } from '../run-executor';
 import type { StepOutcome } from '../run-writer';
 import type { PatchMetadata } from '../task-artifact.entity';
 import { newId } from '../task-ids';
-import { PathEscapeError } from '../tasks.errors';
-import { relativeInside } from '../workspace/path-resolver';
+import { FileTooLargeError, PathEscapeError, readCurrent, relativeInside, unifiedDiff, writeCurrent } from '@modules/workspaces';
 
 /** Runs execution_kind=file on a worker: one file operation in the workspace, recorded as an applied patch. */
 @Injectable()

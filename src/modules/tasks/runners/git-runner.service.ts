@@ -1,12 +1,10 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { ExecutorRegistry } from '../executor-registry.service';
-import { commandEnv, runCommandStep } from '../executors/command-step';
-import { GIT_ENV, gitArgv } from '../executors/git-argv';
+import { runCommandStep } from '../executors/command-step';
 import type { ExecutionContext, ExecutionOutcome, RunRunner } from '../run-executor';
 import type { NewArtifact } from '../run-writer';
-import { runProcess } from '../sandbox/process-runner';
-import { SandboxService } from '../sandbox/sandbox.service';
+import { COMMAND_SANDBOX, type CommandSandbox, commandEnv, GIT_ENV, gitArgv, runProcess } from '@modules/workspaces';
 
 /** Runs execution_kind=git on a worker, under the sandbox, and summarizes the workspace after it. */
 @Injectable()
@@ -15,7 +13,7 @@ export class GitRunnerService implements RunRunner, OnModuleInit {
 
   constructor(
     private readonly registry: ExecutorRegistry,
-    private readonly sandbox: SandboxService,
+    @Inject(COMMAND_SANDBOX) private readonly sandbox: CommandSandbox,
     private readonly config: AppConfig,
   ) {}
 

@@ -1,9 +1,9 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { ExecutorRegistry } from '../executor-registry.service';
 import { runCommandStep } from '../executors/command-step';
 import { shellArgvOf } from '../executors/shell.executor';
 import type { ExecutionContext, ExecutionOutcome, RunRunner } from '../run-executor';
-import { SandboxService } from '../sandbox/sandbox.service';
+import { COMMAND_SANDBOX, type CommandSandbox } from '@modules/workspaces';
 
 /** Runs execution_kind=shell on a worker, under the sandbox. */
 @Injectable()
@@ -12,7 +12,7 @@ export class ShellRunnerService implements RunRunner, OnModuleInit {
 
   constructor(
     private readonly registry: ExecutorRegistry,
-    private readonly sandbox: SandboxService,
+    @Inject(COMMAND_SANDBOX) private readonly sandbox: CommandSandbox,
   ) {}
 
   onModuleInit(): void {

@@ -1,25 +1,38 @@
 import { chmod, lchown, lstat, mkdir, readdir, realpath, rm, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { Injectable } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { AppConfig } from '@core/config/app-config';
 import { checkOutboundUrl } from '@core/net/outbound-url-policy';
-import { commandEnv } from '../executors/command-step';
-import { GIT_ENV } from '../executors/git-argv';
-import { ExecutorRegistry } from '../executor-registry.service';
+import { COMMAND_SANDBOX, type CommandSandbox } from '../command-sandbox';
+import { GIT_ENV } from '../git/git-argv';
 import { runProcess } from '../sandbox/process-runner';
-import type { TaskRunEntity } from '../task-run.entity';
-import type { TaskEntity } from '../task.entity';
 import { InvalidRequestError } from '@core/http/domain-error';
-import { PathEscapeError } from '../tasks.errors';
+import { PathEscapeError } from '../workspace-errors';
+import { commandEnv } from './command-env';
 import { resolveInside } from './path-resolver';
 import { copyTree } from './workspace-fs';
 
 export type WorkspaceSource = 'in_place' | 'reused' | 'clone' | 'copy' | 'empty';
 
-export type WorkspaceSpec = Pick<
-  TaskEntity,
-  'id' | 'workspaceMode' | 'workingDirectory' | 'sandboxAllowedRoot' | 'repo' | 'baseBranch' | 'sandboxNetwork' | 'filePath'
->;
+/** The workspace settings of a task (its `workspace_mode`, `working_directory`, `repo`… columns). */
+export interface WorkspaceSpec {
+  id: string;
+  workspaceMode: string;
+  workingDirectory: string;
+  sandboxAllowedRoot: string;
+  repo: string;
+  baseBranch: string;
+  sandboxNetwork: boolean;
+  filePath: string;
+}
+
+/** The run a workspace is prepared for: its id, the path it already has, the run it resumes. */
+export interface WorkspaceRun {
+  id: string;
+  workspacePath: string;
+  resumedFromRunId: string | null;
+}
 
 /** Who asks for a workspace: the operator may use any host directory; API keys only GATEWAY_WORKSPACE_ROOTS. */
 export interface WorkspaceCaller {
@@ -59,8 +72,20 @@ export const isDir = async (p: string): Promise<boolean> => {
 export class WorkspaceService {
   constructor(
     private readonly config: AppConfig,
-    private readonly registry: ExecutorRegistry,
+    private readonly moduleRef: ModuleRef,
   ) {}
+
+  /** The worker's command sandbox (COMMAND_SANDBOX); only a worker builds one, and only a worker prepares a workspace. */
+  private sandbox(): CommandSandbox {
+    let sandbox: CommandSandbox | undefined;
+    try {
+      sandbox = this.moduleRef.get<CommandSandbox>(COMMAND_SANDBOX, { strict: false });
+    } catch {
+      // not provided in this process
+    }
+    if (!sandbox) throw new Error('no command sandbox in this process: commands run on workers');
+    return sandbox;
+  }
 
   get root(): string {
     return this.config.tasks.workspacesDir;
@@ -168,11 +193,7 @@ export class WorkspaceService {
    * Makes the run's workspace ready. Idempotent: a partial copy from a crashed attempt is removed and
    * redone; a reused or in-place workspace is only checked.
    */
-  async prepare(
-    task: WorkspaceSpec,
-    runRow: Pick<TaskRunEntity, 'id' | 'workspacePath' | 'resumedFromRunId'>,
-    signal: AbortSignal,
-  ): Promise<{ path: string; source: WorkspaceSource }> {
+  async prepare(task: WorkspaceSpec, runRow: WorkspaceRun, signal: AbortSignal): Promise<{ path: string; source: WorkspaceSource }> {
     const path = runRow.workspacePath;
     if (task.workspaceMode === 'in_place') {
       const allowed = task.sandboxAllowedRoot || task.workingDirectory;
@@ -183,7 +204,7 @@ export class WorkspaceService {
     // Anything else lives under the workspaces root, never elsewhere.
     await mkdir(this.root, { recursive: true });
     // The sandbox's uid must reach its own workspace (traverse, not list, the root).
-    if (this.registry.sandbox().workspaceIdentity()) await chmod(this.root, 0o711);
+    if (this.sandbox().workspaceIdentity()) await chmod(this.root, 0o711);
     const inRoot = await resolveInside(this.root, path, 'workspace');
     if (runRow.resumedFromRunId) {
       // A resumed run continues in its source run's workspace: it must be reachable here, never silently replaced.
@@ -212,7 +233,7 @@ export class WorkspaceService {
    * outbound policy passed it, connecting to the address that was checked (no second DNS answer), no redirects.
    */
   private async clone(task: WorkspaceSpec, dir: string, signal: AbortSignal): Promise<void> {
-    const sandbox = this.registry.sandbox();
+    const sandbox = this.sandbox();
     const refusal = sandbox.refusal();
     if (refusal) throw new Error(refusal);
     await mkdir(dir, { recursive: true });
@@ -271,7 +292,7 @@ export class WorkspaceService {
 
   /** Gives a managed workspace to the sandbox's uid (when the worker is root), so commands can write it. */
   private async adopt(dir: string): Promise<void> {
-    const identity = this.registry.sandbox().workspaceIdentity();
+    const identity = this.sandbox().workspaceIdentity();
     if (!identity) return;
     const walk = async (path: string): Promise<void> => {
       await lchown(path, identity.uid, identity.gid);

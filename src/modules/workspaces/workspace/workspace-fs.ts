@@ -3,7 +3,7 @@ import type { Dirent } from 'node:fs';
 import { chmod, mkdir, open, readdir, readlink, realpath, symlink, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { PathEscapeError } from '../tasks.errors';
+import { PathEscapeError } from '../workspace-errors';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
 

@@ -6,9 +6,8 @@ const redactValues = (value: unknown): unknown =>
 
 /**
  * `mcp_servers` as API responses show it: every `env` and `headers` value replaced by `[redacted]` (a literal
- * secret and a `$VAR` reference alike), keys kept so an operator can see what is set. Pure; the tasks module owns
- * it because task responses need it and tasks must not import the mcp module (which imports tasks); `@modules/mcp`
- * re-exports it.
+ * secret and a `$VAR` reference alike), keys kept so an operator can see what is set. Pure; task and saved-agent
+ * responses use it too.
  */
 export function redactMcpServers(list: unknown): unknown[] {
   if (!Array.isArray(list)) return [];

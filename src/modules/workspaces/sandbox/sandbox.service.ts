@@ -6,7 +6,7 @@ import { dirname, join, resolve, sep } from 'node:path';
 import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { rootLogger } from '@core/logging/logger';
-import type { CommandSandbox, SandboxPolicy } from '../run-executor';
+import type { CommandSandbox, SandboxPolicy } from '../command-sandbox';
 import { EgressProxy, egressSettings } from './egress-proxy';
 import { describeLimits, limitArgv, limitsFor, tmpSizeArgs } from './sandbox-limits';
 import { serverCodePaths, writePathArgs } from './sandbox-paths';
@@ -60,7 +60,7 @@ const real = (p: string): string => {
  *
  * Without bubblewrap, `auto` and `bwrap` refuse to run commands unless the operator opts out with
  * GATEWAY_TASK_SANDBOX=none (then commands still run as the unprivileged uid, with no mount or PID isolation).
- * Worker-only (TaskRunnersModule): the probe runs in the worker's init hook, never in the api.
+ * Worker-only (WorkspacesWorkerModule): the probe runs in the worker's init hook, never in the api.
  */
 @Injectable()
 export class SandboxService implements OnModuleInit, OnModuleDestroy, CommandSandbox {

@@ -1,7 +1,7 @@
 import { realpath } from 'node:fs/promises';
 import { relative, sep } from 'node:path';
-import { PathEscapeError } from '../tasks.errors';
-import { readHead, withWorkspaceFile, writeWorkspaceFile } from '../workspace/workspace-fs';
+import { PathEscapeError } from '../workspace-errors';
+import { readHead, withWorkspaceFile, writeWorkspaceFile } from './workspace-fs';
 
 /** The largest file the file tools read whole (to edit it and keep its before/after text in a patch). */
 export const MAX_EDIT_BYTES = 8 * 1024 * 1024;

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { TasksConfig } from '@core/config/groups/tasks.env';
-import { commandEnv } from '../executors/command-step';
-import { GIT_ENV } from '../executors/git-argv';
-import type { CommandSandbox } from '../run-executor';
+import { commandEnv } from './command-env';
+import { GIT_ENV } from '../git/git-argv';
+import type { CommandSandbox } from '../command-sandbox';
 import { runProcess } from '../sandbox/process-runner';
 import { resolveInside } from './path-resolver';
 import { writeWorkspaceFile } from './workspace-fs';

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { SupervisedProcess } from './supervised-process';
 
 export interface ProcessSpec {
   argv: string[];
@@ -27,7 +27,7 @@ export interface ProcessResult {
 const KILL_GRACE_MS = 1000;
 
 /**
- * Runs one subprocess in its own process group (`detached`), so timeout, cancel and output-limit kill the
+ * Runs one subprocess under the supervisor (its own process group), so timeout, cancel and output-limit kill the
  * whole tree: SIGTERM to the group, SIGKILL after a short grace.
  */
 export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
@@ -40,34 +40,13 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     let timedOut = false;
     let cancelled = false;
     let settled = false;
-    let killTimer: NodeJS.Timeout | undefined;
-    const child = spawn(spec.argv[0], spec.argv.slice(1), {
-      cwd: spec.cwd,
-      env: spec.env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const killGroup = () => {
-      if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-      try {
-        process.kill(-child.pid, 'SIGTERM');
-      } catch {
-        // already gone
-      }
-      killTimer ??= setTimeout(() => {
-        try {
-          if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      }, KILL_GRACE_MS);
-    };
+    const proc = SupervisedProcess.spawn({ argv: spec.argv, cwd: spec.cwd, env: spec.env, stdin: 'ignore', graceMs: KILL_GRACE_MS });
     const capture = (stream: 'stdout' | 'stderr', list: Buffer[]) => (chunk: Buffer) => {
       const room = spec.maxOutputBytes - kept;
       if (room <= 0) {
         if (!truncated) {
           truncated = true;
-          killGroup();
+          proc.terminate();
         }
         return;
       }
@@ -77,18 +56,18 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       spec.onOutput?.(stream, part);
       if (chunk.length > room) {
         truncated = true;
-        killGroup();
+        proc.terminate();
       }
     };
-    child.stdout.on('data', capture('stdout', out));
-    child.stderr.on('data', capture('stderr', err));
+    proc.child.stdout!.on('data', capture('stdout', out));
+    proc.child.stderr!.on('data', capture('stderr', err));
     const timer = setTimeout(() => {
       timedOut = true;
-      killGroup();
+      proc.terminate();
     }, spec.timeoutMs);
     const onAbort = () => {
       cancelled = true;
-      killGroup();
+      proc.terminate();
     };
     if (spec.signal.aborted) onAbort();
     else spec.signal.addEventListener('abort', onAbort, { once: true });
@@ -96,16 +75,8 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      clearTimeout(killTimer);
       spec.signal.removeEventListener('abort', onAbort);
-      // The group may outlive the leader (background children): make sure nothing is left behind.
-      if (child.pid !== undefined) {
-        try {
-          process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          // no such group
-        }
-      }
+      // The supervisor kills whatever is left in the group once the leader is gone (a failed spawn has no group).
       resolve({
         exitCode,
         signal,
@@ -116,10 +87,10 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
         truncated,
         spawnError,
         durationMs: Date.now() - started,
-        pid: child.pid,
+        pid: proc.pid,
       });
     };
-    child.once('error', (e) => finish(null, null, e.message));
-    child.once('close', (code, sig) => finish(code, sig, null));
+    proc.started().catch((e: Error) => finish(null, null, e.message));
+    void proc.exited.then((exit) => finish(exit.code, exit.signal, null));
   });
 }
