@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * Module boundaries (STYLE rule 14, DESIGN §5), checked by `npm run lint` (depcruise src libs).
+ * Module boundaries (docs/style.md rule 14, docs/design.md §5), checked by `npm run lint` (depcruise src libs).
  * - a module imports another module only along a reviewed arrow of docs/module-graph.json (drawn in
  *   docs/architecture.md); a module missing from that list imports no other module;
  * - no cycles, type-only imports included;

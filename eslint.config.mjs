@@ -4,7 +4,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 /**
- * ESLint keeps the syntax-level rules: no `forwardRef` (STYLE rule 14) and path aliases instead of `../../../`.
+ * ESLint keeps the syntax-level rules: no `forwardRef` (docs/style.md rule 14) and path aliases instead of `../../../`.
  * Module boundaries (cycles, index.ts faces, core -> modules, edges, Fastify, entities) are dependency-cruiser's
  * (`.dependency-cruiser.cjs`) and test/lint/entity-exports.mjs, both run by `npm run lint`.
  */

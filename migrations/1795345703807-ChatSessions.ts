@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Chat sessions (seed 000 two-stream store, seed 002 message trees, seed 001 compression lineage).
+ * Chat sessions (docs/api.md §1 two-stream store, docs/api.md §3 message trees, docs/api.md §2 compression lineage).
  * Sessions cascade-delete their messages, provider calls and in-flight generation rows.
  */
 export class ChatSessions1795345703807 implements MigrationInterface {

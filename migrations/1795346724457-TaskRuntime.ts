@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Task runtime (issue 5): tasks, runs, steps, artifacts, approvals, sequenced run events with the public
+ * Task runtime: tasks, runs, steps, artifacts, approvals, sequenced run events with the public
  * feed cursor, and retention sweep history. SQL valid on Postgres 15 and PGlite.
  */
 export class TaskRuntime1795346724457 implements MigrationInterface {
@@ -159,7 +159,7 @@ export class TaskRuntime1795346724457 implements MigrationInterface {
 
     // Events: `sequence` is gap-free per run (allocated from event_stream_heads under its row lock);
     // `feed_cursor` is stamped after commit by one stamper at a time (event_feed_head row lock), so the
-    // public feed cursor grows in commit-visibility order (DESIGN §4.2).
+    // public feed cursor grows in commit-visibility order (docs/design.md §4.2).
     await q.query(`
       CREATE TABLE task_run_events (
         id           text PRIMARY KEY,

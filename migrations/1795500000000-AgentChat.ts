@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Agent Chat (seed 003 `/hecate/v1/agent-chat/*`, seed 004 live sessions, DESIGN §11): sessions, their transcript
+ * Agent Chat (docs/api.md §4 `/hecate/v1/agent-chat/*`, docs/api.md §5 live sessions, docs/design.md §11): sessions, their transcript
  * (model and agent segments in one list of messages), and turns. A turn is owned like a run: a lease (owner, token,
  * expiry in database time) held by the worker running it. At most one active turn per session (the busy rule) is a
  * unique partial index, so two api processes cannot both start one. SQL valid on Postgres 15 and PGlite.
@@ -101,7 +101,7 @@ export class AgentChat1795500000000 implements MigrationInterface {
         updated_at timestamptz NOT NULL DEFAULT now(),
         UNIQUE (session_id, sequence)
       )`);
-    // Guidance (seed 004 inject-user-message, DESIGN §11.5): a row first, announced second; consumed exactly once at a
+    // Guidance (docs/api.md §5 inject-user-message, docs/design.md §11.5): a row first, announced second; consumed exactly once at a
     // model-call boundary, with its receipt (turn, run, model-call index, the transcript message it became).
     await q.query(`
       CREATE TABLE agent_chat_guidance (
@@ -122,7 +122,7 @@ export class AgentChat1795500000000 implements MigrationInterface {
         PRIMARY KEY (session_id, guidance_id)
       )`);
     await q.query(`CREATE INDEX agent_chat_guidance_pending ON agent_chat_guidance (session_id, seq) WHERE status = 'pending'`);
-    // Queued-next (seed 000/004 `on_busy: enqueue`): prompts waiting for the session's active turn to end, with the
+    // Queued-next (docs/api.md §1 and §5 `on_busy: enqueue`): prompts waiting for the session's active turn to end, with the
     // runtime / model / workspace snapshot of the moment they were queued; drained in order by the server.
     await q.query(`
       CREATE TABLE agent_chat_queue (
@@ -144,7 +144,7 @@ export class AgentChat1795500000000 implements MigrationInterface {
         updated_at timestamptz NOT NULL DEFAULT now()
       )`);
     await q.query(`CREATE INDEX agent_chat_queue_waiting ON agent_chat_queue (session_id, seq) WHERE status IN ('queued', 'starting')`);
-    // Reverts of a message's captured changes run on a worker (the api never opens a workspace, DESIGN §11.2).
+    // Reverts of a message's captured changes run on a worker (the api never opens a workspace, docs/design.md §11.2).
     await q.query(`
       CREATE TABLE agent_chat_reverts (
         id text PRIMARY KEY,

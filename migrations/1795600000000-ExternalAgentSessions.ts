@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * External-agent sessions (issue 16, DESIGN §11.3): an Agent Chat session of `runtime_kind: external_agent` keeps its
+ * External-agent sessions (docs/design.md §11.3): an Agent Chat session of `runtime_kind: external_agent` keeps its
  * ACP adapter's native session id and the lease of the worker whose adapter process holds it (the one lease primitive:
  * owner, token, expiry in database time). `adapter_state`: starting → ready | failed; closed after `close`.
  */

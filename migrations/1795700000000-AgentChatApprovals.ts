@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The external-agent approval coordinator (issue 16, seed 003): one row per ACP `session/request_permission` —
+ * The external-agent approval coordinator (docs/api.md §4): one row per ACP `session/request_permission` —
  * pending while a worker waits (`waiter` is its LEASE_OWNER, `turn_id` the turn it blocks), then approved | denied |
  * timed_out | cancelled with the `path` that decided it — and the grants an operator's `scope` leaves behind (allow or
  * deny, per session, per adapter + workspace + tool kind, or per adapter + tool kind; until `expires_at`). Session

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Per-session API keys of metered external agents (issue 16): an External Agent session whose adapter talks to this
+ * Per-session API keys of metered external agents: an External Agent session whose adapter talks to this
  * gateway gets its own key (scope `inference`), minted by the worker that starts the adapter and revoked when the
  * process ends or the session closes. The key names its session, so the session's usage rows (which carry the key)
  * are the session's.

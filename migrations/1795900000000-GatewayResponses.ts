@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Stored responses of the OpenAI Responses API (`POST /v1/responses` with `store`, issue 17): tenant-scoped; a
+ * Stored responses of the OpenAI Responses API (`POST /v1/responses` with `store`): tenant-scoped; a
  * response's own input items and output items, so `previous_response_id` replays the chain as input to any provider.
  */
 export class GatewayResponses1795900000000 implements MigrationInterface {

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * A tenant's pending task approvals, newest last (the MCP server's `list_pending_approvals`, issue 17): a partial index
+ * A tenant's pending task approvals, newest last (the MCP server's `list_pending_approvals`): a partial index
  * holds only the rows still waiting, so the listing stays an index scan however many resolved approvals the table keeps.
  */
 export class PendingTaskApprovals1795950000000 implements MigrationInterface {

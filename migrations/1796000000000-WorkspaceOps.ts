@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Workspace operations the api asks a worker to do and waits for (issue 18: the api never reads or writes a workspace):
+ * Workspace operations the api asks a worker to do and waits for (the api never reads or writes a workspace):
  * create-time checks of host paths, patch apply/revert, workspace removal, an Agent Chat workspace's real path. One row
  * per request: the worker claims it, runs it and stores the answer (a result, or the error envelope it raised).
  */

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * `assistant_prefill` on capability overrides and probes (issue 27): whether a model continues a trailing assistant
+ * `assistant_prefill` on capability overrides and probes: whether a model continues a trailing assistant
  * message. A turn taken over from a dead worker continues its partial only where it does; null keeps the protocol's
  * default.
  */

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Agent Chat assistant messages carry the same runtime identity for every runtime (seed 003, issue 27): `span_id` (the
+ * Agent Chat assistant messages carry the same runtime identity for every runtime (docs/api.md §4): `span_id` (the
  * turn's span in the prompt's trace) and `workspace` (the directory an agent or External Agent turn ran in).
  */
 export class AgentChatMessageSpans1796500000000 implements MigrationInterface {

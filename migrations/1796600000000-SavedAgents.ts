@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Saved agents (issue 27, seed 004 `agent_id`): a tenant's named agent definitions, every version kept (a version is
+ * Saved agents (docs/api.md §5 `agent_id`): a tenant's named agent definitions, every version kept (a version is
  * never changed: an update writes the next one), and the agent and version a task or an Agent Chat session ran.
  * A task also carries what its agent decided for the loop: the turn cap, the built-in tools, the approval policies.
  */

@@ -29,7 +29,7 @@ import { AgentChatApprovalsController, AgentChatController, WorkspaceDialogContr
 import { AgentAdaptersController } from '@modules/agent-adapters';
 import { AgentsController } from '@modules/agents';
 
-/** The HTTP role: every controller is mounted here and nowhere else (STYLE rule 1). */
+/** The HTTP role: every controller is mounted here and nowhere else (docs/style.md rule 1). */
 @Module({})
 export class ApiModule {
   static controllers = [

@@ -1,4 +1,4 @@
-// No telemetry bootstrap here (STYLE rule 12 is for the server's processes): this is a thin HTTP client an editor
+// No telemetry bootstrap here (docs/style.md rule 12 is for the server's processes): this is a thin HTTP client an editor
 // launches per thread, its calls go through fetch (which the HTTP instrumentation does not see), and loading the
 // OpenTelemetry SDK would add most of a second to every launch.
 import pino from 'pino';

@@ -1,4 +1,4 @@
-// No telemetry bootstrap here (STYLE rule 12 is for the server's roles): this is a client process an MCP host spawns
+// No telemetry bootstrap here (docs/style.md rule 12 is for the server's roles): this is a client process an MCP host spawns
 // per session, and importing the OpenTelemetry SDK would add over a second to its start. The server it relays to
 // traces every request.
 import { ConfigValidationError } from '@core/config/config.loader';

@@ -6,7 +6,7 @@ import { AgentChatErrorType } from '@modules/agent-chat';
 import { ChatSessionErrorType } from '@modules/chat-sessions';
 import { McpErrorType } from '@modules/mcp';
 
-/** Every `error.type` the API answers with: the seed's table (contracts) and the modules' own dotted types. */
+/** Every `error.type` the API answers with: the API contract's table (contracts) and the modules' own dotted types. */
 export const API_ERROR_TYPES: readonly string[] = [ErrorType, AgentChatErrorType, ChatSessionErrorType, McpErrorType].flatMap((types) => Object.values(types));
 
 /** The document of the api role's routes (served at /openapi.json; `main.openapi` writes it for the SDK build). */

@@ -14,12 +14,12 @@ import { McpWorkerModule } from '@modules/mcp';
 import { AgentChatTurnJob, AgentChatWorkerModule } from '@modules/agent-chat';
 import { AgentAdaptersWorkerModule } from '@modules/agent-adapters';
 
-/** The worker role: job processors are provided here and nowhere else (STYLE rule 1). */
+/** The worker role: job processors are provided here and nowhere else (docs/style.md rule 1). */
 @Module({})
 export class WorkerModule {
   static processors = [QueueProbeJob, RunJob, WorkerRequestJob, AgentChatTurnJob];
   /**
-   * Modules only the worker role builds (STYLE rule 16, DESIGN §11.2): the command sandbox, tool runners, MCP
+   * Modules only the worker role builds (docs/style.md rule 16, docs/design.md §11.2): the command sandbox, tool runners, MCP
    * clients, ACP adapter processes. The api role never constructs them.
    */
   static workerOnlyModules = [

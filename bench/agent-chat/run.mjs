@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Agent Chat benchmark (issue 15). In one run, on one scaled deployment (api + worker, Postgres + Redis) and one fake
+ * Agent Chat benchmark. In one run, on one scaled deployment (api + worker, Postgres + Redis) and one fake
  * upstream (own process, 64 chunks paced 20 ms):
  *   1. N concurrent streamed model turns through Agent Chat (api → queue → worker → live buffer → api → client,
  *      `POST …/messages {stream: true}`) against the same load through `/v1/chat/completions` streaming on the same

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Agent-loop benchmark (issue 14). A scripted 8-turn loop (7 × `read_file`, then a final answer) against a model
+ * Agent-loop benchmark. A scripted 8-turn loop (7 × `read_file`, then a final answer) against a model
  * server that answers at once, run by Hecate (embedded: one process; scaled: api + one worker, Postgres + Redis),
  * against the same 8 streamed model calls and 7 file reads made directly by a plain Node loop in this process:
  *   1. loop overhead per turn = (Hecate's run time − the direct loop's time) / 8, p50/p90 over sequential runs

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Scale benchmark (issue 18, "Rolling restart and soak"). Scaled mode: a scratch Postgres database, a Redis prefix,
+ * Scale benchmark ("Rolling restart and soak"). Scaled mode: a scratch Postgres database, a Redis prefix,
  * 2 api and 2 worker processes, the fake upstream in its own process (20 ms latency, 16 chunks paced 20 ms), and a
  * steady mixed load (clients.mjs): /v1 calls streamed and not, /v1 calls recorded in a chat session, Agent Chat model
  * turns streamed, shell runs and agent_loop runs, and subscribers of the public events feed.

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Task runtime benchmark (issue 5), scaled mode (Postgres + Redis, real api and worker processes):
+ * Task runtime benchmark, scaled mode (Postgres + Redis, real api and worker processes):
  *   1. runs/s of a trivial shell task with 1 and 2 worker processes (baseline: bare `sh -c true` spawns/s
  *      measured in the same run);
  *   2. event latency from the worker's commit to an SSE client on an api process (p50/p99), per-run stream

@@ -41,7 +41,7 @@ class InfrastructureCloser implements OnApplicationShutdown {
   }
 }
 
-/** The three ports (DESIGN §3), bound to Redis in scaled mode and to in-process adapters in embedded mode. */
+/** The three ports (docs/design.md §3), bound to Redis in scaled mode and to in-process adapters in embedded mode. */
 @Global()
 @Module({})
 export class InfrastructureModule {

@@ -25,6 +25,7 @@ const out = {
   swallowedCatchUndefined: 0,
   emptyCatchBlocks: 0,
   outsideDocCitations: 0,
+  outsideDocCitationSites: [],
 };
 const outside = /\b(DESIGN(\.md)?|STYLE(\.md)?|[Ss]eeds?|[Ii]ssues? \d+)\b/;
 
@@ -39,7 +40,11 @@ for (const file of files) {
   out.swallowedCatchUndefined += (text.match(/\.catch\(\(\) => undefined\)/g) ?? []).length;
   const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const lineOf = (pos) => sf.getLineAndCharacterOfPosition(pos).line + 1;
-  for (const range of commentRanges(sf)) if (outside.test(text.slice(range[0], range[1]))) out.outsideDocCitations++;
+  for (const [start, end] of commentRanges(sf)) {
+    if (!outside.test(text.slice(start, end))) continue;
+    out.outsideDocCitations++;
+    out.outsideDocCitationSites.push(`${rel}:${lineOf(start)}`);
+  }
   const visit = (node) => {
     if (ts.isCatchClause(node) && node.block.statements.length === 0) {
       const inner = text.slice(node.block.getStart(sf) + 1, node.block.getEnd() - 1);

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { declaredVariables } from '@core/config/config-warnings';
@@ -46,5 +47,11 @@ describe('the documents in docs/ are true', () => {
       }
     }
     expect(broken).toEqual([]);
+  });
+
+  it('comments in src/ and libs/ cite documents in the repository, never the seeds, DESIGN, STYLE or an issue', () => {
+    const out = execFileSync(process.execPath, [join(root, 'test/lint/code-metrics.mjs'), '--json'], { encoding: 'utf8' });
+    const metrics = JSON.parse(out) as { outsideDocCitationSites: string[] };
+    expect(metrics.outsideDocCitationSites).toEqual([]);
   });
 });

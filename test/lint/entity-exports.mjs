@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // @ts-check
 /**
- * No entity type crosses a module (STYLE rule 14, DESIGN §5), read from the types: dependency-cruiser sees imports,
+ * No entity type crosses a module (docs/style.md rule 14, docs/design.md §5), read from the types: dependency-cruiser sees imports,
  * not what a type alias stands for. For each module's public face (src/modules/<name>/index.ts), every exported
  * symbol is resolved through aliases; it fails when an export is an *.entity.ts class (directly or as a type alias
  * such as `type ApprovalRecord = TaskApprovalEntity`), or when an exported class's public method takes or returns one.

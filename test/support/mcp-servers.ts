@@ -14,7 +14,7 @@ export const FILESYSTEM = join(NODE_MODULES, '@modelcontextprotocol/server-files
  * calls.log in its cwd before and after a wait); argv `silent` answers nothing at all.
  */
 export const MISBEHAVING = join(__dirname, 'mcp/misbehaving-server.mjs');
-/** Tools `pid`, `huge-line` (one stdout line over 10 MiB), `connect` (TCP targets → what it reached), `env`, `env-sha256` (issue 26). */
+/** Tools `pid`, `huge-line` (one stdout line over 10 MiB), `connect` (TCP targets → what it reached), `env`, `env-sha256` . */
 export const HOSTILE = join(__dirname, 'mcp/hostile-server.mjs');
 /** What a worker's sandbox must mount read-only for those servers to run in it. */
 export const MCP_SANDBOX_READ_PATHS = `${ROOT},${NODE_MODULES}`;

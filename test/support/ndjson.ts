@@ -1,7 +1,7 @@
 import type { Loose } from './http';
 
 /**
- * A streamed `text/plain` answer of one JSON object per line (seed 004's chat streams), read line by line as the bytes
+ * A streamed `text/plain` answer of one JSON object per line (docs/api.md §5's chat streams), read line by line as the bytes
  * arrive: `next()` resolves with each parsed line, `undefined` at the end; `close()` drops the connection.
  */
 export class NdjsonReader {

@@ -1,4 +1,4 @@
-/** The error envelope of `/hecate/v1/*` (seed 003 "Error envelope"). */
+/** The error envelope of `/hecate/v1/*` (docs/api.md §4 "Error envelope"). */
 export interface ErrorBody {
   type: string;
   message: string;
@@ -13,7 +13,7 @@ export interface ErrorEnvelope {
   error: ErrorBody;
 }
 
-/** Stable error types of the seed; modules add their own dotted types (e.g. `chat_session.branch_busy`). */
+/** Stable error types of the API contract (docs/api.md §4.2); modules add their own dotted types (e.g. `chat_session.branch_busy`). */
 export const ErrorType = {
   InvalidRequest: 'invalid_request',
   Unauthorized: 'unauthorized',

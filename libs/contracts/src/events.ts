@@ -1,5 +1,5 @@
 /**
- * Event envelope v1 (DESIGN §4.2). In a run's lists and streams `sequence` is gap-free per run; in the public feed
+ * Event envelope v1 (docs/design.md §4.2). In a run's lists and streams `sequence` is gap-free per run; in the public feed
  * (`/hecate/v1/events`) `sequence` is the feed position (what `after_sequence` pages by) and `run_sequence` the run's.
  * `cursor` is the public-feed position as a decimal string, wherever it is known.
  */

@@ -1,7 +1,7 @@
 /**
  * The job registry: every job name, the queue it lives on, and its payload type.
  * Producing a job is type-checked against this map; a worker refuses to boot if a job of a queue it
- * consumes has no handler or two (STYLE rule 3).
+ * consumes has no handler or two (docs/style.md rule 3).
  */
 export const QUEUE_NAMES = ['runs', 'system'] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];

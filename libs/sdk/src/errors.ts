@@ -6,7 +6,7 @@ export type HecateErrorType = components['schemas']['ErrorType'] | 'network_erro
 type ErrorBody = components['schemas']['ErrorBody'];
 
 /**
- * The one error the SDK throws (fields named as in the envelope): an error envelope of `/hecate/v1` (seed 003), or a failure to get an answer at all
+ * The one error the SDK throws (fields named as in the envelope): an error envelope of `/hecate/v1` (docs/api.md §4), or a failure to get an answer at all
  * (`network_error`, status 0) or to read one (`invalid_response`). Branch on `type`, never on `message`.
  */
 export class HecateError extends Error {

@@ -181,7 +181,7 @@ export class HecateStreams {
    * its settled `message`, then `done`. Resumes after the last turn frame (`Last-Event-ID: <turn>:<stream>:<index>`,
    * or the turn named by the last snapshot from its start); a reconnection starts with a fresh `snapshot` (the state
    * now), and what the server repeats of what was already delivered (the settled message) is dropped. Approval frames
-   * are turn frames (with ids), delivered once in order like deltas. `lastIndex` resumes the current turn after that index (the seed's `?last_index=`).
+   * are turn frames (with ids), delivered once in order like deltas. `lastIndex` resumes the current turn after that index (the API contract's `?last_index=`).
    */
   agentChat(sessionId: string, options: StreamOptions & { lastEventId?: string; lastIndex?: number } = {}): AsyncGenerator<AgentChatFrame> {
     let cursor = options.lastEventId ? parseTurnCursor(options.lastEventId) : undefined;

@@ -9,7 +9,7 @@ export interface Doorbell {
 }
 
 /**
- * Subscribes to a channel for a wait loop (DESIGN §4.3: doorbells after commit, readers refill from Postgres): a ring
+ * Subscribes to a channel for a wait loop (docs/design.md §4.3: doorbells after commit, readers refill from Postgres): a ring
  * that arrives while the caller is reading Postgres is kept, so it never waits out the full timeout for a change it
  * already missed.
  */

@@ -4,7 +4,7 @@ export type BusHandler = (channel: string, message: unknown) => void;
 export type Unsubscribe = () => Promise<void>;
 
 /**
- * EventBus port (DESIGN §3, §4.3): a doorbell published after commit. Subscribers must treat it as
+ * EventBus port (docs/design.md §3, §4.3): a doorbell published after commit. Subscribers must treat it as
  * lossy and refill from Postgres on reconnect or sequence gaps.
  * Patterns use `*` as a wildcard (e.g. `runs.*`).
  */

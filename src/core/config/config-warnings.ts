@@ -7,15 +7,15 @@ export interface ConfigWarning {
   variable: string;
   /** Log message (names only). */
   message: string;
-  /** Seed variables with no meaning here: what takes their place. */
+  /** Reference-system variables with no meaning here: what takes their place. */
   replaced_by?: string;
   /** Unknown variables: the nearest name the loader knows, when one is close. */
   did_you_mean?: string;
 }
 
 /**
- * Variables of the seeds (003 "Runtime backend and queue configuration", Agent Chat; 004 tool_progress) that select a
- * backend or size a buffer this server does not have, or that it reads under another name, with what replaces each. Seed variables that have a meaning here are read by
+ * Variables of the reference system (its runtime backend and queue configuration, Agent Chat, tool_progress) that select a
+ * backend or size a buffer this server does not have, or that it reads under another name, with what replaces each. Reference-system variables that have a meaning here are read by
  * their group instead (`HECATE_AGENT_ADAPTERS_DIR`: agent.env.ts).
  */
 export const SEED_VARIABLES_NOT_USED: Readonly<Record<string, string>> = {
@@ -27,7 +27,7 @@ export const SEED_VARIABLES_NOT_USED: Readonly<Record<string, string>> = {
     'the queue follows the mode: in-process in embedded mode, BullMQ on REDIS_URL in scaled mode (DATABASE_URL and REDIS_URL set); runs are leased in the database either way (GATEWAY_TASK_QUEUE_LEASE_SECONDS)',
   GATEWAY_TASK_QUEUE_BUFFER:
     'queued runs wait as database rows, not in an in-memory buffer: GATEWAY_TASK_QUEUE_WORKERS sets the jobs a worker runs at once, GATEWAY_TASK_MAX_CONCURRENT caps running runs',
-  // Seed 004 names the tool_progress switch after its own product.
+  // docs/api.md §5 names the tool_progress switch after its own product.
   SAGE_TOOL_PROGRESS_ENABLED: 'GATEWAY_TOOL_PROGRESS_ENABLED (the same switch: false keeps tool_progress frames off the live streams)',
 };
 
@@ -42,7 +42,7 @@ export function declaredVariables(schema: readonly (new () => object)[]): string
 }
 
 /**
- * Warnings about the environment, read once at startup: a seed variable this server does not use (with what replaces
+ * Warnings about the environment, read once at startup: a reference-system variable this server does not use (with what replaces
  * it) and an unknown `GATEWAY_*` variable (with the nearest known name when one is close). An unknown `HECATE_*`
  * variable is reported only when it is close to a known name, since other tools of this project (`npm run acp`,
  * `npm run mcp`) and the operator's `HECATE_MCP_SECRET_*` secrets share that prefix.

@@ -18,11 +18,11 @@ export type AppConfigValues = PlatformConfig & { version: string; startedAt: Dat
   agent: AgentConfig;
   /** Resource limits of sandboxed commands. */
   sandboxLimits: SandboxLimitsConfig;
-  /** MCP server walls (issue 26): stdio command allowlist, `$VAR` allowlist, idle limit, message cap. */
+  /** MCP server walls: stdio command allowlist, `$VAR` allowlist, idle limit, message cap. */
   mcp: McpConfig;
   /** Files secrets were read from (`<NAME>_FILE`): never mounted into a task's sandbox. */
   secretFiles: string[];
-  /** Seed variables not used here and unknown `GATEWAY_*` names: logged once at startup by every role (names only). */
+  /** Reference-system variables not used here and unknown `GATEWAY_*` names: logged once at startup by every role (names only). */
   warnings: ConfigWarning[];
 };
 
@@ -81,7 +81,7 @@ export function loadConfig(raw: RawEnv): AppConfigValues {
 }
 
 /**
- * The run lease is the one clock of recovery (DESIGN §11.3): unless set on their own, the queue's job lock (after
+ * The run lease is the one clock of recovery (docs/design.md §11.3): unless set on their own, the queue's job lock (after
  * which BullMQ redelivers a dead worker's job) and the reconciler's period follow GATEWAY_TASK_QUEUE_LEASE_SECONDS, so
  * a dead worker's run is taken over within 2 × lease whatever else is configured.
  */

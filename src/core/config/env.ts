@@ -1,6 +1,6 @@
 import { AppConfigValues, loadConfig, RawEnv } from './config.loader';
 
-/** The one place that reads process.env (STYLE rule 9). */
+/** The one place that reads process.env (docs/style.md rule 9). */
 export function readProcessEnv(): RawEnv {
   return { ...process.env };
 }

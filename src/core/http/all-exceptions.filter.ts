@@ -4,7 +4,7 @@ import { rootLogger, scrubSecrets } from '@core/logging/logger';
 import { dialectOf, renderError, toDomainError } from './error-rendering';
 import { requestIds } from './request-id';
 
-/** The one place that turns errors into HTTP (STYLE rule 10). */
+/** The one place that turns errors into HTTP (docs/style.md rule 10). */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {

@@ -4,7 +4,7 @@ import { sendError } from './all-exceptions.filter';
 import { DomainError } from './domain-error';
 
 /**
- * The browser wall (issue 26): a web page the operator visits must not drive the server. Three checks run in an
+ * The browser wall: a web page the operator visits must not drive the server. Three checks run in an
  * `onRequest` hook, before authentication and before the body is read:
  *
  * - `Host` (only without GATEWAY_AUTH_TOKEN, where every loopback caller is the local operator): a loopback name or

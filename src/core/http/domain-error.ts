@@ -11,7 +11,7 @@ export interface DomainErrorOptions {
 }
 
 /**
- * Base of every error a service throws (STYLE rule 10). Carries the stable `type` and the HTTP status;
+ * Base of every error a service throws (docs/style.md rule 10). Carries the stable `type` and the HTTP status;
  * the global filter renders it. Services never throw HttpException.
  */
 export class DomainError extends Error {

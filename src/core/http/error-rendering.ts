@@ -99,7 +99,7 @@ function fromStatus(status: number, message: string, code?: string): DomainError
   }
 }
 
-/** Renders the error body in the dialect of the path (DESIGN §6). */
+/** Renders the error body in the dialect of the path (docs/design.md §6). */
 export function renderError(dialect: ErrorDialect, err: DomainError, requestId: string, traceId: string | undefined): object {
   const common = {
     message: err.message,
@@ -111,7 +111,7 @@ export function renderError(dialect: ErrorDialect, err: DomainError, requestId: 
   };
   if (dialect === 'openai')
     return { error: { ...common, type: err.type, code: err.type, param: typeof err.details.param === 'string' ? err.details.param : null } };
-  // Seed 003: the over-limit answer carries `code` on /v1/messages as on /v1/chat/completions.
+  // docs/api.md §4: the over-limit answer carries `code` on /v1/messages as on /v1/chat/completions.
   if (dialect === 'anthropic') return { type: 'error', error: { type: err.type, code: err.type, ...common }, request_id: requestId };
   return { error: { type: err.type, ...common } };
 }

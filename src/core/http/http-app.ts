@@ -42,7 +42,7 @@ export async function createHttpApp(rootModule: unknown, config: AppConfig): Pro
     void reply.header('x-request-id', store.requestId).header('x-trace-id', store.traceId);
     done();
   });
-  // Closing (SIGTERM, after the shutdown hooks): a request that still reaches this process gets the seed's envelope —
+  // Closing (SIGTERM, after the shutdown hooks): a request that still reaches this process gets the API contract's envelope —
   // 503 `service_unavailable`, Retry-After, Connection: close — so a client retries it on another instance.
   let closing = false;
   fastify.addHook('preClose', (done: () => void) => {

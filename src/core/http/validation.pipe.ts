@@ -8,7 +8,7 @@ const describe = (errors: ValidationError[], parent = ''): string[] =>
     return [...own, ...describe(e.children ?? [], path)];
   });
 
-/** Global validation (STYLE rule 11): unknown fields are refused, values are transformed to DTO types. */
+/** Global validation (docs/style.md rule 11): unknown fields are refused, values are transformed to DTO types. */
 export const createValidationPipe = (): ValidationPipe =>
   new ValidationPipe({
     whitelist: true,

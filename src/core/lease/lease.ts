@@ -27,7 +27,7 @@ export const newLeaseToken = (): string => randomUUID();
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
 
 /**
- * The one lease primitive (DESIGN §4.4, §11.3): owner, token, expiry in Postgres time, compare-and-set claim,
+ * The one lease primitive (docs/design.md §4.4, §11.3): owner, token, expiry in Postgres time, compare-and-set claim,
  * heartbeat, token-checked writes, release and reclaim of expired leases — for task runs and chat generations today,
  * agent-chat turns and adapter sessions next. Every statement compares against `now()` of the database, never a
  * process clock, so leases are fair between hosts whose clocks drift.

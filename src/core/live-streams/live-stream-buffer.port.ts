@@ -24,7 +24,7 @@ export interface LiveReadOptions {
 }
 
 /**
- * LiveStreamBuffer port (DESIGN §3, §4.6): token streams teed here so any api process can resume a
+ * LiveStreamBuffer port (docs/design.md §3, §4.6): token streams teed here so any api process can resume a
  * stream from an index. Redis Streams in scaled mode, an in-memory ring in embedded mode.
  */
 export abstract class LiveStreamBuffer {

@@ -1,7 +1,7 @@
 import pino, { Logger } from 'pino';
 import { LoggerService } from '@nestjs/common';
 
-/** Paths whose values never reach a log line (DESIGN §4.8). */
+/** Paths whose values never reach a log line (docs/design.md §4.8). */
 export const REDACT_PATHS = [
   'authorization',
   'headers.authorization',

@@ -3,7 +3,7 @@ import { BlockList, isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { embeddedIPv4, isLocalNat64, mappedIPv4 } from './embedded-ipv4';
 
-/** Why a provider address is refused (DESIGN §8). */
+/** Why a provider address is refused (docs/security.md). */
 export type UrlBlockReason = 'url_blocked' | 'private_address' | 'self_referential';
 
 export type AddressClass = 'metadata' | 'link_local' | 'loopback' | 'unspecified' | 'private' | 'public';

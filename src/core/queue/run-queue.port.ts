@@ -26,7 +26,7 @@ export class QueueUnavailableError extends Error {
   }
 }
 
-/** RunQueue port (DESIGN §3): BullMQ in scaled mode, in-process in embedded mode. */
+/** RunQueue port (docs/design.md §3): BullMQ in scaled mode, in-process in embedded mode. */
 export abstract class RunQueue {
   abstract readonly backend: 'bullmq' | 'in_process';
   /** Fails fast with QueueUnavailableError when the backend is unreachable. */

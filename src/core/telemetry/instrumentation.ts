@@ -1,5 +1,5 @@
 /**
- * OpenTelemetry bootstrap: imported on line 1 of every entrypoint (STYLE rule 12) so the http, pg and
+ * OpenTelemetry bootstrap: imported on line 1 of every entrypoint (docs/style.md rule 12) so the http, pg and
  * ioredis modules are patched before anything loads them. Spans are exported over OTLP/HTTP when
  * OTEL_EXPORTER_OTLP_ENDPOINT is set; otherwise the SDK is not started and costs nothing.
  */

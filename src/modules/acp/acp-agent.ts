@@ -44,7 +44,7 @@ export async function serveAcp(config: AcpConfig, io: { input: Readable; output:
     .onRequest(acp.methods.agent.session.new, async ({ params }) => {
       if (!isAbsolute(params.cwd)) throw acp.RequestError.invalidParams({ cwd: params.cwd }, 'cwd must be an absolute path');
       const mcpServers = mcpServersOf(acp, params.mcpServers);
-      // A saved agent (issue 27): the session's `_meta.agent_id`, else HECATE_AGENT_ID; an unknown one fails here.
+      // A saved agent: the session's `_meta.agent_id`, else HECATE_AGENT_ID; an unknown one fails here.
       const meta = params._meta?.agent_id;
       if (meta !== undefined && (typeof meta !== 'string' || !meta))
         throw acp.RequestError.invalidParams({ agent_id: meta }, '_meta.agent_id must be an agent id');

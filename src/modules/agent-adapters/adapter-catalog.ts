@@ -20,7 +20,7 @@ export class AdapterCatalog {
     return this.defs.find((d) => d.id === id);
   }
 
-  /** The adapter, or 404 `not_found` (seed 003: an unregistered id). */
+  /** The adapter, or 404 `not_found` (docs/api.md §4: an unregistered id). */
   require(id: string): AdapterDefinition {
     const def = this.find(id);
     if (!def) throw new NotFoundError(`agent adapter "${id}" is not registered`, { details: { adapter_id: id } });

@@ -1,5 +1,5 @@
 /**
- * The external-agent adapters Hecate knows how to supervise (seed 003 `/hecate/v1/agent-adapters`): the built-in
+ * The external-agent adapters Hecate knows how to supervise (docs/api.md §4 `/hecate/v1/agent-adapters`): the built-in
  * ones and those the operator defines in GATEWAY_AGENT_ADAPTERS. Pure data and checks; discovery (what is installed
  * here, its version and auth hint) runs on a worker (adapter-discovery.ts).
  */

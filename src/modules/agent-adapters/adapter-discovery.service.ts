@@ -20,7 +20,7 @@ const DISCOVERY_TTL_MS = 30_000;
 const AUTH_SHAPED = /auth|log ?in|api[ _-]?key|credit balance|billing|401|403|unauthori[sz]ed|forbidden|credentials/i;
 
 /**
- * Worker side of `/hecate/v1/agent-adapters` (DESIGN §11.2: the api never spawns an adapter): what is installed here
+ * Worker side of `/hecate/v1/agent-adapters` (docs/design.md §11.2: the api never spawns an adapter): what is installed here
  * and how (launcher, package, PATH), its version and supported range, a passive auth hint, and the ACP probe —
  * spawn → initialize → session/new in a throwaway workspace → terminate, classified, never a prompt.
  */
@@ -99,7 +99,7 @@ export class AdapterDiscoveryService {
     }
   }
 
-  /** A hint from known env vars and login files, without spawning (seed 003 `auth_status`). */
+  /** A hint from known env vars and login files, without spawning (docs/api.md §4 `auth_status`). */
   private authStatus(def: AdapterDefinition): Pick<AdapterRow, 'auth_status' | 'auth_error'> {
     const env = readProcessEnv();
     if (def.auth.env.some((name) => !!env[name])) return { auth_status: 'ok' };
@@ -121,7 +121,7 @@ export class AdapterDiscoveryService {
     this.cache.delete(def.id);
   }
 
-  /** The end-to-end ACP probe (seed 003 `/health`): lookup → spawn → initialize → new_session → ready, bounded in time. */
+  /** The end-to-end ACP probe (docs/api.md §4 `/health`): lookup → spawn → initialize → new_session → ready, bounded in time. */
   async probe(def: AdapterDefinition): Promise<AdapterHealth> {
     const started = Date.now();
     const done = (h: Omit<AdapterHealth, 'adapter_id' | 'duration_ms'>): AdapterHealth => ({ adapter_id: def.id, ...h, duration_ms: Date.now() - started });

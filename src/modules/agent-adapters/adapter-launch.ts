@@ -4,7 +4,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { type CommandSandbox, SupervisedProcess } from '@modules/workspaces';
 import type { AdapterDefinition } from './adapter-definitions';
 
-/** Where the adapter was found (seed 003 catalog `path`, `managed`): a launcher script, an installed package, PATH. */
+/** Where the adapter was found (docs/api.md §4 catalog `path`, `managed`): a launcher script, an installed package, PATH. */
 export interface ResolvedAdapter {
   available: boolean;
   source?: 'launcher' | 'installed' | 'path';

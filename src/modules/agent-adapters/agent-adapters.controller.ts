@@ -5,7 +5,7 @@ import { AgentAdaptersService } from './agent-adapters.service';
 import { AgentAdapterDto, AgentAdapterHealthDto, AgentAdapterProbeDto } from './agent-adapters.dto';
 
 /**
- * External coding-agent adapters (seed 003 `/hecate/v1/agent-adapters`): catalog, health, probe, managed launchers.
+ * External coding-agent adapters (docs/api.md §4 `/hecate/v1/agent-adapters`): catalog, health, probe, managed launchers.
  * The catalog is readable with `operator`; health and probe start the adapter (with the operator's credentials for it)
  * and refresh-launcher rewrites the launcher every tenant runs, so they need `admin`.
  */

@@ -2,7 +2,7 @@ import { ApiSchema } from '@nestjs/swagger';
 import type { Assert, Documents } from '@core/http/openapi';
 import type { AdapterHealth, AdapterRow } from './agent-adapters.types';
 
-/** An external agent adapter (ACP) and whether this deployment can launch it (seed 003 `agent_adapters`). */
+/** An external agent adapter (ACP) and whether this deployment can launch it (docs/api.md §4 `agent_adapters`). */
 @ApiSchema({ name: 'AgentAdapter' })
 export class AgentAdapterDto {
   id!: string;

@@ -1,4 +1,4 @@
-/** One row of `GET /hecate/v1/agent-adapters` (seed 003). */
+/** One row of `GET /hecate/v1/agent-adapters` (docs/api.md §4). */
 export interface AdapterRow {
   id: string;
   name: string;
@@ -19,7 +19,7 @@ export interface AdapterRow {
   auth_error?: string;
 }
 
-/** `GET …/{id}/health` and the `health` half of `POST …/{id}/probe` (seed 003). */
+/** `GET …/{id}/health` and the `health` half of `POST …/{id}/probe` (docs/api.md §4). */
 export interface AdapterHealth {
   adapter_id: string;
   status: 'ready' | 'not_installed' | 'auth_required' | 'error';

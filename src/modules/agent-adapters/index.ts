@@ -1,4 +1,4 @@
-/** The agent-adapters module's public face (DESIGN §5): the catalog, the ACP process, worker discovery. */
+/** The agent-adapters module's public face (docs/design.md §5): the catalog, the ACP process, worker discovery. */
 export { AdapterCatalog } from './adapter-catalog';
 export type { AdapterDefinition } from './adapter-definitions';
 export { AdapterDiscoveryService, initializeRequest } from './adapter-discovery.service';

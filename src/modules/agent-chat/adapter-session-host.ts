@@ -41,7 +41,7 @@ export type Restored = 'kept' | 'new' | 'loaded' | 'reset';
 const START_TIMEOUT_MS = 60_000;
 
 /**
- * External Agent adapter processes on a worker (DESIGN §11.2–11.3). A session's adapter lives on the one worker that
+ * External Agent adapter processes on a worker (docs/design.md §11.2–11.3). A session's adapter lives on the one worker that
  * holds the session's adapter lease; that worker runs its turns. Another worker takes the lease once it expires (the
  * holder died or drained), starts the adapter again and restores the native session with `session/load` when the agent
  * offers it, else opens a new one (`reset`: the turn tells the transcript and recaps it to the agent). Idle processes

@@ -4,7 +4,7 @@ import { execSql } from '@core/database/sql';
 import type { SessionRow } from './agent-chat-rows';
 import { ADAPTER_LEASE } from './agent-chat-sql';
 
-/** The adapter-session lease's statements (DESIGN §11.3) and the native session's state on the session row. */
+/** The adapter-session lease's statements (docs/design.md §11.3) and the native session's state on the session row. */
 @Injectable()
 export class AdapterSessionRepository {
   constructor(private readonly dataSource: DataSource) {}

@@ -6,7 +6,7 @@ import { AgentChatApprovalsService } from './agent-chat-approvals.service';
 import { ListAgentChatApprovalsDto, ListAgentChatGrantsDto, ResolveAgentChatApprovalDto } from './agent-chat.dto';
 import { AgentChatApprovalDto, AgentChatGrantDto, AgentChatGrantRevokedDto } from './agent-chat-responses.dto';
 
-/** External-agent approvals of a session and the grants they leave (seed 003 `/hecate/v1/agent-chat/…`). */
+/** External-agent approvals of a session and the grants they leave (docs/api.md §4 `/hecate/v1/agent-chat/…`). */
 @Controller('hecate/v1/agent-chat')
 export class AgentChatApprovalsController {
   constructor(private readonly approvals: AgentChatApprovalsService) {}

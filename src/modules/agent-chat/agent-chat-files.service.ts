@@ -11,7 +11,7 @@ import { fileView, parseUnifiedDiff } from './changed-files';
 const REVERT_WAIT_MS = 60_000;
 
 /**
- * Changed files of an agent turn (seed 003): the list and per-file diff come from the diff the turn captured (stored on
+ * Changed files of an agent turn (docs/api.md §4): the list and per-file diff come from the diff the turn captured (stored on
  * its assistant message); a revert of some or all of those paths runs on a worker (the api never opens a workspace) and
  * refreshes the stored diff for the originally captured paths.
  */

@@ -20,7 +20,7 @@ const receiptOf = (g: GuidanceRow) => ({
 });
 
 /**
- * Guidance (seed 004 inject-user-message, DESIGN §11.5): user messages for a running turn, stored as rows first and
+ * Guidance (docs/api.md §5 inject-user-message, docs/design.md §11.5): user messages for a running turn, stored as rows first and
  * announced second; the next model call of the session's running turn takes them, exactly once, in the transaction
  * that appends them to its conversation. Also the agent loop's GuidanceSource (registered on workers).
  */
@@ -54,7 +54,7 @@ export class AgentChatGuidanceService implements GuidanceSource {
     return { session_id: sessionId, guidance_id: guidanceId, accepted: true };
   }
 
-  /** Pending items (seed 004); `all` adds consumed ones with their receipts. */
+  /** Pending items (docs/api.md §5); `all` adds consumed ones with their receipts. */
   async list(tenantId: string, sessionId: string, all: boolean) {
     await this.chats.require(tenantId, sessionId);
     const rows = await this.guidanceRows.guidance(sessionId, all ? undefined : 'pending');

@@ -5,7 +5,7 @@ import type { WorkspaceOps } from '@modules/tasks';
 export const newChatId = (prefix: 'agent_chat' | 'msg' | 'turn' | 'seg'): string => `${prefix}_${randomHex(12)}`;
 
 /**
- * The workspace as an existing directory's real path (an operator-controlled local directory, seed 003), resolved on a
+ * The workspace as an existing directory's real path (an operator-controlled local directory, docs/api.md §4), resolved on a
  * worker: the workspace is where the workers are, never opened by the api. API keys only reach directories under
  * GATEWAY_WORKSPACE_ROOTS (the rule tasks follow); the operator any.
  */

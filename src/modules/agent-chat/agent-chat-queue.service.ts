@@ -35,7 +35,7 @@ export const toQueueItemView = (q: QueueItemRow) => ({
 const BUSY_TYPES = new Set<string>([AgentChatErrorType.SessionBusy, AgentChatErrorType.SessionStopping]);
 
 /**
- * The durable queued-next FIFO of a session (seed 000 "Queued next", made server-side; `on_busy: enqueue`): prompts
+ * The durable queued-next FIFO of a session (docs/api.md §1 "Queued next", made server-side; `on_busy: enqueue`): prompts
  * with the runtime / model / workspace snapshot of the moment they were queued, editable and removable until they start,
  * started one at a time when the session's active turn ends — by the worker's recovery pass (on the session's doorbell,
  * and every reconcile interval), or at once by the api when the session is already idle.
@@ -78,7 +78,7 @@ export class AgentChatQueueService {
   }
 
   /**
-   * `POST …/messages` with its `on_busy`: `reject` (the seed's 409), `interrupt` (seed 004 re-entrancy: the running turn
+   * `POST …/messages` with its `on_busy`: `reject` (the API contract's 409), `interrupt` (docs/api.md §5 re-entrancy: the running turn
    * is stopped and settled, then this one runs), `enqueue` (queued-next: answered with the waiting item).
    */
   async startOrQueue(

@@ -19,7 +19,7 @@ const STARTING_GRACE_MS = 60_000;
 const KEY_GRACE_MS = 10_000;
 
 /**
- * Recovery of Agent Chat turns (worker role; DESIGN §11.3, the lease is the one clock): every reconcile interval,
+ * Recovery of Agent Chat turns (worker role; docs/design.md §11.3, the lease is the one clock): every reconcile interval,
  * each active turn gets its runtime's recovery — model turns queued but not on the queue (a failed enqueue, a lost
  * Redis, an embedded restart) or running under an expired lease are enqueued again (the claim takes them over), agent
  * turns catch up with their runs even when no client is reading; sessions left idle with queued-next prompts are drained;

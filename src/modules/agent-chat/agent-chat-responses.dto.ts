@@ -11,7 +11,7 @@ import type { ApprovalPath, ApprovalScope, Decision, ToolKind, TurnApprovalStatu
 import type { ApprovalRequestedFrame, ApprovalResolvedFrame } from './approval-views';
 import type { ChangedFile } from './changed-files';
 
-/** Wire shapes of `/hecate/v1/agent-chat/*` (seed 003 Agent Chat, seed 004 live sessions), checked against their views. */
+/** Wire shapes of `/hecate/v1/agent-chat/*` (docs/api.md §4 Agent Chat, docs/api.md §5 live sessions), checked against their views. */
 
 @ApiSchema({ name: 'AgentChatCapabilities' })
 export class AgentChatCapabilitiesDto {
@@ -20,7 +20,7 @@ export class AgentChatCapabilitiesDto {
   source?: string;
 }
 
-/** One marker of an assistant message's progress (seed 000 "Activity rendering"). */
+/** One marker of an assistant message's progress (docs/api.md §1 "Activity rendering"). */
 @ApiSchema({ name: 'AgentChatActivity' })
 export class AgentChatActivityDto {
   type!: string;
@@ -40,7 +40,7 @@ export class AgentChatMessageErrorDto {
   message!: string;
 }
 
-/** External Agent replies also carry their adapter fields at the top level (seed 003). */
+/** External Agent replies also carry their adapter fields at the top level (docs/api.md §4). */
 type ExternalField = 'adapter_id' | 'adapter_name' | 'driver_kind' | 'native_session_id' | 'cost_mode' | 'usage' | 'raw_output' | 'native_session_reset';
 
 @ApiSchema({ name: 'AgentChatMessage' })
@@ -88,7 +88,7 @@ export class AgentChatMessageDto {
   native_session_reset?: boolean;
 }
 
-/** Contiguous messages of one runtime (seed 003 segments: a render helper). */
+/** Contiguous messages of one runtime (docs/api.md §4 segments: a render helper). */
 @ApiSchema({ name: 'AgentChatSegment' })
 export class AgentChatSegmentDto {
   id!: string;
@@ -134,7 +134,7 @@ export class AgentChatSessionSummaryDto {
   model?: string;
   workspace?: string;
   adapter_id?: string;
-  /** The saved agent and version the session was created from (issue 27). */
+  /** The saved agent and version the session was created from. */
   agent_id?: string;
   agent_version?: number;
   driver_kind?: string;
@@ -200,7 +200,7 @@ export class AgentChatGuidanceAcceptedDto {
   accepted!: boolean;
 }
 
-/** Where a consumed guidance item went: the turn, run, model call and transcript message (DESIGN §11.5). */
+/** Where a consumed guidance item went: the turn, run, model call and transcript message (docs/design.md §11.5). */
 @ApiSchema({ name: 'AgentChatGuidanceReceipt' })
 export class AgentChatGuidanceReceiptDto {
   guidance_id!: string;
@@ -268,7 +268,7 @@ export class AgentChatApprovalOptionDto {
   kind!: string;
 }
 
-/** An External Agent's permission request and its decision (seed 003 approvals). */
+/** An External Agent's permission request and its decision (docs/api.md §4 approvals). */
 @ApiSchema({ name: 'AgentChatApproval' })
 export class AgentChatApprovalDto {
   id!: string;
@@ -330,7 +330,7 @@ export class AgentChatActiveSessionDto {
 }
 
 /**
- * `approval.requested` on the session stream (seed 003), one shape for every runtime: an External Agent's permission
+ * `approval.requested` on the session stream (docs/api.md §4), one shape for every runtime: an External Agent's permission
  * request (`adapter_id`, `expires_at`; decided at `POST …/agent-chat/sessions/{id}/approvals/{approval_id}/resolve`) or
  * the task approval a Hecate Agent turn's run waits on (`task_id`, `run_id`, `kind`; decided at
  * `POST /hecate/v1/tasks/{task_id}/approvals/{approval_id}/resolve`). Sent when the request commits, in order with the
@@ -357,7 +357,7 @@ export class AgentChatApprovalRequestedFrameDto {
 }
 
 /**
- * `approval.resolved` on the session stream (seed 003): sent when the decision commits — before anything the agent
+ * `approval.resolved` on the session stream (docs/api.md §4): sent when the decision commits — before anything the agent
  * does after it. `path`: `operator`, `grant`, `default_mode`, `timeout`, `request_cancelled`. A task approval's
  * rejection shows as `status: denied`, `decision: deny`.
  */
@@ -430,7 +430,7 @@ type _RequestedFrameDocumented = Assert<Documents<AgentChatApprovalRequestedFram
 type _ResolvedFrameDocumented = Assert<Documents<AgentChatApprovalResolvedFrameDto, ApprovalResolvedFrame>>;
 type _RevokedDocumented = Assert<Documents<AgentChatGrantRevokedDto, Returned<AgentChatApprovalsService['revokeGrant']>>>;
 
-/** Seed 003 `POST /hecate/v1/workspace-dialog` where a native folder picker exists; this server has none (always 501). */
+/** docs/api.md §4 `POST /hecate/v1/workspace-dialog` where a native folder picker exists; this server has none (always 501). */
 @ApiSchema({ name: 'WorkspaceDialog' })
 export class WorkspaceDialogDto {
   /** The selected folder's absolute path. */

@@ -26,7 +26,7 @@ export interface SessionRow {
   workspace: string;
   system_prompt: string;
   adapter_id: string;
-  /** The saved agent (and version) the session was created from (issue 27); '' / null: none. */
+  /** The saved agent (and version) the session was created from; '' / null: none. */
   agent_id: string;
   agent_version: number | null;
   /** External Agent sessions: the adapter's native session, its state, and the worker holding its process. */
@@ -68,7 +68,7 @@ export interface MessageRow {
   /** The changes the turn made to a git workspace (unified diff), and the tree it is relative to. */
   diff: string | null;
   base_tree: string | null;
-  /** Where a task-backed turn's time went (seed 003 `timing`). */
+  /** Where a task-backed turn's time went (docs/api.md §4 `timing`). */
   timing: Record<string, unknown> | null;
   /** A task-backed turn's run activity (Task Detail's compact vocabulary), stored when it ended. */
   run_activity: Array<Record<string, unknown>> | null;

@@ -3,7 +3,7 @@ import { storableJson, storableText } from '@core/database/storable';
 import { Lease } from '@core/lease';
 import type { NewMessage } from './agent-chat-rows';
 
-/** The turn lease (DESIGN §11.3): the one lease primitive over `agent_chat_turns`, held while the turn runs on a worker. */
+/** The turn lease (docs/design.md §11.3): the one lease primitive over `agent_chat_turns`, held while the turn runs on a worker. */
 export const TURN_LEASE = new Lease({
   table: 'agent_chat_turns',
   id: 'id',
@@ -14,7 +14,7 @@ export const TURN_LEASE = new Lease({
 });
 
 /**
- * The adapter-session lease (DESIGN §11.3): the worker whose ACP adapter process holds an External Agent session's
+ * The adapter-session lease (docs/design.md §11.3): the worker whose ACP adapter process holds an External Agent session's
  * native session. The same primitive as turns and runs; later turns of the session run on that worker.
  */
 export const ADAPTER_LEASE = new Lease({

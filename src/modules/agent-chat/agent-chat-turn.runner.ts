@@ -26,7 +26,7 @@ const modelFailure = (message: string): DomainError => new DomainError('model_er
 const PARTIAL_EVERY_MS = 1000;
 
 /**
- * Agent Chat model turns on a worker (DESIGN §11.2–11.4): claim the turn's lease, stream the model's reply into the
+ * Agent Chat model turns on a worker (docs/design.md §11.2–11.4): claim the turn's lease, stream the model's reply into the
  * turn's live stream, keep the partial in Postgres, end the turn (message, turn, session in one token-checked
  * transaction), then mark the stream done. A turn taken over from a dead worker starts from what its stream (or,
  * without it, Postgres) already holds (docs/takeover.md): a model that continues prefills gets the partial back as the
@@ -253,7 +253,7 @@ export class AgentChatTurnRunner implements OnApplicationBootstrap, OnApplicatio
   }
 
   /**
-   * Guidance waiting for the session is taken by this turn's model call (DESIGN §11.5): consumed in a lease-checked
+   * Guidance waiting for the session is taken by this turn's model call (docs/design.md §11.5): consumed in a lease-checked
    * transaction that makes it transcript messages before the reply, then announced on the turn's stream.
    */
   private async takeGuidance(turn: TurnRow, token: string, streamId: string): Promise<boolean> {

@@ -34,7 +34,7 @@ function changeActivities(m: MessageRow): Activity[] {
 }
 
 /**
- * The transcript's compact activity vocabulary (seed 000 "Activity rendering") for one assistant message. A
+ * The transcript's compact activity vocabulary (docs/api.md §1 "Activity rendering") for one assistant message. A
  * task-backed turn that ended shows its run's activity exactly as Task Detail does (model turns, tool calls,
  * approvals, changed files, final answer, terminal state), after its start and before any revert.
  */
@@ -87,7 +87,7 @@ function activitiesOf(m: MessageRow): Activity[] {
   return out;
 }
 
-/** An External Agent reply's adapter fields at the top level (seed 003), from what its turn stored. */
+/** An External Agent reply's adapter fields at the top level (docs/api.md §4), from what its turn stored. */
 function externalFields(m: MessageRow): Record<string, unknown> {
   const meta = m.metadata ?? {};
   const pick = ['run_id', 'adapter_id', 'adapter_name', 'driver_kind', 'native_session_id', 'cost_mode', 'usage', 'raw_output', 'native_session_reset'];
@@ -128,7 +128,7 @@ export function toMessageView(m: MessageRow) {
   };
 }
 
-/** Contiguous messages with the same segment_id (seed 003: a render helper; messages stay the source of truth). */
+/** Contiguous messages with the same segment_id (docs/api.md §4: a render helper; messages stay the source of truth). */
 export function segmentsOf(messages: MessageRow[]) {
   const out: Array<{
     id: string;

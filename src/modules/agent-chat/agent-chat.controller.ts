@@ -66,7 +66,7 @@ const TURN_FRAMES: Record<string, FrameShape> = {
 const TURN_STREAM =
   "With `stream: true`: `snapshot`, the turn's frames (`id: <turn>:<stream>:<index>`), `message` (the settled reply) and `done`; otherwise the session once the turn ended.";
 
-/** `/hecate/v1/agent-chat/*` (seed 003 Agent Chat, seed 004 live sessions). */
+/** `/hecate/v1/agent-chat/*` (docs/api.md §4 Agent Chat, docs/api.md §5 live sessions). */
 @Controller('hecate/v1/agent-chat')
 export class AgentChatController {
   constructor(
@@ -78,7 +78,7 @@ export class AgentChatController {
     private readonly sse: SseService,
   ) {}
 
-  /** Sessions becoming busy or idle, across all api processes (seed 004 active sessions). */
+  /** Sessions becoming busy or idle, across all api processes (docs/api.md §5 active sessions). */
   @ApiSse('A `snapshot` of the busy sessions, then `session.busy` / `session.idle` as turns start and end.', {
     snapshot: ['agent_chat_active_sessions', [AgentChatActiveSessionDto]],
     'session.busy': AgentChatActiveSessionDto,
@@ -116,7 +116,7 @@ export class AgentChatController {
   }
 
   /**
-   * A turn: waits for its end — through an agent turn's approvals — and answers 200 with the session (seed 003), or 202
+   * A turn: waits for its end — through an agent turn's approvals — and answers 200 with the session (docs/api.md §4), or 202
    * with the turn when the wait timed out first; with `stream: true` answers with the turn's SSE stream, with
    * `wait: false` 202 with the turn at once. `on_busy: enqueue` answers 202 with the queued item.
    */
@@ -148,7 +148,7 @@ export class AgentChatController {
     await this.answerTurn(reply, p, r, dto);
   }
 
-  /** Seed 004 rerun: stops a running turn, then re-runs the last user message (or runs `guidance_content`). */
+  /** docs/api.md §5 rerun: stops a running turn, then re-runs the last user message (or runs `guidance_content`). */
   @ApiSse(TURN_STREAM, TURN_FRAMES, { status: 200, json: ['agent_chat_session', AgentChatSessionDto] })
   @ApiEnvelope('agent_chat_turn', AgentChatStartedTurnDto, {
     status: 202,
@@ -196,7 +196,7 @@ export class AgentChatController {
       await reply.status(202).send({ object: 'agent_chat_turn', data: { session_id: turn.session_id, ...toActiveTurnView(turn) } });
       return;
     }
-    // Seed 003: the answer comes when the turn finishes, fails or is cancelled — an agent turn waits through its
+    // docs/api.md §4: the answer comes when the turn finishes, fails or is cancelled — an agent turn waits through its
     // approvals (decided at the task's approval endpoint meanwhile). A turn still going when GATEWAY_AGENT_CHAT_WAIT_TIMEOUT
     // ends the wait answers 202 with the turn (running, or awaiting_approval): never a 200 a client would take as final.
     const waited = await this.chats.waitForTurn(turn.id, turn.session_id, undefined, true);
@@ -229,7 +229,7 @@ export class AgentChatController {
     return { object: 'agent_chat_cancel', data: await this.chats.cancel(p.tenantId, id, origin) };
   }
 
-  /** Seed 004's interrupt: the same stop as cancel. */
+  /** docs/api.md §5's interrupt: the same stop as cancel. */
   @ApiEnvelope('agent_chat_cancel', AgentChatCancelDto)
   @Post('sessions/:id/interrupt')
   @HttpCode(202)
@@ -244,7 +244,7 @@ export class AgentChatController {
     return { object: 'agent_chat_session', data: await this.chats.close(p.tenantId, id, origin) };
   }
 
-  /** Guidance for the running turn (seed 004 inject-user-message): consumed before its next model call. */
+  /** Guidance for the running turn (docs/api.md §5 inject-user-message): consumed before its next model call. */
   @ApiEnvelope('agent_chat_guidance', AgentChatGuidanceAcceptedDto)
   @Post('sessions/:id/guidance')
   @HttpCode(200)

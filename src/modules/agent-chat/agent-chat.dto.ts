@@ -19,7 +19,7 @@ export class CreateAgentChatSessionDto {
   @IsOptional() @IsString() @MaxLength(4096) workspace?: string;
   @IsOptional() @IsString() @MaxLength(200_000) system_prompt?: string;
   @IsOptional() @IsString() @MaxLength(200) adapter_id?: string;
-  /** A saved agent (issue 27, seed 004 `agent_id`): fills runtime_kind, provider, model and system_prompt (fields given here win); its agent turns run with its tools, MCP servers and turn cap. */
+  /** A saved agent (docs/api.md §5 `agent_id`): fills runtime_kind, provider, model and system_prompt (fields given here win); its agent turns run with its tools, MCP servers and turn cap. */
   @IsOptional() @IsString() @MaxLength(200) agent_id?: string;
   /** A version of `agent_id` (default: its latest). */
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) agent_version?: number;
@@ -49,7 +49,7 @@ export class AgentChatStreamQueryDto {
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) last_index?: number;
 }
 
-/** Seed 004 inject-user-message. */
+/** docs/api.md §5 inject-user-message. */
 export class AddGuidanceDto {
   @IsString() @MaxLength(200_000) content!: string;
   @IsOptional()
@@ -94,7 +94,7 @@ export class RevertFilesDto {
   @IsOptional() @IsArray() @ArrayMaxSize(10_000) @IsString({ each: true }) @MaxLength(4096, { each: true }) paths?: string[];
 }
 
-/** `POST …/approvals/{id}/resolve` (seed 003): `reject` is accepted for `deny`. */
+/** `POST …/approvals/{id}/resolve` (docs/api.md §4): `reject` is accepted for `deny`. */
 export class ResolveAgentChatApprovalDto {
   @IsIn(['approve', 'deny', 'reject']) decision!: 'approve' | 'deny' | 'reject';
   @IsOptional() @IsIn(SCOPE_CHOICES) scope?: ApprovalScope;

@@ -1,7 +1,7 @@
 import { ErrorType } from '@contracts/errors';
 import { ConflictError, DomainError, InvalidRequestError, NotFoundError } from '@core/http/domain-error';
 
-/** The `agent_chat.*` error table of seed 003. */
+/** The `agent_chat.*` error table of docs/api.md §4. */
 export const AgentChatErrorType = {
   WorkspaceRequired: 'agent_chat.workspace_required',
   ModelRequired: 'agent_chat.model_required',
@@ -20,7 +20,7 @@ export const AgentChatErrorType = {
   ApprovalNotPending: 'agent_chat.approval_not_pending',
   ApprovalChoiceInvalid: 'agent_chat.approval_choice_invalid',
   QueueFull: 'agent_chat.queue_full',
-  /** 501 of `POST /hecate/v1/workspace-dialog`: no native folder picker here (seed 003: clients fall back to manual entry). */
+  /** 501 of `POST /hecate/v1/workspace-dialog`: no native folder picker here (docs/api.md §4: clients fall back to manual entry). */
   WorkspaceDialogUnsupported: 'agent_chat.workspace_dialog_unsupported',
 } as const;
 
@@ -189,9 +189,9 @@ export function checkContentSize(content: string | undefined, max: number, field
 }
 
 /**
- * Seed 003 `POST /hecate/v1/workspace-dialog` answers 501 where the gateway has no native folder picker. This server
+ * docs/api.md §4 `POST /hecate/v1/workspace-dialog` answers 501 where the gateway has no native folder picker. This server
  * never has one: the api runs headless (often in a container or on another host than the browser) and never starts a
- * process or opens a workspace (DESIGN §11.2), so clients take the seed's fallback, a path typed by hand.
+ * process or opens a workspace (docs/design.md §11.2), so clients take the API contract's fallback, a path typed by hand.
  */
 export const workspaceDialogUnsupported = (): DomainError =>
   new DomainError(AgentChatErrorType.WorkspaceDialogUnsupported, 501, 'this server has no native folder picker: it runs headless and never opens a dialog', {

@@ -56,7 +56,7 @@ const SHARED = [
 ];
 
 /**
- * Agent Chat for both roles (seed 003/004, DESIGN §11): sessions, turns, streams, guidance, queued-next, changed files;
+ * Agent Chat for both roles (docs/api.md §4 and §5, docs/design.md §11): sessions, turns, streams, guidance, queued-next, changed files;
  * the turn runtimes (model: a worker job; agent: an agent_loop run) register into TurnRuntimes.
  */
 @Module({
@@ -71,12 +71,12 @@ export class AgentChatModule implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    // Operators show a danger banner when every adapter permission request is allowed unseen (seed 003).
+    // Operators show a danger banner when every adapter permission request is allowed unseen (docs/api.md §4).
     this.registry.addStats('agent_adapter_approval_mode', () => this.config.agent.adapters.approvalMode);
   }
 }
 
-/** Worker-only (DESIGN §11.2): model turns run here, the recovery pass that takes over turns of lost workers, and the guidance source of the agent loop. */
+/** Worker-only (docs/design.md §11.2): model turns run here, the recovery pass that takes over turns of lost workers, and the guidance source of the agent loop. */
 @Module({
   imports: [
     AgentChatModule,

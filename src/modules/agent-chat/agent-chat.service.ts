@@ -43,7 +43,7 @@ export interface StartedTurn {
 }
 
 /**
- * Agent Chat sessions on the api side (seed 003, DESIGN §11.2): validate, persist the user message and the turn, hand
+ * Agent Chat sessions on the api side (docs/api.md §4, docs/design.md §11.2): validate, persist the user message and the turn, hand
  * it to its runtime (TurnRuntimes: model turns run on a worker; agent turns are agent_loop runs the workers take),
  * wait when asked.
  */
@@ -276,7 +276,7 @@ export class AgentChatService {
   }
 
   /**
-   * Edit-last-user-message (seed 004: "updates the stored last user message"): the last live user message keeps its id
+   * Edit-last-user-message (docs/api.md §5: "updates the stored last user message"): the last live user message keeps its id
    * and its place and takes the new content (`metadata.edited_at`); the answers to its old text become `superseded`
    * (kept in the transcript, out of every later model call's history). `rerun` then answers the edited text under the
    * same message id. 409 while a turn is active.
@@ -298,7 +298,7 @@ export class AgentChatService {
   }
 
   /**
-   * Rerun (seed 004): stops a running turn first (any api process; waits for it to settle), then re-runs the last user
+   * Rerun (docs/api.md §5): stops a running turn first (any api process; waits for it to settle), then re-runs the last user
    * message — its earlier answers become `superseded` — or, with `guidance_content`, runs that as a new user message
    * (a pending `guidance_id` is removed: it is applied now).
    */
@@ -402,7 +402,7 @@ export class AgentChatService {
   }
 }
 
-/** A saved agent's session fields under the request's own (seed 004: the agent fills what the request leaves out). */
+/** A saved agent's session fields under the request's own (docs/api.md §5: the agent fills what the request leaves out). */
 function withAgent(dto: CreateAgentChatSessionDto, agent: SavedAgentSpec): CreateAgentChatSessionDto {
   return {
     ...dto,

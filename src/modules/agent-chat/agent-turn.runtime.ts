@@ -14,9 +14,9 @@ const START_GRACE_MS = 60_000;
 const DIFF_AFTER_CANCEL_WAIT_MS = 15_000;
 
 /**
- * `runtime_kind: agent` (seed 003 Hecate Agent): a turn is a run of a visible `agent_loop` task in the session's
+ * `runtime_kind: agent` (docs/api.md §4 Hecate Agent): a turn is a run of a visible `agent_loop` task in the session's
  * workspace — the first tools-on prompt of a segment creates the task, follow-ups `continue` its latest run. The turn
- * follows its run (DESIGN §11.4: the terminal state is read from Postgres), settled by whoever reads first.
+ * follows its run (docs/design.md §11.4: the terminal state is read from Postgres), settled by whoever reads first.
  */
 @Injectable()
 export class AgentTurnRuntime implements TurnRuntime, OnModuleInit {

@@ -21,7 +21,7 @@ export interface PermissionContext {
 }
 
 /**
- * The approval coordinator on the worker holding an External Agent session (seed 003; issue 16): each ACP
+ * The approval coordinator on the worker holding an External Agent session (docs/api.md §4): each ACP
  * `session/request_permission` becomes a request in the approvals store. A live grant decides it at once (`path: grant`);
  * else the mode does — `auto` allows, `deny` rejects (`default_mode`), `prompt` leaves it pending for an operator
  * until GATEWAY_AGENT_ADAPTER_APPROVAL_TIMEOUT (`timeout`, answered `cancelled`). The operator's decision is written

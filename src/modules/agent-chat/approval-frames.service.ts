@@ -5,7 +5,7 @@ import { type AppendedEvent, EventStore, TERMINAL_RUN_EVENTS } from '@modules/ev
 import { taskRequestedFrame, taskResolvedFrame } from './approval-views';
 
 /**
- * A run's task approvals on its live stream (seed 003 session stream; issue 27), so a Hecate Agent turn's stream (the
+ * A run's task approvals on its live stream (docs/api.md §4 session stream), so a Hecate Agent turn's stream (the
  * run's: stream id = run id) carries `approval.requested` / `approval.resolved` in the shape External Agent turns send.
  * Each frame is appended right after the transaction that opened or decided the approval commits and before its
  * doorbells ring (EventStore.onCommit) — in the process that wrote it: the worker pausing the run, the api resolving the

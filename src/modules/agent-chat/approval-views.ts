@@ -13,7 +13,7 @@ import {
 
 const iso = (d: Date | null): string | null => (d ? new Date(d).toISOString() : null);
 
-/** An approval as `GET …/approvals[/{id}]` shows it (seed 003). */
+/** An approval as `GET …/approvals[/{id}]` shows it (docs/api.md §4). */
 export const toApprovalView = (a: ApprovalRow) => ({
   id: a.id,
   session_id: a.session_id,
@@ -52,7 +52,7 @@ export const toGrantView = (g: GrantRow) => ({
 });
 
 /**
- * The session stream's `approval.requested` frame (seed 003), one shape for every runtime: an External Agent's
+ * The session stream's `approval.requested` frame (docs/api.md §4), one shape for every runtime: an External Agent's
  * permission request, or the task approval a Hecate Agent turn's run waits on (with `task_id`, `run_id` and the
  * approval's `kind`; no adapter, no expiry, `once` the only scope). The session stream sets `session_id` and `turn_id`.
  */
@@ -72,7 +72,7 @@ export type ApprovalRequestedFrame = {
   expires_at: string | null;
 };
 
-/** The session stream's `approval.resolved` frame (seed 003): the disposition and the `path` that decided it. */
+/** The session stream's `approval.resolved` frame (docs/api.md §4): the disposition and the `path` that decided it. */
 export type ApprovalResolvedFrame = {
   type: 'approval.resolved';
   approval_id: string;

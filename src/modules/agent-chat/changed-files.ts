@@ -1,4 +1,4 @@
-/** One file of a captured diff (seed 003 `agent_chat_changed_files`). */
+/** One file of a captured diff (docs/api.md §4 `agent_chat_changed_files`). */
 export interface ChangedFile {
   path: string;
   additions: number;

@@ -38,7 +38,7 @@ export class ExternalSessionsService {
     private readonly ops: WorkspaceOps,
   ) {}
 
-  /** External Agent create (seed 003): `adapter_id` and `workspace` required; returns the session id once the adapter is open. */
+  /** External Agent create (docs/api.md §4): `adapter_id` and `workspace` required; returns the session id once the adapter is open. */
   async create(p: Principal, dto: CreateAgentChatSessionDto): Promise<string> {
     const adapterId = dto.adapter_id?.trim() ?? '';
     const def = this.adapters.find(adapterId);

@@ -26,7 +26,7 @@ export interface TurnState {
 type Activity = { type: string; status: string; title: string; detail?: string; created_at: string; tool_call_id?: string; approval_id?: string };
 
 /**
- * One External Agent turn on the worker holding the session's adapter (seed 003, DESIGN §11.2–11.4): `session/prompt`
+ * One External Agent turn on the worker holding the session's adapter (docs/api.md §4, docs/design.md §11.2–11.4): `session/prompt`
  * to the native session; `session/update` notifications become the turn's live stream (text deltas at the next index,
  * tool calls as frames) and its transcript — `content`, `raw_output`, `activities`, the workspace diff; a permission
  * request goes to the approval coordinator. Adapter failures (a crash, stdout that is not ACP, an oversized update, no

@@ -12,7 +12,7 @@ const PENDING_FOR_RUN = new PreparedStatement(
     WHERE t.run_id = $1 AND t.tenant_id = $2 AND t.status IN ('queued', 'running', 'awaiting_approval') LIMIT 1`,
 );
 
-/** Guidance rows (seed 004, DESIGN §11.5): pending items, edits while pending, exactly-once consumption with its receipt. */
+/** Guidance rows (docs/api.md §5, docs/design.md §11.5): pending items, edits while pending, exactly-once consumption with its receipt. */
 @Injectable()
 export class GuidanceRepository {
   constructor(

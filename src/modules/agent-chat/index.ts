@@ -1,4 +1,4 @@
-/** The agent-chat module's public face (DESIGN §5): the composition root imports `@modules/agent-chat`, never its files. */
+/** The agent-chat module's public face (docs/design.md §5): the composition root imports `@modules/agent-chat`, never its files. */
 export { AgentChatModule, AgentChatWorkerModule } from './agent-chat.module';
 export { AgentChatController } from './agent-chat.controller';
 export { AgentChatApprovalsController } from './agent-chat-approvals.controller';

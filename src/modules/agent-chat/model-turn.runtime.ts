@@ -9,7 +9,7 @@ import { AgentChatRepository } from './agent-chat.repository';
 import { type LaunchRequest, type TurnRuntime, TurnRuntimes } from './turn-runtime';
 
 /**
- * `runtime_kind: model` (seed 003 direct model chat, DESIGN §11.2): a turn is an `agent_chat.turn` job a worker claims
+ * `runtime_kind: model` (docs/api.md §4 direct model chat, docs/design.md §11.2): a turn is an `agent_chat.turn` job a worker claims
  * under the turn's lease (AgentChatTurnRunner). No task is created.
  */
 @Injectable()
@@ -76,7 +76,7 @@ export class ModelTurnRuntime implements TurnRuntime, OnModuleInit {
 }
 
 /**
- * `runtime_kind: external_agent` (seed 003, issue 16): like a model turn, an `agent_chat.turn` job claimed under the
+ * `runtime_kind: external_agent` (docs/api.md §4): like a model turn, an `agent_chat.turn` job claimed under the
  * turn's lease — the worker that claims it runs it on the session's adapter (ExternalTurnExecutor), or hands it to the
  * worker holding that adapter. Every turn of the session continues its one segment (the native session).
  */

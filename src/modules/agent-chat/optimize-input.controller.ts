@@ -35,7 +35,7 @@ function clientGone(reply: FastifyReply): { signal: AbortSignal; dispose: () => 
   return { signal: abort.signal, dispose: () => reply.raw.off('close', onClose) };
 }
 
-/** Seed 004 "User input optimization" (`/api/chat/optimize-input[/stream]`), under `/hecate/v1/agent-chat/`. */
+/** docs/api.md §5 "User input optimization" (`/api/chat/optimize-input[/stream]`), under `/hecate/v1/agent-chat/`. */
 @Controller('hecate/v1/agent-chat')
 export class OptimizeInputController {
   constructor(

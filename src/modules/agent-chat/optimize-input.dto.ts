@@ -2,7 +2,7 @@ import { ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsInt, IsOptional, IsString, MaxLength, Min, ValidateNested } from 'class-validator';
 
-/** Request of `POST /hecate/v1/agent-chat/optimize-input[/stream]` (seed 004 "User input optimization"). */
+/** Request of `POST /hecate/v1/agent-chat/optimize-input[/stream]` (docs/api.md §5 "User input optimization"). */
 
 /** A message of the conversation the draft belongs to (the reference's `DisplayContextMessage`). */
 @ApiSchema({ name: 'OptimizeInputHistoryMessage' })
@@ -12,10 +12,10 @@ export class OptimizeInputHistoryMessageDto {
   @IsString() @MaxLength(200_000) content!: string;
 }
 
-/** The seed's `UserInputOptimizeRequest`: the draft (`current_input`, or `input`) and what may inform its rewrite. */
+/** The API contract's `UserInputOptimizeRequest`: the draft (`current_input`, or `input`) and what may inform its rewrite. */
 @ApiSchema({ name: 'OptimizeInputRequest' })
 export class OptimizeInputDto {
-  /** The draft prompt to rewrite (the seed's name). */
+  /** The draft prompt to rewrite (the API contract's name). */
   @IsOptional() @IsString() @MaxLength(1_000_000) current_input?: string;
   /** The same as `current_input` (send one of the two). */
   @IsOptional() @IsString() @MaxLength(1_000_000) input?: string;
@@ -36,7 +36,7 @@ export class OptimizeInputDto {
   @IsOptional() @IsString() @MaxLength(1_000_000) instructions?: string;
   /** The language of the rewrite; default the draft's own. */
   @IsOptional() @IsString() @MaxLength(64) language?: string;
-  /** Accepted for the seed's clients and ignored: the caller is the credential's tenant. */
+  /** Accepted for the API contract's clients and ignored: the caller is the credential's tenant. */
   @IsOptional() @IsString() @MaxLength(200) user_id?: string;
   /** The most this call may cost (micro-USD); a route whose worst case exceeds it is refused (402 `budget_exceeded`). */
   @IsOptional() @IsInt() @Min(0) budget_micros_usd?: number;

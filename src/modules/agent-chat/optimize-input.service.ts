@@ -52,7 +52,7 @@ export type OptimizeInputLine =
   | ({ type: 'done'; timestamp: number } & OptimizedInput)
   | { type: 'error'; error: OptimizeInputLineError; timestamp: number };
 
-/** The error envelope's `error` (seed), as the stream's last line carries it. */
+/** The error envelope's `error` (docs/api.md), as the stream's last line carries it. */
 export type OptimizeInputLineError = ReturnType<typeof lineError>;
 
 const now = (): number => Date.now() / 1000;
@@ -81,7 +81,7 @@ function lineError(err: unknown, s: InferenceStream, origin: RequestOrigin) {
 }
 
 /**
- * Input optimisation (seed 004): rewrites a draft prompt through a model — InferenceService, so routing, failover, the
+ * Input optimisation (docs/api.md §5): rewrites a draft prompt through a model — InferenceService, so routing, failover, the
  * cost cap, the usage ledger, traces and error types are those of any call. The structured form answers the rewrite;
  * the stream yields NDJSON lines as the model writes it. Nothing is stored but the usage row and the trace.
  */

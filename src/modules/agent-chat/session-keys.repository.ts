@@ -6,7 +6,7 @@ import { execSql } from '@core/database/sql';
 import { newApiKeySecret } from '@core/http/auth/api-key.service';
 
 /**
- * The API key an External Agent session's adapter uses against this gateway (issue 16, metered adapters): scope
+ * The API key an External Agent session's adapter uses against this gateway (metered adapters): scope
  * `inference`, the session's tenant, minted by the worker starting the adapter — the secret lives only in that
  * process's environment — and revoked when the process ends or the session closes (any earlier key of the session
  * is revoked when a new one is minted). Revocations are broadcast so no api process keeps a cached principal.

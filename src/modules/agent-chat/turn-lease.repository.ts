@@ -5,7 +5,7 @@ import { storableText } from '@core/database/storable';
 import type { TurnRow } from './agent-chat-rows';
 import { ACTIVE, TURN_LEASE } from './agent-chat-sql';
 
-/** The turn lease's statements (DESIGN §11.3): claim, guard, heartbeat, recovery of lost workers' turns, the running partial. */
+/** The turn lease's statements (docs/design.md §11.3): claim, guard, heartbeat, recovery of lost workers' turns, the running partial. */
 @Injectable()
 export class TurnLeaseRepository {
   constructor(private readonly dataSource: DataSource) {}

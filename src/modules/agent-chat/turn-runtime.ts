@@ -18,9 +18,9 @@ export interface LaunchRequest {
 }
 
 /**
- * One kind of turn (seed 003 `runtime_kind`): what runs it and how it is followed, stopped and recovered. The session,
+ * One kind of turn (docs/api.md §4 `runtime_kind`): what runs it and how it is followed, stopped and recovered. The session,
  * its transcript, the busy rule, the streams, guidance, the queue and the guardrails are the same for every runtime —
- * a third one (External Agent, issue 16) is one more implementation registered here.
+ * a third one (External Agent) is one more implementation registered here.
  */
 export interface TurnRuntime {
   readonly kind: RuntimeKind;

@@ -4,7 +4,7 @@ import { ApiEnvelope } from '@core/http/openapi';
 import { WorkspaceDialogDto } from './agent-chat-responses.dto';
 import { workspaceDialogUnsupported } from './agent-chat.errors';
 
-/** Seed 003 `POST /hecate/v1/workspace-dialog`: the local folder picker, which this headless server does not have (501). */
+/** docs/api.md §4 `POST /hecate/v1/workspace-dialog`: the local folder picker, which this headless server does not have (501). */
 @Controller('hecate/v1')
 export class WorkspaceDialogController {
   @ApiResponse({ status: 501, description: '`agent_chat.workspace_dialog_unsupported` (always, here): no native folder picker; enter the path by hand.' })

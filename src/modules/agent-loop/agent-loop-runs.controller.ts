@@ -10,7 +10,7 @@ import { TaskRunResponseDto } from '@modules/tasks';
 import { AgentLoopRunsService } from './agent-loop-runs.service';
 import { ContinueRunDto, LiveDoneFrameDto, LiveQueryDto, RetryFromTurnDto } from './agent-loop-runs.dto';
 
-/** The agent loop's own run operations (seed 003 "Continue" and "Retry-from-turn-N" semantics). */
+/** The agent loop's own run operations (docs/api.md §4 "Continue" and "Retry-from-turn-N" semantics). */
 @Controller('hecate/v1/tasks/:id/runs')
 export class AgentLoopRunsController {
   constructor(

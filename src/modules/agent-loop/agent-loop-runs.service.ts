@@ -24,7 +24,7 @@ export class AgentLoopRunsService {
   ) {}
 
   /**
-   * A run's live stream over SSE (DESIGN §11.4): the model's text deltas (`event: delta`), running tools' output
+   * A run's live stream over SSE (docs/design.md §11.4): the model's text deltas (`event: delta`), running tools' output
    * (`event: tool_progress`) and, when a model call is made again after a takeover, `event: reset` (docs/takeover.md), each with `id:` = its index in the stream, so `Last-Event-ID` resumes after it; then
    * `event: done` with the run's status. When the buffer no longer has the stream (expired, or another deployment's)
    * the terminal state comes from Postgres with `resume_fallback: true`; a stalled tail re-reads the run's status.

@@ -8,7 +8,7 @@ import type { ExecutionContext } from '@modules/tasks';
 type Task = ExecutionContext['task'];
 
 /**
- * execution_kind=agent_loop (seed 003, DESIGN §11): create-time validation, the start-time model check and the plan.
+ * execution_kind=agent_loop (docs/api.md §4, docs/design.md §11): create-time validation, the start-time model check and the plan.
  * The loop itself is AgentLoopRunner, which only workers build. No pre-execution gate: its tool calls are gated
  * mid-loop (`agent_loop_tool_call`).
  */
@@ -26,7 +26,7 @@ export class AgentLoopExecutor implements RunExecutor, OnModuleInit {
   }
 
   /**
-   * MCP walls first (issue 26): a `$VAR` nobody allowlisted is refused for every caller (403
+   * MCP walls first: a `$VAR` nobody allowlisted is refused for every caller (403
    * mcp.secret_reference_not_allowed), a stdio command off GATEWAY_MCP_STDIO_ALLOW for API keys (403
    * mcp.command_not_allowed). Nothing is stored, nothing runs.
    */

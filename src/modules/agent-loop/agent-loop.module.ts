@@ -11,7 +11,7 @@ import { AgentModelCalls } from './agent-model-calls';
 import { AgentToolCalls } from './agent-tool-calls';
 import { GuidanceRegistry } from './guidance-source';
 
-/** execution_kind=agent_loop for both roles: validation, the start-time model check, the plan (DESIGN §5: registers into tasks). */
+/** execution_kind=agent_loop for both roles: validation, the start-time model check, the plan (docs/design.md §5: registers into tasks). */
 @Module({
   imports: [TasksModule],
   providers: [AgentLoopExecutor, AgentLoopRunsService, GuidanceRegistry],
@@ -19,7 +19,7 @@ import { GuidanceRegistry } from './guidance-source';
 })
 export class AgentLoopModule {}
 
-/** Worker-only (DESIGN §11.2): the loop itself — model calls and tool calls run on workers, never in the api. */
+/** Worker-only (docs/design.md §11.2): the loop itself — model calls and tool calls run on workers, never in the api. */
 @Module({
   imports: [TasksModule, InferenceModule, ApprovalsModule, McpWorkerModule, AgentLoopModule, WorkspacesWorkerModule],
   providers: [AgentLoopRunner, AgentModelCalls, AgentToolCalls],

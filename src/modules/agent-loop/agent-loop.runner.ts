@@ -28,7 +28,7 @@ const offeredBuiltins = (task: ExecutionContext['task']) =>
   task.builtinTools ? BUILTIN_TOOLS.filter((t) => task.builtinTools!.includes(t.name)) : BUILTIN_TOOLS;
 
 /**
- * The agent loop (seed 002/003, DESIGN §11): model call → tool calls → results → model call, until a final answer,
+ * The agent loop (docs/api.md §3 and §4, docs/design.md §11): model call → tool calls → results → model call, until a final answer,
  * the turn cap, the budget, cancel, or a blank answer. Every model call and tool call is a step with a durable
  * dispatch record (RunWriter.step); the conversation is checkpointed after every model call and every tool result,
  * so a run taken over by another worker continues from its checkpoint: a completed call is replayed from its step,
@@ -101,7 +101,7 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
 
   /**
    * A git workspace's state when the run began (a tree id, kept as the `workspace_base` artifact so a run taken over or
-   * resumed after an approval keeps its first base): the run's changes are everything since (seed 003 changed files).
+   * resumed after an approval keeps its first base): the run's changes are everything since (docs/api.md §4 changed files).
    */
   private async diffBase(ctx: ExecutionContext): Promise<string | null> {
     if (ctx.workspace.readOnly) return null;
@@ -223,7 +223,7 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
   }
 
   /**
-   * Guidance for the running agent (DESIGN §11.5), taken right before a model call: in one lease-checked transaction the
+   * Guidance for the running agent (docs/design.md §11.5), taken right before a model call: in one lease-checked transaction the
    * items are consumed (with their receipt), appended to the conversation as `role=user` messages and checkpointed; the
    * run's live stream then carries each as a `message` frame and a `guidance.consumed` receipt.
    */
@@ -260,7 +260,7 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
 
   /**
    * The conversation to continue: this run's checkpoint (a run taken over, or requeued after an approval), else the
-   * source run's for resume / continue / retry-from-turn (seed 003), else a fresh one.
+   * source run's for resume / continue / retry-from-turn (docs/api.md §4), else a fresh one.
    */
   private async hydrate(ctx: ExecutionContext): Promise<Conversation> {
     const own = parseConversation((await ctx.writer.latestArtifact('agent_conversation'))?.content ?? null);

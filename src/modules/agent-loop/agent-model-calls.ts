@@ -7,7 +7,7 @@ import { InferenceService, type InferenceResult, type InferenceTool, type LiveDe
 import type { ExecutionContext, ExecutionOutcome, StepOutcome, StepSpec } from '@modules/tasks';
 import { checkpointArtifact, type Conversation, type NextStep, preview, replaceState, type ToolCall } from './conversation';
 
-/** The agent loop's model calls: one step each, through the one model-calling service (DESIGN §11.1). */
+/** The agent loop's model calls: one step each, through the one model-calling service (docs/design.md §11.1). */
 @Injectable()
 export class AgentModelCalls {
   constructor(

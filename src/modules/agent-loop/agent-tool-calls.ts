@@ -19,7 +19,7 @@ export interface McpCalls {
 }
 
 /**
- * The agent loop's tool calls (DESIGN §11.6): one step each, built-in tools in the sandbox or MCP tools through the
+ * The agent loop's tool calls (docs/design.md §11.6): one step each, built-in tools in the sandbox or MCP tools through the
  * pool, their output as tool_progress on the run's live stream.
  */
 @Injectable()
@@ -37,7 +37,7 @@ export class AgentToolCalls {
   }
 
   /**
-   * `tool_progress` frames of one tool call on the run's live stream (seed 004): appended in order, never in the
+   * `tool_progress` frames of one tool call on the run's live stream (docs/api.md §5): appended in order, never in the
    * conversation; `closed: true` ends them (a call that streamed nothing — a file read — has no frames to end, and
    * costs the stream nothing). A buffer outage loses progress, never the call.
    */
@@ -204,7 +204,7 @@ function recordedResult(outcome: { status: string; result?: string | null; error
   }
 }
 
-/** An MCP tool in the loop's tool shape: classified by its annotations (DESIGN §11.6), called through the pool. */
+/** An MCP tool in the loop's tool shape: classified by its annotations (docs/design.md §11.6), called through the pool. */
 function mcpToolAsBuiltin(tool: McpTool, set: McpToolSet): BuiltinTool {
   const a = tool.annotations;
   return {

@@ -63,7 +63,7 @@ export function parseConversation(text: string | null): Conversation | null {
 export const assistantTurns = (c: Conversation): number => c.messages.filter((m) => m.role === 'assistant').length;
 
 /**
- * The history a new run of the chain starts from (seed 003): `resume` keeps it as saved (pending calls are gated and
+ * The history a new run of the chain starts from (docs/api.md §4): `resume` keeps it as saved (pending calls are gated and
  * dispatched again); `continue` answers any unanswered call as not run and appends the new prompt; `retry-from-turn N`
  * cuts it right before the Nth assistant message, so the model issues that turn again.
  */

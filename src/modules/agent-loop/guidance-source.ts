@@ -11,7 +11,7 @@ export interface ConsumedGuidance {
 }
 
 /**
- * Where guidance for a running agent comes from (DESIGN §11.5): Agent Chat registers itself on workers. The loop asks
+ * Where guidance for a running agent comes from (docs/design.md §11.5): Agent Chat registers itself on workers. The loop asks
  * before each model call; pending items are consumed in the loop's own transaction (the one that appends them to the
  * conversation and checkpoints it), so a crash leaves them either pending or consumed and in the conversation.
  */

@@ -7,7 +7,7 @@ import { storableText } from '@core/database/storable';
 const MAX_REDIRECTS = 5;
 
 /**
- * The http_request tool: every hop passes the outbound policy (DESIGN §8) — scheme, allowlist, and every address the
+ * The http_request tool: every hop passes the outbound policy (docs/security.md) — scheme, allowlist, and every address the
  * host resolves to — and the connection goes to the address that was checked (no second DNS answer). Redirects are
  * followed by hand and re-checked; the time and the response size are bounded.
  */

@@ -2,7 +2,7 @@ import type { AppConfig } from '@core/config/app-config';
 import type { NewArtifact, RunWorkspace } from '@modules/tasks';
 import type { CommandSandbox } from '@modules/workspaces';
 
-/** DESIGN §11.6: what a call does to the world, decided before dispatch. */
+/** docs/design.md §11.6: what a call does to the world, decided before dispatch. */
 export type ToolClass = 'read_only' | 'idempotent' | 'side_effecting';
 
 export interface ToolContext {

@@ -7,7 +7,7 @@ import { AgentsService } from './agents.service';
 
 const PAGE = { has_more: { type: 'boolean' }, next_cursor: { type: ['string', 'null'], description: 'Pass as `cursor` for the next page.' } };
 
-/** Saved agents (issue 27): tenant-scoped like tasks and chat sessions (the `operator` scope of /hecate/v1). */
+/** Saved agents: tenant-scoped like tasks and chat sessions (the `operator` scope of /hecate/v1). */
 @Controller('hecate/v1/agents')
 export class AgentsController {
   constructor(private readonly agents: AgentsService) {}

@@ -25,7 +25,7 @@ class AgentFieldsDto {
   @ArrayUnique()
   @IsIn(BUILTIN_TOOL_NAMES, { each: true })
   builtin_tools?: string[] | null;
-  /** MCP servers (seed 003 `mcp_servers`, with `approval_policy` each); literal env/header values are stored sealed. */
+  /** MCP servers (docs/api.md §4 `mcp_servers`, with `approval_policy` each); literal env/header values are stored sealed. */
   @ApiProperty({ type: 'array', items: { type: 'object', additionalProperties: true }, required: false })
   @IsOptional()
   @IsArray()
@@ -109,7 +109,7 @@ function definitionView(d: AgentDefinition) {
     model: opt(d.model),
     system_prompt: opt(d.system_prompt),
     builtin_tools: d.builtin_tools ?? undefined,
-    // env and header values may be literal secrets: never echoed (DESIGN §4.8), as on tasks.
+    // env and header values may be literal secrets: never echoed (docs/design.md §4.8), as on tasks.
     mcp_servers: redactMcpServers(d.mcp_servers),
     approval_policies: d.approval_policies ?? undefined,
     budget_micros_usd: d.budget_micros_usd || undefined,

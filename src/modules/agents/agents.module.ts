@@ -3,7 +3,7 @@ import { TasksModule } from '@modules/tasks';
 import { AgentsRepository } from './agents.repository';
 import { AgentsService } from './agents.service';
 
-/** Saved agents (issue 27). Registers in the tasks module's SavedAgents, where tasks and Agent Chat resolve `agent_id`. */
+/** Saved agents. Registers in the tasks module's SavedAgents, where tasks and Agent Chat resolve `agent_id`. */
 @Module({
   imports: [TasksModule],
   providers: [AgentsRepository, AgentsService],

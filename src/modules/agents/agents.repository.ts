@@ -36,7 +36,7 @@ export interface AgentVersionRow {
 const LATEST = `SELECT a.id, a.tenant_id, a.name, a.version, a.created_at, a.updated_at, v.definition
   FROM agents a JOIN agent_versions v ON v.agent_id = a.id AND v.version = a.version`;
 
-/** Agents and their versions (issue 27). Every read is scoped by tenant. */
+/** Agents and their versions. Every read is scoped by tenant. */
 @Injectable()
 export class AgentsRepository {
   constructor(private readonly dataSource: DataSource) {}

@@ -16,7 +16,7 @@ import { isUniqueViolation } from '@core/database/database.errors';
 const DEFAULT_LIMIT = 50;
 
 /**
- * Saved agents (issue 27, seed 004 `agent_id`): named, tenant-scoped, versioned definitions. An update never changes a
+ * Saved agents (docs/api.md §5 `agent_id`): named, tenant-scoped, versioned definitions. An update never changes a
  * version, it writes the next one; tasks and Agent Chat sessions record the version they ran. MCP servers are checked
  * and stored as on a task (the same walls, literal values sealed, responses redacted); tasks and chats reach agents
  * through SavedAgents, where this service registers.

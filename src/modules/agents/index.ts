@@ -1,3 +1,3 @@
-/** The agents module's public face (issue 27: saved agents). */
+/** The agents module's public face (saved agents). */
 export { AgentsController } from './agents.controller';
 export { AgentsModule } from './agents.module';

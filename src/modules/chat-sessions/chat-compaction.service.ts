@@ -26,7 +26,7 @@ function transcriptOf(messages: ChatMessageJson[]): string {
     .join('\n\n');
 }
 
-/** Compaction (seed 001): explicit (`POST …/compact`) and automatic before a generation. */
+/** Compaction (docs/api.md §2): explicit (`POST …/compact`) and automatic before a generation. */
 @Injectable()
 export class ChatCompactionService {
   constructor(

@@ -1,7 +1,7 @@
 import type { LiveDeltaFrame, LiveResetFrame } from '@modules/inference';
 import type { GeneratedReply, ToolCallJson } from './chat-message';
 
-/** One streamed `delta` frame of a turn (seed 002 SSE): the live-stream frame InferenceService tees. */
+/** One streamed `delta` frame of a turn (docs/api.md §3 SSE): the live-stream frame InferenceService tees. */
 export type DeltaFrame = LiveDeltaFrame;
 
 /** Folds delta frames back into a reply (text, thinking, tool calls). */

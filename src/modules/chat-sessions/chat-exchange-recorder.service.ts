@@ -37,7 +37,7 @@ export interface RecordedExchange {
 }
 
 /**
- * RecordChatExchange (seed 000 "Replay"): after a `/v1/chat/completions` call that names a session,
+ * RecordChatExchange (docs/api.md §1 "Replay"): after a `/v1/chat/completions` call that names a session,
  * append only the messages the client added since the last exchange, then the reply with
  * `produced_by_call_id`, and the provider call — one transaction, under the session row lock.
  */

@@ -33,7 +33,7 @@ export interface CompactionSummary {
 export const SUMMARY_PREFIX = 'Summary of the earlier conversation (compacted by Hecate):\n\n';
 
 /**
- * Compression lineage (seed 001): the compacted row becomes a read-only `pre_compression_snapshot`;
+ * Compression lineage (docs/api.md §2): the compacted row becomes a read-only `pre_compression_snapshot`;
  * a continuation session gets the summary plus the last messages; both are linked by parent /
  * continuation ids and share `lineage_root_id` and `lineage_tip_id`.
  */

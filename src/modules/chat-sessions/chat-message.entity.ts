@@ -1,7 +1,7 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { ChatMessageJson, MessageKind, MessageStatus } from './chat-message';
 
-/** One message of a session's tree (seed 000 `chat_session_messages` + seed 002 `parent_id`). */
+/** One message of a session's tree (docs/api.md §1 `chat_session_messages` + docs/api.md §3 `parent_id`). */
 @Entity({ name: 'chat_session_messages' })
 export class ChatMessageEntity {
   @PrimaryColumn('text') id!: string;

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 
 /**
- * The canonical message (seed 000): an OpenAI-shaped chat message plus Hecate's `content_blocks`
+ * The canonical message (docs/api.md §1): an OpenAI-shaped chat message plus Hecate's `content_blocks`
  * (Anthropic-style, thinking kept with its signature) and `tool_error`. Stored as sent, so every field
  * survives a round trip through any provider.
  */
@@ -142,7 +142,7 @@ const sameMessage = (a: ChatMessageJson, b: ChatMessageJson) =>
   a.role === b.role && textOf(a.content) === textOf(b.content) && toolCallIds(a) === toolCallIds(b) && (a.tool_call_id ?? '') === (b.tool_call_id ?? '');
 
 /**
- * The messages of this request the session does not have yet. The seed's rule — everything after the
+ * The messages of this request the session does not have yet. The API contract's rule — everything after the
  * persisted count — applies when the request replays the stored path (its message at that position is the
  * stored leaf). When it does not (the session was compacted, or the client sends only its new turn), the
  * new messages are those after the last copy of the stored leaf, else the trailing user/tool messages.

@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-/** One upstream call made for a session (seed 000 provider-calls stream). */
+/** One upstream call made for a session (docs/api.md §1 provider-calls stream). */
 @Entity({ name: 'chat_session_provider_calls' })
 export class ChatProviderCallEntity {
   @PrimaryColumn('text') id!: string;

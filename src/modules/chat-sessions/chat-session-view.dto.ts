@@ -7,9 +7,9 @@ import type { ChatMessageEntity } from './chat-message.entity';
 import type { ChatProviderCallEntity } from './chat-provider-call.entity';
 import type { ChatSessionEntity } from './chat-session.entity';
 
-/** Wire shapes of /hecate/v1/chat/sessions (seed 000 "Wire shape", plus the tree and lineage fields). */
+/** Wire shapes of /hecate/v1/chat/sessions (docs/api.md §1 "Wire shape", plus the tree and lineage fields). */
 
-/** The row ordinary navigation should open for this id (seed 001 rule 2). */
+/** The row ordinary navigation should open for this id (docs/api.md §2 rule 2). */
 export const canonicalVisibleId = (s: ChatSessionEntity): string => (s.preCompressionSnapshot ? s.lineageTipId : s.id);
 
 export function toChatSessionSummary(s: ChatSessionEntity) {
@@ -109,7 +109,7 @@ export class ChatSessionSummaryDto {
   compression_segment_count!: number;
   continuation_session_id!: string | null;
   pre_compression_snapshot!: boolean;
-  /** The row ordinary navigation should open for this id (seed 001). */
+  /** The row ordinary navigation should open for this id (docs/api.md §2). */
   canonical_visible_session_id!: string;
 }
 
@@ -229,7 +229,7 @@ export class ChatUsageDto {
   total_tokens!: number;
 }
 
-/** A turn's result (seed 002); an edit without `regenerate` answers only the new user message. */
+/** A turn's result (docs/api.md §3); an edit without `regenerate` answers only the new user message. */
 @ApiSchema({ name: 'ChatTurn' })
 export class ChatTurnResultDto {
   session_id!: string;

@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-/** One conversation (seed 000), a node of a compression lineage (seed 001). */
+/** One conversation (docs/api.md §1), a node of a compression lineage (docs/api.md §2). */
 @Entity({ name: 'chat_sessions' })
 export class ChatSessionEntity {
   @PrimaryColumn('text') id!: string;

@@ -15,7 +15,7 @@ import {
 import { ChatSessionsService } from './chat-sessions.service';
 import { ChatSessionDeletedDto, ChatSessionDto, ChatSessionResolutionDto, ChatSessionStopDto, ChatSessionSummaryDto } from './chat-session-view.dto';
 
-/** Seed 000 session CRUD, seed 002 tree view / branch switch / stop, seed 001 resolve. */
+/** docs/api.md §1 session CRUD, docs/api.md §3 tree view / branch switch / stop, docs/api.md §2 resolve. */
 @Controller('hecate/v1/chat/sessions')
 export class ChatSessionsController {
   constructor(

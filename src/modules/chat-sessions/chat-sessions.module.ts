@@ -18,7 +18,7 @@ import { ChatTranscriptRepository } from './chat-transcript.repository';
 import { ChatTurnLedgerService } from './chat-turn-ledger.service';
 import { ChatTurnsService } from './chat-turns.service';
 
-/** Chat sessions: the two-stream store, message trees, stop, compression lineage (issue 4). */
+/** Chat sessions: the two-stream store, message trees, stop, compression lineage. */
 @Module({
   imports: [DatabaseModule.forFeature([ChatSessionEntity, ChatMessageEntity, ChatProviderCallEntity, ChatGenerationEntity]), InferenceModule, ProvidersModule],
   providers: [

@@ -97,7 +97,7 @@ export class ChatSessionsService {
     return { id, deleted: true, deleted_session_ids: ids };
   }
 
-  /** Seed 001: a snapshot resolves to its lineage's visible tip; anything else to itself. */
+  /** docs/api.md §2: a snapshot resolves to its lineage's visible tip; anything else to itself. */
   async resolve(tenantId: string, id: string) {
     const session = await this.require(tenantId, id);
     const lineage = await this.sessions.lineage({ tenantId, rootId: session.lineageRootId });

@@ -2,7 +2,7 @@ import type { TreeLink } from './chat-rows';
 
 // Pure tree walks over the light (id, parent, sequence) rows of a session.
 
-/** Deepest descendant of `fromId` following the most recent child at each level (seed 002 "switch branch"). */
+/** Deepest descendant of `fromId` following the most recent child at each level (docs/api.md §3 "switch branch"). */
 export function latestLeaf(links: TreeLink[], fromId: string): string {
   const latestChild = new Map<string, TreeLink>();
   for (const l of links) {

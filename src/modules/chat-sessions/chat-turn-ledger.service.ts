@@ -78,7 +78,7 @@ const EMPTY_REPLY: GeneratedReply = { text: '', content_blocks: [], tool_calls: 
 const ROOT_KEY = '<root>';
 
 /**
- * The database side of server-side turns (seed 002): creating the user message and the assistant
+ * The database side of server-side turns (docs/api.md §3): creating the user message and the assistant
  * placeholder with the branch lock in one transaction, and finalising the reply, its provider call and
  * any synthetic tool results in another. Nothing here talks to a provider.
  */
@@ -275,7 +275,7 @@ export class ChatTurnLedgerService {
   }
 
   /**
-   * The branch lock (seed 002 concurrency): one generation per leaf. A row whose owner stopped
+   * The branch lock (docs/api.md §3 concurrency): one generation per leaf. A row whose owner stopped
    * heartbeating is dead: its message becomes `incomplete` and the leaf is free.
    */
   private async claimBranch(tx: ChatTx, parentId: string | null): Promise<void> {

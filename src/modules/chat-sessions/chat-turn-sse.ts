@@ -13,7 +13,7 @@ export interface TurnSink {
 }
 
 /**
- * The SSE response of a turn (seed 002): `message.created`, `delta` frames whose `id:` is the chunk index
+ * The SSE response of a turn (docs/api.md §3): `message.created`, `delta` frames whose `id:` is the chunk index
  * (the LiveStreamBuffer index, so a reader can resume from it), then `done` or `error`. A client that goes
  * away (or falls too far behind) stops receiving; the generation itself goes on (stop is not disconnect).
  */

@@ -11,7 +11,7 @@ import { CompactChatSessionDto, ContinueChatMessageDto, EditChatMessageDto, Rege
 import { ChatSessionsService } from './chat-sessions.service';
 import { ChatSessionDto, ChatTurnCreatedFrameDto, ChatTurnDeltaFrameDto, ChatTurnErrorFrameDto, ChatTurnResultDto } from './chat-session-view.dto';
 
-/** A turn answers JSON, or with `stream: true` these frames (seed 002). */
+/** A turn answers JSON, or with `stream: true` these frames (docs/api.md §3). */
 const TURN_FRAMES: Record<string, FrameShape> = {
   'message.created': ChatTurnCreatedFrameDto,
   delta: ChatTurnDeltaFrameDto,
@@ -24,7 +24,7 @@ const TURN = (what: string) =>
 import { TurnSseWriter } from './chat-turn-sse';
 import { ChatTurnsService, SinkFactory } from './chat-turns.service';
 
-/** Seed 002 turns (JSON, or SSE with `stream: true`) and seed 001 compaction. */
+/** docs/api.md §3 turns (JSON, or SSE with `stream: true`) and docs/api.md §2 compaction. */
 @Controller('hecate/v1/chat/sessions/:id')
 export class ChatTurnsController {
   constructor(

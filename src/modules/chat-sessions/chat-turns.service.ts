@@ -29,7 +29,7 @@ export type SinkFactory = (() => TurnSink) | undefined;
 const upstreamFailure = (message: string): DomainError => new DomainError('upstream_error', 502, message, { userMessage: 'The provider failed to answer.' });
 
 /**
- * Server-side conversations (seed 002): send, regenerate, edit, continue. Each turn is begun in one
+ * Server-side conversations (docs/api.md §3): send, regenerate, edit, continue. Each turn is begun in one
  * transaction (messages + branch lock), generated through the gateway router with its deltas teed into
  * LiveStreamBuffer, and finished in another (reply, provider call, repaired tool calls).
  */

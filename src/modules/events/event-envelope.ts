@@ -24,7 +24,7 @@ export function toEnvelope(row: EventRow): EventEnvelope {
 const feedForms = new WeakMap<EventEnvelope, EventEnvelope>();
 
 /**
- * An envelope as the public feed shows it (seed 003: `after_sequence` is "the event sequence cursor, strictly
+ * An envelope as the public feed shows it (docs/api.md §4: `after_sequence` is "the event sequence cursor, strictly
  * greater"): `sequence` is the feed cursor — the value to page and resume by — and the run's own gap-free sequence
  * moves to `run_sequence`. The per-run lists and streams keep `sequence` as the run's.
  */

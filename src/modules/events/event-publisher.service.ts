@@ -6,7 +6,7 @@ import { MetricsService } from '@core/metrics/metrics.service';
 const MAX_PENDING = 10_000;
 
 /**
- * Publishes doorbells after commit (DESIGN §4.3). A publish that fails (Redis restarting) is kept, in
+ * Publishes doorbells after commit (docs/design.md §4.3). A publish that fails (Redis restarting) is kept, in
  * order, and retried with backoff, so subscribers get the doorbell once the bus is back instead of
  * waiting for the next event to reveal the gap. Bounded: beyond MAX_PENDING the oldest are dropped —
  * subscribers still refill from Postgres on reconnect and on sequence gaps.

@@ -66,7 +66,7 @@ export interface EventTx {
 }
 
 /**
- * The event store (DESIGN §4.2–4.3), reusable by any module that owns a stream of events:
+ * The event store (docs/design.md §4.2–4.3), reusable by any module that owns a stream of events:
  * `append(manager, …)` inside the caller's transaction, then `published(appended)` after the commit
  * (rings the per-run doorbell and stamps public-feed cursors). Never call `published` before commit.
  */

@@ -10,7 +10,7 @@ import { EventStore } from './event-store.service';
 import { EventStreams } from './event-streams.service';
 
 /**
- * The public events feed (seed 003): one subscription across runs. Its envelopes' `sequence` is the feed position, the
+ * The public events feed (docs/api.md §4): one subscription across runs. Its envelopes' `sequence` is the feed position, the
  * value `after_sequence` (strictly greater) and `Last-Event-ID` take; the run's own sequence is `run_sequence`.
  */
 @Controller('hecate/v1/events')

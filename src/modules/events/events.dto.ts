@@ -4,7 +4,7 @@ import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
 import type { EventEnvelope } from '@contracts/events';
 import type { Assert, Documents } from '@core/http/openapi';
 
-/** Query of `GET /hecate/v1/events` and `/events/stream` (seed 003 "Public events feed"). */
+/** Query of `GET /hecate/v1/events` and `/events/stream` (docs/api.md §4 "Public events feed"). */
 export class EventFeedQueryDto {
   /** Comma-separated event types (OR). */
   @IsOptional() @IsString() event_type?: string;
@@ -23,7 +23,7 @@ export const eventTypesOf = (csv: string | undefined): string[] | undefined => {
 };
 
 /**
- * Event envelope v1 (DESIGN §4.2). In a run's event list and stream `sequence` is gap-free per run. In the public feed
+ * Event envelope v1 (docs/design.md §4.2). In a run's event list and stream `sequence` is gap-free per run. In the public feed
  * (`GET /hecate/v1/events`, `/events/stream`) `sequence` is the feed position — pass the last one as `after_sequence`
  * (or `Last-Event-ID`) — and `run_sequence` is the run's sequence.
  */

@@ -9,7 +9,7 @@ import { FeedStamper } from './feed-stamper.service';
 import { sseCounters } from '@core/http/sse';
 
 /**
- * Event store, public feed and SSE (DESIGN §4.2–4.3). Exports EventStore (append in the caller's
+ * Event store, public feed and SSE (docs/design.md §4.2–4.3). Exports EventStore (append in the caller's
  * transaction, publish after commit, read) and EventStreams (replay-then-tail sources and SSE).
  */
 @Module({

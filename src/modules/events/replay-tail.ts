@@ -1,5 +1,5 @@
 /**
- * Replay-then-tail (DESIGN §4.3), independent of what is streamed: positions are per-run sequences or
+ * Replay-then-tail (docs/design.md §4.3), independent of what is streamed: positions are per-run sequences or
  * public-feed cursors. The source replays from Postgres after a position, then live batches from the bus
  * are delivered when they continue where delivery stands; a batch that starts beyond it (a doorbell was
  * lost or arrived out of order) or a bus reconnect triggers a refill from Postgres. Nothing is skipped and

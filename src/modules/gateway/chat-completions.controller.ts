@@ -16,8 +16,8 @@ export class ChatCompletionsController {
   @Post('chat/completions')
   @HttpCode(200)
   complete(@CurrentPrincipal() caller: Principal, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    // --- chat-sessions hook (issue 4): a `session_id` body field or X-Session-Id header records the exchange
-    // into that chat session (RecordChatExchange, seed 000) around the router call.
+    // --- chat-sessions hook: a `session_id` body field or X-Session-Id header records the exchange
+    // into that chat session (RecordChatExchange, docs/api.md §1) around the router call.
     const sessionId = chatSessionIdOf(request);
     if (sessionId) return this.chatExchanges.handle(caller, request, reply, sessionId);
     // --- end chat-sessions hook

@@ -4,7 +4,7 @@ import { ModelDiscoveryService } from '@modules/providers';
 import { ProviderReadinessService, servedModels } from '@modules/providers';
 import { ProviderRegistryService } from '@modules/providers';
 
-/** GET /v1/models: every model known to configured providers, with Hecate metadata (seed "GET /v1/models"). */
+/** GET /v1/models: every model known to configured providers, with Hecate metadata (docs/api.md, "GET /v1/models"). */
 @Injectable()
 export class ModelsService {
   constructor(

@@ -1,7 +1,7 @@
 import { formatUsd } from '@core/money';
 import type { InferenceRouteInfo } from '@modules/inference';
 
-/** The X-Runtime-* headers of a /v1 response (seed 003): where the request went and what it cost. */
+/** The X-Runtime-* headers of a /v1 response (docs/api.md §4): where the request went and what it cost. */
 export function routeHeaders(info: InferenceRouteInfo, requestedModel: string | undefined, costMicros?: number): Record<string, string> {
   const h: Record<string, string> = {
     'x-runtime-provider': info.provider,

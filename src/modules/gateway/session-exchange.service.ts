@@ -103,7 +103,7 @@ const sessionHeaders = (info: InferenceRouteInfo, sessionId: string, requestedMo
 });
 
 /**
- * `POST /v1/chat/completions` (and `/v1/responses`) with a session (seed 000 RecordChatExchange): the session's system prompt is
+ * `POST /v1/chat/completions` (and `/v1/responses`) with a session (docs/api.md §1 RecordChatExchange): the session's system prompt is
  * applied, the call goes through the gateway router, and the exchange is recorded before the response
  * completes (a streamed one when it ends; a stream the client cut keeps its partial reply as `incomplete`).
  */

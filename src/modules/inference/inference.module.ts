@@ -10,7 +10,7 @@ import { UsageLedgerService } from './usage/usage-ledger.service';
 import { UsageRepository } from './usage/usage.repository';
 
 /**
- * The one model-calling service (DESIGN §5, §11.1): routing, retries, failover, cost, the usage ledger (batched, off the
+ * The one model-calling service (docs/design.md §5, §11.1): routing, retries, failover, cost, the usage ledger (batched, off the
  * request path), route traces, live tee.
  */
 @Module({

@@ -71,7 +71,7 @@ export const toUsageResponse = (u: NormalizedUsage) => ({
 });
 
 /**
- * InferenceService — the one way to call a model (DESIGN §11.1): /v1, chat sessions, agent chat and the agent loop
+ * InferenceService — the one way to call a model (docs/design.md §11.1): /v1, chat sessions, agent chat and the agent loop
  * all come here. No Fastify, no /v1 validation: code passes a typed InferenceRequest, the /v1 edges pass the
  * PreparedRequest their validator built.
  *

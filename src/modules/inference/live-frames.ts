@@ -1,7 +1,7 @@
 import type { InferenceDelta } from './protocol/normalized';
 
 /**
- * One streamed delta as clients of a live stream see it (seed 002/004 `delta` frames): what LiveStreamBuffer holds
+ * One streamed delta as clients of a live stream see it (docs/api.md §3 and §5 `delta` frames): what LiveStreamBuffer holds
  * under the stream's index, and what a stop rebuilds a dead owner's partial reply from.
  */
 export interface LiveDeltaFrame {

@@ -109,7 +109,7 @@ function allKnownModels(ctx: PlannerContext, only?: RuntimeProvider): string[] {
 }
 
 /**
- * Chooses the ordered candidate list for a request (route reasons of the seed). Pinned routes never fail
+ * Chooses the ordered candidate list for a request (route reasons of the API contract, docs/api.md). Pinned routes never fail
  * over; otherwise every routable provider serving the model is a candidate, ordered by health, stability,
  * latency, then name.
  */

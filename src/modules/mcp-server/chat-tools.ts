@@ -8,7 +8,7 @@ import { agentChatMessage, agentChatQueueItem, agentChatTurn, chatSession, chatS
 
 const sessionId = z.string().describe('the session id');
 
-/** Chat sessions (the `/v1` conversation store, seed 000) and Agent Chat turns as tools. */
+/** Chat sessions (the `/v1` conversation store, docs/api.md §1) and Agent Chat turns as tools. */
 export function chatTools(sessions: ChatSessionsService, chats: AgentChatService, queue: AgentChatQueueService): McpTool[] {
   return [
     defineTool({

@@ -6,7 +6,7 @@ import { TasksModule } from '@modules/tasks';
 import { McpServerService } from './mcp-server.service';
 
 /**
- * The MCP server edge (DESIGN §5, issue 17): the product API as MCP tools and resources at `/mcp`. Api role only;
+ * The MCP server edge (docs/design.md §5): the product API as MCP tools and resources at `/mcp`. Api role only;
  * nothing imports it (its controller is mounted by ApiModule). The stdio transport is `npm run mcp` (src/main.mcp.ts),
  * a separate process that relays to this endpoint.
  */

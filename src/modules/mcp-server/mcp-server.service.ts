@@ -19,7 +19,7 @@ Resources: ${RUN_EVENTS_TEMPLATE} (a run's events) and ${TRANSCRIPT_TEMPLATE} (a
 Everything is scoped to the tenant of your API key.`;
 
 /**
- * Hecate as an MCP server over Streamable HTTP (issue 17), stateless: each POST gets its own server and transport (no
+ * Hecate as an MCP server over Streamable HTTP, stateless: each POST gets its own server and transport (no
  * session id), so any api pod answers any request. Tools and resources call the services the /hecate/v1 controllers
  * call, with the caller's tenant.
  */

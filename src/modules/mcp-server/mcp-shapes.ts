@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /**
  * The resources tools answer with, as zod schemas for tools/list's `outputSchema`: the fields a client relies on, typed;
- * objects stay open (`looseObject`) because the API adds fields without a new version (seed 003 "additive changes").
+ * objects stay open (`looseObject`) because the API adds fields without a new version (docs/api.md §4 "additive changes").
  */
 
 const optional = z.string().optional();

@@ -56,7 +56,7 @@ const ok = (structured: Record<string, unknown>): CallToolResult => ({
 });
 
 /**
- * A tool error (`isError: true`) whose text is the /hecate/v1 error envelope: the seed's `type`, message, user message,
+ * A tool error (`isError: true`) whose text is the /hecate/v1 error envelope: the API contract's `type`, message, user message,
  * operator action and the request id. Unclassified failures are logged and answer an opaque `gateway_error`, as HTTP does.
  */
 function failed(err: unknown, tool: string, { origin }: ToolCaller): CallToolResult {

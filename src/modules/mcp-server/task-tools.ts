@@ -14,7 +14,7 @@ const taskId = z.string().describe('the task id (task_…)');
 const runId = z.string().describe('the run id (run_…)');
 const text = (max: number, what: string) => z.string().max(max).optional().describe(what);
 
-/** The fields of `POST /hecate/v1/tasks` (seed 003 "Task fields"). */
+/** The fields of `POST /hecate/v1/tasks` (docs/api.md §4 "Task fields"). */
 const createTaskInput = {
   execution_kind: z.string().optional().describe('shell, git, file or agent_loop (required unless execution_profile implies it)'),
   execution_profile: z.enum(['', 'repo_local', 'coding_agent']).optional().describe('defaults for an agent_loop task'),

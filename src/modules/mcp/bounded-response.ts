@@ -1,5 +1,5 @@
 /**
- * A Streamable HTTP MCP server's response with its messages bounded (issue 26): a JSON body larger than `maxBytes`,
+ * A Streamable HTTP MCP server's response with its messages bounded: a JSON body larger than `maxBytes`,
  * or one SSE event (the bytes between blank lines) larger than it, errors the body with a clear message instead of
  * growing in the worker's memory until the process dies.
  */

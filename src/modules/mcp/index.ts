@@ -1,4 +1,4 @@
-/** The mcp module's public face (DESIGN §5): the MCP client of the agent loop, its probe and cache stats. */
+/** The mcp module's public face (docs/design.md §5): the MCP client of the agent loop, its probe and cache stats. */
 export { McpClientPool } from './mcp-client-pool.service';
 export type { McpCacheStats, McpCallOptions, McpCallResult, McpOpenContext, McpTool, McpToolSet } from './mcp-client-pool.service';
 export { McpController } from './mcp.controller';

@@ -112,7 +112,7 @@ const toMcpTool = (server: string, policy: McpApprovalPolicy, t: Tool): McpTool 
 });
 
 /**
- * The worker's MCP clients (DESIGN §11.2, §11.7): stdio servers run through the command sandbox, Streamable HTTP
+ * The worker's MCP clients (docs/design.md §11.2, §11.7): stdio servers run through the command sandbox, Streamable HTTP
  * servers are reached through the outbound policy. Connected clients are cached worker-wide, keyed by tenant + the
  * server's full spec + its workspace (never shared across tenants): LRU over idle entries at
  * GATEWAY_TASK_MCP_CLIENT_CACHE_MAX_ENTRIES (fail-open when every entry is held), idle entries pinged every

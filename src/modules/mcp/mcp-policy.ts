@@ -2,7 +2,7 @@ import type { McpConfig } from '@core/config/groups/mcp.env';
 import { envReference, isServerVariable, type McpServerSpec } from './mcp-server-spec';
 
 /**
- * The operator's walls around MCP servers (issue 26). A stdio server is a command: API keys may start only one an
+ * The operator's walls around MCP servers. A stdio server is a command: API keys may start only one an
  * allowlist entry matches (command exactly, arguments by the entry's anchored pattern); the operator may start any,
  * still sandboxed. Network is granted only by a matching entry that says so. `$VAR` may name only allowlisted
  * variables (`HECATE_MCP_SECRET_*` and GATEWAY_MCP_SECRET_ENV_ALLOW), never a gateway setting.

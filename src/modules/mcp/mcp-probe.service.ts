@@ -9,7 +9,7 @@ import { mcpServerEntryProblems, McpServerSpec } from './mcp-server-spec';
 /** The worker request of a probe; its row stores the server's name only (the entry may hold literal secrets). */
 export const MCP_PROBE_REQUEST = 'mcp.probe';
 
-/** The probe's deadline for spawn (or connect) → initialize → tools/list (seed 003: 10 s). */
+/** The probe's deadline for spawn (or connect) → initialize → tools/list (docs/api.md §4: 10 s). */
 export const PROBE_TIMEOUT_MS = 10_000;
 /** How long the api waits for a worker to take the probe job. */
 const CLAIM_TIMEOUT_MS = 10_000;

@@ -4,7 +4,7 @@ import { secretRefusals, unlistedStdioServers } from './mcp-policy';
 import { mcpServerProblems } from './mcp-server-spec';
 
 /**
- * Every create-time check of an `mcp_servers` list (issue 26), for a task and a saved agent alike. The walls first: a
+ * Every create-time check of an `mcp_servers` list, for a task and a saved agent alike. The walls first: a
  * `$VAR` nobody allowlisted is refused for every caller (403 mcp.secret_reference_not_allowed), a stdio command off
  * GATEWAY_MCP_STDIO_ALLOW for API keys (403 mcp.command_not_allowed). Returns the shape problems (a 400's).
  */

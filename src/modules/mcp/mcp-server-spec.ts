@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { MCP_SECRET_PREFIX } from '@core/config/groups/mcp.env';
 import { envReference } from './mcp-servers-redaction';
-/** Per-server gate on the agent's use of an MCP server's tools (seed 003 `mcp_servers[].approval_policy`). */
+/** Per-server gate on the agent's use of an MCP server's tools (docs/api.md §4 `mcp_servers[].approval_policy`). */
 export const MCP_APPROVAL_POLICIES = ['auto', 'require_approval', 'block'] as const;
 export type McpApprovalPolicy = (typeof MCP_APPROVAL_POLICIES)[number];
 
 /**
- * One entry of a task's `mcp_servers` (seed 003): a stdio server (`command`, `args`, `env`) or a Streamable HTTP
+ * One entry of a task's `mcp_servers` (docs/api.md §4): a stdio server (`command`, `args`, `env`) or a Streamable HTTP
  * server (`url`, `headers`). `env` and `headers` values are `$VAR` / `${VAR}` references resolved from the worker's
  * environment at spawn, or literals; either way responses show `[redacted]` and logs, events and job payloads never
  * carry them.

@@ -1,4 +1,4 @@
-/** What responses show instead of an MCP server's env or header value (seed 003 `mcp_servers`). */
+/** What responses show instead of an MCP server's env or header value (docs/api.md §4 `mcp_servers`). */
 export const REDACTED = '[redacted]';
 
 const redactValues = (value: unknown): unknown =>

@@ -6,7 +6,7 @@ import { McpClientPool } from './mcp-client-pool.service';
 import { McpProbeRunner } from './mcp-probe-runner.service';
 
 /**
- * Worker-only (STYLE rule 16, DESIGN §11.2): the MCP client pool, the probe runner and the cache reporter. Servers
+ * Worker-only (docs/style.md rule 16, docs/design.md §11.2): the MCP client pool, the probe runner and the cache reporter. Servers
  * are started through the worker's command sandbox (WorkspacesWorkerModule), so the api role never builds this.
  */
 @Module({

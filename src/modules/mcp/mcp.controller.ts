@@ -9,7 +9,7 @@ import { McpCacheStatsDto, McpProbeDto, McpServerEntryDto } from './mcp.dto';
 import { McpCacheStatsService } from './mcp-cache-stats.service';
 import { McpProbeService } from './mcp-probe.service';
 
-/** MCP client surface (seed 003): dry-run discovery of a server entry, and the deployment's MCP client cache. */
+/** MCP client surface (docs/api.md §4): dry-run discovery of a server entry, and the deployment's MCP client cache. */
 @Controller('hecate/v1')
 export class McpController {
   constructor(

@@ -5,7 +5,7 @@ import type { McpCacheStatsService } from './mcp-cache-stats.service';
 import type { McpApprovalPolicy, McpServerSpec } from './mcp-server-spec';
 
 /**
- * One MCP server entry (seed 003 `mcp_servers`): stdio (`command`, `args`, `env`) or Streamable HTTP (`url`,
+ * One MCP server entry (docs/api.md §4 `mcp_servers`): stdio (`command`, `args`, `env`) or Streamable HTTP (`url`,
  * `headers`). Values may be literals or `$VAR` references. Validated by the service (its messages name the field).
  */
 @ApiSchema({ name: 'McpServerEntry' })

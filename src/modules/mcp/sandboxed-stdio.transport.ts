@@ -16,7 +16,7 @@ export class McpStdioProtocolError extends Error {}
  * under the workspaces' supervisor — its own group, so closing it kills the whole tree (SIGTERM, SIGKILL after a
  * grace) — and keeps the tail of stderr and the exit status for diagnostics. Its stdout is framed here with a bound: a line over
  * `maxMessageBytes` (GATEWAY_MCP_MAX_MESSAGE_BYTES) kills the server with a clear diagnostic — nothing a server
- * writes can throw out of a stream handler and take the worker down (issue 26).
+ * writes can throw out of a stream handler and take the worker down.
  */
 export class SandboxedStdioTransport implements Transport {
   onclose?: () => void;

@@ -44,7 +44,7 @@ async function readLimited(body: Dispatcher.ResponseData['body'], limit: number)
 }
 
 /**
- * LlmClient (DESIGN §3): the one way bytes reach a provider. Paths and credentials come from the provider's
+ * LlmClient (docs/design.md §3): the one way bytes reach a provider. Paths and credentials come from the provider's
  * protocol (OpenAI: Bearer, `/chat/completions` or `/responses`; Anthropic: x-api-key + anthropic-version, `/messages`).
  * Non-2xx answers (3xx included) become an `UpstreamError` (body read, scrubbed); transport failures too.
  */

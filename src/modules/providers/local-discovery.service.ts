@@ -44,7 +44,7 @@ async function probe(url: string): Promise<ProbeResult> {
 export const probeUrlOf = (p: ProviderPreset): string => (p.id === 'ollama' ? `${new URL(p.baseUrl).origin}/api/tags` : `${p.baseUrl}/models`);
 
 /**
- * Advisory local-runtime discovery (seed "local-discovery"): PATH lookup of each preset's command and one HTTP
+ * Advisory local-runtime discovery (docs/api.md, "local-discovery"): PATH lookup of each preset's command and one HTTP
  * probe per unique default endpoint (shared endpoints are probed once). Creates nothing.
  */
 @Injectable()

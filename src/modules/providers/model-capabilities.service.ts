@@ -49,7 +49,7 @@ export const toCapabilityRecord = (row: ModelCapabilityEntity) => ({
 });
 
 /**
- * Effective model capabilities with the seed's precedence: operator override > manual probe > catalog >
+ * Effective model capabilities with the API contract's precedence: operator override > manual probe > catalog >
  * provider-discovered defaults, merged field by field. Rows are cached in memory and reloaded on
  * `gateway.capabilities.changed`, so the router never queries Postgres.
  */

@@ -33,7 +33,7 @@ export function servedModels(p: RuntimeProvider, d: DiscoveryState | undefined):
 }
 
 /**
- * Provider readiness (seed "GET /hecate/v1/providers/status"): one checklist per provider with the seed's
+ * Provider readiness (docs/api.md, "GET /hecate/v1/providers/status"): one checklist per provider with the API contract's
  * vocabulary. Built from configuration, cached discovery and passive health; never sends a completion.
  */
 @Injectable()

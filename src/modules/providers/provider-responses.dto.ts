@@ -12,7 +12,7 @@ import type { CircuitState } from './provider-health.service';
 import type { toProviderResponse } from './provider-settings.dto';
 import type { CredentialState } from './runtime-provider';
 
-/** Wire shapes of the provider routes (seed 003 providers, presets, status, capabilities, pricing). */
+/** Wire shapes of the provider routes (docs/api.md §4 providers, presets, status, capabilities, pricing). */
 
 @ApiSchema({ name: 'ProviderPreset' })
 export class ProviderPresetDto {

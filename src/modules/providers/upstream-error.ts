@@ -18,7 +18,7 @@ export interface UpstreamErrorInfo {
 
 /**
  * A failed upstream call, already scrubbed of credentials. Retryable: timeouts, connection failures, 5xx, 408
- * and 429 (DESIGN: retries only on those).
+ * and 429 (the only failures retried).
  */
 export class UpstreamError extends Error {
   constructor(

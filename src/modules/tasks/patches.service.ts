@@ -14,7 +14,7 @@ type PatchAction = 'apply' | 'revert';
 type PatchOp = { taskId: string; runId: string; artifactId: string; origin: RequestOrigin | null };
 
 /**
- * Patch review (seed 003 `patches`): apply writes a proposed patch's after-content only when the file
+ * Patch review (docs/api.md §4 `patches`): apply writes a proposed patch's after-content only when the file
  * still has the captured before-content; revert restores the before-content only when the file still has
  * the after-content. Drift answers 409; the artifact row is locked for the decision. Both run on a worker (a
  * workspace operation, a worker request the api waits for): the workspace is there, never on the api.

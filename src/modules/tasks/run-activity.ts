@@ -11,7 +11,7 @@ export type ActivityItem = RunActivityItemDto;
 
 const TERMINAL_STEP = new Set(['completed', 'failed', 'cancelled']);
 
-/** The compact timeline of a run (seed 003 `activity`): steps, artifacts, approvals and the result. */
+/** The compact timeline of a run (docs/api.md §4 `activity`): steps, artifacts, approvals and the result. */
 export function buildActivity(run: Run, steps: Step[], artifacts: Artifact[], approvals: ApprovalResponse[]): ActivityItem[] {
   const items: ActivityItem[] = [];
   for (const s of steps) {

@@ -18,7 +18,7 @@ import type { TaskEntity } from './task.entity';
 import { retryTransient } from './transient-errors';
 import { isDir, resolveInside, workspaceUnavailable, WorkspaceService } from '@modules/workspaces';
 
-/** Worker side of a run (DESIGN §4.4): claim the lease, heartbeat, execute, record the result. */
+/** Worker side of a run (docs/design.md §4.4): claim the lease, heartbeat, execute, record the result. */
 @Injectable()
 export class RunExecutionService implements OnApplicationShutdown {
   /** This process as a lease owner. */

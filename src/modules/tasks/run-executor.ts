@@ -3,7 +3,7 @@ import type { RunWriter } from './run-writer';
 import type { RunCheckpoint, TaskRunEntity } from './task-run.entity';
 import type { TaskEntity } from './task.entity';
 
-/** What an approval shows and what the worker later proves it runs (seed 003 approvals). */
+/** What an approval shows and what the worker later proves it runs (docs/api.md §4 approvals). */
 export interface ExecutionPlan {
   /** ≤16 human-readable lines: argv, cwd, env keys, sandbox. */
   summary: string[];
@@ -16,7 +16,7 @@ export interface ExecutionPlan {
 export interface RunWorkspace {
   /** Real path of the run's workspace. */
   path: string;
-  /** Resolves a path inside the workspace (DESIGN §8) or throws invalid_request. */
+  /** Resolves a path inside the workspace (docs/security.md) or throws invalid_request. */
   resolve(requested: string, what?: string): Promise<string>;
   readOnly: boolean;
   network: boolean;

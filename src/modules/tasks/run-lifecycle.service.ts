@@ -35,7 +35,7 @@ export interface AttemptOptions {
 }
 
 /**
- * Run lifecycle on the api side (seed 003): start, retry, resume, cancel, approval resolution. Each
+ * Run lifecycle on the api side (docs/api.md §4): start, retry, resume, cancel, approval resolution. Each
  * writes the state change and its events in one transaction, then enqueues / signals after commit.
  */
 @Injectable()
@@ -62,7 +62,7 @@ export class RunLifecycleService {
     return toRunResponse(await this.createAttempt(tenantId, taskId, { trigger: 'retry', reason, origin }));
   }
 
-  /** New run reusing the source run's workspace, with checkpoint context (seed 003 "Resume semantics"). */
+  /** New run reusing the source run's workspace, with checkpoint context (docs/api.md §4 "Resume semantics"). */
   async resume(tenantId: string, taskId: string, runId: string, reason: string, origin: RequestOrigin | null) {
     const source = await this.terminalSource(tenantId, taskId, runId);
     return toRunResponse(await this.createAttempt(tenantId, taskId, { trigger: 'resume', resumeFrom: source, reason, origin }));

@@ -14,7 +14,7 @@ import { ArtifactNotFoundError, RunNotFoundError, StepNotFoundError, TaskNotFoun
 
 const MAX_EVENT_PAGE = 500;
 
-/** Read side of runs (seed 003 "Execution detail endpoints"), per-run events and `external.event`. */
+/** Read side of runs (docs/api.md §4 "Execution detail endpoints"), per-run events and `external.event`. */
 @Injectable()
 export class RunQueriesService {
   constructor(

@@ -15,7 +15,7 @@ const RECONCILER_LOCK_KEY = 726_354_106;
 const BATCH = 200;
 
 /**
- * Recovery (DESIGN §4.4): requeues running runs whose lease expired (`gap.run_disconnected`,
+ * Recovery (docs/design.md §4.4): requeues running runs whose lease expired (`gap.run_disconnected`,
  * reason=worker_lease_expired) so they resume from their last persisted step, and enqueues queued runs
  * that are in Postgres but maybe not in the queue (a failed enqueue, a Redis loss, an embedded restart).
  */

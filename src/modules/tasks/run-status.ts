@@ -7,7 +7,7 @@ export const ACTIVE_RUN_STATUSES: readonly RunStatus[] = ['queued', 'awaiting_ap
 export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
 
 /**
- * The run status machine, in one place (seed 003: not_started → queued | awaiting_approval → running →
+ * The run status machine, in one place (docs/api.md §4: not_started → queued | awaiting_approval → running →
  * completed | failed | cancelled). `running → queued` is a lease reclaim; `running → awaiting_approval` is
  * a mid-run gate (agent_loop). Repositories update with `WHERE status IN (allowed sources)`, so the
  * machine holds under concurrency too.

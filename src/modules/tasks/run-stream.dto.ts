@@ -5,7 +5,7 @@ import { TaskArtifactResponseDto, TaskRunResponseDto, TaskStepResponseDto } from
 
 const ACTIVITY_TYPES = ['thinking', 'tool_call', 'patch', 'changed_files', 'final_answer', 'approval', 'run_result', 'step', 'artifact'] as const;
 
-/** One item of a run's compact timeline (seed 003 `activity`), as buildActivity (run-activity.ts) makes it. */
+/** One item of a run's compact timeline (docs/api.md §4 `activity`), as buildActivity (run-activity.ts) makes it. */
 @ApiSchema({ name: 'TaskRunActivity' })
 export class RunActivityItemDto {
   id!: string;

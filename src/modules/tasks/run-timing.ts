@@ -1,4 +1,4 @@
-/** Where a run's time went (seed 003 `timing` of task-backed Agent Chat messages). */
+/** Where a run's time went (docs/api.md §4 `timing` of task-backed Agent Chat messages). */
 export interface RunTiming {
   total_ms: number;
   queue_ms: number;

@@ -45,7 +45,7 @@ export interface RunRef {
 
 /**
  * Every write a worker makes for a run, each one a transaction that starts by proving the lease token
- * (DESIGN §4.4): a worker whose lease was taken over cannot write steps, events, artifacts or the result.
+ * (docs/design.md §4.4): a worker whose lease was taken over cannot write steps, events, artifacts or the result.
  * Transient database errors (terminated connections) are retried.
  */
 export class RunWriter {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 
 /**
- * A saved agent's definition as a task or an Agent Chat session uses it (issue 27, seed 004 `agent_id`). `mcpServers`
+ * A saved agent's definition as a task or an Agent Chat session uses it (docs/api.md §5 `agent_id`). `mcpServers`
  * are opened (literal secrets in the clear): they live in memory only, on their way into a task that seals them again.
  */
 export interface SavedAgentSpec {

@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-/** Seed/inventory artifact kinds; agent_loop adds agent_conversation and summary. */
+/** Artifact kinds of the runtime API (docs/api.md §4.3); agent_loop adds agent_conversation and summary. */
 export type ArtifactKind = 'stdout' | 'stderr' | 'patch' | 'summary' | 'agent_conversation' | 'git_summary' | string;
 export type PatchStatus = 'applied' | 'proposed' | 'reverted';
 

@@ -31,7 +31,7 @@ export type TaskSpec = Pick<
 
 /**
  * What other modules (the agent loop's continue / retry-from-turn and its live stream, Agent Chat) and the edges (the MCP
- * server's tools) need of tasks and their run chains, in plain shapes: no entity leaves the tasks module (STYLE rule 14).
+ * server's tools) need of tasks and their run chains, in plain shapes: no entity leaves the tasks module (docs/style.md rule 14).
  * The operations of `/hecate/v1/tasks` are the very service calls its controllers make, answered as the routes answer.
  */
 @Injectable()
@@ -98,8 +98,8 @@ export class TaskRunChainsService {
   }
 
   /**
-   * The run's story in the compact activity vocabulary Task Detail shows (seed 000 "Activity rendering": model turns,
-   * tool calls, approvals, changed files, final answer, terminal state) and where its time went (seed 003 `timing`),
+   * The run's story in the compact activity vocabulary Task Detail shows (docs/api.md §1 "Activity rendering": model turns,
+   * tool calls, approvals, changed files, final answer, terminal state) and where its time went (docs/api.md §4 `timing`),
    * from one read of its steps, artifacts and approvals.
    */
   async activityAndTiming(tenantId: string, taskId: string, runId: string): Promise<{ activity: ActivityItem[]; timing: RunTiming }> {

@@ -24,7 +24,7 @@ export class RunEventsQueryDto {
   @IsOptional() @Matches(/^\d{1,4}$/, { message: 'limit must be an integer' }) limit?: string;
 }
 
-/** Where a resumed or continued run picks up (seed 003 `checkpoint`). */
+/** Where a resumed or continued run picks up (docs/api.md §4 `checkpoint`). */
 @ApiSchema({ name: 'TaskRunCheckpoint' })
 export class RunCheckpointDto {
   source_run_id!: string;
@@ -109,7 +109,7 @@ export class TaskArtifactResponseDto {
   created_at!: string;
 }
 
-/** Patch review projection (seed 003 `patches`). */
+/** Patch review projection (docs/api.md §4 `patches`). */
 @ApiSchema({ name: 'TaskPatch' })
 export class TaskPatchResponseDto {
   artifact!: TaskArtifactResponseDto;
@@ -191,7 +191,7 @@ export const toArtifactResponse = (a: TaskArtifactEntity) => ({
   created_at: a.createdAt.toISOString(),
 });
 
-/** Patch review projection (seed 003 `patches`): the artifact, its unified diff, status and path. */
+/** Patch review projection (docs/api.md §4 `patches`): the artifact, its unified diff, status and path. */
 export const toPatchResponse = (a: TaskArtifactEntity) => {
   const meta = a.metadata as unknown as PatchMetadata;
   return {

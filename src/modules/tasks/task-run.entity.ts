@@ -1,7 +1,7 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { RunStatus } from './run-status';
 
-/** Resume context carried by a run created with `resume` (seed 003 "Resume semantics"). */
+/** Resume context carried by a run created with `resume` (docs/api.md §4 "Resume semantics"). */
 export interface RunCheckpoint {
   source_run_id: string;
   last_completed_step_id: string | null;

@@ -17,7 +17,7 @@ export interface ClaimResult {
 
 export type ClaimRefusal = { reason: 'not_found' | 'not_claimable' | 'lease_held' | 'at_capacity'; run: TaskRunEntity | null; leaseRemainingMs?: number };
 
-/** The run lease (DESIGN §4.4): held while the run is `running`. */
+/** The run lease (docs/design.md §4.4): held while the run is `running`. */
 export const RUN_LEASE = new Lease({
   table: 'task_runs',
   id: 'id',

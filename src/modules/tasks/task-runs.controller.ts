@@ -21,7 +21,7 @@ import {
   TaskStepResponseDto,
 } from './task-run.dto';
 
-/** Runs of a task: operations, detail endpoints, patches, events and the run stream (seed 003). */
+/** Runs of a task: operations, detail endpoints, patches, events and the run stream (docs/api.md §4). */
 @Controller('hecate/v1/tasks/:id/runs')
 export class TaskRunsController {
   constructor(

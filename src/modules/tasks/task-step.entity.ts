@@ -4,7 +4,7 @@ export type StepStatus = 'running' | 'completed' | 'failed' | 'cancelled';
 
 /**
  * One unit of work of a run. A step is written `running` before its side effect starts (the durable
- * dispatch record, DESIGN §4.5) and gets its result after; a `running` step found by a later attempt is
+ * dispatch record, docs/design.md §4.5) and gets its result after; a `running` step found by a later attempt is
  * ambiguous unless `idempotent`.
  */
 @Entity({ name: 'task_steps' })

@@ -10,7 +10,7 @@ export const WORKSPACE_MODES = ['', 'persistent', 'ephemeral', 'in_place'] as co
 export const FILE_OPERATIONS = ['write', 'append', 'delete'] as const;
 export const EXECUTION_PROFILES = ['', 'repo_local', 'coding_agent'] as const;
 
-/** `POST /hecate/v1/tasks` (seed 003 "Task fields"). */
+/** `POST /hecate/v1/tasks` (docs/api.md §4 "Task fields"). */
 export class CreateTaskDto {
   @IsOptional() @IsString() @MaxLength(500) title?: string;
   @IsOptional() @IsString() @MaxLength(200_000) prompt?: string;
@@ -38,13 +38,13 @@ export class CreateTaskDto {
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) budget_micros_usd?: number;
   @IsOptional() @IsString() @MaxLength(255) requested_provider?: string;
   @IsOptional() @IsString() @MaxLength(255) requested_model?: string;
-  /** MCP servers the run may use (seed 003 `mcp_servers`: stdio `command`/`args`/`env` or `url`/`headers`). */
+  /** MCP servers the run may use (docs/api.md §4 `mcp_servers`: stdio `command`/`args`/`env` or `url`/`headers`). */
   @ApiProperty({ type: 'array', items: { type: 'object', additionalProperties: true } })
   @IsOptional()
   @IsArray()
   @IsObject({ each: true })
   mcp_servers?: Record<string, unknown>[];
-  /** A saved agent (issue 27): its model, system prompt, tools, MCP servers, budget and turn cap; fields given here win. */
+  /** A saved agent: its model, system prompt, tools, MCP servers, budget and turn cap; fields given here win. */
   @IsOptional() @IsString() @MaxLength(200) agent_id?: string;
   /** A version of `agent_id` (default: its latest). */
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) agent_version?: number;
@@ -57,7 +57,7 @@ export class ListTasksQueryDto {
 
 const opt = (s: string): string | undefined => (s ? s : undefined);
 
-/** A task as every task route answers it (seed 003 "Task fields"). */
+/** A task as every task route answers it (docs/api.md §4 "Task fields"). */
 @ApiSchema({ name: 'Task' })
 export class TaskResponseDto {
   id!: string;
@@ -129,7 +129,7 @@ export const toTaskResponse = (t: TaskEntity) => ({
   budget_micros_usd: t.budgetMicrosUsd || undefined,
   latest_run_id: t.latestRunId ?? undefined,
   last_error: opt(t.lastError),
-  // env and header values may be literal secrets: never echoed (DESIGN §4.8).
+  // env and header values may be literal secrets: never echoed (docs/design.md §4.8).
   mcp_servers: t.mcpServers.length > 0 ? redactMcpServers(t.mcpServers) : undefined,
   agent_id: t.agentId ?? undefined,
   agent_version: t.agentVersion ?? undefined,

@@ -28,7 +28,7 @@ export class TaskEntity {
   @Column('text', { name: 'requested_provider' }) requestedProvider!: string;
   @Column('text', { name: 'requested_model' }) requestedModel!: string;
   @Column('jsonb', { name: 'mcp_servers' }) mcpServers!: unknown[];
-  /** The saved agent (and its version) the task was created from (issue 27); null: none. */
+  /** The saved agent (and its version) the task was created from; null: none. */
   @Column('text', { name: 'agent_id', nullable: true }) agentId!: string | null;
   @Column('integer', { name: 'agent_version', nullable: true }) agentVersion!: number | null;
   /** Model calls a run may make; 0: GATEWAY_TASK_AGENT_LOOP_MAX_TURNS. */

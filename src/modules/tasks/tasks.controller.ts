@@ -12,7 +12,7 @@ import { TasksService } from './tasks.service';
 
 const by = (p: Principal): string => (p.apiKeyId ? `api_key:${p.apiKeyId}` : p.kind);
 
-/** Tasks, their start, task-level artifacts and approvals (seed 003 "Lifecycle endpoints", approvals). */
+/** Tasks, their start, task-level artifacts and approvals (docs/api.md §4 "Lifecycle endpoints", approvals). */
 @Controller('hecate/v1/tasks')
 export class TasksController {
   constructor(

@@ -33,7 +33,7 @@ import { WorkspaceOps } from './workspace/workspace-ops';
 import { WorkspaceService, type WorkspaceCaller, WorkspacesModule, type WorkspaceSpec } from '@modules/workspaces';
 
 /**
- * Task runtime (issue 5): tasks, runs leased to workers, steps, artifacts, patches, approvals gates,
+ * Task runtime: tasks, runs leased to workers, steps, artifacts, patches, approvals gates,
  * recovery and retention. Exports the ExecutorRegistry (agent_loop registers its executor there), the
  * lifecycle and query services, and RunWriterDeps for executors.
  */

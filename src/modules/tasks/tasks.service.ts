@@ -16,7 +16,7 @@ import { ExecutionKindUnavailableError, InvalidTaskError, McpSecretKeyMissingErr
 import { WorkspaceOps } from './workspace/workspace-ops';
 import { WorkspaceCaller, WorkspaceService, type WorkspaceSpec } from '@modules/workspaces';
 
-/** Seed 003 `execution_profile` create defaults (explicit fields win). */
+/** docs/api.md §4 `execution_profile` create defaults (explicit fields win). */
 const PROFILES: Record<string, Partial<CreateTaskDto>> = {
   repo_local: { execution_kind: 'agent_loop', workspace_mode: 'persistent', working_directory: '.', timeout_ms: 120_000 },
   coding_agent: {
@@ -101,7 +101,7 @@ export class TasksService {
       startedAt: null,
       finishedAt: null,
     };
-    // Seed 003: only an agent loop uses MCP servers; on another kind they would be stored and never started.
+    // docs/api.md §4: only an agent loop uses MCP servers; on another kind they would be stored and never started.
     const kindProblems = [
       ...(kind !== 'agent_loop' && task.mcpServers.length > 0 ? [`mcp_servers: only execution_kind agent_loop uses MCP servers (not ${kind})`] : []),
       ...(kind !== 'agent_loop' && agent ? [`agent_id: only execution_kind agent_loop runs a saved agent (not ${kind})`] : []),
@@ -166,7 +166,7 @@ export class TasksService {
   }
 }
 
-/** What a saved agent fills in (issue 27); the request's own fields win. */
+/** What a saved agent fills in; the request's own fields win. */
 function agentDefaults(agent: SavedAgentSpec): Partial<CreateTaskDto> {
   return {
     execution_kind: 'agent_loop',

@@ -1,7 +1,7 @@
 /** The token a worker-only provider injects the command sandbox by (`@Inject(COMMAND_SANDBOX) sandbox: CommandSandbox`). */
 export const COMMAND_SANDBOX = Symbol('COMMAND_SANDBOX');
 
-/** What a command run for a task may touch (DESIGN §8). */
+/** What a command run for a task may touch (docs/security.md). */
 export interface SandboxPolicy {
   workspace: string;
   cwd: string;

@@ -1,6 +1,6 @@
 import { InvalidRequestError } from '@core/http/domain-error';
 
-/** The path escapes the workspace or allowed root (DESIGN §8). */
+/** The path escapes the workspace or allowed root (docs/security.md). */
 export class PathEscapeError extends InvalidRequestError {
   constructor(message: string) {
     super(message, {

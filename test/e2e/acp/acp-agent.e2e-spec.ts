@@ -50,7 +50,7 @@ describe('ACP agent for editors (npm run acp)', () => {
         GATEWAY_TASK_APPROVAL_POLICIES: 'shell_exec',
         GATEWAY_WORKSPACE_ROOTS: root,
         GATEWAY_TASK_SANDBOX_READ_PATHS: MCP_SANDBOX_READ_PATHS,
-        // The editor connects with an API key: its stdio MCP server must be on the operator's allowlist (issue 26).
+        // The editor connects with an API key: its stdio MCP server must be on the operator's allowlist.
         GATEWAY_MCP_STDIO_ALLOW: JSON.stringify([{ command: process.execPath, args: EVERYTHING.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') }]),
       }),
     );

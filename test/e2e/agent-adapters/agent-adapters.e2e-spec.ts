@@ -7,7 +7,7 @@ import { processesMatching } from '../../support/mcp-servers';
 import { Client, embeddedTasksEnv, Json, Processes, scaledEnv } from '../tasks/tasks-harness';
 
 /**
- * `/hecate/v1/agent-adapters` (seed 003): the catalog, health and probe run on a worker, against the real Codex and
+ * `/hecate/v1/agent-adapters` (docs/api.md §4): the catalog, health and probe run on a worker, against the real Codex and
  * Claude Code ACP adapters installed from npm and the ACP fault agent (operator-defined adapters).
  */
 describe('agent adapters (scaled: api + worker processes)', () => {

@@ -17,7 +17,7 @@ const APPROVAL_TIMEOUT_S = 4;
 const TURN_TIMEOUT_S = 8;
 
 /**
- * External Agent sessions (seed 003 `runtime_kind: external_agent`, issue 16) on real processes: an api and two
+ * External Agent sessions (docs/api.md §4 `runtime_kind: external_agent`) on real processes: an api and two
  * workers, the ACP fault agent as the adapter (operator-defined), approval mode `prompt` (4 s timeout). The adapter runs
  * on the worker holding the session's lease; its permission requests wait for an operator on the approvals API (or a
  * grant); its failures end the turn `failed` with the transcript intact; kill -9 of that worker moves the session to

@@ -36,7 +36,7 @@ const deltasOf = (sse: SseReader): string =>
 const escalated = (cmd: string) => ({ name: 'exec_command', arguments: { cmd, sandbox_permissions: 'require_escalated', justification: `Run ${cmd}` } });
 
 /**
- * The real ACP adapters from npm as External Agent sessions (issue 16), offline, one embedded server for both.
+ * The real ACP adapters from npm as External Agent sessions, offline, one embedded server for both.
  * Claude Code (`@agentclientprotocol/claude-agent-acp`): the session has a model, so the worker points it at this
  * gateway's `/v1/messages` with a key minted for the session, routed to the fake upstream (an Anthropic-protocol
  * provider). Codex (`@zed-industries/codex-acp`, its platform binary): the built-in adapter with a model goes through

@@ -12,7 +12,7 @@ import { Client, Json, SseClient, TOKEN } from '../tasks/tasks-harness';
 
 /**
  * Issue 27, on real processes (two api processes and a worker, Postgres, Redis): a Hecate Agent turn's approval frames
- * have the seed's shape and come in order with the turn's other frames — `approval.requested` (written by the worker
+ * have the API contract's shape and come in order with the turn's other frames — `approval.requested` (written by the worker
  * as its run pauses), `approval.resolved` (written by the api as the decision commits), then the next model call's
  * deltas — for a live client and one resuming later from the buffer; `POST …/messages` waits through the approval (a
  * 202 with the turn when its wait times out first); the public feed pages by the envelope's `sequence`.
@@ -78,7 +78,7 @@ describe('agent chat approvals and the events feed (scaled)', () => {
     const turn = waiting.active_turn as Json;
     const [approval] = (await c.ok('GET', `/hecate/v1/tasks/${turn.task_id}/approvals`)) as unknown as Json[];
     expect(approval).toMatchObject({ status: 'pending', kind: 'agent_loop_tool_call', run_id: turn.run_id });
-    // The seed's shape, as External Agent turns send it; the turn's ids kept.
+    // The API contract's shape, as External Agent turns send it; the turn's ids kept.
     expect(requested.data).toEqual({
       type: 'approval.requested',
       approval_id: approval.id,

@@ -14,7 +14,7 @@ import { Client, embeddedTasksEnv, Json, Processes, SseClient, TOKEN } from '../
 /**
  * Agent Chat on the built server (embedded: api and worker in one process): sessions, model turns run on the worker,
  * agent turns as visible agent_loop tasks in one transcript, segments and snapshots, the busy rule, cancel, guardrails,
- * the session stream, and the seed's error table.
+ * the session stream, and the API contract's error table.
  */
 describe('agent chat (embedded)', () => {
   const procs = new Processes();
@@ -191,7 +191,7 @@ describe('agent chat (embedded)', () => {
     const id = (await c.ok('POST', '/hecate/v1/agent-chat/sessions', { runtime_kind: 'agent', provider: 'fake', model: 'gpt-4o-mini', workspace })).id;
     upstream.script({ toolCalls: [{ name: 'shell_exec', arguments: { command: 'echo gated > gated.txt' } }] });
     upstream.script({ content: 'Done after approval.' });
-    // The POST answers when the turn ends (seed 003): it waits through the approval, decided meanwhile.
+    // The POST answers when the turn ends (docs/api.md §4): it waits through the approval, decided meanwhile.
     const posting = post(c, id, { content: 'Run the gated command' });
     const session = await waitFor(
       async () => {
@@ -499,7 +499,7 @@ describe('agent chat (embedded)', () => {
     expect(s.messages.at(-2)).toMatchObject({ role: 'user', content: 'Use Roman numerals' });
     expect(s.messages.at(-1)).toMatchObject({ role: 'assistant', status: 'completed', content: 'applied now' });
 
-    // Edit the last user message (seed 004: "updates the stored last user message"): the same message, new content, no
+    // Edit the last user message (docs/api.md §5: "updates the stored last user message"): the same message, new content, no
     // message added; its answer leaves the history. Rerun answers the edited text under the same user message id.
     const before = (await c.ok('GET', `/hecate/v1/agent-chat/sessions/${id}`)).messages as Json[];
     const target = before.at(-2)!;

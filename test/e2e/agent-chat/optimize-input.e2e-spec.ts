@@ -12,8 +12,8 @@ const STREAM = '/hecate/v1/agent-chat/optimize-input/stream';
 const MARKER = 'Hecate input optimisation';
 
 /**
- * Seed 004 input optimisation on the built server against the fake upstream: the structured answer and the NDJSON
- * stream (read line by line), what the model received, the usage ledger, the seed's error envelopes (validation, size,
+ * docs/api.md §5 input optimisation on the built server against the fake upstream: the structured answer and the NDJSON
+ * stream (read line by line), what the model received, the usage ledger, the API contract's error envelopes (validation, size,
  * model, budget, rate limit, an upstream failure before and after the first line), a client leaving mid-stream
  * (the upstream request is cancelled), and tenant keys.
  */

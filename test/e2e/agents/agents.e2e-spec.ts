@@ -12,7 +12,7 @@ import { call as mcpCall, connect as mcpConnect, fail as mcpFail, type McpClient
 import { Client, Json, Processes, scaledEnv } from '../tasks/tasks-harness';
 
 /**
- * Saved agents (issue 27, seed 004 `agent_id`) on the built server (scaled: one `all` process on a scratch Postgres,
+ * Saved agents (docs/api.md §5 `agent_id`) on the built server (scaled: one `all` process on a scratch Postgres,
  * queried directly for what is at rest): CRUD, versions, tenant isolation, secrets sealed and redacted; an agent used
  * by an Agent Chat session, an agent_loop task, the MCP server's create_task tool and the ACP agent, with what the fake
  * upstream received as the proof of what ran.

@@ -7,7 +7,7 @@ type Params = OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
 type ChatMessage = OpenAI.Chat.ChatCompletionMessageParam;
 
 /**
- * Seed 000 flows through the official openai client: `/v1/chat/completions` with a `session_id` records
+ * docs/api.md §1 flows through the official openai client: `/v1/chat/completions` with a `session_id` records
  * the exchange (RecordChatExchange). One fake upstream serves two providers: `oai` (OpenAI protocol) and
  * `anth` (Anthropic protocol), so a session can switch provider mid-conversation.
  */

@@ -4,7 +4,7 @@ import { call, fakeUpstream, FakeUpstream, Loose, openSse, parseSse, providerEnv
 const S = '/hecate/v1/chat/sessions';
 type Msg = { id: string; role: string; content: unknown; status: string; parent_id: string | null; [k: string]: unknown };
 
-/** Seed 002 server-side conversations through the gateway router, embedded mode (npm start). */
+/** docs/api.md §3 server-side conversations through the gateway router, embedded mode (npm start). */
 describe('chat session turns (embedded)', () => {
   let upstream: FakeUpstream;
   let server: ServerProcess;

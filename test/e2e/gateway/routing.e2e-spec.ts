@@ -230,7 +230,7 @@ describe('rate limit shared by two api processes (scaled mode)', () => {
     expect(err.headers?.get('x-ratelimit-remaining')).toBe('0');
     expect(Number(err.headers?.get('x-ratelimit-reset'))).toBeGreaterThan(Date.now() / 1000);
     expect(Number(err.headers?.get('retry-after'))).toBeGreaterThan(0);
-    // The Anthropic shape of the same 429 carries the seed's `code` too.
+    // The Anthropic shape of the same 429 carries the API contract's `code` too.
     const messages = await fetch(`${servers[0].url}/v1/messages`, {
       method: 'POST',
       headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-type': 'application/json' },

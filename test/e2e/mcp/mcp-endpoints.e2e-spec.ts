@@ -106,7 +106,7 @@ function mcpSuite(mode: string, start: (procs: Processes) => Promise<{ client: C
         },
         { name: 'remote', url: 'https://mcp.example.com/mcp', headers: { Authorization: `Bearer ${LITERAL_HEADER}` } },
       ];
-      // Seed 003: mcp_servers belong to agent loops; another kind refuses them (400 naming the field).
+      // docs/api.md §4: mcp_servers belong to agent loops; another kind refuses them (400 naming the field).
       for (const kind of [
         { execution_kind: 'shell', shell_command: 'true' },
         { execution_kind: 'git', git_command: 'status' },

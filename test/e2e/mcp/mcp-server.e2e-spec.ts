@@ -15,7 +15,7 @@ import { call, connect, fail, McpClient, rawPost, readJson, runRelay, TERMINAL, 
 const ROOT = resolve(__dirname, '../../..');
 
 /**
- * Hecate as an MCP server (issue 17) on the built server: a real MCP client over Streamable HTTP and over the stdio
+ * Hecate as an MCP server  on the built server: a real MCP client over Streamable HTTP and over the stdio
  * relay (`npm run mcp`), API keys of two tenants, the fake upstream for Agent Chat and /v1 sessions; then the
  * official conformance suite against a server without a credential.
  */

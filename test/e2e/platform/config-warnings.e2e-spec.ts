@@ -6,7 +6,7 @@ import { Client, embeddedTasksEnv, Json, Processes, scaledEnv } from '../tasks/t
 
 /**
  * Issue 27: the seeds' variables that have no meaning here and misspelt `GATEWAY_*` / `HECATE_*` names are named once at
- * startup by every role (api, worker, all-in-one) through the structured logger, never with their values; the seed's
+ * startup by every role (api, worker, all-in-one) through the structured logger, never with their values; the API contract's
  * `HECATE_AGENT_ADAPTERS_DIR` is read as the adapters directory.
  */
 describe('configuration warnings at startup', () => {
@@ -66,7 +66,7 @@ describe('configuration warnings at startup', () => {
     const [api, worker] = await Promise.all([procs.start('api', env), procs.start('worker', env)]);
     expectWarned(api);
     expectWarned(worker);
-    // Seed variables without a meaning change nothing: the queue is BullMQ, as the mode says.
+    // Reference-system variables without a meaning change nothing: the queue is BullMQ, as the mode says.
     const stats = await new Client(api.url).ok('GET', '/hecate/v1/system/stats');
     expect(stats).toMatchObject({ queue_backend: 'bullmq', storage_backend: 'postgres' });
   }, 120_000);

@@ -22,7 +22,7 @@ import type { ServerProcess } from '../../support/server-process';
 import { Client, embeddedTasksEnv, Json, Processes } from '../tasks/tasks-harness';
 
 /**
- * The file tools against what runs beside them (DESIGN §8): a process in the workspace swaps a directory for a symlink
+ * The file tools against what runs beside them (docs/security.md): a process in the workspace swaps a directory for a symlink
  * to a root-only host directory or to the server's data directory thousands of times while read_file, list_dir, grep,
  * file_write, file_edit and file tasks go through it; nothing outside the workspace is ever read or created. Huge
  * files are read only up to the cap (the server's peak RSS does not follow the file size); an in_place task at `/`

@@ -9,7 +9,7 @@ import { ServerProcess } from '../../support/server-process';
 import { Client, embeddedTasksEnv, Json, Processes, scaledEnv, TOKEN } from '../tasks/tasks-harness';
 
 /**
- * An attacker's view of the tools a task runs (DESIGN §8): a command chosen by a tenant — or, next, by a model —
+ * An attacker's view of the tools a task runs (docs/security.md): a command chosen by a tenant — or, next, by a model —
  * must not read the server's environment, data directory, secret files or other workspaces, must not outlive a
  * killed worker, and must not escape through git or a clone. Without OS isolation commands are refused unless the
  * operator opted out.
@@ -294,7 +294,7 @@ describe('tool isolation', () => {
       git('config', 'core.fsmonitor', `touch ${marker}; false`);
       // HOME is the workspace: its .gitconfig is git's global configuration there.
       writeFileSync(join(repo, '.gitconfig'), `[alias]\n\tst = !touch ${marker}\n`);
-      // An alias is not a git command git_exec runs: refused at create (issue 26), before any git process.
+      // An alias is not a git command git_exec runs: refused at create, before any git process.
       const aliased = await a.call('POST', '/hecate/v1/tasks', { execution_kind: 'git', git_command: 'st', working_directory: repo });
       expect({ status: aliased.status, type: aliased.body.error?.type }).toEqual({ status: 400, type: 'invalid_request' });
       const status = await a.startTask({ execution_kind: 'git', git_command: 'status --short', working_directory: repo });

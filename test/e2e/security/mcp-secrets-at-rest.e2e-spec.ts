@@ -5,7 +5,7 @@ import { Client, Json, Processes, scaledEnv } from '../tasks/tasks-harness';
 import { createKey, OPERATOR_TOKEN, providerEnv, startFakeUpstream, type FakeUpstream } from './security-harness';
 
 /**
- * Literal MCP `env`/`headers` values are secrets (issue 26): stored sealed with GATEWAY_SECRET_KEY like provider keys,
+ * Literal MCP `env`/`headers` values are secrets: stored sealed with GATEWAY_SECRET_KEY like provider keys,
  * so no row of the database holds them, while the server they belong to still gets them. Real Postgres (queried
  * directly), one scaled process (api and worker), the real sandbox and a hand-written stdio MCP server.
  */

@@ -10,7 +10,7 @@ import { Client, embeddedTasksEnv, Json, Processes } from '../tasks/tasks-harnes
 import { createKey, errorType, OPERATOR_TOKEN, providerEnv, startFakeUpstream, type FakeUpstream, type TenantKey } from './security-harness';
 
 /**
- * Walls around MCP servers (issue 26), played against a real embedded server (api and worker in one process), the
+ * Walls around MCP servers, played against a real embedded server (api and worker in one process), the
  * real sandbox and a hand-written hostile stdio MCP server: API keys start only operator-allowlisted commands, with no
  * network unless the entry grants it; `$VAR` reads only allowlisted variables; one huge stdout line fails the call,
  * not the process; a cached server is closed after the idle limit.

@@ -22,7 +22,7 @@ const BURST = 10;
 
 type Provider = { id: string; base_url: string; credential_state: string; api_key_configured: boolean };
 
-/** DESIGN §8 tenant model: shared settings need `admin`, scopes and rate limits follow the authenticated caller. */
+/** docs/security.md tenant model: shared settings need `admin`, scopes and rate limits follow the authenticated caller. */
 describe('tenancy: admin scope, keys follow their host, auth before the body, per-key limits, per-tenant traces', () => {
   let shared: FakeUpstream;
   let attacker: FakeUpstream;

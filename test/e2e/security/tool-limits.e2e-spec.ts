@@ -9,7 +9,7 @@ import { Client, embeddedTasksEnv, Json, Processes } from '../tasks/tasks-harnes
 
 /**
  * Tool work a tenant (or its model) shapes must not become unbounded work on the event loop or a program run
- * (DESIGN §8): catastrophic regular expressions in grep end at the scan time limit while /healthz stays fast, and
+ * (docs/security.md): catastrophic regular expressions in grep end at the scan time limit while /healthz stays fast, and
  * git_exec / git tasks refuse every way of making git run a program (aliases, program-running configuration keys,
  * other config files, external commands), whatever the repository's own configuration already says.
  */

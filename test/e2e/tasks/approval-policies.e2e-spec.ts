@@ -1,7 +1,7 @@
 import { Client, embeddedTasksEnv, Processes } from './tasks-harness';
 
 /**
- * GATEWAY_TASK_APPROVAL_POLICIES as seed 003 defines it: unset keeps the default gates (shell_exec, git_exec,
+ * GATEWAY_TASK_APPROVAL_POLICIES as docs/api.md §4 defines it: unset keeps the default gates (shell_exec, git_exec,
  * file_write); an empty value disables every gate, like `none` — the one variable where empty is not "unset".
  */
 describe('approval policies from the environment', () => {

@@ -4,7 +4,7 @@ import { call, openStore, StoreHarness, textReply } from './store-harness';
 
 type Msg = Record<string, unknown> & { id: string; role: string; content?: unknown; status: string; parent_id: string | null };
 
-/** Server-side turns (seed 002) and lineage (seed 001) at the store level: no provider involved. */
+/** Server-side turns (docs/api.md §3) and lineage (docs/api.md §2) at the store level: no provider involved. */
 describe.each(['postgres', 'pglite'] as const)('chat trees, stop and lineage (%s)', (backend) => {
   let h: StoreHarness;
   beforeAll(

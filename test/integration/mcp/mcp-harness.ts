@@ -29,7 +29,7 @@ export function openPool(env: Record<string, string> = {}): PoolHarness {
     GATEWAY_TASK_SANDBOX_READ_PATHS: MCP_SANDBOX_READ_PATHS,
     GATEWAY_TASK_HTTP_ALLOW_PRIVATE_IPS: 'true',
     GATEWAY_TASK_MCP_CLIENT_CACHE_PING_INTERVAL: '0',
-    // The secrets these tests resolve are allowlisted the way an operator would (issue 26).
+    // The secrets these tests resolve are allowlisted the way an operator would.
     GATEWAY_MCP_SECRET_ENV_ALLOW: 'MCPTEST_*',
     ...env,
   }) as AppConfig;

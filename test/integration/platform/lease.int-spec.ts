@@ -5,7 +5,7 @@ import { openTestDatabase, type TestDatabase } from '../../support/database';
 import { waitFor } from '../../support/infra';
 
 /**
- * The one lease primitive (core/lease, DESIGN §4.4 / §11.3) on a table of its own, on Postgres and PGlite: CAS claim
+ * The one lease primitive (core/lease, docs/design.md §4.4 / §11.3) on a table of its own, on Postgres and PGlite: CAS claim
  * exclusivity, heartbeat, expiry in database time, token-checked writes, release and reclaim of expired leases.
  */
 describe.each(['postgres', 'pglite'] as const)('lease primitive (%s)', (backend) => {

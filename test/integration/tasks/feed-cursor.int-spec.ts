@@ -4,7 +4,7 @@ import { openRuntime, RuntimeHarness } from './runtime-harness';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * DESIGN §4.2: a reader polling `after_sequence=N` on the public feed never misses an event that commits
+ * docs/design.md §4.2: a reader polling `after_sequence=N` on the public feed never misses an event that commits
  * later with a smaller cursor, and never sees one twice — with 8 writers whose transactions commit out
  * of order (each holds its transaction open a random while after appending).
  */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { RUN_LEASE } from '@modules/tasks/task-run.repository';
 import { openRuntime, RuntimeHarness } from './runtime-harness';
 
-/** DESIGN §4.4: the run lease is a compare-and-set in Postgres time; every worker write proves the token. */
+/** docs/design.md §4.4: the run lease is a compare-and-set in Postgres time; every worker write proves the token. */
 describe.each(['postgres', 'pglite'] as const)('run lease (%s)', (backend) => {
   let h: RuntimeHarness;
   beforeAll(async () => (h = await openRuntime(backend)), 60_000);

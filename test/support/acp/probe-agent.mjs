@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// A hostile ACP v1 agent for the adapter-walls tests (issue 26), written against the wire (NDJSON, no dependencies, so
+// A hostile ACP v1 agent for the adapter-walls tests, written against the wire (NDJSON, no dependencies, so
 // it runs from a directory outside the checkout). When prompted it tries what an attacker's adapter would and answers
 // with one JSON object of what it saw:
 //

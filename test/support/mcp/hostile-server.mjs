@@ -1,4 +1,4 @@
-// A hostile stdio MCP server for the security tests (issue 26): a read-only tool that answers with one stdout line
+// A hostile stdio MCP server for the security tests: a read-only tool that answers with one stdout line
 // over 10 MiB, one that tries TCP connections and reports what it reached, and one that echoes an env variable.
 import { createHash } from 'node:crypto';
 import { connect } from 'node:net';

@@ -18,7 +18,7 @@ export class AgentEnv {
   @IsOptional() @IsDuration() GATEWAY_TASK_AGENT_SCAN_TIMEOUT?: string;
   /** A running tool's output as `tool_progress` frames on the run's live stream (never in the conversation). */
   @IsOptional() @IsBooleanString() GATEWAY_TOOL_PROGRESS_ENABLED?: string;
-  /** Agent Chat guardrails (seed 003): turns per session, wall clock since the first turn, idle time; 0 = none. */
+  /** Agent Chat guardrails (docs/api.md §4): turns per session, wall clock since the first turn, idle time; 0 = none. */
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_AGENT_CHAT_MAX_TURNS_PER_SESSION?: number;
   @IsOptional() @IsDuration() GATEWAY_AGENT_CHAT_MAX_SESSION_DURATION?: string;
   @IsOptional() @IsDuration() GATEWAY_AGENT_CHAT_IDLE_TIMEOUT?: string;
@@ -30,9 +30,9 @@ export class AgentEnv {
   @IsOptional() @IsDuration() GATEWAY_AGENT_CHAT_WAIT_TIMEOUT?: string;
   /** The model `POST /hecate/v1/agent-chat/optimize-input[/stream]` rewrites drafts with when the request names none. */
   @IsOptional() @IsString() GATEWAY_AGENT_CHAT_OPTIMIZE_INPUT_MODEL?: string;
-  /** External agents (ACP adapters, seed 003): where managed launchers live, operator-defined adapters (JSON array). */
+  /** External agents (ACP adapters, docs/api.md §4): where managed launchers live, operator-defined adapters (JSON array). */
   @IsOptional() @IsString() GATEWAY_AGENT_ADAPTERS_DIR?: string;
-  /** The seed's name for GATEWAY_AGENT_ADAPTERS_DIR (seed 003 refresh-launcher), read the same way. */
+  /** The API contract's name for GATEWAY_AGENT_ADAPTERS_DIR (docs/api.md §4 refresh-launcher), read the same way. */
   @IsOptional() @IsString() HECATE_AGENT_ADAPTERS_DIR?: string;
   @IsOptional() @IsString() GATEWAY_AGENT_ADAPTERS?: string;
   /** An adapter process unused this long is closed (restored on the next turn); a turn's ceiling; a probe's ceiling. */
@@ -83,7 +83,7 @@ export interface AgentConfig {
   };
 }
 
-/** The adapters directory may be named by the project's variable or the seed's; two different directories is an error. */
+/** The adapters directory may be named by the project's variable or the API contract's; two different directories is an error. */
 export function checkAgentEnv(env: AgentEnv): string[] {
   const ours = env.GATEWAY_AGENT_ADAPTERS_DIR;
   const seeds = env.HECATE_AGENT_ADAPTERS_DIR;

@@ -2,7 +2,7 @@ import { Type } from 'class-transformer';
 import { IsInt, IsNumber, IsOptional, IsString, Max, Min } from 'class-validator';
 import { bool, duration, IsBooleanString, IsDuration } from '../config-validators';
 
-/** Chat sessions (issue 4): compaction, in-flight generation ownership, stop and list limits. */
+/** Chat sessions: compaction, in-flight generation ownership, stop and list limits. */
 export class ChatEnv {
   /** Compact before a generation when the active path's estimated tokens exceed this share of the context window. */
   @IsOptional() @Type(() => Number) @IsNumber() @Min(0.05) @Max(1) GATEWAY_CHAT_COMPACTION_RATIO?: number;

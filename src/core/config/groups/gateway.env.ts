@@ -3,7 +3,7 @@ import { Type } from 'class-transformer';
 import { bool, duration, IsBooleanString, IsDuration } from '../config-validators';
 
 /**
- * Gateway variables (issue 3): routing, retries, circuit breaker, rate limit, upstream timeouts, ledger and
+ * Gateway variables: routing, retries, circuit breaker, rate limit, upstream timeouts, ledger and
  * traces. `PROVIDER_<NAME>_*` variables are dynamic and read from the same env object (see `envProviders`).
  */
 export class GatewayEnv {

@@ -4,7 +4,7 @@ import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Min } from 'class-validator';
 import { csv, duration, IsDuration } from '../config-validators';
 
-/** Walls around MCP servers (issue 26): which stdio commands tenants may start, which `$VAR`s they may read, limits. */
+/** Walls around MCP servers: which stdio commands tenants may start, which `$VAR`s they may read, limits. */
 export class McpEnv {
   /**
    * Stdio MCP servers API keys may start: a JSON array (or the absolute path of a file holding one) of

@@ -3,7 +3,7 @@ import { Type } from 'class-transformer';
 import { QUEUE_NAMES } from '@contracts/jobs';
 import { bool, csv, IsBooleanString } from '../config-validators';
 
-/** Process, storage, queue, auth and telemetry variables (DESIGN §7). */
+/** Process, storage, queue, auth and telemetry variables (docs/configuration.md). */
 export class PlatformEnv {
   @IsOptional() @IsString() HOST?: string;
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(65535) PORT?: number;

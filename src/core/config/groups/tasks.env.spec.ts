@@ -17,7 +17,7 @@ describe('tasks config group', () => {
     expect(c.reconcileIntervalMs).toBe(60_000);
     expect(c.sse.heartbeatMs).toBe(250);
     expect(loadConfig({ GATEWAY_TASK_APPROVAL_POLICIES: 'none' }).tasks.approvalPolicies).toEqual([]);
-    // The seed: an empty value disables every gate (the one variable where empty is not "unset").
+    // As the reference system: an empty value disables every gate (the one variable where empty is not "unset").
     expect(loadConfig({ GATEWAY_TASK_APPROVAL_POLICIES: '' }).tasks.approvalPolicies).toEqual([]);
     expect(loadConfig({ GATEWAY_TASK_APPROVAL_POLICIES: ' ' }).tasks.approvalPolicies).toEqual([]);
   });

@@ -4,7 +4,7 @@ import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
 import { bool, csv, duration, IsBooleanString, IsDuration } from '../config-validators';
 
-/** Approval gates of the task runtime (seed 003 "Approval policy configuration"). */
+/** Approval gates of the task runtime (docs/api.md §4 "Approval policy configuration"). */
 export const APPROVAL_POLICY_NAMES = ['shell_exec', 'git_exec', 'file_write', 'network_egress', 'read_file', 'all_tools'] as const;
 export type ApprovalPolicyName = (typeof APPROVAL_POLICY_NAMES)[number];
 
@@ -65,7 +65,7 @@ export class TasksEnv {
   @IsOptional() @IsDuration() GATEWAY_RETENTION_RESPONSES_MAX_AGE?: string;
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_RETENTION_RESPONSES_MAX_COUNT?: number;
 
-  /** MCP client (seed 003): servers per task (0 = no cap) and the worker's cache of connected MCP clients. */
+  /** MCP client (docs/api.md §4): servers per task (0 = no cap) and the worker's cache of connected MCP clients. */
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_TASK_MAX_MCP_SERVERS_PER_TASK?: number;
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) GATEWAY_TASK_MCP_CLIENT_CACHE_MAX_ENTRIES?: number;
   @IsOptional() @IsDuration() GATEWAY_TASK_MCP_CLIENT_CACHE_PING_INTERVAL?: string;
@@ -146,7 +146,7 @@ function childEnv(vars: Record<string, string | undefined>): Record<string, stri
 }
 
 /**
- * `raw` is the environment before empty variables were stripped: the seed's one exception to "empty means unset" is
+ * `raw` is the environment before empty variables were stripped: the API contract's one exception to "empty means unset" is
  * GATEWAY_TASK_APPROVAL_POLICIES, whose empty value disables every gate (`none` says the same).
  */
 export function tasksConfig(env: TasksEnv, raw: Record<string, string | undefined> = {}): TasksConfig {

@@ -11,7 +11,7 @@ import { REQUIRED_SCOPE } from './require-scope.decorator';
 export const defaultScope = (route: string): ApiKeyScope => (route.startsWith('/v1/') ? 'inference' : 'operator');
 
 /**
- * DESIGN §8: the operator token holds every scope; API keys carry a tenant and scopes (`inference` for /v1,
+ * docs/security.md: the operator token holds every scope; API keys carry a tenant and scopes (`inference` for /v1,
  * `operator` for /hecate/v1, `admin` where a route says `@RequireScope('admin')`). The caller was authenticated by
  * AuthenticationService's onRequest hook, before the body was read; this guard checks its scope on the matched route.
  */

@@ -74,7 +74,7 @@ export class AuthenticationService implements OnModuleInit {
     }
     const keyPrincipal = credential?.startsWith('hk_') ? await this.keys.verify(credential) : null;
     if (keyPrincipal) return keyPrincipal;
-    // A sandboxed command's request relayed to this server is never the local operator (DESIGN §8).
+    // A sandboxed command's request relayed to this server is never the local operator (docs/security.md).
     if (!this.tokenDigest && request.headers[SANDBOX_RELAY_HEADER] === undefined)
       return { kind: 'local_operator', tenantId: DEFAULT_TENANT_ID, scopes: ALL_SCOPES };
     throw new UnauthorizedError(credential ? 'invalid credential' : 'missing credential');

@@ -27,7 +27,7 @@ function dataSchema(shape: DataShape, models: Type<unknown>[]): SchemaObject | R
   return shape;
 }
 
-/** The schema of `{object, data}` (DESIGN §6), `object` one literal; its classes are added to `models`. */
+/** The schema of `{object, data}` (docs/design.md §6), `object` one literal; its classes are added to `models`. */
 export function envelopeSchema(object: string, data: DataShape, models: Type<unknown>[], extra: Record<string, SchemaObject> = {}): SchemaObject {
   return {
     type: 'object',

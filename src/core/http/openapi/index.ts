@@ -1,4 +1,4 @@
-/** The OpenAPI document of the HTTP surface (DESIGN §12): response decorators, the compile-time check, build and serve. */
+/** The OpenAPI document of the HTTP surface (docs/design.md §12): response decorators, the compile-time check, build and serve. */
 export {
   ApiEnvelope,
   ApiEnvelopes,

@@ -7,7 +7,7 @@ export const OPENAPI_PATH = '/openapi.json';
 
 export interface OpenApiOptions {
   version: string;
-  /** Every `error.type` the API answers with (the seed's table and the modules' own dotted types). */
+  /** Every `error.type` the API answers with (the API contract's table and the modules' own dotted types). */
   errorTypes: readonly string[];
 }
 
@@ -15,7 +15,7 @@ const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'tr
 
 const ERROR_ENVELOPE = '#/components/schemas/ErrorEnvelope';
 
-/** The seed's error envelope (seed 003 "Error envelope"), `type` one of the stable codes. */
+/** The API contract's error envelope (docs/api.md §4 "Error envelope"), `type` one of the stable codes. */
 const errorSchemas = (errorTypes: readonly string[]) => ({
   ErrorType: { type: 'string', enum: [...new Set(errorTypes)].sort(), description: 'Stable machine code: branch on this, not on message text.' },
   ErrorBody: {

@@ -30,7 +30,7 @@ export class StreamLimitError extends DomainError {
 }
 
 /**
- * Counts open reader streams per credential and per process (issue 26: one key opening hundreds of
+ * Counts open reader streams per credential and per process (one key opening hundreds of
  * `/events/stream` readers exhausted the api's heap). `admit` either throws the 429 or returns the release to call
  * once, when the stream ends.
  */

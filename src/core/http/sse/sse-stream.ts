@@ -48,7 +48,7 @@ export const SHUTDOWN_RETRY_MS = 1000;
 const open = new Set<SseStream>();
 
 /**
- * One Server-Sent Events response — the one writer every stream uses (STYLE rule 15): hijacks the Fastify reply,
+ * One Server-Sent Events response — the one writer every stream uses (docs/style.md rule 15): hijacks the Fastify reply,
  * writes frames, comments or pre-framed bytes, sends heartbeat comments, disconnects a client whose unread bytes
  * exceed the bound (a slow consumer never grows memory or blocks the producer), reports the client leaving through
  * `closed` / `signal`, and is ended with a reconnect hint when the process shuts down.

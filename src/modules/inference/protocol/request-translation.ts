@@ -105,7 +105,7 @@ export function openaiToAnthropicRequest(body: Json, model: string, stream: bool
     } else if (role === 'tool' || role === 'function') {
       const content = typeof m.content === 'string' ? m.content : Array.isArray(m.content) ? openaiPartsToBlocks(m.content) : textOf(m.content);
       const result: Block = { type: 'tool_result', tool_use_id: String(m.tool_call_id ?? m.name ?? ''), content };
-      // Hecate's `tool_error` (seed 000, a failed or never-run tool call) is Anthropic's `is_error`.
+      // Hecate's `tool_error` (docs/api.md §1, a failed or never-run tool call) is Anthropic's `is_error`.
       if (m.tool_error === true) result.is_error = true;
       pushMessage(messages, 'user', [result]);
     }
@@ -150,7 +150,7 @@ export function openaiToAnthropicRequest(body: Json, model: string, stream: bool
   return out;
 }
 
-/** Does this message carry Hecate's own fields (seed 000: `content_blocks`, `tool_error`)? Two property reads. */
+/** Does this message carry Hecate's own fields (docs/api.md §1: `content_blocks`, `tool_error`)? Two property reads. */
 export const hasHecateMessageFields = (m: Json): boolean => m.content_blocks !== undefined || m.tool_error !== undefined;
 
 /**

@@ -69,7 +69,7 @@ export function egressSettings(config: AppConfig): EgressSettings {
 }
 
 /**
- * The worker's egress proxy (DESIGN §8): sandboxed commands with network have their own network namespace, and this
+ * The worker's egress proxy (docs/security.md): sandboxed commands with network have their own network namespace, and this
  * HTTP proxy on a unix socket is their only way out. Every destination (CONNECT for TLS, absolute URIs for plain HTTP)
  * is resolved here and checked with the task outbound policy, then connected to at the address that was checked; the
  * server's own API, health, Postgres and Redis ports are refused on any local address whatever the allowlists say.

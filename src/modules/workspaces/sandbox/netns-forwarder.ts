@@ -1,5 +1,5 @@
 /**
- * The first process of a sandboxed command that has network (DESIGN §8): its network namespace has only loopback,
+ * The first process of a sandboxed command that has network (docs/security.md): its network namespace has only loopback,
  * so this script listens there and relays every connection over the worker's egress socket (bind-mounted into the
  * sandbox), then runs the real command — which inherits the proxy variables bubblewrap set (EgressProxy.bwrapArgs) —
  * forwards signals and exits as the command did. It runs as `node -e` with the runtime already mounted read-only: no file of the server is mounted.

@@ -51,7 +51,7 @@ const real = (p: string): string => {
 
 /**
  * OS isolation for every command run for a task — shell, git, workspace clones, and later agent tools and MCP
- * stdio servers (DESIGN §8). Under bubblewrap a command sees only the system directories (read-only), the node
+ * stdio servers (docs/security.md). Under bubblewrap a command sees only the system directories (read-only), the node
  * runtime, the paths the operator lists, and its own workspace (the only writable place); it has its own PID
  * namespace and /proc (the worker's environment is not there to read), no network unless the task asks, and dies
  * with the worker (`--die-with-parent`, PID 1 of its namespace). The server's data directory and secret files

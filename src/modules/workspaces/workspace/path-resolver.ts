@@ -5,7 +5,7 @@ import { PathEscapeError } from '../workspace-errors';
 const isInside = (root: string, path: string): boolean => path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
 
 /**
- * DESIGN §8: a path is resolved to the realpath of its deepest existing ancestor plus the not-yet-existing
+ * docs/security.md: a path is resolved to the realpath of its deepest existing ancestor plus the not-yet-existing
  * rest, and must stay inside the root. Refuses `..` escapes, symlinks that leave the root (also for
  * targets that do not exist yet under a symlinked folder), prefix siblings (`/ws-evil` for `/ws`), and
  * NUL bytes. Every workspace path of the runtime goes through here.

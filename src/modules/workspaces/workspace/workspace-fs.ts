@@ -8,7 +8,7 @@ import { PathEscapeError } from '../workspace-errors';
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
 
 /**
- * DESIGN §8, file tools: every file operation in a workspace walks the path one component at a time from an open
+ * docs/security.md, file tools: every file operation in a workspace walks the path one component at a time from an open
  * descriptor of the workspace root. Each step opens `/proc/self/fd/<dir>/<name>` with O_NOFOLLOW (and O_DIRECTORY
  * for directories), so the name is looked up in the directory already held open and a symlink is never followed:
  * a process swapping a directory for a symlink while the tool runs makes the call fail, never leave the workspace.

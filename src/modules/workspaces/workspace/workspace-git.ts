@@ -11,7 +11,7 @@ import { writeWorkspaceFile } from './workspace-fs';
 const MAX_DIFF_BYTES = 4 * 1024 * 1024;
 
 /**
- * A git workspace's changes, seen by the worker through the command sandbox (DESIGN §11.7: the workspace's own
+ * A git workspace's changes, seen by the worker through the command sandbox (docs/design.md §11.7: the workspace's own
  * `.git/config` is its content, never trusted outside it). `tree()` snapshots the working tree — tracked and untracked
  * files, `.gitignore` respected — as a tree object through a private index file, so neither the user's index nor HEAD
  * changes; `diff(base)` is everything since such a snapshot; `applyReverse` takes a patch back out.

@@ -17,7 +17,7 @@ function newWorker(): Worker {
 }
 
 /**
- * DESIGN §8: grep and glob run in a worker thread, never on the event loop, and end at `timeoutMs` (the worker is
+ * docs/security.md: grep and glob run in a worker thread, never on the event loop, and end at `timeoutMs` (the worker is
  * terminated — a catastrophic regular expression included — and the call answers `timed_out`); the signal (a
  * cancelled run) ends it too. Finished workers are kept (two at most, unreferenced) for the next scan.
  */

@@ -64,7 +64,7 @@ export const isDir = async (p: string): Promise<boolean> => {
 };
 
 /**
- * Workspaces (seed 003 `workspace_mode`): `in_place` runs in `working_directory`, which must be inside
+ * Workspaces (docs/api.md §4 `workspace_mode`): `in_place` runs in `working_directory`, which must be inside
  * `sandbox_allowed_root`; every other mode copies `working_directory` (or clones `repo`) into
  * GATEWAY_WORKSPACES_DIR/<task>/<run>. A resumed run reuses its source run's workspace.
  */
