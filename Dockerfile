@@ -1,12 +1,12 @@
 # syntax=docker/dockerfile:1
 #
-# One image, three roles (DESIGN.md §2). The default command is the api; the same image runs
+# One image, three roles (docs/design.md §2). The default command is the api; the same image runs
 #   node --min-semi-space-size=32 --max-semi-space-size=32 --heap-growing-percent=30 --max-old-space-size=512 dist/src/main.worker.js
 #                                   BullMQ worker (health + metrics on WORKER_HEALTH_PORT, default 8766)
 #   node dist/src/main.migrate.js   migrations, once per release
 # Override the command (Compose `command:`, Kubernetes `args:`) and keep the tini entrypoint.
 
-# Node 24 LTS (22 supported; DESIGN §13).
+# Node 24 LTS (22 supported; docs/design.md §13).
 ARG NODE_IMAGE=node:24-bookworm-slim
 
 # ---------------------------------------------------------------------------------------------
