@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ScratchDatabase, waitFor } from '../../support/infra';
 import { bwrapWorks, describeWithBwrap, itWithBwrap, processRunning } from '../../support/sandbox';
-import { ServerProcess } from '../../support/server-process';
+import { seedOnFirstStart, ServerProcess } from '../../support/server-process';
 import { Client, embeddedTasksEnv, Json, Processes, scaledEnv, TOKEN } from '../tasks/tasks-harness';
 
 /**
@@ -42,7 +42,7 @@ function hostLayout() {
 }
 
 function serverEnv(layout: ReturnType<typeof hostLayout>, extra: Record<string, string>): Record<string, string> {
-  return {
+  const env: Record<string, string> = {
     ...embeddedTasksEnv({ GATEWAY_TASK_APPROVAL_POLICIES: 'none' }),
     GATEWAY_DATA_DIR: layout.dataDir,
     GATEWAY_AUTH_TOKEN: '',
@@ -54,6 +54,9 @@ function serverEnv(layout: ReturnType<typeof hostLayout>, extra: Record<string, 
     GATEWAY_WORKSPACE_COPY_MAX_BYTES: String(256 * 1024),
     ...extra,
   };
+  // The first server on each data directory starts from the migrated template, as every other e2e server does.
+  seedOnFirstStart(env.GATEWAY_DATA_DIR);
+  return env;
 }
 
 describe('tool isolation', () => {
