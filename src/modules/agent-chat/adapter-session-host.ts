@@ -170,31 +170,7 @@ export class AdapterSessionHost implements OnModuleInit, OnApplicationBootstrap,
       throw err;
     }
     try {
-      const init = await proc.request<Acp.InitializeResponse>('initialize', initializeRequest(), START_TIMEOUT_MS);
-      const caps = init.agentCapabilities ?? {};
-      let nativeId = '';
-      let restored: Restored = 'new';
-      if (session.native_session_id && caps.loadSession) {
-        try {
-          await proc.request('session/load', { sessionId: session.native_session_id, cwd: session.workspace, mcpServers: [] }, START_TIMEOUT_MS);
-          nativeId = session.native_session_id;
-          restored = 'loaded';
-        } catch (err) {
-          rootLogger().info({ session_id: session.id, err: String(err) }, 'adapter could not load its native session; starting a new one');
-        }
-      }
-      if (!nativeId) {
-        const created = await proc.request<Acp.NewSessionResponse>('session/new', { cwd: session.workspace, mcpServers: [] }, START_TIMEOUT_MS);
-        nativeId = created.sessionId;
-        if (session.native_session_id) restored = 'reset';
-      }
-      if (def.initialMode) {
-        // Permission requests must reach the coordinator: an adapter that starts in a mode deciding on its own is
-        // switched to the one that asks (a refusal is logged; the mode the agent reports stays).
-        await proc
-          .request('session/set_mode', { sessionId: nativeId, modeId: def.initialMode }, START_TIMEOUT_MS)
-          .catch((err: unknown) => rootLogger().warn({ session_id: session.id, err: String(err) }, 'adapter refused its initial mode'));
-      }
+      const { caps, nativeId, restored } = await this.handshake(proc, session, def);
       if (!(await this.rows.setNative(session.id, token, nativeId, 'ready'))) throw new Error('the session was closed or deleted while its adapter started');
       const live: LiveAdapter = {
         sessionId: session.id,
@@ -226,6 +202,40 @@ export class AdapterSessionHost implements OnModuleInit, OnApplicationBootstrap,
       if (env.keyId) await this.keys.revoke(env.keyId).catch(() => undefined);
       throw err;
     }
+  }
+
+  /** ACP's handshake: `initialize`, the native session loaded (`session/load`) or a new one, the initial mode set. */
+  private async handshake(
+    proc: AcpProcess,
+    session: SessionRow,
+    def: AdapterDefinition,
+  ): Promise<{ caps: Acp.AgentCapabilities; nativeId: string; restored: Restored }> {
+    const init = await proc.request<Acp.InitializeResponse>('initialize', initializeRequest(), START_TIMEOUT_MS);
+    const caps = init.agentCapabilities ?? {};
+    let nativeId = '';
+    let restored: Restored = 'new';
+    if (session.native_session_id && caps.loadSession) {
+      try {
+        await proc.request('session/load', { sessionId: session.native_session_id, cwd: session.workspace, mcpServers: [] }, START_TIMEOUT_MS);
+        nativeId = session.native_session_id;
+        restored = 'loaded';
+      } catch (err) {
+        rootLogger().info({ session_id: session.id, err: String(err) }, 'adapter could not load its native session; starting a new one');
+      }
+    }
+    if (!nativeId) {
+      const created = await proc.request<Acp.NewSessionResponse>('session/new', { cwd: session.workspace, mcpServers: [] }, START_TIMEOUT_MS);
+      nativeId = created.sessionId;
+      if (session.native_session_id) restored = 'reset';
+    }
+    if (def.initialMode) {
+      // Permission requests must reach the coordinator: an adapter that starts in a mode deciding on its own is
+      // switched to the one that asks (a refusal is logged; the mode the agent reports stays).
+      await proc
+        .request('session/set_mode', { sessionId: nativeId, modeId: def.initialMode }, START_TIMEOUT_MS)
+        .catch((err: unknown) => rootLogger().warn({ session_id: session.id, err: String(err) }, 'adapter refused its initial mode'));
+    }
+    return { caps, nativeId, restored };
   }
 
   /**

@@ -9,7 +9,6 @@ import { AgentChatQueueService } from './agent-chat-queue.service';
 import { TurnRuntimes } from './turn-runtime';
 import { QueueRepository } from './queue.repository';
 import { TurnLeaseRepository } from './turn-lease.repository';
-import { AgentChatRepository } from './agent-chat.repository';
 import { SessionKeysRepository } from './session-keys.repository';
 
 const BATCH = 200;
@@ -35,7 +34,6 @@ export class AgentChatRecoveryService implements OnApplicationBootstrap, OnAppli
 
   constructor(
     private readonly config: AppConfig,
-    private readonly repo: AgentChatRepository,
     private readonly leases: TurnLeaseRepository,
     private readonly queueRows: QueueRepository,
     private readonly runtimes: TurnRuntimes,

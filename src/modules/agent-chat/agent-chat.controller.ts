@@ -28,8 +28,6 @@ import {
 } from './agent-chat.dto';
 import {
   AgentChatActiveSessionDto,
-  AgentChatApprovalRequestedFrameDto,
-  AgentChatApprovalResolvedFrameDto,
   AgentChatCancelDto,
   AgentChatChangedFileDiffDto,
   AgentChatChangedFileDto,
@@ -48,6 +46,7 @@ import {
   AgentChatStreamMessageDto,
   AgentChatToolCallFrameDto,
 } from './agent-chat-responses.dto';
+import { AgentChatApprovalRequestedFrameDto, AgentChatApprovalResolvedFrameDto } from './approval-responses.dto';
 
 /** The frames of a turn's stream (`GET …/stream`, and `POST …/messages` with `stream: true`). */
 const TURN_FRAMES: Record<string, FrameShape> = {

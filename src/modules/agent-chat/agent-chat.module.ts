@@ -22,14 +22,19 @@ import { AdapterSessionRepository } from './adapter-session.repository';
 import { AdapterSessionHost } from './adapter-session-host';
 import { ExternalSessionsService } from './external-sessions.service';
 import { ExternalTurnExecutor } from './external-turn.executor';
+import { ExternalPromptPhase } from './external-turn.prompt';
+import { ExternalTurnSettler } from './external-turn.settler';
 import { AgentAdaptersModule, AgentAdaptersWorkerModule } from '@modules/agent-adapters';
 import { TurnRuntimes } from './turn-runtime';
 import { AgentChatRecoveryService } from './agent-chat-recovery.service';
 import { AgentChatStreamService } from './agent-chat-stream.service';
 import { AgentChatTurnRunner } from './agent-chat-turn.runner';
+import { ModelTurnExecutor } from './model-turn.executor';
 import { AgentChatTurnsService } from './agent-chat-turns.service';
 import { AgentChatRepository } from './agent-chat.repository';
 import { AgentChatService } from './agent-chat.service';
+import { AgentChatSessionFactory } from './agent-chat-session-factory';
+import { AgentChatTurnStarter } from './agent-chat-turn-starter';
 import { GuidanceRepository } from './guidance.repository';
 import { QueueRepository } from './queue.repository';
 import { TurnLeaseRepository } from './turn-lease.repository';
@@ -61,7 +66,17 @@ const SHARED = [
  */
 @Module({
   imports: [TasksModule, AgentLoopModule, InferenceModule, ProvidersModule, AgentAdaptersModule, ApprovalsModule, EventsModule],
-  providers: [...SHARED, ModelTurnRuntime, AgentTurnRuntime, ExternalAgentTurnRuntime, ApprovalFramesService, OptimizeInputService, AgentChatRetention],
+  providers: [
+    ...SHARED,
+    AgentChatSessionFactory,
+    AgentChatTurnStarter,
+    ModelTurnRuntime,
+    AgentTurnRuntime,
+    ExternalAgentTurnRuntime,
+    ApprovalFramesService,
+    OptimizeInputService,
+    AgentChatRetention,
+  ],
   exports: [...SHARED, OptimizeInputService],
 })
 export class AgentChatModule implements OnModuleInit {
@@ -88,7 +103,17 @@ export class AgentChatModule implements OnModuleInit {
     ApprovalsModule,
     WorkspacesWorkerModule,
   ],
-  providers: [AgentChatTurnRunner, AgentChatRecoveryService, AgentChatRevertRunner, AdapterSessionHost, ApprovalCoordinator, ExternalTurnExecutor],
+  providers: [
+    AgentChatTurnRunner,
+    ModelTurnExecutor,
+    AgentChatRecoveryService,
+    AgentChatRevertRunner,
+    AdapterSessionHost,
+    ApprovalCoordinator,
+    ExternalTurnExecutor,
+    ExternalPromptPhase,
+    ExternalTurnSettler,
+  ],
   exports: [AgentChatTurnRunner, AgentChatRevertRunner, AdapterSessionHost],
 })
 export class AgentChatWorkerModule implements OnModuleInit {

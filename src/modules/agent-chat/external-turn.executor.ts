@@ -1,51 +1,48 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { busChannels, EventBus } from '@core/bus';
 import { AppConfig } from '@core/config/app-config';
-import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
-import { rootLogger } from '@core/logging/logger';
-import { type Acp, AcpProtocolError, AdapterCatalog } from '@modules/agent-adapters';
 import { COMMAND_SANDBOX, type CommandSandbox, WorkspaceGit } from '@modules/workspaces';
-import type { MessageRow, TurnRow } from './agent-chat-rows';
-import { AgentChatTurnsService } from './agent-chat-turns.service';
+import type { MessageRow, SessionRow, TurnRow } from './agent-chat-rows';
 import { AgentChatRepository } from './agent-chat.repository';
-import { ApprovalCoordinator, type PermissionContext } from './approval-coordinator';
 import { AdapterSessionHost, type LiveAdapter, type Restored } from './adapter-session-host';
 import { AdapterSessionRepository } from './adapter-session.repository';
-import { TurnLeaseRepository } from './turn-lease.repository';
+import { errorText, ExternalPromptPhase, type PromptResult, type TurnState } from './external-turn.prompt';
+import { type Activity, ExternalTurnSettler, type Note } from './external-turn.settler';
 
-const PARTIAL_EVERY_MS = 1000;
-/** After `session/cancel`, how long the agent gets to answer the prompt with `cancelled`. */
-const CANCEL_GRACE_MS = 5_000;
-const RAW_OUTPUT_MAX = 256 * 1024;
+export type { TurnState } from './external-turn.prompt';
 
-export interface TurnState {
-  controller: AbortController;
-  cancelled: boolean;
+/** The turn being run, with what its phases share: its transcript, its activities, its start. */
+interface RunContext {
+  turn: TurnRow;
+  token: string;
+  session: SessionRow;
+  messages: MessageRow[];
+  assistant: MessageRow;
+  state: TurnState;
+  activities: Activity[];
+  note: Note;
+  started: Date;
 }
 
-type Activity = { type: string; status: string; title: string; detail?: string; created_at: string; tool_call_id?: string; approval_id?: string };
-
 /**
- * One External Agent turn on the worker holding the session's adapter (docs/api.md §4, docs/design.md §11.2–11.4): `session/prompt`
- * to the native session; `session/update` notifications become the turn's live stream (text deltas at the next index,
- * tool calls as frames) and its transcript — `content`, `raw_output`, `activities`, the workspace diff; a permission
- * request goes to the approval coordinator. Adapter failures (a crash, stdout that is not ACP, an oversized update, no
- * answer within the turn ceiling) end the turn `failed` with the error while the transcript stays intact.
+ * One External Agent turn on the worker holding the session's adapter (docs/api.md §4, docs/design.md §11.2–11.4): the
+ * adapter is acquired (started or restored here, or the turn is forwarded to the worker that holds it), prompted
+ * (ExternalPromptPhase: its updates become the turn's live stream and transcript, permission requests go to the
+ * approval coordinator), and the turn settles with the workspace diff (ExternalTurnSettler). Adapter failures (a crash,
+ * stdout that is not ACP, an oversized update, no answer within the turn ceiling) end the turn `failed` with the error
+ * while the transcript stays intact.
  */
 @Injectable()
 export class ExternalTurnExecutor {
   constructor(
     private readonly config: AppConfig,
     private readonly repo: AgentChatRepository,
-    private readonly leases: TurnLeaseRepository,
     private readonly adapterRows: AdapterSessionRepository,
-    private readonly turns: AgentChatTurnsService,
     private readonly host: AdapterSessionHost,
-    private readonly catalog: AdapterCatalog,
     @Inject(COMMAND_SANDBOX) private readonly sandbox: CommandSandbox,
-    private readonly approvals: ApprovalCoordinator,
-    @Inject(LiveStreamBuffer) private readonly live: LiveStreamBuffer,
     @Inject(EventBus) private readonly bus: EventBus,
+    private readonly prompts: ExternalPromptPhase,
+    private readonly settler: ExternalTurnSettler,
   ) {}
 
   /** Runs the claimed turn; false when it belongs to another worker (handed back and forwarded there). */
@@ -54,270 +51,127 @@ export class ExternalTurnExecutor {
     const session = inputs?.session;
     const assistant = inputs?.messages.find((m) => m.id === turn.assistant_message_id);
     if (!session || !assistant) return true;
-    const streamId = turn.stream_id;
-    if (turn.attempts > 1) {
-      // Its adapter process went with the worker that ran it: the turn cannot go on; the next one restores the session.
-      await this.turns.end(
-        turn,
-        {
-          status: 'failed',
-          content: assistant.content,
-          error: { type: 'adapter_interrupted', message: 'the worker running this turn was lost; its adapter process ended with it' },
-        },
-        token,
-      );
-      await this.markDone(streamId);
-      return true;
-    }
-    const started = new Date();
+    // Its adapter process went with the worker that ran it: the turn cannot go on; the next one restores the session.
+    if (turn.attempts > 1) return this.settler.interrupted(turn, token, assistant).then(() => true);
     const activities: Activity[] = [];
-    const def = this.catalog.find(session.adapter_id);
-    const note = (a: Omit<Activity, 'created_at'>) => activities.push({ ...a, created_at: new Date().toISOString() });
-    note({ type: 'started', status: 'completed', title: 'Starting external agent', detail: `${def?.name ?? session.adapter_id} in ${session.workspace}` });
+    const note: Note = (a) => activities.push({ ...a, created_at: new Date().toISOString() });
+    const ctx: RunContext = { turn, token, session, messages: inputs.messages, assistant, state, activities, note, started: new Date() };
+    note({
+      type: 'started',
+      status: 'completed',
+      title: 'Starting external agent',
+      detail: `${this.settler.adapterName(session.adapter_id)} in ${session.workspace}`,
+    });
     if (state.cancelled) {
-      await this.finish(turn, token, streamId, { status: 'cancelled', content: '', activities, started, session_adapter: session.adapter_id });
+      await this.settler.finish(turn, token, turn.stream_id, {
+        status: 'cancelled',
+        content: '',
+        activities,
+        started: ctx.started,
+        session_adapter: session.adapter_id,
+      });
       return true;
     }
+    const acquired = await this.acquire(ctx);
+    if (acquired === 'settled') return true;
+    if (acquired === 'forwarded') return false;
+    const { live: adapter, restored } = acquired;
+    const git = new WorkspaceGit(this.sandbox, this.config.tasks, session.workspace, state.controller.signal);
+    // No base tree (not a git workspace, or git failed): the turn records no diff.
+    const baseTree = await git.tree().catch(() => null);
+    const result = await this.prompts.prompt({
+      session,
+      turn,
+      token,
+      assistant,
+      adapter,
+      text: this.promptText(ctx, adapter, restored),
+      state,
+      activities,
+      note,
+    });
+    if (halted()) return true;
+    // The diff is what the transcript shows of the files changed; without it the turn still settles.
+    const diff = baseTree ? await git.diff(baseTree).catch(() => null) : null;
+    await this.settle(ctx, adapter, restored, result, diff && baseTree ? { content: diff, base_tree: baseTree } : undefined);
+    return true;
+  }
+
+  /** The session's adapter, here; 'forwarded' when another worker holds it, 'settled' when it did not start. */
+  private async acquire(ctx: RunContext): Promise<{ live: LiveAdapter; restored: Restored } | 'forwarded' | 'settled'> {
+    const { turn, token, session, note } = ctx;
     let acquired: { live: LiveAdapter; restored: Restored } | { owner: string };
     try {
       acquired = await this.host.acquire(session);
     } catch (err) {
       note({ type: 'failed', status: 'failed', title: 'The external agent did not start', detail: errorText(err) });
-      await this.finish(turn, token, streamId, {
+      await this.settler.finish(turn, token, turn.stream_id, {
         status: 'failed',
         content: '',
         error: { type: 'adapter_start_failed', message: errorText(err) },
-        activities,
-        started,
+        activities: ctx.activities,
+        started: ctx.started,
         session_adapter: session.adapter_id,
       });
-      return true;
+      return 'settled';
     }
-    if ('owner' in acquired) {
-      if (await this.adapterRows.unclaimTurn(turn.id, token)) {
-        await this.bus.send(busChannels.agentChatAdapterOwner.of(acquired.owner), { turnId: turn.id, tenantId: turn.tenant_id });
-      }
-      return false;
+    if (!('owner' in acquired)) return acquired;
+    if (await this.adapterRows.unclaimTurn(turn.id, token)) {
+      await this.bus.send(busChannels.agentChatAdapterOwner.of(acquired.owner), { turnId: turn.id, tenantId: turn.tenant_id });
     }
-    const { live: adapter, restored } = acquired;
-    let prompt = turnText(inputs.messages, turn);
-    if (restored === 'reset') {
-      note({
-        type: 'native_session_reset',
-        status: 'completed',
-        title: 'Agent session restarted',
-        detail: 'The adapter could not restore its session; it was given a recap of this chat.',
-      });
-      const recap = recapOf(inputs.messages, turn);
-      if (recap) prompt = `${recap}\n\n${prompt}`;
-    } else if (restored === 'loaded') {
+    return 'forwarded';
+  }
+
+  /** The user's prompt; after a lost native session, with a recap of the chat before it. */
+  private promptText({ messages, turn, note }: RunContext, adapter: LiveAdapter, restored: Restored): string {
+    const prompt = turnText(messages, turn);
+    if (restored === 'loaded') {
       note({ type: 'native_session_restored', status: 'completed', title: 'Agent session restored', detail: `session/load ${adapter.nativeId}` });
     }
-    const git = new WorkspaceGit(this.sandbox, this.config.tasks, session.workspace, state.controller.signal);
-    const baseTree = await git.tree().catch(() => null);
+    if (restored !== 'reset') return prompt;
+    note({
+      type: 'native_session_reset',
+      status: 'completed',
+      title: 'Agent session restarted',
+      detail: 'The adapter could not restore its session; it was given a recap of this chat.',
+    });
+    const recap = recapOf(messages, turn);
+    return recap ? `${recap}\n\n${prompt}` : prompt;
+  }
 
-    let content = '';
-    const raw: unknown[] = [];
-    let rawBytes = 0;
-    let savedAt = Date.now();
-    let saving: Promise<unknown> = Promise.resolve();
-    const append = (frame: Record<string, unknown>) => {
-      this.live.append(streamId, JSON.stringify(frame)).catch(() => undefined);
-    };
-    const tools = new Map<string, Activity>();
-    adapter.turn = {
-      onUpdate: (update, n) => {
-        if (n.sessionId !== adapter.nativeId) return;
-        const json = JSON.stringify(update);
-        if (rawBytes < RAW_OUTPUT_MAX) {
-          raw.push(update);
-          rawBytes += json.length;
-        }
-        if (update.sessionUpdate === 'agent_message_chunk' && update.content.type === 'text') {
-          content += update.content.text;
-          append({ content: update.content.text });
-          if (Date.now() - savedAt >= PARTIAL_EVERY_MS) {
-            savedAt = Date.now();
-            const snapshot = content;
-            saving = saving.then(() => this.leases.savePartial(turn.id, token, assistant.id, snapshot)).catch(() => undefined);
-          }
-        } else if (update.sessionUpdate === 'tool_call') {
-          const a: Activity = {
-            type: 'tool_call',
-            status: update.status ?? 'pending',
-            title: update.title,
-            detail: update.kind ?? 'other',
-            tool_call_id: update.toolCallId,
-            created_at: new Date().toISOString(),
-          };
-          tools.set(update.toolCallId, a);
-          activities.push(a);
-          append({ type: 'tool_call', tool_call_id: update.toolCallId, title: update.title, kind: update.kind ?? 'other', status: a.status });
-        } else if (update.sessionUpdate === 'tool_call_update') {
-          const a = tools.get(update.toolCallId);
-          if (a && update.status) a.status = update.status;
-          append({ type: 'tool_call_update', tool_call_id: update.toolCallId, status: update.status ?? undefined });
-        }
-      },
-      // Cancelling a turn answers its pending permission requests `cancelled` (ACP: the client must, after session/cancel).
-      onPermission: (request, signal) =>
-        this.permission(
-          { session, turnId: turn.id, signal: AbortSignal.any([signal, state.controller.signal, adapter.proc.signal]), emit: append },
-          request,
-          note,
-        ),
-    };
-    const onAbort = () => void adapter.proc.notify('session/cancel', { sessionId: adapter.nativeId });
-    state.controller.signal.addEventListener('abort', onAbort, { once: true });
-    let outcome: { status: 'completed' | 'failed' | 'cancelled'; error?: { type: string; message: string } };
-    let usage: PromptUsage | undefined;
-    try {
-      const promptCall = adapter.proc.request<Acp.PromptResponse>(
-        'session/prompt',
-        { sessionId: adapter.nativeId, prompt: [{ type: 'text', text: prompt }] },
-        this.config.agent.adapters.turnTimeoutMs,
-      );
-      const cancelGrace = new Promise<'grace'>((resolve) =>
-        state.controller.signal.addEventListener('abort', () => setTimeout(() => resolve('grace'), CANCEL_GRACE_MS).unref(), { once: true }),
-      );
-      const r = await Promise.race([promptCall, cancelGrace]);
-      if (r === 'grace') {
-        // It did not stop when asked: the process goes (the next turn starts it again).
-        await this.host.end(session.id, 'failed');
-        outcome = { status: 'cancelled' };
-      } else outcome = r.stopReason === 'cancelled' || state.cancelled ? { status: 'cancelled' } : { status: 'completed' };
-      if (r !== 'grace' && (r as { usage?: PromptUsage }).usage) usage = (r as { usage?: PromptUsage }).usage;
-      if (r !== 'grace' && r.stopReason === 'refusal')
-        outcome = { status: 'failed', error: { type: 'adapter_refusal', message: 'the agent refused the prompt' } };
-    } catch (err) {
-      const type = err instanceof AcpProtocolError ? `adapter_${err.kind}` : 'adapter_error';
-      outcome = state.cancelled ? { status: 'cancelled' } : { status: 'failed', error: { type, message: errorText(err) } };
-      // A broken adapter is not reused: the next turn starts (and restores) it again.
-      if (err instanceof AcpProtocolError) await this.host.end(session.id, 'failed');
-    } finally {
-      state.controller.signal.removeEventListener('abort', onAbort);
-      adapter.turn = null;
-      this.host.touch(adapter);
+  /** The closing activities (files changed, the outcome), then the turn's end with its transcript. */
+  private async settle(
+    ctx: RunContext,
+    adapter: LiveAdapter,
+    restored: Restored,
+    result: PromptResult,
+    diff: { content: string; base_tree: string } | undefined,
+  ) {
+    const { note, session } = ctx;
+    const { outcome } = result;
+    if (diff) {
+      const n = countFiles(diff.content);
+      note({ type: 'files_changed', status: 'completed', title: 'Files changed', detail: `${n} file${n === 1 ? '' : 's'} changed` });
     }
-    await saving;
-    if (halted()) return true;
-    const diff = baseTree ? await git.diff(baseTree).catch(() => null) : null;
-    if (diff)
-      note({
-        type: 'files_changed',
-        status: 'completed',
-        title: 'Files changed',
-        detail: `${countFiles(diff)} file${countFiles(diff) === 1 ? '' : 's'} changed`,
-      });
     if (outcome.status === 'completed') note({ type: 'completed', status: 'completed', title: 'Final answer' });
     else if (outcome.status === 'cancelled') note({ type: 'cancelled', status: 'cancelled', title: 'Cancelled' });
     else note({ type: 'failed', status: 'failed', title: 'The external agent failed', detail: outcome.error?.message });
-    await this.finish(turn, token, streamId, {
+    await this.settler.finish(ctx.turn, ctx.token, ctx.turn.stream_id, {
       ...outcome,
-      content,
-      activities,
-      started,
-      raw,
+      content: result.content,
+      activities: ctx.activities,
+      started: ctx.started,
+      raw: result.raw,
       native: adapter.nativeId,
       session_adapter: session.adapter_id,
-      diff: diff && baseTree ? { content: diff, base_tree: baseTree } : undefined,
+      diff,
       reset: restored === 'reset',
       gatewayKeyId: adapter.gatewayKeyId,
-      usage,
+      usage: result.usage,
     });
-    return true;
-  }
-
-  /** A permission request goes to the approval coordinator; its disposition is an `approval` activity of the turn. */
-  private async permission(
-    ctx: PermissionContext,
-    request: Acp.RequestPermissionRequest,
-    note: (a: Omit<Activity, 'created_at'>) => void,
-  ): Promise<Acp.RequestPermissionResponse> {
-    const { response, approval } = await this.approvals.decide(ctx, request);
-    note({
-      type: 'approval',
-      status: approval.status,
-      title: approval.tool_name,
-      detail: approval.path ?? undefined,
-      approval_id: approval.id,
-      tool_call_id: approval.tool_call_id,
-    });
-    return response;
-  }
-
-  private async finish(
-    turn: TurnRow,
-    token: string,
-    streamId: string,
-    r: {
-      status: 'completed' | 'failed' | 'cancelled';
-      content: string;
-      error?: { type: string; message: string };
-      activities: Activity[];
-      started: Date;
-      raw?: unknown[];
-      native?: string;
-      session_adapter: string;
-      diff?: { content: string; base_tree: string };
-      reset?: boolean;
-      /** The adapter talked to this gateway with this key (its model calls are usage rows of the key). */
-      gatewayKeyId?: string | null;
-      usage?: PromptUsage;
-    },
-  ): Promise<void> {
-    const def = this.catalog.find(r.session_adapter);
-    const ended = await this.turns.end(
-      turn,
-      {
-        status: r.status,
-        content: r.content,
-        error: r.error,
-        diff: r.diff,
-        metadata: {
-          run_id: `agent_run_${turn.id.replace(/^turn_/, '')}`,
-          adapter_id: r.session_adapter,
-          adapter_name: def?.name ?? r.session_adapter,
-          driver_kind: 'acp',
-          native_session_id: r.native ?? '',
-          cost_mode: r.gatewayKeyId ? 'gateway' : (def?.costMode ?? 'external'),
-          // Where the turn's metered cost is read from: the key's usage rows between its start and end.
-          ...(r.gatewayKeyId ? { gateway_window: { api_key_id: r.gatewayKeyId, from: r.started.toISOString(), to: new Date().toISOString() } } : {}),
-          ...(r.usage
-            ? {
-                usage: {
-                  input_tokens: r.usage.inputTokens,
-                  output_tokens: r.usage.outputTokens,
-                  cached_input_tokens: r.usage.cachedReadTokens ?? 0,
-                  total_tokens: r.usage.totalTokens,
-                },
-              }
-            : {}),
-          raw_output: r.raw?.length ? JSON.stringify(r.raw) : '',
-          activities: r.activities,
-          ...(r.reset ? { native_session_reset: true } : {}),
-        },
-      },
-      token,
-    );
-    if (!ended) rootLogger().warn({ turn_id: turn.id }, 'external agent turn ended elsewhere (lease lost)');
-    await this.markDone(streamId);
-  }
-
-  private async markDone(streamId: string): Promise<void> {
-    await this.live.markDone(streamId).catch(() => undefined);
   }
 }
 
-/** The token counts an agent reports with its prompt answer (ACP's unstable `usage`; Claude Code sends it). */
-interface PromptUsage {
-  inputTokens: number;
-  outputTokens: number;
-  cachedReadTokens?: number;
-  totalTokens: number;
-}
-
-const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 const countFiles = (diff: string): number => (diff.match(/^diff --git /gm) ?? []).length;
 
 /** The user's prompt of this turn. */
