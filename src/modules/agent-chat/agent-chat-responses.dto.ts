@@ -1,12 +1,12 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import type { Assert, Documents, Returned } from '@core/http/openapi';
 import { RUNTIME_KINDS, type RevertResult, type RuntimeKind, type TurnStatus } from './agent-chat-rows';
-import type { AgentChatFilesService } from './agent-chat-files.service';
-import type { AgentChatGuidanceService } from './agent-chat-guidance.service';
-import type { toQueueItemView } from './agent-chat-queue.service';
+import type { AgentChatFilesService } from './files/agent-chat-files.service';
+import type { AgentChatGuidanceService } from './guidance/agent-chat-guidance.service';
+import type { toQueueItemView } from './queue/agent-chat-queue.service';
 import type { AgentChatService } from './agent-chat.service';
 import type { segmentsOf, SessionView, toActiveTurnView, toMessageView, toSessionSummary } from './agent-chat-view';
-import type { ChangedFile } from './changed-files';
+import type { ChangedFile } from './files/changed-files';
 
 /** Wire shapes of `/hecate/v1/agent-chat/*` (docs/api.md §4 Agent Chat, docs/api.md §5 live sessions), checked against their views. */
 

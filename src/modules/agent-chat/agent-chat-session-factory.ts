@@ -3,13 +3,13 @@ import { SavedAgents, type SavedAgentSpec, WorkspaceOps } from '@modules/tasks';
 import type { Principal } from '@core/context/request-context';
 import { InvalidRequestError } from '@core/http/domain-error';
 import { ModelCapabilitiesService } from '@modules/providers';
-import { TurnRuntimes } from './turn-runtime';
+import { TurnRuntimes } from './turns/turn-runtime';
 import { canonicalWorkspace, newChatId } from './agent-chat-inputs';
-import { ExternalSessionsService } from './external-sessions.service';
+import { ExternalSessionsService } from './external/external-sessions.service';
 import { AgentChatRepository } from './agent-chat.repository';
 import type { CreateAgentChatSessionDto } from './agent-chat.dto';
 import { adapterNotFound, modelRequired, workspaceRequired } from './agent-chat.errors';
-import { capabilitiesOf, runtimeOf } from './agent-chat-turn-checks';
+import { capabilitiesOf, runtimeOf } from './turns/agent-chat-turn-checks';
 
 /**
  * Session creation: a saved agent's fields under the request's own, then a model or agent session row — or, for

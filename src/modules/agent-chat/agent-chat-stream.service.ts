@@ -6,7 +6,7 @@ import { type LiveChunk, LiveStreamBuffer } from '@core/live-streams/live-stream
 import { MetricsService } from '@core/metrics/metrics.service';
 import { isActiveTurn, isFinishedTurn, type SessionRow, type TurnRow } from './agent-chat-rows';
 import { sessionDoorbell, type SessionDoorbell } from './agent-chat-signals';
-import { AgentChatTurnsService } from './agent-chat-turns.service';
+import { AgentChatTurnsService } from './turns/agent-chat-turns.service';
 import { toMessageView, toSessionView } from './agent-chat-view';
 import { AgentChatRepository } from './agent-chat.repository';
 import { AgentChatService } from './agent-chat.service';

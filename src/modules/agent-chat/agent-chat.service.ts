@@ -6,19 +6,19 @@ import type { Principal, RequestOrigin } from '@core/context/request-context';
 import { InvalidRequestError } from '@core/http/domain-error';
 import { isActiveTurn, type MessageRow, type SessionRow, type TurnRow } from './agent-chat-rows';
 import { sessionDoorbell } from './agent-chat-signals';
-import { ExternalSessionsService } from './external-sessions.service';
-import { AgentChatTurnsService } from './agent-chat-turns.service';
+import { ExternalSessionsService } from './external/external-sessions.service';
+import { AgentChatTurnsService } from './turns/agent-chat-turns.service';
 import { toSessionSummary, toSessionView, type SessionView } from './agent-chat-view';
-import { GuidanceRepository } from './guidance.repository';
+import { GuidanceRepository } from './guidance/guidance.repository';
 import { AgentChatRepository, NOW } from './agent-chat.repository';
 import type { CreateAgentChatSessionDto } from './agent-chat.dto';
 import { AgentChatSessionNotFoundError, SessionNotRunningError, SessionStoppingError, checkContentSize } from './agent-chat.errors';
 import { AgentChatSessionFactory } from './agent-chat-session-factory';
-import { AgentChatTurnStarter, type StartedTurn } from './agent-chat-turn-starter';
-import { busyError } from './agent-chat-turn-checks';
+import { AgentChatTurnStarter, type StartedTurn } from './turns/agent-chat-turn-starter';
+import { busyError } from './turns/agent-chat-turn-checks';
 
 export { newChatId } from './agent-chat-inputs';
-export type { StartedTurn } from './agent-chat-turn-starter';
+export type { StartedTurn } from './turns/agent-chat-turn-starter';
 
 /**
  * Agent Chat sessions on the api side (docs/api.md §4, docs/design.md §11.2): create (AgentChatSessionFactory), post a

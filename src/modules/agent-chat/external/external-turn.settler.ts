@@ -3,8 +3,8 @@ import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import { ignoreFailure } from '@core/logging/ignore-failure';
 import { rootLogger } from '@core/logging/logger';
 import { AdapterCatalog } from '@modules/agent-adapters';
-import type { MessageRow, TurnRow } from './agent-chat-rows';
-import { AgentChatTurnsService } from './agent-chat-turns.service';
+import type { MessageRow, TurnRow } from '../agent-chat-rows';
+import { AgentChatTurnsService } from '../turns/agent-chat-turns.service';
 
 /** One entry of an external-agent turn's `activities` (what the agent did, as the transcript shows it). */
 export type Activity = { type: string; status: string; title: string; detail?: string; created_at: string; tool_call_id?: string; approval_id?: string };

@@ -8,10 +8,10 @@ import { keepLease, LEASE_OWNER, newLeaseToken } from '@core/lease';
 import { rootLogger } from '@core/logging/logger';
 import { MetricsService } from '@core/metrics/metrics.service';
 import { RunQueue, type JobContext } from '@core/queue/run-queue.port';
-import type { TurnRow } from './agent-chat-rows';
+import type { TurnRow } from '../agent-chat-rows';
 import { AgentChatTurnsService } from './agent-chat-turns.service';
 import { TurnLeaseRepository } from './turn-lease.repository';
-import { ExternalTurnExecutor } from './external-turn.executor';
+import { ExternalTurnExecutor } from '../external/external-turn.executor';
 import { ModelTurnExecutor } from './model-turn.executor';
 
 /**

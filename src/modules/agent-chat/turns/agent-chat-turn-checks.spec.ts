@@ -1,6 +1,6 @@
 import type { ModelCapabilitiesService } from '@modules/providers';
-import type { SessionRow, TurnRow } from './agent-chat-rows';
-import { AgentChatErrorType, AgentSessionBusyError, SessionStoppingError } from './agent-chat.errors';
+import type { SessionRow, TurnRow } from '../agent-chat-rows';
+import { AgentChatErrorType, AgentSessionBusyError, SessionStoppingError } from '../agent-chat.errors';
 import { busyError, capabilitiesOf, checkGuardrails, runtimeOf } from './agent-chat-turn-checks';
 
 const limits = { maxTurnsPerSession: 0, maxSessionDurationMs: 0, idleTimeoutMs: 0 } as Parameters<typeof checkGuardrails>[1];

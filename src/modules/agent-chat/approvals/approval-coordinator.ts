@@ -3,8 +3,8 @@ import { EventBus } from '@core/bus/event-bus.port';
 import { AppConfig } from '@core/config/app-config';
 import { LEASE_OWNER } from '@core/lease';
 import type { Acp } from '@modules/agent-adapters';
-import type { SessionRow } from './agent-chat-rows';
-import { approvalChannel, channelDoorbell } from './agent-chat-signals';
+import type { SessionRow } from '../agent-chat-rows';
+import { approvalChannel, channelDoorbell } from '../agent-chat-signals';
 import { requestedFrame, resolvedFrame } from './approval-views';
 import { SCOPE_CHOICES, toolKindOf, TurnApprovalsService, type PermissionOption, type TurnApprovalRow as ApprovalRow } from '@modules/approvals';
 

@@ -3,13 +3,13 @@ import type { Principal, RequestOrigin } from '@core/context/request-context';
 import { ConflictError, DomainError, InvalidRequestError, NotFoundError } from '@core/http/domain-error';
 import { asDomainError, toErrorEnvelope } from '@core/http/error-envelope';
 import { rootLogger } from '@core/logging/logger';
-import type { QueueItemRow, RuntimeKind } from './agent-chat-rows';
-import { AgentChatTurnsService } from './agent-chat-turns.service';
+import type { QueueItemRow, RuntimeKind } from '../agent-chat-rows';
+import { AgentChatTurnsService } from '../turns/agent-chat-turns.service';
 import { QueueRepository } from './queue.repository';
-import { AgentChatRepository } from './agent-chat.repository';
-import { AgentChatService, newChatId, type StartedTurn } from './agent-chat.service';
-import type { PostAgentChatMessageDto } from './agent-chat.dto';
-import { AgentChatErrorType, AgentChatQueueFullError, checkContentSize } from './agent-chat.errors';
+import { AgentChatRepository } from '../agent-chat.repository';
+import { AgentChatService, newChatId, type StartedTurn } from '../agent-chat.service';
+import type { PostAgentChatMessageDto } from '../agent-chat.dto';
+import { AgentChatErrorType, AgentChatQueueFullError, checkContentSize } from '../agent-chat.errors';
 import { AppConfig } from '@core/config/app-config';
 
 /** A queued prompt's failure to start that is not a DomainError (kept on the item as `{type, message}`). */

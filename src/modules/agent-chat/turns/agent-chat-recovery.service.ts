@@ -4,12 +4,12 @@ import { AppConfig } from '@core/config/app-config';
 import { LEASE_OWNER } from '@core/lease';
 import { rootLogger } from '@core/logging/logger';
 import { TurnApprovalsService } from '@modules/approvals';
-import { isFinishedTurn } from './agent-chat-rows';
-import { AgentChatQueueService } from './agent-chat-queue.service';
+import { isFinishedTurn } from '../agent-chat-rows';
+import { AgentChatQueueService } from '../queue/agent-chat-queue.service';
 import { TurnRuntimes } from './turn-runtime';
-import { QueueRepository } from './queue.repository';
+import { QueueRepository } from '../queue/queue.repository';
 import { TurnLeaseRepository } from './turn-lease.repository';
-import { SessionKeysRepository } from './session-keys.repository';
+import { SessionKeysRepository } from '../external/session-keys.repository';
 
 const BATCH = 200;
 /** Queued-next items left `starting` by a process that died are looked at after this long. */

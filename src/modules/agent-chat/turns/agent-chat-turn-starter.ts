@@ -6,13 +6,13 @@ import { randomHex } from '@core/context/random-hex';
 import { InvalidRequestError } from '@core/http/domain-error';
 import { RoutePlanningService } from '@modules/inference';
 import { ModelCapabilitiesService } from '@modules/providers';
-import { type Capabilities, isActiveTurn, type MessageRow, type RuntimeKind, type SessionRow, type TurnRow } from './agent-chat-rows';
+import { type Capabilities, isActiveTurn, type MessageRow, type RuntimeKind, type SessionRow, type TurnRow } from '../agent-chat-rows';
 import { TurnRuntimes, type TurnRuntime } from './turn-runtime';
-import { canonicalWorkspace, newChatId } from './agent-chat-inputs';
+import { canonicalWorkspace, newChatId } from '../agent-chat-inputs';
 import { AgentChatTurnsService } from './agent-chat-turns.service';
-import { AgentChatRepository, isUniqueViolation } from './agent-chat.repository';
-import type { PostAgentChatMessageDto } from './agent-chat.dto';
-import { adapterNotFound, AgentChatSessionNotFoundError, modelRequired, runtimeMismatch, workspaceRequired, checkContentSize } from './agent-chat.errors';
+import { AgentChatRepository, isUniqueViolation } from '../agent-chat.repository';
+import type { PostAgentChatMessageDto } from '../agent-chat.dto';
+import { adapterNotFound, AgentChatSessionNotFoundError, modelRequired, runtimeMismatch, workspaceRequired, checkContentSize } from '../agent-chat.errors';
 import { busyError, capabilitiesOf, checkGuardrails, runtimeOf } from './agent-chat-turn-checks';
 
 /** What a started turn is: the api answers with it (202), streams it, or waits for it. */

@@ -2,10 +2,10 @@ import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { busChannels, EventBus } from '@core/bus';
 import { rootLogger } from '@core/logging/logger';
 import { RunQueue } from '@core/queue/run-queue.port';
-import { isActiveTurn, type RuntimeKind, type TurnRow } from './agent-chat-rows';
+import { isActiveTurn, type RuntimeKind, type TurnRow } from '../agent-chat-rows';
 import { AgentChatTurnsService } from './agent-chat-turns.service';
 import { TurnLeaseRepository } from './turn-lease.repository';
-import { AgentChatRepository } from './agent-chat.repository';
+import { AgentChatRepository } from '../agent-chat.repository';
 import { type LaunchRequest, type TurnRuntime, TurnRuntimes } from './turn-runtime';
 
 /**

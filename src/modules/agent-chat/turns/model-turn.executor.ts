@@ -5,11 +5,11 @@ import { asDomainError, toErrorEnvelope } from '@core/http/error-envelope';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import { rootLogger } from '@core/logging/logger';
 import { InferenceService, type InferenceMessage, type LiveDeltaFrame } from '@modules/inference';
-import type { MessageRow, TurnRow } from './agent-chat-rows';
+import type { MessageRow, TurnRow } from '../agent-chat-rows';
 import { AgentChatTurnsService } from './agent-chat-turns.service';
-import { GuidanceRepository } from './guidance.repository';
+import { GuidanceRepository } from '../guidance/guidance.repository';
 import { TurnLeaseRepository } from './turn-lease.repository';
-import { AgentChatRepository } from './agent-chat.repository';
+import { AgentChatRepository } from '../agent-chat.repository';
 
 /** A turn's failure that is not a DomainError: the model call's (kept on the turn as `{type, message}`). */
 const modelFailure = (message: string): DomainError => new DomainError('model_error', 502, message);

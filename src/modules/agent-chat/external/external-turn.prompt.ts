@@ -2,10 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { ignoreFailure } from '@core/logging/ignore-failure';
 import { type Acp, AcpProtocolError } from '@modules/agent-adapters';
-import type { MessageRow, SessionRow, TurnRow } from './agent-chat-rows';
-import { ApprovalCoordinator, type PermissionContext } from './approval-coordinator';
+import type { MessageRow, SessionRow, TurnRow } from '../agent-chat-rows';
+import { ApprovalCoordinator, type PermissionContext } from '../approvals/approval-coordinator';
 import { AdapterSessionHost, type LiveAdapter } from './adapter-session-host';
-import { TurnLeaseRepository } from './turn-lease.repository';
+import { TurnLeaseRepository } from '../turns/turn-lease.repository';
 import { type Activity, type ExternalOutcome, ExternalTurnSettler, type Note, type PromptUsage } from './external-turn.settler';
 
 const PARTIAL_EVERY_MS = 1000;

@@ -1,6 +1,6 @@
 import type { ModelCapabilitiesService } from '@modules/providers';
 import type { AppConfig } from '@core/config/app-config';
-import { type Capabilities, RUNTIME_KINDS, type RuntimeKind, type SessionRow, type TurnRow } from './agent-chat-rows';
+import { type Capabilities, RUNTIME_KINDS, type RuntimeKind, type SessionRow, type TurnRow } from '../agent-chat-rows';
 import {
   AgentChatErrorType,
   AgentSessionBusyError,
@@ -8,7 +8,7 @@ import {
   modelCapabilityRequired,
   runtimeKindInvalid,
   SessionStoppingError,
-} from './agent-chat.errors';
+} from '../agent-chat.errors';
 
 /** The checks shared by session creation and message posting: runtime kind, model capabilities, guardrails, busy. */
 

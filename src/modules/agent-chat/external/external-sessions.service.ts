@@ -5,13 +5,13 @@ import { EventBus } from '@core/bus/event-bus.port';
 import type { Principal } from '@core/context/request-context';
 import { noWorkerAnswered, WorkerRequests } from '@core/lease';
 import { AdapterCatalog } from '@modules/agent-adapters';
-import { canonicalWorkspace, newChatId } from './agent-chat-inputs';
-import type { CreateAgentChatSessionDto } from './agent-chat.dto';
-import { adapterNotFound, workspaceRequired } from './agent-chat.errors';
-import { AgentChatRepository } from './agent-chat.repository';
+import { canonicalWorkspace, newChatId } from '../agent-chat-inputs';
+import type { CreateAgentChatSessionDto } from '../agent-chat.dto';
+import { adapterNotFound, workspaceRequired } from '../agent-chat.errors';
+import { AgentChatRepository } from '../agent-chat.repository';
 import { AdapterSessionRepository } from './adapter-session.repository';
 import { SessionKeysRepository } from './session-keys.repository';
-import { ADAPTER_OPEN_REQUEST, type AdapterOpenRequest, type MessageRow } from './agent-chat-rows';
+import { ADAPTER_OPEN_REQUEST, type AdapterOpenRequest, type MessageRow } from '../agent-chat-rows';
 import { UsageLedgerService } from '@modules/inference';
 import { formatUsd } from '@core/money';
 

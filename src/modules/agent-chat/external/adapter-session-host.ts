@@ -6,10 +6,10 @@ import { keepLease, LEASE_OWNER, newLeaseToken, WorkerRequests } from '@core/lea
 import { rootLogger } from '@core/logging/logger';
 import { MetricsService } from '@core/metrics/metrics.service';
 import { type Acp, AcpProcess, AdapterCatalog, type AdapterDefinition, AdapterDiscoveryService, initializeRequest } from '@modules/agent-adapters';
-import { ADAPTER_OPEN_REQUEST, type AdapterOpenRequest, type SessionRow } from './agent-chat-rows';
-import { AgentChatErrorType } from './agent-chat.errors';
+import { ADAPTER_OPEN_REQUEST, type AdapterOpenRequest, type SessionRow } from '../agent-chat-rows';
+import { AgentChatErrorType } from '../agent-chat.errors';
 import { busChannels } from '@core/bus';
-import { sessionChannel, type SessionDoorbell } from './agent-chat-signals';
+import { sessionChannel, type SessionDoorbell } from '../agent-chat-signals';
 import { AdapterSessionRepository } from './adapter-session.repository';
 import { SessionKeysRepository } from './session-keys.repository';
 

@@ -3,11 +3,11 @@ import { EventBus } from '@core/bus/event-bus.port';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import { rootLogger } from '@core/logging/logger';
 import { TurnApprovalsService, type TurnApprovalRow, type TurnApprovalStatus } from '@modules/approvals';
-import { approvalChannel } from './agent-chat-signals';
-import { AgentChatRepository } from './agent-chat.repository';
+import { approvalChannel } from '../agent-chat-signals';
+import { AgentChatRepository } from '../agent-chat.repository';
 import { resolvedFrame, toApprovalView, toGrantView } from './approval-views';
-import type { ListAgentChatGrantsDto, ResolveAgentChatApprovalDto } from './agent-chat.dto';
-import { AgentChatService } from './agent-chat.service';
+import type { ListAgentChatGrantsDto, ResolveAgentChatApprovalDto } from '../agent-chat.dto';
+import { AgentChatService } from '../agent-chat.service';
 
 /**
  * External-agent approvals and grants for operators (docs/agent-chat-approvals.md), on the approvals module's store. A decision
