@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { EventBus } from '@core/bus/event-bus.port';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import { rootLogger } from '@core/logging/logger';
+import { ignoreFailure } from '@core/logging/ignore-failure';
 import { TurnApprovalsService, type TurnApprovalRow, type TurnApprovalStatus } from '@modules/approvals';
 import { approvalChannel } from '../agent-chat-signals';
 import { AgentChatRepository } from '../agent-chat.repository';
@@ -78,6 +79,8 @@ export class AgentChatApprovalsService {
         .append(turn.stream_id, JSON.stringify(resolvedFrame(a)))
         .catch((err: unknown) => rootLogger().warn({ approval_id: a.id, err: String(err) }, 'approval.resolved not appended to the turn stream'));
     }
-    await this.bus.publish(approvalChannel(a.id), { approval_id: a.id }).catch(() => undefined);
+    await this.bus
+      .publish(approvalChannel(a.id), { approval_id: a.id })
+      .catch(ignoreFailure('approval decision doorbell', 'the waiter re-reads the approval from Postgres within a second'));
   }
 }

@@ -9,6 +9,7 @@ import { type Acp, AcpProcess, AdapterCatalog, type AdapterDefinition, AdapterDi
 import { ADAPTER_OPEN_REQUEST, type AdapterOpenRequest, type SessionRow } from '../agent-chat-rows';
 import { AgentChatErrorType } from '../agent-chat.errors';
 import { busChannels } from '@core/bus';
+import { ignoreFailure } from '@core/logging/ignore-failure';
 import { sessionChannel, type SessionDoorbell } from '../agent-chat-signals';
 import { AdapterSessionRepository } from './adapter-session.repository';
 import { SessionKeysRepository } from './session-keys.repository';
@@ -92,6 +93,7 @@ export class AdapterSessionHost implements OnModuleInit, OnApplicationBootstrap,
   }
 
   async onApplicationShutdown(): Promise<void> {
+    // Unsubscribing on shutdown: the connection goes with the process; a failure here has nothing left to act on.
     if (this.control) await (await this.control)().catch(() => undefined);
     await Promise.all([...this.live.keys()].map((id) => this.end(id, 'shutdown')));
   }
@@ -137,7 +139,9 @@ export class AdapterSessionHost implements OnModuleInit, OnApplicationBootstrap,
     try {
       return await this.start(session, token);
     } catch (err) {
-      await this.rows.release(session.id, token).catch(() => undefined);
+      await this.rows
+        .release(session.id, token)
+        .catch(ignoreFailure('adapter lease release after a failed start', 'the lease expires without heartbeats; the next turn claims it then'));
       throw err;
     }
   }
@@ -166,7 +170,10 @@ export class AdapterSessionHost implements OnModuleInit, OnApplicationBootstrap,
         },
       );
     } catch (err) {
-      if (env.keyId) await this.keys.revoke(env.keyId).catch(() => undefined);
+      if (env.keyId)
+        await this.keys
+          .revoke(env.keyId)
+          .catch(ignoreFailure('gateway key revoke after a failed start', 'the recovery pass revokes session keys no adapter holds'));
       throw err;
     }
     try {
@@ -199,7 +206,10 @@ export class AdapterSessionHost implements OnModuleInit, OnApplicationBootstrap,
       return { live, restored };
     } catch (err) {
       await proc.close();
-      if (env.keyId) await this.keys.revoke(env.keyId).catch(() => undefined);
+      if (env.keyId)
+        await this.keys
+          .revoke(env.keyId)
+          .catch(ignoreFailure('gateway key revoke after a failed start', 'the recovery pass revokes session keys no adapter holds'));
       throw err;
     }
   }
@@ -294,7 +304,9 @@ export class AdapterSessionHost implements OnModuleInit, OnApplicationBootstrap,
       });
     } finally {
       const bell: SessionDoorbell = { tenant_id: tenantId, session_id: sessionId, status: 'adapter' };
-      await this.bus.publish(sessionChannel(sessionId), bell).catch(() => undefined);
+      await this.bus
+        .publish(sessionChannel(sessionId), bell)
+        .catch(ignoreFailure('adapter-state doorbell', 'the adapter state is in Postgres; the doorbell only wakes its readers sooner'));
     }
   }
 
@@ -321,12 +333,15 @@ export class AdapterSessionHost implements OnModuleInit, OnApplicationBootstrap,
     live.stopBeat();
     clearTimeout(live.idle);
     if ((why === 'close' || why === 'delete') && live.proc.alive && live.agentCapabilities.sessionCapabilities?.close) {
-      await live.proc.request('session/close', { sessionId: live.nativeId }, 5_000).catch(() => undefined);
+      await live.proc
+        .request('session/close', { sessionId: live.nativeId }, 5_000)
+        .catch(ignoreFailure('native session/close', 'the adapter process is closed next either way'));
     }
     await live.proc.close();
     // Its own key only: after a lost lease, the worker that took the session over holds a newer one.
-    if (live.gatewayKeyId) await this.keys.revoke(live.gatewayKeyId).catch(() => undefined);
-    if (why !== 'lost') await this.rows.release(sessionId, live.token).catch(() => undefined);
+    if (live.gatewayKeyId)
+      await this.keys.revoke(live.gatewayKeyId).catch(ignoreFailure('gateway key revoke', 'the recovery pass revokes session keys no adapter holds'));
+    if (why !== 'lost') await this.rows.release(sessionId, live.token).catch(ignoreFailure('adapter lease release', 'the lease expires without heartbeats'));
     rootLogger().info({ session_id: sessionId, adapter_id: live.adapterId, why }, 'external agent adapter ended');
   }
 }

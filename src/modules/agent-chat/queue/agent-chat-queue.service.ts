@@ -11,6 +11,7 @@ import { AgentChatService, newChatId, type StartedTurn } from '../agent-chat.ser
 import type { PostAgentChatMessageDto } from '../agent-chat.dto';
 import { AgentChatErrorType, AgentChatQueueFullError, checkContentSize } from '../agent-chat.errors';
 import { AppConfig } from '@core/config/app-config';
+import { ignoreFailure } from '@core/logging/ignore-failure';
 
 /** A queued prompt's failure to start that is not a DomainError (kept on the item as `{type, message}`). */
 const internalFailure = (message: string): DomainError => new DomainError('internal_error', 500, message);
@@ -73,7 +74,7 @@ export class AgentChatQueueService {
     if (!item) throw new AgentChatQueueFullError('queued items', maxQueuedItems);
     this.turns.announce({ session_id: sessionId, tenant_id: p.tenantId }, 'queued_next');
     // The turn may have ended while this was being queued: nothing else would start it before the next pass.
-    void this.drain(sessionId).catch(() => undefined);
+    void this.drain(sessionId).catch(ignoreFailure('queued-next drain', 'the recovery pass drains idle sessions that still have waiting items'));
     return toQueueItemView((await this.queueRows.findQueueItem(sessionId, item.id)) ?? item);
   }
 

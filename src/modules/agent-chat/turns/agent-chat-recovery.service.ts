@@ -63,7 +63,9 @@ export class AgentChatRecoveryService implements OnApplicationBootstrap, OnAppli
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    // Unsubscribing on shutdown: the connection goes with the process; a failure here has nothing left to act on.
     if (this.doorbells) await (await this.doorbells)().catch(() => undefined);
+    // A running pass logs its own failure (tick, boot): this only waits for it to end.
     await this.running?.catch(() => undefined);
   }
 

@@ -8,6 +8,7 @@ import { keepLease, LEASE_OWNER, newLeaseToken } from '@core/lease';
 import { rootLogger } from '@core/logging/logger';
 import { MetricsService } from '@core/metrics/metrics.service';
 import { RunQueue, type JobContext } from '@core/queue/run-queue.port';
+import { ignoreFailure } from '@core/logging/ignore-failure';
 import type { TurnRow } from '../agent-chat-rows';
 import { AgentChatTurnsService } from './agent-chat-turns.service';
 import { TurnLeaseRepository } from './turn-lease.repository';
@@ -60,11 +61,14 @@ export class AgentChatTurnRunner implements OnApplicationBootstrap, OnApplicatio
   async onApplicationShutdown(): Promise<void> {
     this.stopping.abort();
     await this.cancels.close();
+    // Unsubscribing on shutdown: the connection goes with the process; a failure here has nothing left to act on.
     if (this.forwards) await (await this.forwards)().catch(() => undefined);
   }
 
   async execute(payload: JobPayloads['agent_chat.turn'], job: JobContext): Promise<void> {
-    void this.cancels.listen().catch(() => undefined);
+    void this.cancels
+      .listen()
+      .catch(ignoreFailure('turn cancel subscription', 'cancel_requested is stored on the turn: a worker that takes the turn over ends it cancelled'));
     const token = newLeaseToken();
     const turn = await this.claim(payload.turnId, token, job.signal);
     if (!turn) return;
@@ -93,7 +97,7 @@ export class AgentChatTurnRunner implements OnApplicationBootstrap, OnApplicatio
         rootLogger().error({ turn_id: turn.id, err: err instanceof Error ? err.stack : String(err) }, 'agent chat turn failed');
         await this.turns
           .end(turn, { status: 'failed', content: '', error: { type: 'internal_error', message: err instanceof Error ? err.message : String(err) } }, token)
-          .catch(() => undefined);
+          .catch(ignoreFailure('ending a failed turn', 'its lease expires and the recovery pass takes the turn over'));
       }
     } finally {
       stopBeat();

@@ -4,6 +4,7 @@ import { DomainError } from '@core/http/domain-error';
 import { asDomainError, toErrorEnvelope } from '@core/http/error-envelope';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import { rootLogger } from '@core/logging/logger';
+import { ignoreFailure } from '@core/logging/ignore-failure';
 import { InferenceService, type InferenceMessage, type LiveDeltaFrame } from '@modules/inference';
 import type { MessageRow, TurnRow } from '../agent-chat-rows';
 import { AgentChatTurnsService } from './agent-chat-turns.service';
@@ -77,7 +78,9 @@ export class ModelTurnExecutor {
         if (Date.now() - savedAt >= PARTIAL_EVERY_MS) {
           savedAt = Date.now();
           const snapshot = text;
-          saving = saving.then(() => this.leases.savePartial(turn.id, token, assistant.id, snapshot)).catch(() => undefined);
+          saving = saving
+            .then(() => this.leases.savePartial(turn.id, token, assistant.id, snapshot))
+            .catch(ignoreFailure('partial reply save', 'the next save (or the turn end) writes the longer reply'));
         }
       }
       const result = await live.result;
