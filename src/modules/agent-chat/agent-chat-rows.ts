@@ -1,5 +1,5 @@
 /** Rows of the agent-chat tables as SQL returns them (snake_case; timestamps as Date). */
-import type { ChangedFile } from './changed-files';
+import type { ChangedFile } from './files/changed-files';
 
 export type RuntimeKind = 'model' | 'agent' | 'external_agent';
 export const RUNTIME_KINDS: readonly RuntimeKind[] = ['model', 'agent', 'external_agent'];

@@ -4,9 +4,10 @@ import { busChannels, EventBus } from '@core/bus';
 import type { SseOpener, SseStream } from '@core/http/sse';
 import { type LiveChunk, LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import { MetricsService } from '@core/metrics/metrics.service';
+import { ignoreFailure } from '@core/logging/ignore-failure';
 import { isActiveTurn, isFinishedTurn, type SessionRow, type TurnRow } from './agent-chat-rows';
 import { sessionDoorbell, type SessionDoorbell } from './agent-chat-signals';
-import { AgentChatTurnsService } from './agent-chat-turns.service';
+import { AgentChatTurnsService } from './turns/agent-chat-turns.service';
 import { toMessageView, toSessionView } from './agent-chat-view';
 import { AgentChatRepository } from './agent-chat.repository';
 import { AgentChatService } from './agent-chat.service';
@@ -225,7 +226,15 @@ export class AgentChatStreamService {
         }),
       });
     };
-    const stopReconnect = this.bus.onReconnect(() => void snapshot().catch(() => undefined));
+    const stopReconnect = this.bus.onReconnect(
+      () =>
+        void snapshot().catch(
+          ignoreFailure(
+            'active-sessions snapshot after a bus reconnect',
+            'the stream keeps forwarding later doorbells, and a client that reconnects gets a full snapshot',
+          ),
+        ),
+    );
     try {
       await snapshot();
       ready = true;
@@ -233,7 +242,7 @@ export class AgentChatStreamService {
       await sse.closed;
     } finally {
       stopReconnect();
-      await unsubscribe().catch(() => undefined);
+      await unsubscribe().catch(ignoreFailure('active-sessions unsubscribe', 'the stream has closed: nothing reads what the subscription would still deliver'));
     }
   }
 }

@@ -1,6 +1,6 @@
 import type { AgentConfig } from '@core/config/groups/agent.env';
 import type { MessageRow, SessionRow, TurnRow } from './agent-chat-rows';
-import { diffStatOf, parseUnifiedDiff } from './changed-files';
+import { diffStatOf, parseUnifiedDiff } from './files/changed-files';
 
 const iso = (d: Date | string | null | undefined): string | undefined => (d ? new Date(d).toISOString() : undefined);
 

@@ -9,9 +9,9 @@ import { LiveDeltaFrameDto, LiveResetFrameDto, ToolProgressFrameDto } from '@mod
 import { isActiveTurn } from './agent-chat-rows';
 import { toActiveTurnView } from './agent-chat-view';
 import { parseChatCursor, AgentChatStreamService } from './agent-chat-stream.service';
-import { AgentChatGuidanceService } from './agent-chat-guidance.service';
-import { AgentChatQueueService } from './agent-chat-queue.service';
-import { AgentChatFilesService } from './agent-chat-files.service';
+import { AgentChatGuidanceService } from './guidance/agent-chat-guidance.service';
+import { AgentChatQueueService } from './queue/agent-chat-queue.service';
+import { AgentChatFilesService } from './files/agent-chat-files.service';
 import { AgentChatService, type StartedTurn } from './agent-chat.service';
 import {
   AddGuidanceDto,
@@ -28,8 +28,6 @@ import {
 } from './agent-chat.dto';
 import {
   AgentChatActiveSessionDto,
-  AgentChatApprovalRequestedFrameDto,
-  AgentChatApprovalResolvedFrameDto,
   AgentChatCancelDto,
   AgentChatChangedFileDiffDto,
   AgentChatChangedFileDto,
@@ -48,6 +46,7 @@ import {
   AgentChatStreamMessageDto,
   AgentChatToolCallFrameDto,
 } from './agent-chat-responses.dto';
+import { AgentChatApprovalRequestedFrameDto, AgentChatApprovalResolvedFrameDto } from './approvals/approval-responses.dto';
 
 /** The frames of a turn's stream (`GET …/stream`, and `POST …/messages` with `stream: true`). */
 const TURN_FRAMES: Record<string, FrameShape> = {

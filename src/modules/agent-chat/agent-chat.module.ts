@@ -8,32 +8,37 @@ import { ProvidersModule } from '@modules/providers';
 import { TasksModule } from '@modules/tasks';
 import { WorkspacesWorkerModule } from '@modules/workspaces';
 import { AppConfig } from '@core/config/app-config';
-import { AgentChatGuidanceService } from './agent-chat-guidance.service';
-import { AgentChatApprovalsService } from './agent-chat-approvals.service';
-import { ApprovalCoordinator } from './approval-coordinator';
-import { ApprovalFramesService } from './approval-frames.service';
-import { SessionKeysRepository } from './session-keys.repository';
-import { AgentChatQueueService } from './agent-chat-queue.service';
-import { AgentChatFilesService } from './agent-chat-files.service';
-import { AgentChatRevertRunner } from './agent-chat-revert.runner';
-import { AgentTurnRuntime } from './agent-turn.runtime';
-import { ExternalAgentTurnRuntime, ModelTurnRuntime } from './model-turn.runtime';
-import { AdapterSessionRepository } from './adapter-session.repository';
-import { AdapterSessionHost } from './adapter-session-host';
-import { ExternalSessionsService } from './external-sessions.service';
-import { ExternalTurnExecutor } from './external-turn.executor';
+import { AgentChatGuidanceService } from './guidance/agent-chat-guidance.service';
+import { AgentChatApprovalsService } from './approvals/agent-chat-approvals.service';
+import { ApprovalCoordinator } from './approvals/approval-coordinator';
+import { ApprovalFramesService } from './approvals/approval-frames.service';
+import { SessionKeysRepository } from './external/session-keys.repository';
+import { AgentChatQueueService } from './queue/agent-chat-queue.service';
+import { AgentChatFilesService } from './files/agent-chat-files.service';
+import { AgentChatRevertRunner } from './files/agent-chat-revert.runner';
+import { AgentTurnRuntime } from './turns/agent-turn.runtime';
+import { ExternalAgentTurnRuntime, ModelTurnRuntime } from './turns/model-turn.runtime';
+import { AdapterSessionRepository } from './external/adapter-session.repository';
+import { AdapterSessionHost } from './external/adapter-session-host';
+import { ExternalSessionsService } from './external/external-sessions.service';
+import { ExternalTurnExecutor } from './external/external-turn.executor';
+import { ExternalPromptPhase } from './external/external-turn.prompt';
+import { ExternalTurnSettler } from './external/external-turn.settler';
 import { AgentAdaptersModule, AgentAdaptersWorkerModule } from '@modules/agent-adapters';
-import { TurnRuntimes } from './turn-runtime';
-import { AgentChatRecoveryService } from './agent-chat-recovery.service';
+import { TurnRuntimes } from './turns/turn-runtime';
+import { AgentChatRecoveryService } from './turns/agent-chat-recovery.service';
 import { AgentChatStreamService } from './agent-chat-stream.service';
-import { AgentChatTurnRunner } from './agent-chat-turn.runner';
-import { AgentChatTurnsService } from './agent-chat-turns.service';
+import { AgentChatTurnRunner } from './turns/agent-chat-turn.runner';
+import { ModelTurnExecutor } from './turns/model-turn.executor';
+import { AgentChatTurnsService } from './turns/agent-chat-turns.service';
 import { AgentChatRepository } from './agent-chat.repository';
 import { AgentChatService } from './agent-chat.service';
-import { GuidanceRepository } from './guidance.repository';
-import { QueueRepository } from './queue.repository';
-import { TurnLeaseRepository } from './turn-lease.repository';
-import { OptimizeInputService } from './optimize-input.service';
+import { AgentChatSessionFactory } from './agent-chat-session-factory';
+import { AgentChatTurnStarter } from './turns/agent-chat-turn-starter';
+import { GuidanceRepository } from './guidance/guidance.repository';
+import { QueueRepository } from './queue/queue.repository';
+import { TurnLeaseRepository } from './turns/turn-lease.repository';
+import { OptimizeInputService } from './optimize-input/optimize-input.service';
 import { AgentChatRetention } from './agent-chat-retention';
 
 /** What the worker-only module needs of the shared one (the runtimes stay private: they register themselves). */
@@ -61,7 +66,17 @@ const SHARED = [
  */
 @Module({
   imports: [TasksModule, AgentLoopModule, InferenceModule, ProvidersModule, AgentAdaptersModule, ApprovalsModule, EventsModule],
-  providers: [...SHARED, ModelTurnRuntime, AgentTurnRuntime, ExternalAgentTurnRuntime, ApprovalFramesService, OptimizeInputService, AgentChatRetention],
+  providers: [
+    ...SHARED,
+    AgentChatSessionFactory,
+    AgentChatTurnStarter,
+    ModelTurnRuntime,
+    AgentTurnRuntime,
+    ExternalAgentTurnRuntime,
+    ApprovalFramesService,
+    OptimizeInputService,
+    AgentChatRetention,
+  ],
   exports: [...SHARED, OptimizeInputService],
 })
 export class AgentChatModule implements OnModuleInit {
@@ -88,7 +103,17 @@ export class AgentChatModule implements OnModuleInit {
     ApprovalsModule,
     WorkspacesWorkerModule,
   ],
-  providers: [AgentChatTurnRunner, AgentChatRecoveryService, AgentChatRevertRunner, AdapterSessionHost, ApprovalCoordinator, ExternalTurnExecutor],
+  providers: [
+    AgentChatTurnRunner,
+    ModelTurnExecutor,
+    AgentChatRecoveryService,
+    AgentChatRevertRunner,
+    AdapterSessionHost,
+    ApprovalCoordinator,
+    ExternalTurnExecutor,
+    ExternalPromptPhase,
+    ExternalTurnSettler,
+  ],
   exports: [AgentChatTurnRunner, AgentChatRevertRunner, AdapterSessionHost],
 })
 export class AgentChatWorkerModule implements OnModuleInit {

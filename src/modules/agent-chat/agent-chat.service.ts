@@ -1,51 +1,29 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { SavedAgents, type SavedAgentSpec, WorkspaceOps } from '@modules/tasks';
 import { EventBus } from '@core/bus/event-bus.port';
 import { AppConfig } from '@core/config/app-config';
 import type { Principal, RequestOrigin } from '@core/context/request-context';
-import { randomHex } from '@core/context/random-hex';
 import { InvalidRequestError } from '@core/http/domain-error';
-import { RoutePlanningService } from '@modules/inference';
-import { ModelCapabilitiesService } from '@modules/providers';
-import { type Capabilities, isActiveTurn, type MessageRow, RUNTIME_KINDS, type RuntimeKind, type SessionRow, type TurnRow } from './agent-chat-rows';
+import { isActiveTurn, type MessageRow, type SessionRow, type TurnRow } from './agent-chat-rows';
 import { sessionDoorbell } from './agent-chat-signals';
-import { TurnRuntimes } from './turn-runtime';
-import { canonicalWorkspace, newChatId } from './agent-chat-inputs';
-import { ExternalSessionsService } from './external-sessions.service';
-import { AgentChatTurnsService } from './agent-chat-turns.service';
+import { ExternalSessionsService } from './external/external-sessions.service';
+import { AgentChatTurnsService } from './turns/agent-chat-turns.service';
 import { toSessionSummary, toSessionView, type SessionView } from './agent-chat-view';
-import { GuidanceRepository } from './guidance.repository';
-import { AgentChatRepository, isUniqueViolation, NOW } from './agent-chat.repository';
-import type { CreateAgentChatSessionDto, PostAgentChatMessageDto } from './agent-chat.dto';
-import {
-  adapterNotFound,
-  AgentChatErrorType,
-  AgentChatSessionNotFoundError,
-  AgentSessionBusyError,
-  guardrailExceeded,
-  modelCapabilityRequired,
-  modelRequired,
-  runtimeKindInvalid,
-  runtimeMismatch,
-  SessionNotRunningError,
-  SessionStoppingError,
-  workspaceRequired,
-  checkContentSize,
-} from './agent-chat.errors';
+import { GuidanceRepository } from './guidance/guidance.repository';
+import { AgentChatRepository, NOW } from './agent-chat.repository';
+import type { CreateAgentChatSessionDto } from './agent-chat.dto';
+import { AgentChatSessionNotFoundError, SessionNotRunningError, SessionStoppingError, checkContentSize } from './agent-chat.errors';
+import { AgentChatSessionFactory } from './agent-chat-session-factory';
+import { AgentChatTurnStarter, type StartedTurn } from './turns/agent-chat-turn-starter';
+import { busyError } from './turns/agent-chat-turn-checks';
 
 export { newChatId } from './agent-chat-inputs';
-
-/** What a started turn is: the api answers with it (202), streams it, or waits for it. */
-export interface StartedTurn {
-  turn: TurnRow;
-  session: SessionRow;
-}
+export type { StartedTurn } from './turns/agent-chat-turn-starter';
 
 /**
- * Agent Chat sessions on the api side (docs/api.md §4, docs/design.md §11.2): validate, persist the user message and the turn, hand
- * it to its runtime (TurnRuntimes: model turns run on a worker; agent turns are agent_loop runs the workers take),
- * wait when asked.
+ * Agent Chat sessions on the api side (docs/api.md §4, docs/design.md §11.2): create (AgentChatSessionFactory), post a
+ * message (AgentChatTurnStarter: validate, persist the user message and the turn, hand it to its runtime — model turns
+ * run on a worker; agent turns are agent_loop runs the workers take), edit, rerun, cancel, close, delete, wait when asked.
  */
 @Injectable()
 export class AgentChatService {
@@ -53,14 +31,11 @@ export class AgentChatService {
     private readonly repo: AgentChatRepository,
     private readonly guidanceRows: GuidanceRepository,
     private readonly turns: AgentChatTurnsService,
-    private readonly runtimes: TurnRuntimes,
-    private readonly routes: RoutePlanningService,
-    private readonly capabilities: ModelCapabilitiesService,
     private readonly config: AppConfig,
     private readonly external: ExternalSessionsService,
     @Inject(EventBus) private readonly bus: EventBus,
-    private readonly ops: WorkspaceOps,
-    private readonly savedAgents: SavedAgents,
+    private readonly factory: AgentChatSessionFactory,
+    private readonly starter: AgentChatTurnStarter,
   ) {}
 
   private get limits() {
@@ -73,36 +48,7 @@ export class AgentChatService {
   }
 
   async create(p: Principal, request: CreateAgentChatSessionDto): Promise<SessionView> {
-    const agent = request.agent_id ? await this.savedAgents.resolve(p.tenantId, request.agent_id, request.agent_version) : null;
-    const dto = agent ? withAgent(request, agent) : request;
-    const runtime = this.runtimeOf(dto.runtime_kind ?? 'model');
-    if (!this.runtimes.has(runtime)) throw adapterNotFound(dto.adapter_id ?? '');
-    if (runtime === 'external_agent' && agent) throw new InvalidRequestError('agent_id: a saved agent runs as runtime_kind model or agent, not external_agent');
-    if (runtime === 'external_agent') return this.view(p.tenantId, await this.external.create(p, dto));
-    const model = dto.model?.trim() ?? '';
-    if (!model) throw modelRequired();
-    const workspace = dto.workspace?.trim() ? await canonicalWorkspace(this.ops, p, dto.workspace) : '';
-    if (runtime === 'agent' && !workspace) throw workspaceRequired();
-    const provider = dto.provider?.trim() ?? '';
-    const capabilities = this.capabilitiesOf(provider, model, runtime);
-    const session = {
-      id: newChatId('agent_chat'),
-      tenant_id: p.tenantId,
-      title: dto.title?.trim() || 'Hecate Chat',
-      runtime_kind: runtime,
-      provider,
-      model,
-      workspace,
-      system_prompt: dto.system_prompt ?? '',
-      adapter_id: '',
-      agent_id: agent?.id ?? '',
-      agent_version: agent?.version ?? null,
-      capabilities,
-      status: 'idle',
-      session_started_at: null,
-    };
-    await this.repo.insertSession(session);
-    return this.view(p.tenantId, session.id);
+    return this.view(p.tenantId, await this.factory.create(p, request));
   }
 
   async list(tenantId: string, limit: number) {
@@ -173,106 +119,8 @@ export class AgentChatService {
    * under the session's row lock — a second active turn of the session is refused by the unique index (409 busy).
    * A model turn is enqueued for a worker; an agent turn starts (or continues) its agent_loop task.
    */
-  async start(
-    p: Principal,
-    origin: RequestOrigin,
-    sessionId: string,
-    dto: PostAgentChatMessageDto,
-    opts: { reuseUserMessageId?: string } = {},
-  ): Promise<StartedTurn> {
-    checkContentSize(dto.content, this.limits.maxContentBytes);
-    // One read for the checks below (the hot path of every prompt).
-    const ctx = await this.repo.turnContext(p.tenantId, sessionId);
-    if (!ctx) throw new AgentChatSessionNotFoundError(sessionId);
-    const { session, lastMessage } = ctx;
-    const runtime = this.runtimeOf(dto.runtime_kind ?? (session.runtime_kind === 'agent' ? 'agent' : session.runtime_kind));
-    if ((session.runtime_kind === 'external_agent') !== (runtime === 'external_agent')) throw runtimeMismatch(session.runtime_kind, runtime);
-    if (!this.runtimes.has(runtime)) throw adapterNotFound(session.adapter_id);
-    if (!dto.content.trim()) throw new InvalidRequestError('content must not be empty', { details: { field: 'content' } });
-    let latest = ctx.latest;
-    if (ctx.active) {
-      // An active agent turn may have ended with its run: catch up before calling the session busy.
-      const now = await this.turns.follow(ctx.active);
-      if (isActiveTurn(now.status)) throw this.busyError(now);
-      latest = now;
-    }
-    this.checkGuardrails(session);
-
-    const runner = this.runtimes.get(runtime, session.adapter_id);
-    const continuing = runner.continues(latest);
-    // A continuing agent segment keeps its model snapshot; everything else takes the turn's overrides.
-    const provider = continuing ? continuing.provider : (dto.provider?.trim() ?? session.provider);
-    const model = continuing ? continuing.model : dto.model?.trim() || session.model;
-    const external = runtime === 'external_agent';
-    if (!model && !external) throw modelRequired();
-    const workspace = dto.workspace?.trim() ? await canonicalWorkspace(this.ops, p, dto.workspace) : session.workspace;
-    if (runtime === 'agent' && !workspace) throw workspaceRequired();
-    const capabilities = external ? {} : this.capabilitiesOf(provider, model, runtime);
-    if (!external) await this.routes.plan({ provider: provider || undefined, model, needsTools: runtime === 'agent', needsImages: false });
-
-    const sameModelSegment = runtime === 'model' && lastMessage?.runtime_kind === 'model' && lastMessage.provider === provider && lastMessage.model === model;
-    const segmentId = continuing ? continuing.segment_id : sameModelSegment ? lastMessage.segment_id : newChatId('seg');
-    const turnId = newChatId('turn');
-    const userId = opts.reuseUserMessageId ?? newChatId('msg');
-    const assistantId = newChatId('msg');
-    const snapshot = { runtime_kind: runtime, segment_id: segmentId, provider, model, capabilities, turn_id: turnId };
-    const opened = await this.repo
-      .openTurn(
-        {
-          id: turnId,
-          tenant_id: p.tenantId,
-          session_id: sessionId,
-          runtime_kind: runtime,
-          status: 'queued',
-          segment_id: segmentId,
-          user_message_id: userId,
-          assistant_message_id: assistantId,
-          task_id: null,
-          run_id: null,
-          stream_id: turnId,
-          provider,
-          model,
-          system_prompt: dto.system_prompt ?? '',
-          request_id: origin.requestId,
-          trace_id: origin.traceId ?? null,
-        },
-        [
-          ...(opts.reuseUserMessageId
-            ? []
-            : [{ ...snapshot, id: userId, role: 'user' as const, content: dto.content, status: 'completed', request_id: origin.requestId }]),
-          {
-            ...snapshot,
-            id: assistantId,
-            role: 'assistant',
-            content: '',
-            status: 'queued',
-            request_id: origin.requestId,
-            trace_id: origin.traceId ?? null,
-            span_id: randomHex(8),
-            workspace: runtime === 'model' ? '' : workspace,
-          },
-        ],
-        workspace,
-      )
-      .catch(async (err: unknown) => {
-        if (!isUniqueViolation(err)) throw err;
-        const other = await this.repo.activeTurn(sessionId);
-        throw other ? this.busyError(other) : err;
-      });
-    if (!opened) throw new AgentChatSessionNotFoundError(sessionId);
-
-    const turn = await runner.launch({
-      principal: p,
-      origin,
-      session,
-      turn: opened.turn,
-      content: dto.content,
-      workspace,
-      continuing,
-      reusedUserMessage: !!opts.reuseUserMessageId,
-    });
-    this.turns.announce(turn, turn.status);
-    return { turn, session: opened.session };
+  start(...args: Parameters<AgentChatTurnStarter['start']>): Promise<StartedTurn> {
+    return this.starter.start(...args);
   }
 
   /**
@@ -285,11 +133,11 @@ export class AgentChatService {
     await this.require(tenantId, sessionId);
     checkContentSize(content, this.limits.maxContentBytes, 'content', true);
     const busy = await this.currentTurn(sessionId);
-    if (busy) throw this.busyError(busy);
+    if (busy) throw busyError(busy);
     await this.repo.transaction(async (m) => {
       if (!(await this.repo.lockSession(m, tenantId, sessionId))) throw new AgentChatSessionNotFoundError(sessionId);
       const active = await this.repo.activeTurn(sessionId, m);
-      if (active) throw this.busyError(active);
+      if (active) throw busyError(active);
       const last = await this.supersedeAnswersToLastUser(m, sessionId);
       await this.repo.updateMessage(m, last.id, { content, metadata: { ...last.metadata, edited_at: new Date().toISOString() } });
       await this.repo.updateSession(m, sessionId, { last_activity_at: NOW });
@@ -361,54 +209,4 @@ export class AgentChatService {
       await bell.close();
     }
   }
-
-  private runtimeOf(value: string): RuntimeKind {
-    if (!(RUNTIME_KINDS as readonly string[]).includes(value)) throw runtimeKindInvalid(value);
-    return value as RuntimeKind;
-  }
-
-  private busyError(t: TurnRow) {
-    if (t.cancel_requested) return new SessionStoppingError(t.id);
-    return new AgentSessionBusyError({ task_id: t.task_id, latest_run_id: t.run_id, run_status: t.status, turn_id: t.id });
-  }
-
-  private checkGuardrails(s: SessionRow): void {
-    const { maxTurnsPerSession, maxSessionDurationMs, idleTimeoutMs } = this.limits;
-    if (maxTurnsPerSession > 0 && s.turns_used >= maxTurnsPerSession) {
-      throw guardrailExceeded(AgentChatErrorType.SessionLimitExceeded, `this chat used its ${maxTurnsPerSession} turns`, {
-        turns_used: s.turns_used,
-        max_turns_per_session: maxTurnsPerSession,
-      });
-    }
-    if (maxSessionDurationMs > 0 && s.session_started_at && Date.now() - new Date(s.session_started_at).getTime() > maxSessionDurationMs) {
-      throw guardrailExceeded(AgentChatErrorType.SessionDurationLimitExceeded, 'this chat is older than its wall-clock limit', {
-        limit_ms: maxSessionDurationMs,
-        session_started_at: new Date(s.session_started_at).toISOString(),
-      });
-    }
-    if (idleTimeoutMs > 0 && s.session_started_at && Date.now() - new Date(s.last_activity_at).getTime() > idleTimeoutMs) {
-      throw guardrailExceeded(AgentChatErrorType.SessionIdleTimeout, 'this chat was idle beyond its timeout', {
-        limit_ms: idleTimeoutMs,
-        last_activity_at: new Date(s.last_activity_at).toISOString(),
-      });
-    }
-  }
-
-  private capabilitiesOf(provider: string, model: string, runtime: RuntimeKind): Capabilities {
-    const caps = this.capabilities.effective(provider, model);
-    const snapshot = { tool_calling: caps.tool_calling, streaming: caps.streaming, source: caps.source };
-    if (runtime === 'agent' && caps.tool_calling === 'none') throw modelCapabilityRequired(provider, model, snapshot);
-    return snapshot;
-  }
-}
-
-/** A saved agent's session fields under the request's own (docs/api.md §5: the agent fills what the request leaves out). */
-function withAgent(dto: CreateAgentChatSessionDto, agent: SavedAgentSpec): CreateAgentChatSessionDto {
-  return {
-    ...dto,
-    runtime_kind: dto.runtime_kind ?? agent.runtimeKind,
-    provider: dto.provider ?? (agent.provider || undefined),
-    model: dto.model ?? (agent.model || undefined),
-    system_prompt: dto.system_prompt ?? (agent.systemPrompt || undefined),
-  };
 }

@@ -4,7 +4,7 @@ import type { AppConfig } from '@core/config/app-config';
 import { MetricsService } from '@core/metrics/metrics.service';
 import { InProcessRunQueue } from '@core/queue/in-process-run-queue.adapter';
 import { AgentChatRepository } from '@modules/agent-chat/agent-chat.repository';
-import { toApprovalView, toGrantView } from '@modules/agent-chat/approval-views';
+import { toApprovalView, toGrantView } from '@modules/agent-chat/approvals/approval-views';
 import { ApprovalsService, toApprovalResponse, TurnApprovalsService } from '@modules/approvals';
 import { ApprovalsRepository } from '@modules/approvals/approvals.repository';
 import { GrantsRepository } from '@modules/approvals/grants.repository';

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { busChannels, EventBus } from '@core/bus';
 import { execSql } from '@core/database/sql';
 import { newApiKeySecret } from '@core/http/auth/api-key.service';
+import { ignoreFailure } from '@core/logging/ignore-failure';
 
 /**
  * The API key an External Agent session's adapter uses against this gateway (metered adapters): scope
@@ -60,7 +61,10 @@ export class SessionKeysRepository {
       `UPDATE api_keys SET revoked_at = now() WHERE revoked_at IS NULL AND ${where} RETURNING prefix`,
       params,
     );
-    for (const r of rows) await this.bus.send(busChannels.apiKeyRevoked, { prefix: r.prefix }).catch(() => undefined);
+    for (const r of rows)
+      await this.bus
+        .send(busChannels.apiKeyRevoked, { prefix: r.prefix })
+        .catch(ignoreFailure('api key revocation broadcast', 'the key is revoked in Postgres; the broadcast only drops cached copies sooner'));
     return rows.length;
   }
 }

@@ -3,8 +3,8 @@ import type { Principal } from '@core/context/request-context';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import { ApiEnvelope } from '@core/http/openapi';
 import { AgentChatApprovalsService } from './agent-chat-approvals.service';
-import { ListAgentChatApprovalsDto, ListAgentChatGrantsDto, ResolveAgentChatApprovalDto } from './agent-chat.dto';
-import { AgentChatApprovalDto, AgentChatGrantDto, AgentChatGrantRevokedDto } from './agent-chat-responses.dto';
+import { ListAgentChatApprovalsDto, ListAgentChatGrantsDto, ResolveAgentChatApprovalDto } from '../agent-chat.dto';
+import { AgentChatApprovalDto, AgentChatGrantDto, AgentChatGrantRevokedDto } from './approval-responses.dto';
 
 /** External-agent approvals of a session and the grants they leave (docs/api.md §4 `/hecate/v1/agent-chat/…`). */
 @Controller('hecate/v1/agent-chat')

@@ -4,13 +4,12 @@ import { AppConfig } from '@core/config/app-config';
 import { LEASE_OWNER } from '@core/lease';
 import { rootLogger } from '@core/logging/logger';
 import { TurnApprovalsService } from '@modules/approvals';
-import { isFinishedTurn } from './agent-chat-rows';
-import { AgentChatQueueService } from './agent-chat-queue.service';
+import { isFinishedTurn } from '../agent-chat-rows';
+import { AgentChatQueueService } from '../queue/agent-chat-queue.service';
 import { TurnRuntimes } from './turn-runtime';
-import { QueueRepository } from './queue.repository';
+import { QueueRepository } from '../queue/queue.repository';
 import { TurnLeaseRepository } from './turn-lease.repository';
-import { AgentChatRepository } from './agent-chat.repository';
-import { SessionKeysRepository } from './session-keys.repository';
+import { SessionKeysRepository } from '../external/session-keys.repository';
 
 const BATCH = 200;
 /** Queued-next items left `starting` by a process that died are looked at after this long. */
@@ -35,7 +34,6 @@ export class AgentChatRecoveryService implements OnApplicationBootstrap, OnAppli
 
   constructor(
     private readonly config: AppConfig,
-    private readonly repo: AgentChatRepository,
     private readonly leases: TurnLeaseRepository,
     private readonly queueRows: QueueRepository,
     private readonly runtimes: TurnRuntimes,
@@ -65,7 +63,9 @@ export class AgentChatRecoveryService implements OnApplicationBootstrap, OnAppli
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    // Unsubscribing on shutdown: the connection goes with the process; a failure here has nothing left to act on.
     if (this.doorbells) await (await this.doorbells)().catch(() => undefined);
+    // A running pass logs its own failure (tick, boot): this only waits for it to end.
     await this.running?.catch(() => undefined);
   }
 

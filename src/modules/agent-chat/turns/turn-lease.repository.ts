@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { execSql } from '@core/database/sql';
 import { storableText } from '@core/database/storable';
-import type { TurnRow } from './agent-chat-rows';
-import { ACTIVE, TURN_LEASE } from './agent-chat-sql';
+import type { TurnRow } from '../agent-chat-rows';
+import { ACTIVE, TURN_LEASE } from '../agent-chat-sql';
 
 /** The turn lease's statements (docs/design.md §11.3): claim, guard, heartbeat, recovery of lost workers' turns, the running partial. */
 @Injectable()

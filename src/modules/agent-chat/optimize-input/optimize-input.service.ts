@@ -13,8 +13,8 @@ import {
   type InferenceResult,
   type InferenceStream,
 } from '@modules/inference';
-import { AgentChatSessionNotFoundError, checkContentSize, optimizeInputModelRequired } from './agent-chat.errors';
-import { AgentChatRepository } from './agent-chat.repository';
+import { AgentChatSessionNotFoundError, checkContentSize, optimizeInputModelRequired } from '../agent-chat.errors';
+import { AgentChatRepository } from '../agent-chat.repository';
 import type { OptimizeInputDto } from './optimize-input.dto';
 
 /** The usage ledger's `endpoint` of each form (GET /hecate/v1/usage/events shows it). */

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { execSql } from '@core/database/sql';
-import type { SessionRow } from './agent-chat-rows';
-import { ADAPTER_LEASE } from './agent-chat-sql';
+import type { SessionRow } from '../agent-chat-rows';
+import { ADAPTER_LEASE } from '../agent-chat-sql';
 
 /** The adapter-session lease's statements (docs/design.md §11.3) and the native session's state on the session row. */
 @Injectable()

@@ -2,9 +2,10 @@ import { Inject, Injectable } from '@nestjs/common';
 import { EventBus } from '@core/bus/event-bus.port';
 import { AppConfig } from '@core/config/app-config';
 import { LEASE_OWNER } from '@core/lease';
+import { ignoreFailure } from '@core/logging/ignore-failure';
 import type { Acp } from '@modules/agent-adapters';
-import type { SessionRow } from './agent-chat-rows';
-import { approvalChannel, channelDoorbell } from './agent-chat-signals';
+import type { SessionRow } from '../agent-chat-rows';
+import { approvalChannel, channelDoorbell } from '../agent-chat-signals';
 import { requestedFrame, resolvedFrame } from './approval-views';
 import { SCOPE_CHOICES, toolKindOf, TurnApprovalsService, type PermissionOption, type TurnApprovalRow as ApprovalRow } from '@modules/approvals';
 
@@ -67,7 +68,11 @@ export class ApprovalCoordinator {
       decided = await this.wait(pending, ctx.signal);
     } catch (err) {
       // The waiter failed (the database or the bus): nobody may decide a request nothing waits for any more.
-      await this.approvals.settle(pending.id, { status: 'cancelled', path: 'request_cancelled' }).catch(() => undefined);
+      await this.approvals
+        .settle(pending.id, { status: 'cancelled', path: 'request_cancelled' })
+        .catch(
+          ignoreFailure('cancelling an approval whose waiter failed', 'the recovery pass times out pending approvals nothing waits for (startup_reconcile)'),
+        );
       throw err;
     }
     return this.settled(ctx, decided);

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal, RequestOrigin } from '@core/context/request-context';
-import type { RuntimeKind, SessionRow, TurnRow } from './agent-chat-rows';
-import { adapterNotFound } from './agent-chat.errors';
+import type { RuntimeKind, SessionRow, TurnRow } from '../agent-chat-rows';
+import { adapterNotFound } from '../agent-chat.errors';
 
 /** What a runtime gets to start a turn the api has just committed (the turn, its messages, the session's counters). */
 export interface LaunchRequest {

@@ -3,9 +3,9 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { PreparedStatement, queryPrepared } from '@core/database/prepared-statement';
 import { execSql } from '@core/database/sql';
 import { randomHex } from '@core/context/random-hex';
-import type { GuidanceRow, TurnRow } from './agent-chat-rows';
-import { ACTIVE } from './agent-chat-sql';
-import { AgentChatRepository } from './agent-chat.repository';
+import type { GuidanceRow, TurnRow } from '../agent-chat-rows';
+import { ACTIVE } from '../agent-chat-sql';
+import { AgentChatRepository } from '../agent-chat.repository';
 
 const PENDING_FOR_RUN = new PreparedStatement(
   `SELECT 1 FROM agent_chat_turns t JOIN agent_chat_guidance g ON g.session_id = t.session_id AND g.status = 'pending'

@@ -2,12 +2,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import { EventBus } from '@core/bus/event-bus.port';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import { rootLogger } from '@core/logging/logger';
+import { ignoreFailure } from '@core/logging/ignore-failure';
 import { TurnApprovalsService, type TurnApprovalRow, type TurnApprovalStatus } from '@modules/approvals';
-import { approvalChannel } from './agent-chat-signals';
-import { AgentChatRepository } from './agent-chat.repository';
+import { approvalChannel } from '../agent-chat-signals';
+import { AgentChatRepository } from '../agent-chat.repository';
 import { resolvedFrame, toApprovalView, toGrantView } from './approval-views';
-import type { ListAgentChatGrantsDto, ResolveAgentChatApprovalDto } from './agent-chat.dto';
-import { AgentChatService } from './agent-chat.service';
+import type { ListAgentChatGrantsDto, ResolveAgentChatApprovalDto } from '../agent-chat.dto';
+import { AgentChatService } from '../agent-chat.service';
 
 /**
  * External-agent approvals and grants for operators (docs/agent-chat-approvals.md), on the approvals module's store. A decision
@@ -78,6 +79,8 @@ export class AgentChatApprovalsService {
         .append(turn.stream_id, JSON.stringify(resolvedFrame(a)))
         .catch((err: unknown) => rootLogger().warn({ approval_id: a.id, err: String(err) }, 'approval.resolved not appended to the turn stream'));
     }
-    await this.bus.publish(approvalChannel(a.id), { approval_id: a.id }).catch(() => undefined);
+    await this.bus
+      .publish(approvalChannel(a.id), { approval_id: a.id })
+      .catch(ignoreFailure('approval decision doorbell', 'the waiter re-reads the approval from Postgres within a second'));
   }
 }

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { ConflictError, InvalidRequestError, NotFoundError } from '@core/http/domain-error';
 import { noWorkerAnswered, WorkerRequests } from '@core/lease';
-import { REVERT_REQUEST, type MessageRow, type RevertRequest, type RevertResult } from './agent-chat-rows';
-import { AgentChatRepository } from './agent-chat.repository';
-import { AgentChatService } from './agent-chat.service';
-import { AgentChatMessageNotFoundError } from './agent-chat.errors';
+import { REVERT_REQUEST, type MessageRow, type RevertRequest, type RevertResult } from '../agent-chat-rows';
+import { AgentChatRepository } from '../agent-chat.repository';
+import { AgentChatService } from '../agent-chat.service';
+import { AgentChatMessageNotFoundError } from '../agent-chat.errors';
 import { fileView, parseUnifiedDiff } from './changed-files';
 
 /** How long `POST …/revert` waits for a worker to revert the files. */

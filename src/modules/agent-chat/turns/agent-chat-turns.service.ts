@@ -6,9 +6,9 @@ import type { RequestOrigin } from '@core/context/request-context';
 import { rootLogger } from '@core/logging/logger';
 import { MetricsService } from '@core/metrics/metrics.service';
 import { TurnRuntimes } from './turn-runtime';
-import { ACTIVE_TURN_STATUSES, isActiveTurn, type TurnRow, type TurnStatus } from './agent-chat-rows';
-import { AgentChatRepository, NOW } from './agent-chat.repository';
-import type { SessionDoorbell } from './agent-chat-signals';
+import { ACTIVE_TURN_STATUSES, isActiveTurn, type TurnRow, type TurnStatus } from '../agent-chat-rows';
+import { AgentChatRepository, NOW } from '../agent-chat.repository';
+import type { SessionDoorbell } from '../agent-chat-signals';
 
 export interface TurnEnd {
   status: Extract<TurnStatus, 'completed' | 'failed' | 'cancelled'>;

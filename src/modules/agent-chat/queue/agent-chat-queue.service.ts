@@ -3,14 +3,15 @@ import type { Principal, RequestOrigin } from '@core/context/request-context';
 import { ConflictError, DomainError, InvalidRequestError, NotFoundError } from '@core/http/domain-error';
 import { asDomainError, toErrorEnvelope } from '@core/http/error-envelope';
 import { rootLogger } from '@core/logging/logger';
-import type { QueueItemRow, RuntimeKind } from './agent-chat-rows';
-import { AgentChatTurnsService } from './agent-chat-turns.service';
+import type { QueueItemRow, RuntimeKind } from '../agent-chat-rows';
+import { AgentChatTurnsService } from '../turns/agent-chat-turns.service';
 import { QueueRepository } from './queue.repository';
-import { AgentChatRepository } from './agent-chat.repository';
-import { AgentChatService, newChatId, type StartedTurn } from './agent-chat.service';
-import type { PostAgentChatMessageDto } from './agent-chat.dto';
-import { AgentChatErrorType, AgentChatQueueFullError, checkContentSize } from './agent-chat.errors';
+import { AgentChatRepository } from '../agent-chat.repository';
+import { AgentChatService, newChatId, type StartedTurn } from '../agent-chat.service';
+import type { PostAgentChatMessageDto } from '../agent-chat.dto';
+import { AgentChatErrorType, AgentChatQueueFullError, checkContentSize } from '../agent-chat.errors';
 import { AppConfig } from '@core/config/app-config';
+import { ignoreFailure } from '@core/logging/ignore-failure';
 
 /** A queued prompt's failure to start that is not a DomainError (kept on the item as `{type, message}`). */
 const internalFailure = (message: string): DomainError => new DomainError('internal_error', 500, message);
@@ -73,7 +74,7 @@ export class AgentChatQueueService {
     if (!item) throw new AgentChatQueueFullError('queued items', maxQueuedItems);
     this.turns.announce({ session_id: sessionId, tenant_id: p.tenantId }, 'queued_next');
     // The turn may have ended while this was being queued: nothing else would start it before the next pass.
-    void this.drain(sessionId).catch(() => undefined);
+    void this.drain(sessionId).catch(ignoreFailure('queued-next drain', 'the recovery pass drains idle sessions that still have waiting items'));
     return toQueueItemView((await this.queueRows.findQueueItem(sessionId, item.id)) ?? item);
   }
 

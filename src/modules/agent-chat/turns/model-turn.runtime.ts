@@ -2,10 +2,11 @@ import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { busChannels, EventBus } from '@core/bus';
 import { rootLogger } from '@core/logging/logger';
 import { RunQueue } from '@core/queue/run-queue.port';
-import { isActiveTurn, type RuntimeKind, type TurnRow } from './agent-chat-rows';
+import { ignoreFailure } from '@core/logging/ignore-failure';
+import { isActiveTurn, type RuntimeKind, type TurnRow } from '../agent-chat-rows';
 import { AgentChatTurnsService } from './agent-chat-turns.service';
 import { TurnLeaseRepository } from './turn-lease.repository';
-import { AgentChatRepository } from './agent-chat.repository';
+import { AgentChatRepository } from '../agent-chat.repository';
 import { type LaunchRequest, type TurnRuntime, TurnRuntimes } from './turn-runtime';
 
 /**
@@ -55,7 +56,9 @@ export class ModelTurnRuntime implements TurnRuntime, OnModuleInit {
         return 'cancelled';
       }
     }
-    await this.bus.send(busChannels.agentChatCancel.of(turn.id), { turn_id: turn.id }).catch(() => undefined);
+    await this.bus
+      .send(busChannels.agentChatCancel.of(turn.id), { turn_id: turn.id })
+      .catch(ignoreFailure('turn cancel message', 'cancel_requested is stored on the turn: a worker that takes the turn over ends it cancelled'));
     return 'cancelling';
   }
 

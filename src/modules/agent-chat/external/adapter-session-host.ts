@@ -6,10 +6,11 @@ import { keepLease, LEASE_OWNER, newLeaseToken, WorkerRequests } from '@core/lea
 import { rootLogger } from '@core/logging/logger';
 import { MetricsService } from '@core/metrics/metrics.service';
 import { type Acp, AcpProcess, AdapterCatalog, type AdapterDefinition, AdapterDiscoveryService, initializeRequest } from '@modules/agent-adapters';
-import { ADAPTER_OPEN_REQUEST, type AdapterOpenRequest, type SessionRow } from './agent-chat-rows';
-import { AgentChatErrorType } from './agent-chat.errors';
+import { ADAPTER_OPEN_REQUEST, type AdapterOpenRequest, type SessionRow } from '../agent-chat-rows';
+import { AgentChatErrorType } from '../agent-chat.errors';
 import { busChannels } from '@core/bus';
-import { sessionChannel, type SessionDoorbell } from './agent-chat-signals';
+import { ignoreFailure } from '@core/logging/ignore-failure';
+import { sessionChannel, type SessionDoorbell } from '../agent-chat-signals';
 import { AdapterSessionRepository } from './adapter-session.repository';
 import { SessionKeysRepository } from './session-keys.repository';
 
@@ -92,6 +93,7 @@ export class AdapterSessionHost implements OnModuleInit, OnApplicationBootstrap,
   }
 
   async onApplicationShutdown(): Promise<void> {
+    // Unsubscribing on shutdown: the connection goes with the process; a failure here has nothing left to act on.
     if (this.control) await (await this.control)().catch(() => undefined);
     await Promise.all([...this.live.keys()].map((id) => this.end(id, 'shutdown')));
   }
@@ -137,7 +139,9 @@ export class AdapterSessionHost implements OnModuleInit, OnApplicationBootstrap,
     try {
       return await this.start(session, token);
     } catch (err) {
-      await this.rows.release(session.id, token).catch(() => undefined);
+      await this.rows
+        .release(session.id, token)
+        .catch(ignoreFailure('adapter lease release after a failed start', 'the lease expires without heartbeats; the next turn claims it then'));
       throw err;
     }
   }
@@ -166,35 +170,14 @@ export class AdapterSessionHost implements OnModuleInit, OnApplicationBootstrap,
         },
       );
     } catch (err) {
-      if (env.keyId) await this.keys.revoke(env.keyId).catch(() => undefined);
+      if (env.keyId)
+        await this.keys
+          .revoke(env.keyId)
+          .catch(ignoreFailure('gateway key revoke after a failed start', 'the recovery pass revokes session keys no adapter holds'));
       throw err;
     }
     try {
-      const init = await proc.request<Acp.InitializeResponse>('initialize', initializeRequest(), START_TIMEOUT_MS);
-      const caps = init.agentCapabilities ?? {};
-      let nativeId = '';
-      let restored: Restored = 'new';
-      if (session.native_session_id && caps.loadSession) {
-        try {
-          await proc.request('session/load', { sessionId: session.native_session_id, cwd: session.workspace, mcpServers: [] }, START_TIMEOUT_MS);
-          nativeId = session.native_session_id;
-          restored = 'loaded';
-        } catch (err) {
-          rootLogger().info({ session_id: session.id, err: String(err) }, 'adapter could not load its native session; starting a new one');
-        }
-      }
-      if (!nativeId) {
-        const created = await proc.request<Acp.NewSessionResponse>('session/new', { cwd: session.workspace, mcpServers: [] }, START_TIMEOUT_MS);
-        nativeId = created.sessionId;
-        if (session.native_session_id) restored = 'reset';
-      }
-      if (def.initialMode) {
-        // Permission requests must reach the coordinator: an adapter that starts in a mode deciding on its own is
-        // switched to the one that asks (a refusal is logged; the mode the agent reports stays).
-        await proc
-          .request('session/set_mode', { sessionId: nativeId, modeId: def.initialMode }, START_TIMEOUT_MS)
-          .catch((err: unknown) => rootLogger().warn({ session_id: session.id, err: String(err) }, 'adapter refused its initial mode'));
-      }
+      const { caps, nativeId, restored } = await this.handshake(proc, session, def);
       if (!(await this.rows.setNative(session.id, token, nativeId, 'ready'))) throw new Error('the session was closed or deleted while its adapter started');
       const live: LiveAdapter = {
         sessionId: session.id,
@@ -223,9 +206,46 @@ export class AdapterSessionHost implements OnModuleInit, OnApplicationBootstrap,
       return { live, restored };
     } catch (err) {
       await proc.close();
-      if (env.keyId) await this.keys.revoke(env.keyId).catch(() => undefined);
+      if (env.keyId)
+        await this.keys
+          .revoke(env.keyId)
+          .catch(ignoreFailure('gateway key revoke after a failed start', 'the recovery pass revokes session keys no adapter holds'));
       throw err;
     }
+  }
+
+  /** ACP's handshake: `initialize`, the native session loaded (`session/load`) or a new one, the initial mode set. */
+  private async handshake(
+    proc: AcpProcess,
+    session: SessionRow,
+    def: AdapterDefinition,
+  ): Promise<{ caps: Acp.AgentCapabilities; nativeId: string; restored: Restored }> {
+    const init = await proc.request<Acp.InitializeResponse>('initialize', initializeRequest(), START_TIMEOUT_MS);
+    const caps = init.agentCapabilities ?? {};
+    let nativeId = '';
+    let restored: Restored = 'new';
+    if (session.native_session_id && caps.loadSession) {
+      try {
+        await proc.request('session/load', { sessionId: session.native_session_id, cwd: session.workspace, mcpServers: [] }, START_TIMEOUT_MS);
+        nativeId = session.native_session_id;
+        restored = 'loaded';
+      } catch (err) {
+        rootLogger().info({ session_id: session.id, err: String(err) }, 'adapter could not load its native session; starting a new one');
+      }
+    }
+    if (!nativeId) {
+      const created = await proc.request<Acp.NewSessionResponse>('session/new', { cwd: session.workspace, mcpServers: [] }, START_TIMEOUT_MS);
+      nativeId = created.sessionId;
+      if (session.native_session_id) restored = 'reset';
+    }
+    if (def.initialMode) {
+      // Permission requests must reach the coordinator: an adapter that starts in a mode deciding on its own is
+      // switched to the one that asks (a refusal is logged; the mode the agent reports stays).
+      await proc
+        .request('session/set_mode', { sessionId: nativeId, modeId: def.initialMode }, START_TIMEOUT_MS)
+        .catch((err: unknown) => rootLogger().warn({ session_id: session.id, err: String(err) }, 'adapter refused its initial mode'));
+    }
+    return { caps, nativeId, restored };
   }
 
   /**
@@ -284,7 +304,9 @@ export class AdapterSessionHost implements OnModuleInit, OnApplicationBootstrap,
       });
     } finally {
       const bell: SessionDoorbell = { tenant_id: tenantId, session_id: sessionId, status: 'adapter' };
-      await this.bus.publish(sessionChannel(sessionId), bell).catch(() => undefined);
+      await this.bus
+        .publish(sessionChannel(sessionId), bell)
+        .catch(ignoreFailure('adapter-state doorbell', 'the adapter state is in Postgres; the doorbell only wakes its readers sooner'));
     }
   }
 
@@ -311,12 +333,15 @@ export class AdapterSessionHost implements OnModuleInit, OnApplicationBootstrap,
     live.stopBeat();
     clearTimeout(live.idle);
     if ((why === 'close' || why === 'delete') && live.proc.alive && live.agentCapabilities.sessionCapabilities?.close) {
-      await live.proc.request('session/close', { sessionId: live.nativeId }, 5_000).catch(() => undefined);
+      await live.proc
+        .request('session/close', { sessionId: live.nativeId }, 5_000)
+        .catch(ignoreFailure('native session/close', 'the adapter process is closed next either way'));
     }
     await live.proc.close();
     // Its own key only: after a lost lease, the worker that took the session over holds a newer one.
-    if (live.gatewayKeyId) await this.keys.revoke(live.gatewayKeyId).catch(() => undefined);
-    if (why !== 'lost') await this.rows.release(sessionId, live.token).catch(() => undefined);
+    if (live.gatewayKeyId)
+      await this.keys.revoke(live.gatewayKeyId).catch(ignoreFailure('gateway key revoke', 'the recovery pass revokes session keys no adapter holds'));
+    if (why !== 'lost') await this.rows.release(sessionId, live.token).catch(ignoreFailure('adapter lease release', 'the lease expires without heartbeats'));
     rootLogger().info({ session_id: sessionId, adapter_id: live.adapterId, why }, 'external agent adapter ended');
   }
 }

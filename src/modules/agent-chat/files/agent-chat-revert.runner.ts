@@ -3,9 +3,9 @@ import { AppConfig } from '@core/config/app-config';
 import { ConflictError } from '@core/http/domain-error';
 import { WorkerRequests, type WorkerRequestContext } from '@core/lease';
 import { COMMAND_SANDBOX, type CommandSandbox, WorkspaceGit } from '@modules/workspaces';
-import { REVERT_REQUEST, type RevertRequest, type RevertResult } from './agent-chat-rows';
-import { AgentChatTurnsService } from './agent-chat-turns.service';
-import { AgentChatRepository } from './agent-chat.repository';
+import { REVERT_REQUEST, type RevertRequest, type RevertResult } from '../agent-chat-rows';
+import { AgentChatTurnsService } from '../turns/agent-chat-turns.service';
+import { AgentChatRepository } from '../agent-chat.repository';
 import { diffStatOf, fileView, parseUnifiedDiff } from './changed-files';
 
 /**

@@ -5,15 +5,16 @@ import { EventBus } from '@core/bus/event-bus.port';
 import type { Principal } from '@core/context/request-context';
 import { noWorkerAnswered, WorkerRequests } from '@core/lease';
 import { AdapterCatalog } from '@modules/agent-adapters';
-import { canonicalWorkspace, newChatId } from './agent-chat-inputs';
-import type { CreateAgentChatSessionDto } from './agent-chat.dto';
-import { adapterNotFound, workspaceRequired } from './agent-chat.errors';
-import { AgentChatRepository } from './agent-chat.repository';
+import { canonicalWorkspace, newChatId } from '../agent-chat-inputs';
+import type { CreateAgentChatSessionDto } from '../agent-chat.dto';
+import { adapterNotFound, workspaceRequired } from '../agent-chat.errors';
+import { AgentChatRepository } from '../agent-chat.repository';
 import { AdapterSessionRepository } from './adapter-session.repository';
 import { SessionKeysRepository } from './session-keys.repository';
-import { ADAPTER_OPEN_REQUEST, type AdapterOpenRequest, type MessageRow } from './agent-chat-rows';
+import { ADAPTER_OPEN_REQUEST, type AdapterOpenRequest, type MessageRow } from '../agent-chat-rows';
 import { UsageLedgerService } from '@modules/inference';
 import { formatUsd } from '@core/money';
+import { ignoreFailure } from '@core/logging/ignore-failure';
 
 /** Beyond the adapter's own start ceiling: the queue hand-off and the bus round trip. */
 const OPEN_WAIT_MS = 75_000;
@@ -117,9 +118,11 @@ export class ExternalSessionsService {
     try {
       if (action === 'close') await this.rows.markClosed(sessionId);
       // Its gateway key goes now, whether or not a worker still holds the adapter (the recovery pass retries).
-      await this.keys.revokeAll(sessionId).catch(() => undefined);
+      await this.keys.revokeAll(sessionId).catch(ignoreFailure('session gateway keys revoke', 'the recovery pass revokes session keys no adapter holds'));
     } finally {
-      await this.bus.send(busChannels.agentChatAdapterControl, { session_id: sessionId, action }).catch(() => undefined);
+      await this.bus
+        .send(busChannels.agentChatAdapterControl, { session_id: sessionId, action })
+        .catch(ignoreFailure('adapter control message', 'the worker holding the adapter ends it at its idle timeout'));
     }
   }
 }
