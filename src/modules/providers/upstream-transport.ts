@@ -4,8 +4,8 @@ import { buildConnector, Dispatcher, Pool } from 'undici';
 import { checkAddress, defaultPort, UrlBlockReason, UrlPolicyContext } from '@core/net/outbound-url-policy';
 import { ignoreFailure } from '@core/logging/ignore-failure';
 
-/** undici rejects a close or destroy only of a pool already closed or destroyed: its sockets are going either way. */
-const poolGone = ignoreFailure('closing an upstream connection pool', 'the pool was already closed or destroyed');
+/** undici rejects a close only of a pool already destroyed (a destroy does not reject): its sockets are gone either way. */
+const poolGone = ignoreFailure('closing an upstream connection pool', 'the pool was already destroyed');
 
 /** Thrown by the connector when the URL policy refuses the resolved address. */
 export class UrlPolicyError extends Error {
