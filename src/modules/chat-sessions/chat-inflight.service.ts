@@ -148,6 +148,7 @@ export class ChatInflightService implements OnModuleDestroy {
     const acc = new FrameAccumulator();
     let after = 0;
     for (;;) {
+      // Redis unreachable: the take-over persists what was read so far (perhaps nothing) rather than fail the stop.
       const page = await this.buffer.read(streamId, after, { limit: 1000 }).catch(() => ({ chunks: [], done: true, expired: true }));
       for (const c of page.chunks) {
         try {

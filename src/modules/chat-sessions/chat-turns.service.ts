@@ -201,6 +201,7 @@ export class ChatTurnsService {
       let after = 0;
       const deadline = Date.now() + REPLAY_WAIT_MS;
       while (Date.now() < deadline) {
+        // Redis unreachable reads as an expired buffer: the loop goes on following the message row in Postgres.
         const page = await this.buffer.read(assistant.id, after, { blockMs: 1000 }).catch(() => ({ chunks: [], done: false, expired: true }));
         for (const c of page.chunks) {
           after = c.index;
