@@ -133,7 +133,9 @@ async function connectHttp(spec: McpServerSpec, deps: McpConnectDeps, options: {
   transport.onerror = (err) => (closedWhy = err.message);
   const close = async () => {
     // Each step is best effort toward a server that may be gone (it may also refuse the session DELETE).
-    await transport.terminateSession().catch(ignoreFailure('ending an MCP HTTP session', 'the server drops it on its own'));
+    await transport
+      .terminateSession()
+      .catch(ignoreFailure('ending an MCP HTTP session', 'a server that cannot be told keeps or expires the session itself; this client never uses it again'));
     await client.close().catch(ignoreFailure('closing an MCP client', 'it is not used again'));
     await agent.close().catch(ignoreFailure('closing an MCP HTTP agent', 'its sockets are not used again'));
   };
