@@ -151,6 +151,7 @@ export class HecateClient {
       if (res.ok) return res;
       const retriable = res.status === 429 || (res.status >= 500 && (safe || REFUSED_BEFORE_ACTING.has(res.status)));
       if (!retriable || attempt >= retries) throw await HecateError.fromResponse(res);
+      // Discarding the body of a response about to be retried: a cancel that fails has nothing left to release.
       await res.body?.cancel().catch(() => undefined);
       await sleep(backoffDelay(this.retryPolicy, attempt, retryAfterMs(res.headers.get('retry-after'))), init.signal);
     }

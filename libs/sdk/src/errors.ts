@@ -37,6 +37,7 @@ export class HecateError extends Error {
 
   /** Builds the error from a non-2xx answer (its body read as the error envelope when it is one). */
   static async fromResponse(res: Response): Promise<HecateError> {
+    // A body that cannot be read leaves the status and headers to describe the error.
     const text = await res.text().catch(() => '');
     const requestId = res.headers.get('x-request-id') ?? undefined;
     const traceId = res.headers.get('x-trace-id') ?? undefined;

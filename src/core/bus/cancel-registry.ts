@@ -67,7 +67,9 @@ export class BusCancels<P> {
   async close(): Promise<void> {
     const subscription = this.subscription;
     this.subscription = undefined;
+    // A failed subscription was reported by listen(); then there is nothing to unsubscribe.
     const unsubscribe = await subscription?.catch(() => undefined);
+    // The buses' unsubscribe already absorbs a lost connection.
     await unsubscribe?.().catch(() => undefined);
   }
 }

@@ -39,6 +39,7 @@ export async function channelDoorbell(bus: EventBus, channel: string | BusChanne
         else signal?.addEventListener('abort', done, { once: true });
       });
     },
+    // On the way out; the buses' unsubscribe already absorbs a lost connection.
     close: () => unsubscribe().catch(() => undefined),
   };
 }

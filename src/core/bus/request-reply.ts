@@ -47,6 +47,7 @@ export async function busRequest<R>(bus: EventBus, req: BusRequest<R>): Promise<
     }
   } finally {
     open = false;
+    // The buses' unsubscribe already absorbs a lost connection; the answers kept are returned either way.
     await unsubscribe().catch(() => undefined);
   }
   return kept;

@@ -46,6 +46,7 @@ export class HealthService {
   }
 
   async stats(): Promise<SystemStats> {
+    // The stats show what can be read; an unreachable queue reads as empty (readiness reports it down).
     const [counts, workers, capacity, extra] = await Promise.all([
       this.queue.counts().catch(() => ({})),
       this.queue.workerCount().catch(() => 0),

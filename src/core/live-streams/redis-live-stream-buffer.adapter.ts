@@ -1,7 +1,10 @@
 import { busChannels, type LiveStreamBell } from '@core/bus/channels';
 import type { EventBus, Unsubscribe } from '@core/bus/event-bus.port';
 import type { RedisConnections } from '@core/redis/redis-connections';
+import { ignoreFailure } from '@core/logging/ignore-failure';
 import { LiveChunk, LiveReadOptions, LiveReadResult, LiveStreamBuffer } from './live-stream-buffer.port';
+
+const bellLost = ignoreFailure('ringing a live-stream doorbell', 'a blocked reader reads Redis again when its blockMs runs out');
 
 // Index and entry in one atomic step: INCR the counter, XADD with id "<index>-1", refresh both TTLs.
 const APPEND = `
@@ -64,14 +67,14 @@ export class RedisLiveStreamBuffer extends LiveStreamBuffer {
   async append(streamId: string, data: string): Promise<number> {
     const index = (await this.redis.command.eval(APPEND, 2, ...this.keys(streamId), data, String(this.ttlMs))) as number;
     const bell: Doorbell = { i: index, d: data };
-    void this.bus.send(busChannels.liveStream.of(streamId), bell).catch(() => undefined);
+    void this.bus.send(busChannels.liveStream.of(streamId), bell).catch(bellLost);
     return index;
   }
 
   async markDone(streamId: string): Promise<void> {
     await this.redis.command.eval(DONE, 2, ...this.keys(streamId), String(this.ttlMs));
     const bell: Doorbell = { i: -1 };
-    void this.bus.send(busChannels.liveStream.of(streamId), bell).catch(() => undefined);
+    void this.bus.send(busChannels.liveStream.of(streamId), bell).catch(bellLost);
   }
 
   private async readNow(streamId: string, afterIndex: number, limit?: number): Promise<LiveReadResult> {

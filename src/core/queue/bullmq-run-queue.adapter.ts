@@ -184,6 +184,7 @@ export class BullmqRunQueue extends RunQueue {
       QUEUE_NAMES.map(async (n) => {
         const workers = await this.queue(n)
           .getWorkers()
+          // Redis unreachable: no worker can be seen, so none counts (health reports the queue down itself).
           .catch(() => []);
         return [n, workers.reduce((sum, w) => sum + concurrencyOf(w.rawname), 0)] as const;
       }),
@@ -196,6 +197,7 @@ export class BullmqRunQueue extends RunQueue {
       QUEUE_NAMES.map((n) =>
         this.queue(n)
           .getWorkersCount()
+          // As in capacity(): an unreachable queue shows no worker.
           .catch(() => 0),
       ),
     );

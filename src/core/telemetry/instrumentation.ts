@@ -35,6 +35,7 @@ export function startTelemetry(role: string): void {
 }
 
 export async function stopTelemetry(): Promise<void> {
+  // The process is exiting: spans that cannot be flushed now are lost, and the SDK reports its export errors itself.
   if (sdk) await sdk.shutdown().catch(() => undefined);
 }
 

@@ -131,7 +131,11 @@ export class EditorSession {
       return run;
     } catch (err) {
       // Not startable (e.g. 422 model_not_configured): no task is left behind.
-      await this.api.delete('/hecate/v1/tasks/{id}', { path: { id: task.id }, ...callOptions() }).catch(() => undefined);
+      await this.api
+        .delete('/hecate/v1/tasks/{id}', { path: { id: task.id }, ...callOptions() })
+        .catch((e: unknown) =>
+          this.log.warn({ session_id: this.id, task_id: task.id, err: String(e) }, 'deleting the unstarted task failed; it stays, never run'),
+        );
       throw err;
     }
   }

@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import type * as Acp from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };
 import { within } from '@core/async/within';
+import { ignoreFailure } from '@core/logging/ignore-failure';
 import { describeExit as exitInWords, SupervisedProcess } from '@modules/workspaces';
 
 export type { Acp };
@@ -146,7 +147,14 @@ export class AcpProcess {
   }
 
   notify(method: string, params: unknown): Promise<void> {
-    return this.connection.agent.notify(method, params).catch(() => undefined);
+    return this.connection.agent
+      .notify(method, params)
+      .catch(
+        ignoreFailure(
+          'ACP notification',
+          "it fails once the adapter's stdin is gone, which `signal` reports; an unheeded session/cancel is enforced by the turn's cancel grace",
+        ),
+      );
   }
 
   /**

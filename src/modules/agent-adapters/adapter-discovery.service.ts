@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { readProcessEnv } from '@core/config/env';
+import { rootLogger } from '@core/logging/logger';
 import { COMMAND_SANDBOX, type CommandSandbox } from '@modules/workspaces';
 import { AcpProcess, AcpProtocolError, type Acp } from './acp-process';
 import { type AdapterDefinition, firstVersion, satisfies } from './adapter-definitions';
@@ -95,7 +96,7 @@ export class AdapterDiscoveryService {
       const out = this.sandbox.refusal() ? undefined : await runVersion(this.argv(resolved, scratch, home), this.env(def, home), scratch);
       return (out && firstVersion(out)) ?? resolved.packageVersion;
     } finally {
-      await rm(scratch, { recursive: true, force: true }).catch(() => undefined);
+      await removeScratch(scratch, def);
     }
   }
 
@@ -171,9 +172,16 @@ export class AdapterDiscoveryService {
       });
     } finally {
       await proc?.close();
-      await rm(scratch, { recursive: true, force: true }).catch(() => undefined);
+      await removeScratch(scratch, def);
     }
   }
+}
+
+/** Removes a probe's scratch directory; nothing else ever deletes one left behind, so its path is logged for the operator. */
+async function removeScratch(scratch: string, def: AdapterDefinition): Promise<void> {
+  await rm(scratch, { recursive: true, force: true }).catch((err: unknown) =>
+    rootLogger().warn({ adapter_id: def.id, path: scratch, err: String(err) }, 'removing an adapter probe directory failed; it stays on disk'),
+  );
 }
 
 /** What Hecate says about itself in `initialize`: ACP v1, no fs or terminal callbacks (the agent uses its own tools). */

@@ -110,6 +110,7 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
     const tree = await this.tools
       .workspaceGit(ctx.workspace.path, ctx.signal)
       .tree()
+      // git failing here counts as a workspace that is no git work tree: no base, so no diff of the run is captured.
       .catch(() => null);
     await ctx.writer.addArtifact({
       kind: 'workspace_base',

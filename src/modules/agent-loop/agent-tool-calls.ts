@@ -2,11 +2,14 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import { MetricsService } from '@core/metrics/metrics.service';
+import { ignoreFailure } from '@core/logging/ignore-failure';
 import type { McpTool, McpToolSet } from '@modules/mcp';
 import type { ExecutionContext, StepOutcome, StepSpec } from '@modules/tasks';
 import { COMMAND_SANDBOX, type CommandSandbox, WorkspaceGit } from '@modules/workspaces';
 import { BUILTIN_BY_NAME, type BuiltinTool, ToolInputError, type ToolResult } from './builtin-tools';
 import { checkpointArtifact, type Conversation, type NextStep, PREVIEW_BYTES, replaceState } from './conversation';
+
+const progressLost = ignoreFailure('appending tool progress', 'progress frames are advisory; the call and its result are recorded in the conversation');
 
 const TOOL_RESULT_MAX_CHARS = 64 * 1024;
 
@@ -44,7 +47,7 @@ export class AgentToolCalls {
   private progressOf(runId: string, toolCallId: string): { push(stream: 'stdout' | 'stderr', text: string): void; close(): Promise<void> } {
     let chain: Promise<unknown> | undefined;
     const append = (frame: Record<string, unknown>) => {
-      chain = (chain ?? Promise.resolve()).then(() => this.live.append(runId, JSON.stringify(frame))).catch(() => undefined);
+      chain = (chain ?? Promise.resolve()).then(() => this.live.append(runId, JSON.stringify(frame))).catch(progressLost);
     };
     return {
       push: (stream, text) => {

@@ -3,6 +3,7 @@ import { AppConfig } from '@core/config/app-config';
 import { BusCancels, busChannels, busRequest, EventBus } from '@core/bus';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import { keepLease, LEASE_OWNER } from '@core/lease';
+import { ignoreFailure } from '@core/logging/ignore-failure';
 import type { LiveResetFrame } from '@modules/inference';
 import { DeltaFrame, FrameAccumulator } from './chat-delta-frames';
 import type { MessageStatus } from './chat-message';
@@ -77,7 +78,9 @@ export class ChatInflightService implements OnModuleDestroy {
 
   /** Tells a waiting stop (in any process) that the owner persisted the partial reply. */
   async announceStopped(sessionId: string, generationId: string): Promise<void> {
-    await this.bus.send(busChannels.chatStopped.of(sessionId), { generation_id: generationId }).catch(() => undefined);
+    await this.bus
+      .send(busChannels.chatStopped.of(sessionId), { generation_id: generationId })
+      .catch(ignoreFailure('announcing a stopped chat generation', "the stop also polls Postgres for the generation's row and takes over at its timeout"));
   }
 
   /**
@@ -145,6 +148,7 @@ export class ChatInflightService implements OnModuleDestroy {
     const acc = new FrameAccumulator();
     let after = 0;
     for (;;) {
+      // Redis unreachable: the take-over persists what was read so far (perhaps nothing) rather than fail the stop.
       const page = await this.buffer.read(streamId, after, { limit: 1000 }).catch(() => ({ chunks: [], done: true, expired: true }));
       for (const c of page.chunks) {
         try {

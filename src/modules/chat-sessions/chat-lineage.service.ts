@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { ConflictError } from '@core/http/domain-error';
+import { ignoreFailure } from '@core/logging/ignore-failure';
 import { ChatMessageJson, MessageStatus, newCallId, newSessionId } from './chat-message';
 import type { ChatMessageEntity } from './chat-message.entity';
 import type { ChatSessionEntity } from './chat-session.entity';
@@ -87,7 +88,7 @@ export class ChatLineageService {
   async release(claim: ClaimedCompaction): Promise<void> {
     await this.transcripts
       .withSession({ tenantId: claim.tenantId, sessionId: claim.sessionId, allowSnapshot: true }, (tx) => tx.deleteGeneration(claim.generationId))
-      .catch(() => undefined);
+      .catch(ignoreFailure('releasing a compaction claim', 'once its generation lease lapses the row counts as stale, as for an owner that died'));
   }
 
   /**

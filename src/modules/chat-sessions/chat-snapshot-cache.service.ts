@@ -1,5 +1,6 @@
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { busChannels, EventBus, type Unsubscribe } from '@core/bus';
+import { rootLogger } from '@core/logging/logger';
 import type { ChatMessageEntity } from './chat-message.entity';
 import type { ChatSessionEntity } from './chat-session.entity';
 
@@ -33,6 +34,7 @@ export class ChatSnapshotCacheService implements OnModuleInit, OnModuleDestroy {
   }
 
   async onModuleDestroy(): Promise<void> {
+    // Shutting down: the cache goes with the process.
     await this.unsubscribe?.().catch(() => undefined);
   }
 
@@ -52,7 +54,14 @@ export class ChatSnapshotCacheService implements OnModuleInit, OnModuleDestroy {
   async changed(sessionIds: string[]): Promise<void> {
     for (const id of sessionIds) {
       this.entries.delete(id);
-      await this.bus.send(busChannels.chatSessionChanged, { session_id: id }).catch(() => undefined);
+      await this.bus
+        .send(busChannels.chatSessionChanged, { session_id: id })
+        .catch((err: unknown) =>
+          rootLogger().warn(
+            { session_id: id, err: String(err) },
+            'chat session change not announced; other processes may use a stale snapshot of it until their bus reconnects',
+          ),
+        );
     }
   }
 }

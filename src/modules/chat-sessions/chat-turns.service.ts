@@ -15,6 +15,7 @@ import type { ChatMessageEntity } from './chat-message.entity';
 import { ChatSessionRepository } from './chat-session.repository';
 import { ContinueChatMessageDto, EditChatMessageDto, RegenerateChatMessageDto, SendChatMessageDto } from './chat-session.dto';
 import { formatUsd } from '@core/money';
+import { ignoreFailure } from '@core/logging/ignore-failure';
 import { toChatMessageResponse, toProviderCallResponse } from './chat-session-view.dto';
 import { withTurnIds } from './chat-sessions.errors';
 import { BegunTurn, ChatTurnLedgerService, FinishedTurn, ReplayedTurn, TurnOutcome } from './chat-turn-ledger.service';
@@ -158,6 +159,7 @@ export class ChatTurnsService {
     } catch (err) {
       const restarted = !!stream?.reset;
       if (controller.signal.aborted) {
+        // An aborted stream's result may reject; what was accumulated stands in for it.
         const cut = stream ? await stream.result.catch(() => undefined) : undefined;
         const reason = controller.signal.reason as AbortReason;
         return { status: reason === 'stop' ? 'stopped' : 'incomplete', reply: cut?.reply ?? acc.reply(), call: cut?.call ?? null, restarted };
@@ -178,7 +180,9 @@ export class ChatTurnsService {
         : null;
       return { status: 'failed', reply: acc.reply(), call, error: toErrorEnvelope(asDomainError(err, upstreamFailure)), restarted };
     } finally {
-      await this.buffer.markDone(turn.generationId).catch(() => undefined);
+      await this.buffer
+        .markDone(turn.generationId)
+        .catch(ignoreFailure('marking a chat turn stream done', 'replaying readers stop once the message row leaves in_progress; the stream keys expire'));
     }
   }
 
@@ -197,6 +201,7 @@ export class ChatTurnsService {
       let after = 0;
       const deadline = Date.now() + REPLAY_WAIT_MS;
       while (Date.now() < deadline) {
+        // Redis unreachable reads as an expired buffer: the loop goes on following the message row in Postgres.
         const page = await this.buffer.read(assistant.id, after, { blockMs: 1000 }).catch(() => ({ chunks: [], done: false, expired: true }));
         for (const c of page.chunks) {
           after = c.index;

@@ -114,6 +114,7 @@ export async function replayThenTail<T>(source: TailSource<T>, options: TailOpti
   } finally {
     stopped = true;
     offReconnect?.();
+    // The buses' unsubscribe already absorbs a lost connection; this only keeps the tail's end from throwing.
     await unsubscribe().catch(() => undefined);
   }
 }

@@ -175,6 +175,7 @@ export class InferenceService {
       resolve = res;
       reject = rej;
     });
+    // The error also ends `deltas`; a consumer that stops reading never awaits `result`, whose rejection is then not unhandled.
     result.catch(() => undefined);
     const info = open.info;
     async function* deltas(): AsyncGenerator<InferenceDelta> {

@@ -3,6 +3,7 @@ import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@ne
 import { busChannels, EventBus, type Unsubscribe } from '@core/bus';
 import { MetricsService } from '@core/metrics/metrics.service';
 import type { CacheReplyMessage } from '@core/bus';
+import { ignoreFailure } from '@core/logging/ignore-failure';
 import { McpClientPool } from './mcp-client-pool.service';
 
 /** Worker side of `GET /hecate/v1/system/mcp/cache`: answers each request with this worker's cache counts (and /metrics). */
@@ -25,11 +26,14 @@ export class McpCacheReporter implements OnApplicationBootstrap, OnModuleDestroy
     this.unsubscribe = await this.bus.listen(busChannels.mcpCacheRequest, ({ id }) => {
       if (typeof id !== 'string') return;
       const reply: CacheReplyMessage = { worker: this.worker, ...this.pool.stats() };
-      void this.bus.send(busChannels.mcpCacheReply.of(id), reply).catch(() => undefined);
+      void this.bus
+        .send(busChannels.mcpCacheReply.of(id), reply)
+        .catch(ignoreFailure('answering an MCP cache stats request', 'the collector waits a bounded time and sums the workers that answered'));
     });
   }
 
   async onModuleDestroy(): Promise<void> {
+    // Shutting down: no request can be answered any more anyway.
     await this.unsubscribe?.().catch(() => undefined);
   }
 }

@@ -21,6 +21,7 @@ export class McpCacheStatsService {
   async collect(timeoutMs = COLLECT_TIMEOUT_MS) {
     const id = randomUUID();
     const replies = new Map<string, CacheReplyMessage>();
+    // Queue unreachable: ask without waiting, as when no worker is live.
     const expected = await this.queue.workerCount().catch(() => 0);
     await busRequest(this.bus, {
       reply: busChannels.mcpCacheReply.of(id),

@@ -12,6 +12,7 @@ import { connectMcpServer, listAllTools, McpConnectDeps, McpConnection, McpSpawn
 import { McpApprovalPolicy, McpServerSpec, mcpToolAlias } from './mcp-server-spec';
 import { renderToolResult } from './mcp-tool-result';
 import { within } from '@core/async/within';
+import { ignoreFailure } from '@core/logging/ignore-failure';
 
 /** One MCP tool as the agent loop offers it to the model. */
 export interface McpTool {
@@ -339,7 +340,9 @@ export class McpClientPool implements OnModuleInit, OnModuleDestroy {
     if (entry.dead) return;
     entry.dead = why;
     rootLogger().info({ mcp_server: entry.server, transport: entry.conn.transport, reason: why.slice(0, 300) }, 'MCP client evicted');
-    const closing = entry.conn.close().catch(() => undefined);
+    const closing = entry.conn
+      .close()
+      .catch(ignoreFailure('closing an evicted MCP connection', 'the entry is already out of the pool, and each step of the close is best effort'));
     this.closing.add(closing);
     void closing.finally(() => this.closing.delete(closing));
   }

@@ -6,6 +6,7 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import type { McpConfig } from '@core/config/groups/mcp.env';
 import type { TasksConfig } from '@core/config/groups/tasks.env';
 import { checkOutboundUrl } from '@core/net/outbound-url-policy';
+import { ignoreFailure } from '@core/logging/ignore-failure';
 import type { CommandSandbox } from '@modules/workspaces';
 import type { McpServerSpec } from './mcp-server-spec';
 import { EnvSource, resolveSecretMap, scrubSecrets } from './mcp-secrets';
@@ -97,7 +98,7 @@ async function connectStdio(spec: McpServerSpec, ctx: McpSpawnContext, deps: Mcp
   try {
     await client.connect(transport, { signal: options.signal, timeout: options.timeoutMs });
   } catch (err) {
-    await transport.close().catch(() => undefined);
+    await transport.close().catch(ignoreFailure('closing an MCP stdio transport that did not connect', 'the connect error is thrown instead'));
     const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? `${spec.command}: command not found` : (err as Error).message;
     // No `cause`: the original error may quote a secret value; the message is scrubbed.
     // eslint-disable-next-line preserve-caught-error
@@ -131,9 +132,12 @@ async function connectHttp(spec: McpServerSpec, deps: McpConnectDeps, options: {
   let closedWhy = '';
   transport.onerror = (err) => (closedWhy = err.message);
   const close = async () => {
-    await transport.terminateSession().catch(() => undefined);
-    await client.close().catch(() => undefined);
-    await agent.close().catch(() => undefined);
+    // Each step is best effort toward a server that may be gone (it may also refuse the session DELETE).
+    await transport
+      .terminateSession()
+      .catch(ignoreFailure('ending an MCP HTTP session', 'a server that cannot be told keeps or expires the session itself; this client never uses it again'));
+    await client.close().catch(ignoreFailure('closing an MCP client', 'it is not used again'));
+    await agent.close().catch(ignoreFailure('closing an MCP HTTP agent', 'its sockets are not used again'));
   };
   try {
     await client.connect(transport, { signal: options.signal, timeout: options.timeoutMs });
@@ -162,7 +166,7 @@ function wrap(client: Client, transport: 'stdio' | 'http', pid: number | null, d
     async close() {
       closing = true;
       await close();
-      await client.close().catch(() => undefined);
+      await client.close().catch(ignoreFailure('closing an MCP client', 'it is not used again'));
     },
   };
 }

@@ -16,5 +16,10 @@ export async function reloadOnChange(bus: EventBus, channel: BusChannel<Settings
 }
 
 export function announceChange(bus: EventBus, channel: BusChannel<SettingsChanged>): Promise<void> {
-  return bus.send(channel, { at: Date.now() }).catch(() => undefined);
+  // The change is committed; only the other processes' copies are late (until their next reload: a change or a bus reconnect).
+  return bus
+    .send(channel, { at: Date.now() })
+    .catch((err: unknown) =>
+      rootLogger().warn({ channel: channel.name, err: err instanceof Error ? err.message : String(err) }, 'settings change not announced'),
+    );
 }

@@ -2,6 +2,10 @@ import { lookup as dnsLookup, LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import { buildConnector, Dispatcher, Pool } from 'undici';
 import { checkAddress, defaultPort, UrlBlockReason, UrlPolicyContext } from '@core/net/outbound-url-policy';
+import { ignoreFailure } from '@core/logging/ignore-failure';
+
+/** undici rejects a close only of a pool already destroyed (a destroy does not reject): its sockets are gone either way. */
+const poolGone = ignoreFailure('closing an upstream connection pool', 'the pool was already destroyed');
 
 /** Thrown by the connector when the URL policy refuses the resolved address. */
 export class UrlPolicyError extends Error {
@@ -76,10 +80,10 @@ export class UpstreamEndpoint {
 
   /** Lets in-flight requests finish, then closes the sockets (used when a provider's URL or key changes). */
   close(): void {
-    void this.pool.close().catch(() => undefined);
+    void this.pool.close().catch(poolGone);
   }
 
   destroy(): Promise<void> {
-    return this.pool.destroy().catch(() => undefined);
+    return this.pool.destroy().catch(poolGone);
   }
 }

@@ -2,6 +2,7 @@ import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nest
 import { AppConfig } from '@core/config/app-config';
 import { randomHex } from '@core/context/random-hex';
 import { rootLogger } from '@core/logging/logger';
+import { ignoreFailure } from '@core/logging/ignore-failure';
 import { RetentionRunEntity } from './retention-run.entity';
 import { RetentionRunRepository } from './retention-run.repository';
 import { RetentionPruners } from './retention-pruners';
@@ -34,7 +35,8 @@ export class RetentionService implements OnApplicationBootstrap, OnApplicationSh
 
   onApplicationBootstrap(): void {
     if (!this.config.tasks.retention.enabled) return;
-    this.timer = setInterval(() => void this.sweep('scheduled').catch(() => undefined), this.config.tasks.retention.intervalMs);
+    const next = ignoreFailure('scheduled retention sweep', 'a pruner failure is logged at warn by the sweep; the next interval sweeps again');
+    this.timer = setInterval(() => void this.sweep('scheduled').catch(next), this.config.tasks.retention.intervalMs);
     this.timer.unref();
   }
 
@@ -60,7 +62,11 @@ export class RetentionService implements OnApplicationBootstrap, OnApplicationSh
       return toRetentionRunResponse({ ...row, status: 'completed', results, finishedAt: new Date() });
     } catch (err) {
       rootLogger().warn({ err: String(err) }, 'retention sweep failed');
-      await this.history.finish(row.id, { status: 'failed', results: {}, error: String(err) }).catch(() => undefined);
+      await this.history
+        .finish(row.id, { status: 'failed', results: {}, error: String(err) })
+        .catch((e: unknown) =>
+          rootLogger().warn({ retention_run_id: row.id, err: String(e) }, 'recording a failed retention run failed; its row stays running'),
+        );
       throw err;
     }
   }

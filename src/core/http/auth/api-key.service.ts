@@ -4,6 +4,7 @@ import type { ApiKeyScope, CreatedApiKeyResource } from '@contracts/api';
 import { busChannels, EventBus } from '@core/bus';
 import type { Principal } from '@core/context/request-context';
 import { ForbiddenError, NotFoundError } from '@core/http/domain-error';
+import { ignoreFailure } from '@core/logging/ignore-failure';
 import { ApiKeyEntity } from './api-key.entity';
 import { ApiKeyRepository } from './api-key.repository';
 import { CreateApiKeyDto, toApiKeyResponse } from './api-key.dto';
@@ -83,7 +84,9 @@ export class ApiKeyService implements OnModuleInit {
     const at = new Date();
     await this.keys.revoke({ id, at });
     this.cache.delete(row.prefix);
-    await this.bus.send(busChannels.apiKeyRevoked, { prefix: row.prefix }).catch(() => undefined);
+    await this.bus
+      .send(busChannels.apiKeyRevoked, { prefix: row.prefix })
+      .catch(ignoreFailure('broadcasting an API key revocation', `other processes drop the key when their cache entry expires (${CACHE_TTL_MS} ms)`));
     return toApiKeyResponse({ ...row, revokedAt: row.revokedAt ?? at });
   }
 
@@ -117,7 +120,9 @@ export class ApiKeyService implements OnModuleInit {
     const last = this.touched.get(id) ?? 0;
     if (now - last < TOUCH_EVERY_MS) return;
     this.touched.set(id, now);
-    void this.keys.touch({ id, at: new Date(now) }).catch(() => undefined);
+    void this.keys
+      .touch({ id, at: new Date(now) })
+      .catch(ignoreFailure('recording an API key use', 'last_used_at is informational; a use a minute later writes it again'));
   }
 
   /** The operator token sees every tenant's keys; everyone else only their own. */

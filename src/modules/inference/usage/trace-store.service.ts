@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { busChannels, busRequest, EventBus, type Unsubscribe } from '@core/bus';
+import { ignoreFailure } from '@core/logging/ignore-failure';
 
 export type { GatewayTrace, TraceAttempt, TraceCandidate, TraceSpan } from '@contracts/traces';
 import type { GatewayTrace } from '@contracts/traces';
@@ -38,7 +39,10 @@ export class TraceStoreService implements OnModuleInit, OnModuleDestroy {
     this.unsubscribe = await this.bus.listen(busChannels.gatewayTraceLookup, (m) => {
       if (!m?.requestId || !m.replyTo || m.origin === this.origin) return;
       const found = this.local(m.requestId, m.tenantId ?? null);
-      if (found.length > 0) void this.bus.publish(m.replyTo, { traces: found }).catch(() => undefined);
+      if (found.length > 0)
+        void this.bus
+          .publish(m.replyTo, { traces: found })
+          .catch(ignoreFailure('answering a peer trace lookup', 'the asker waits a bounded time; an answer lost reads as a trace not found'));
     });
   }
 

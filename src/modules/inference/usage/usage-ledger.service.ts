@@ -159,6 +159,7 @@ export class UsageLedgerService implements OnModuleInit, OnModuleDestroy, Before
 
   /** Flushes run one at a time; `settle` also imports the embedded spool. */
   private enqueue(settle: boolean): Promise<void> {
+    // The previous flush's failure already reached its own caller; here it must only not stop the queue.
     this.chain = this.chain.catch(() => undefined).then(() => (this.spool ? this.spoolDrain(this.spool, settle) : this.drain()));
     return this.chain;
   }

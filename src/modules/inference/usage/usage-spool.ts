@@ -85,6 +85,7 @@ export class UsageSpool {
 
   private async run(): Promise<void> {
     const batch = join(this.dir, `batch-${Date.now()}-${randomBytes(3).toString('hex')}.csv`);
+    // ENOENT: nothing spooled since the last import. Any other failure leaves the rows in CURRENT for the next import.
     await rename(join(this.dir, CURRENT), batch).catch(() => undefined);
     this.rows = 0;
     const files = (await readdir(this.dir)).filter((f) => f.startsWith('batch-')).sort();

@@ -4,6 +4,7 @@ import { chmod, mkdir, open, readdir, readlink, realpath, symlink, unlink } from
 import type { FileHandle } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { PathEscapeError } from '../workspace-errors';
+import { ignoreFailure } from '@core/logging/ignore-failure';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
 
@@ -88,7 +89,7 @@ async function walkDirs(realRoot: string, parts: string[], create: boolean): Pro
     }
     return { dir, owner };
   } catch (err) {
-    await dir.close().catch(() => undefined);
+    await dir.close().catch(ignoreFailure('closing a workspace directory handle', 'the error rethrown here is the one the caller acts on'));
     throw err;
   }
 }
@@ -296,6 +297,7 @@ export async function copyTree(root: string, parts: string[], dest: string, limi
       if ((files += 1) > limits.maxFiles) throw limits.tooLarge(`has more than ${limits.maxFiles} entries`);
       if (e.isSymbolicLink()) await symlink(await readlink(at(dir, e.name)), join(to, e.name));
       else if (e.isDirectory()) {
+        // Gone since readdir, swapped for a symlink (O_NOFOLLOW refuses it) or unreadable: skipped, like a FIFO.
         const child = await openDir(at(dir, e.name)).catch(() => null);
         if (!child) continue;
         try {
@@ -305,6 +307,7 @@ export async function copyTree(root: string, parts: string[], dest: string, limi
           await child.close();
         }
       } else if (e.isFile()) {
+        // As for a directory: an entry gone, swapped for a symlink or unreadable is not copied.
         const file = await openFileAt(dir, e.name).catch(() => null);
         if (!file) continue;
         try {
