@@ -1,8 +1,8 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { ModelNotConfiguredError } from '@modules/inference';
 import { checkMcpServers } from '@modules/mcp';
-import { ExecutorRegistry, type ExecutionPlan, type RunExecutor } from '@modules/tasks';
+import { type ExecutionPlan, type RunExecutor, RunExecutorKind } from '@modules/tasks';
 import type { ExecutionContext } from '@modules/tasks';
 
 type Task = ExecutionContext['task'];
@@ -13,17 +13,11 @@ type Task = ExecutionContext['task'];
  * mid-loop (`agent_loop_tool_call`).
  */
 @Injectable()
-export class AgentLoopExecutor implements RunExecutor, OnModuleInit {
+@RunExecutorKind()
+export class AgentLoopExecutor implements RunExecutor {
   readonly kind = 'agent_loop';
 
-  constructor(
-    private readonly registry: ExecutorRegistry,
-    private readonly config: AppConfig,
-  ) {}
-
-  onModuleInit(): void {
-    this.registry.register(this);
-  }
+  constructor(private readonly config: AppConfig) {}
 
   /**
    * MCP walls first: a `$VAR` nobody allowlisted is refused for every caller (403

@@ -1,6 +1,6 @@
 import { realpath } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { storableValue } from '@core/database/storable';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
@@ -10,7 +10,7 @@ import type { InferenceTool } from '@modules/inference';
 import { MAX_TOOLS_PER_REQUEST, McpClientPool, type McpServerSpec, type McpTool, type McpToolSet } from '@modules/mcp';
 import { AgentModelCalls } from './agent-model-calls';
 import { AgentToolCalls, type McpCalls } from './agent-tool-calls';
-import { type ExecutionContext, type ExecutionOutcome, ExecutorRegistry, type RunRunner, type StepSpec } from '@modules/tasks';
+import { type ExecutionContext, type ExecutionOutcome, type RunRunner, RunRunnerKind, type StepSpec } from '@modules/tasks';
 import { readHead, withWorkspaceFile } from '@modules/workspaces';
 import { BUILTIN_TOOLS } from './builtin-tools';
 import { checkpointArtifact, type Conversation, parseConversation, preview, replaceState, startingHistory } from './conversation';
@@ -36,11 +36,11 @@ const offeredBuiltins = (task: ExecutionContext['task']) =>
  * Text deltas go to the run's live stream (LiveStreamBuffer, stream id = run id), not into run events.
  */
 @Injectable()
-export class AgentLoopRunner implements RunRunner, OnModuleInit {
+@RunRunnerKind()
+export class AgentLoopRunner implements RunRunner {
   readonly kind = 'agent_loop';
 
   constructor(
-    private readonly registry: ExecutorRegistry,
     private readonly approvals: ApprovalsService,
     private readonly config: AppConfig,
     @Inject(LiveStreamBuffer) private readonly live: LiveStreamBuffer,
@@ -49,10 +49,6 @@ export class AgentLoopRunner implements RunRunner, OnModuleInit {
     private readonly tools: AgentToolCalls,
     private readonly guidance: GuidanceRegistry,
   ) {}
-
-  onModuleInit(): void {
-    this.registry.registerRunner(this);
-  }
 
   async execute(ctx: ExecutionContext): Promise<ExecutionOutcome> {
     let mcp: McpToolSet | null = null;

@@ -1,3 +1,4 @@
+import { ignoreFailure } from '@core/logging/ignore-failure';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Injectable } from '@nestjs/common';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -53,7 +54,11 @@ export class McpServerService {
   async handle(caller: ToolCaller, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     const mcp = this.server(caller);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.once('close', () => void mcp.close().catch(() => undefined));
+    res.once(
+      'close',
+      () =>
+        void mcp.close().catch(ignoreFailure('closing the MCP server of a request', 'the response is gone; server and transport belong to this request only')),
+    );
     await mcp.connect(transport);
     await transport.handleRequest(req, res, body);
   }

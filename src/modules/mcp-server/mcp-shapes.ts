@@ -111,3 +111,8 @@ export const agentChatTurn = z.looseObject({
 export const agentChatMessage = z.looseObject({ id: z.string(), role: z.string(), status: z.string(), content: z.string() });
 
 export const agentChatQueueItem = z.looseObject({ id: z.string(), session_id: z.string(), status: z.string(), content: z.string() });
+
+/** Input fields several tools share. */
+export const taskId = z.string().describe('the task id (task_…)');
+export const runId = z.string().describe('the run id (run_…)');
+export const text = (max: number, what: string) => z.string().max(max).optional().describe(what);

@@ -1,18 +1,12 @@
 import { z } from 'zod';
-import type { Principal } from '@core/context/request-context';
 import type { AgentChatApprovalsService } from '@modules/agent-chat';
-import { type ApprovalsService, toApprovalResponse } from '@modules/approvals';
+import type { ApprovalsService } from '@modules/approvals';
 import { CreateTaskDto, ListTasksQueryDto, type TaskRunChainsService } from '@modules/tasks';
+import { approvalTools } from './approval-tools';
 import { defineTool, type McpTool } from './mcp-tool';
-import { CancelRunArgs, ListPendingApprovalsArgs, ListRunEventsArgs, ResolveApprovalArgs, RunArgs, TaskArgs } from './mcp-tool-args.dto';
-import { agentChatApproval, run, runEvent, task, taskApproval } from './mcp-shapes';
-
-/** Who resolved an approval, as the REST route records it. */
-const by = (p: Principal): string => (p.apiKeyId ? `api_key:${p.apiKeyId}` : p.kind);
-
-const taskId = z.string().describe('the task id (task_…)');
-const runId = z.string().describe('the run id (run_…)');
-const text = (max: number, what: string) => z.string().max(max).optional().describe(what);
+import { TaskArgs } from './mcp-tool-args.dto';
+import { run, task, taskId, text } from './mcp-shapes';
+import { runTools } from './run-tools';
 
 /** The fields of `POST /hecate/v1/tasks` (docs/api.md §4 "Task fields"). */
 const createTaskInput = {
@@ -48,6 +42,11 @@ const createTaskInput = {
 
 /** Tasks, runs and approvals: the /hecate/v1/tasks routes as tools. */
 export function taskTools(chains: TaskRunChainsService, approvals: ApprovalsService, chatApprovals: AgentChatApprovalsService): McpTool[] {
+  return [...taskOnlyTools(chains), ...runTools(chains), ...approvalTools(chains, approvals, chatApprovals)];
+}
+
+/** Listing, creating and starting tasks. */
+function taskOnlyTools(chains: TaskRunChainsService): McpTool[] {
   return [
     defineTool({
       name: 'list_tasks',
@@ -83,84 +82,6 @@ export function taskTools(chains: TaskRunChainsService, approvals: ApprovalsServ
       output: { run },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
       run: async (a, { principal, origin }) => ({ run: await chains.startTask(principal.tenantId, a.task_id, origin) }),
-    }),
-    defineTool({
-      name: 'get_run',
-      title: 'Get a run',
-      description: 'A run of a task: its status (queued, awaiting_approval, running, completed, failed, cancelled, timed_out), cost, error and times.',
-      args: RunArgs,
-      input: { task_id: taskId, run_id: runId },
-      output: { run },
-      annotations: { readOnlyHint: true, openWorldHint: false },
-      run: async (a, { principal }) => ({ run: await chains.getRun(principal.tenantId, a.task_id, a.run_id) }),
-    }),
-    defineTool({
-      name: 'list_run_events',
-      title: 'List run events',
-      description: "A page of a run's events in order (run.*, tool.*, approval.*, …). Pass next_after_sequence back as after_sequence for the next page.",
-      args: ListRunEventsArgs,
-      input: {
-        task_id: taskId,
-        run_id: runId,
-        after_sequence: z.number().int().min(0).optional().describe('only events after this sequence (default 0: from the start)'),
-        limit: z.number().int().min(1).max(500).optional().describe('at most this many (default 500)'),
-      },
-      output: { events: z.array(runEvent), next_after_sequence: z.number() },
-      annotations: { readOnlyHint: true, openWorldHint: false },
-      run: async (a, { principal }) => {
-        const after = a.after_sequence ?? 0;
-        const events = await chains.listRunEvents(principal.tenantId, a.task_id, a.run_id, after, a.limit ?? 500);
-        return { events, next_after_sequence: events.at(-1)?.sequence ?? after };
-      },
-    }),
-    defineTool({
-      name: 'cancel_run',
-      title: 'Cancel a run',
-      description: 'Cancels a queued, waiting or running run (its pending approvals are cancelled with it). A finished run answers a conflict.',
-      args: CancelRunArgs,
-      input: { task_id: taskId, run_id: runId, reason: text(4000, 'why (recorded on the run)') },
-      output: { run },
-      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-      run: async (a, { principal, origin }) => ({ run: await chains.cancelRun(principal.tenantId, a.task_id, a.run_id, a.reason ?? '', origin) }),
-    }),
-    defineTool({
-      name: 'list_pending_approvals',
-      title: 'List pending approvals',
-      description:
-        'Approvals waiting for a decision, oldest first: task approvals (a gated command, git call, file write or agent tool call; resolve them with resolve_approval) and Agent Chat approvals of external agents.',
-      args: ListPendingApprovalsArgs,
-      input: { limit: z.number().int().min(1).max(500).optional().describe('at most this many of each kind (default 100)') },
-      output: { task_approvals: z.array(taskApproval), agent_chat_approvals: z.array(agentChatApproval) },
-      annotations: { readOnlyHint: true, openWorldHint: false },
-      run: async (a, { principal }) => {
-        const limit = a.limit ?? 100;
-        const [tasks, chats] = await Promise.all([approvals.listPending(principal.tenantId, limit), chatApprovals.listPending(principal.tenantId, limit)]);
-        return { task_approvals: tasks.map(toApprovalResponse), agent_chat_approvals: chats };
-      },
-    }),
-    defineTool({
-      name: 'resolve_approval',
-      title: 'Resolve a task approval',
-      description:
-        'Approves or rejects a pending task approval: approve lets the run go on, reject cancels it. An approval that is no longer pending answers a conflict.',
-      args: ResolveApprovalArgs,
-      input: {
-        task_id: taskId,
-        approval_id: z.string().describe('the approval id (approval_…)'),
-        decision: z.enum(['approve', 'reject']),
-        note: text(4000, 'recorded with the decision'),
-      },
-      output: { approval: taskApproval },
-      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
-      run: async (a, { principal, origin }) => ({
-        approval: await chains.resolveApproval(
-          principal.tenantId,
-          a.task_id,
-          a.approval_id,
-          { decision: a.decision, note: a.note ?? '', by: by(principal) },
-          origin,
-        ),
-      }),
     }),
   ];
 }

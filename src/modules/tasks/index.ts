@@ -8,6 +8,7 @@ export { TaskRunsController } from './task-runs.controller';
 export { TasksController } from './tasks.controller';
 export { TasksModule } from './tasks.module';
 export { ExecutorRegistry } from './executor-registry.service';
+export { RunExecutorKind, RunRunnerKind } from './run-kind.decorator';
 export type { ExecutionContext, ExecutionOutcome, ExecutionPlan, RunExecutor, RunRunner, RunWorkspace } from './run-executor';
 export type { NewArtifact, RunWriter, StepOutcome, StepSpec } from './run-writer';
 export { newId } from './task-ids';

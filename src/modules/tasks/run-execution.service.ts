@@ -1,3 +1,4 @@
+import { ignoreFailure } from '@core/logging/ignore-failure';
 import { sleep } from '@core/async/sleep';
 import { keepLease, LEASE_OWNER, newLeaseToken } from '@core/lease';
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
@@ -17,6 +18,9 @@ import type { TaskRunEntity } from './task-run.entity';
 import type { TaskEntity } from './task.entity';
 import { retryTransient } from './transient-errors';
 import { isDir, resolveInside, workspaceUnavailable, WorkspaceService } from '@modules/workspaces';
+
+/** Why a failed run's result may go unrecorded: its lease expires and the reconciler requeues it. */
+const FINISH_LOST = 'the lease is lost or the database unreachable; the run is requeued when its lease expires';
 
 /** Worker side of a run (docs/design.md §4.4): claim the lease, heartbeat, execute, record the result. */
 @Injectable()
@@ -47,7 +51,7 @@ export class RunExecutionService implements OnApplicationShutdown {
 
   /** The `run.execute` job. */
   async execute(payload: JobPayloads['run.execute'], job: JobContext): Promise<void> {
-    void this.cancels.listen().catch(() => undefined);
+    void this.cancels.listen().catch(ignoreFailure('listening for run cancel signals', 'a cancelled run is noticed at its next lease heartbeat instead'));
     const token = newLeaseToken();
     const origin = jobOrigin(job.jobId);
     const claim = await this.claim(payload, token, job.signal, origin);
@@ -88,10 +92,12 @@ export class RunExecutionService implements OnApplicationShutdown {
       if (err instanceof LeaseLostError) {
         rootLogger().warn({ run_id: run.id, request_id: origin.requestId, err: err.message }, 'stopped: lease lost, run cancelled or worker stopping');
       } else if (err instanceof StorageLimitError) {
-        await writer.finish({ status: 'failed', error: err.message, errorKind: err.kind }).catch(() => undefined);
+        await writer.finish({ status: 'failed', error: err.message, errorKind: err.kind }).catch(ignoreFailure('recording the failed run', FINISH_LOST));
       } else {
         rootLogger().error({ run_id: run.id, request_id: origin.requestId, err: err instanceof Error ? err.stack : String(err) }, 'run execution failed');
-        await writer.finish({ status: 'failed', error: err instanceof Error ? err.message : String(err), errorKind: 'internal_error' }).catch(() => undefined);
+        await writer
+          .finish({ status: 'failed', error: err instanceof Error ? err.message : String(err), errorKind: 'internal_error' })
+          .catch(ignoreFailure('recording the failed run', FINISH_LOST));
       }
     } finally {
       stopHeartbeat();
@@ -99,7 +105,10 @@ export class RunExecutionService implements OnApplicationShutdown {
       unregister();
     }
     if (draining) await this.handOver(run, token, origin);
-    if (this.config.tasks.maxConcurrent > 0) void this.enqueuer.kickQueued(this.config.tasks.maxConcurrent).catch(() => undefined);
+    if (this.config.tasks.maxConcurrent > 0)
+      void this.enqueuer
+        .kickQueued(this.config.tasks.maxConcurrent)
+        .catch(ignoreFailure('enqueuing the next queued runs', 'the reconciler enqueues queued runs on its next pass'));
   }
 
   /**

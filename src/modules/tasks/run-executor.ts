@@ -44,9 +44,9 @@ export type ExecutionOutcome =
   | { status: 'awaiting_approval' };
 
 /**
- * One execution kind (shell, git, file; agent_loop registers its own), as both roles need it: create-time
- * validation, the start-time preflight and the plan an approval shows. Executors register themselves in the
- * ExecutorRegistry from `onModuleInit`; the machinery (lease, heartbeat, workspace, approvals, events, recovery) is
+ * One execution kind (shell, git, file; the agent-loop module declares agent_loop), as both roles need it: create-time
+ * validation, the start-time preflight and the plan an approval shows. An executor class is marked
+ * `@RunExecutorKind()` and the ExecutorRegistry finds it at startup (a runner: `@RunRunnerKind()`); the machinery (lease, heartbeat, workspace, approvals, events, recovery) is
  * shared. What runs the kind is its RunRunner, which only the worker builds.
  */
 export interface RunExecutor {

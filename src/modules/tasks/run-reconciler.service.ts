@@ -50,6 +50,7 @@ export class RunReconcilerService implements OnApplicationBootstrap, OnApplicati
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    // Only waits for the pass in flight: tick() logs its own failure, nothing is left to do with it here.
     await this.running?.catch(() => undefined);
   }
 

@@ -1,5 +1,7 @@
 import { storableJson, storableText } from '@core/database/storable';
 import type { SqlFragment } from '@modules/events';
+import { type RunUsage, STEP_STATUS, type StepOutcome } from './run-step';
+import { RUN_LEASE } from './task-run.repository';
 import type { TaskArtifactEntity } from './task-artifact.entity';
 import type { TaskStepEntity } from './task-step.entity';
 
@@ -59,4 +61,33 @@ export function insertArtifactSql(a: TaskArtifactEntity): SqlFragment {
       a.createdAt.toISOString(),
     ],
   };
+}
+
+/** A step's result, written only while the guard `g` holds (RunWriter.stepWrite). */
+export function finishStepSql(stepId: string, outcome: StepOutcome): SqlFragment {
+  return {
+    sql: `UPDATE task_steps SET status = $2, phase = 'finished', result = $3, output_summary = $4::jsonb, exit_code = $5::int, error = $6,
+                 error_kind = $7, finished_at = now(), updated_at = now()
+           WHERE id = $1 AND EXISTS (SELECT 1 FROM g)`,
+    params: [
+      stepId,
+      STEP_STATUS[outcome.status],
+      storableText(outcome.result ?? outcome.status),
+      storableJson(outcome.outputSummary ?? {}),
+      outcome.exitCode ?? null,
+      storableText(outcome.error ?? ''),
+      outcome.errorKind ?? (outcome.status === 'timed_out' ? 'timeout' : ''),
+    ],
+  };
+}
+
+/** The lease guard `g` of a step write, recording the step's `usage` on the run as it proves the lease. */
+export function usageGuardSql(runId: string, token: string, usage: RunUsage | undefined): SqlFragment {
+  const touch = ['updated_at = now()'];
+  const params: unknown[] = [runId, token];
+  if (usage?.model !== undefined) touch.push(`model = $${params.push(usage.model)}`);
+  if (usage?.provider !== undefined) touch.push(`provider = $${params.push(usage.provider)}`);
+  if (usage?.providerKind !== undefined) touch.push(`provider_kind = $${params.push(usage.providerKind)}`);
+  if (usage?.addCostMicrosUsd) touch.push(`total_cost_micros_usd = total_cost_micros_usd + $${params.push(Math.trunc(usage.addCostMicrosUsd))}::bigint`);
+  return { sql: RUN_LEASE.guardSql(touch.join(', ')), params };
 }

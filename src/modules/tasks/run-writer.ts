@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EventEnvelope } from '@contracts/events';
 import type { RequestOrigin } from '@core/context/request-context';
-import { storableJson, storableText, storableValue } from '@core/database/storable';
+import { storableText, storableValue } from '@core/database/storable';
 import { artifactRow, RunStorageBudget, StorageLimitError } from './run-storage';
 import { AppConfig } from '@core/config/app-config';
 import type { TasksConfig } from '@core/config/groups/tasks.env';
@@ -13,8 +13,8 @@ import { EventStore, EventTx, type SqlFragment } from '@modules/events';
 import { isTransientDbError, retryTransient } from './transient-errors';
 import { TaskArtifactEntity } from './task-artifact.entity';
 import { TaskArtifactRepository } from './task-artifact.repository';
-import { RUN_LEASE, TaskRunRepository } from './task-run.repository';
-import { insertArtifactSql, insertStepSql } from './run-step-sql';
+import { TaskRunRepository } from './task-run.repository';
+import { finishStepSql, insertArtifactSql, insertStepSql, usageGuardSql } from './run-step-sql';
 import type { TaskStepEntity } from './task-step.entity';
 import { STEP_PHASE_HANDED_OVER, STEP_PHASE_RERUN_AFTER_CRASH, TaskStepRepository } from './task-step.repository';
 import { TaskRepository } from './task.repository';
@@ -114,13 +114,7 @@ export class RunWriter {
    */
   private async stepWrite(writes: SqlFragment[], events: { type: string; data: Record<string, unknown> }[], usage?: RunUsage): Promise<void> {
     if (this.haltReason) throw new LeaseLostError(this.ref.runId);
-    const touch = ['updated_at = now()'];
-    const params: unknown[] = [this.ref.runId, this.ref.token];
-    if (usage?.model !== undefined) touch.push(`model = $${params.push(usage.model)}`);
-    if (usage?.provider !== undefined) touch.push(`provider = $${params.push(usage.provider)}`);
-    if (usage?.providerKind !== undefined) touch.push(`provider_kind = $${params.push(usage.providerKind)}`);
-    if (usage?.addCostMicrosUsd) touch.push(`total_cost_micros_usd = total_cost_micros_usd + $${params.push(Math.trunc(usage.addCostMicrosUsd))}::bigint`);
-    const guard = { sql: RUN_LEASE.guardSql(touch.join(', ')), params };
+    const guard = usageGuardSql(this.ref.runId, this.ref.token, usage);
     const written = await retryTransient(() =>
       this.deps.events.appendGuarded(guard, writes, { tenantId: this.ref.tenantId, runId: this.ref.runId, taskId: this.ref.taskId }, events, this.ref.origin),
     );
@@ -230,23 +224,7 @@ export class RunWriter {
       await this.finishStep(step, spec, { status: 'failed', error: err.message, errorKind: err.kind, usage: outcome.usage }, durationMs, false);
       throw err;
     }
-    const writes: SqlFragment[] = [
-      {
-        sql: `UPDATE task_steps SET status = $2, phase = 'finished', result = $3, output_summary = $4::jsonb, exit_code = $5::int, error = $6,
-                     error_kind = $7, finished_at = now(), updated_at = now()
-               WHERE id = $1 AND EXISTS (SELECT 1 FROM g)`,
-        params: [
-          step.id,
-          STEP_STATUS[outcome.status],
-          storableText(outcome.result ?? outcome.status),
-          storableJson(outcome.outputSummary ?? {}),
-          outcome.exitCode ?? null,
-          storableText(outcome.error ?? ''),
-          outcome.errorKind ?? (outcome.status === 'timed_out' ? 'timeout' : ''),
-        ],
-      },
-      ...artifacts.map((a) => insertArtifactSql(a)),
-    ];
+    const writes: SqlFragment[] = [finishStepSql(step.id, outcome), ...artifacts.map((a) => insertArtifactSql(a))];
     // The next step's dispatch record, unless an earlier attempt left a step at its index (then step() handles that one).
     const nextSpec = outcome.next && !(await this.priorSteps()).has(outcome.next.index) ? outcome.next : undefined;
     const next = nextSpec ? newStepRow(this.ref, nextSpec) : undefined;

@@ -28,7 +28,7 @@ export interface SavedAgentSource {
 
 /**
  * Where tasks and Agent Chat find saved agents. The agents module registers itself (it imports the tasks module for
- * MCP sealing and validation, so tasks cannot import it), as the agent loop registers its executor.
+ * MCP sealing and validation, so tasks cannot import it).
  */
 @Injectable()
 export class SavedAgents {

@@ -1,7 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { EventEnvelope } from '@contracts/events';
 import type { RequestOrigin } from '@core/context/request-context';
-import { RunLifecycleService, type RunTrigger } from './run-lifecycle.service';
+import { RunAttemptsService, type RunTrigger } from './run-attempts.service';
+import { RunInterventionsService } from './run-interventions.service';
+import { ignoreFailure } from '@core/logging/ignore-failure';
+import { TaskRemovalService } from './task-removal.service';
 import { RunQueriesService } from './run-queries.service';
 import { runTiming, type RunTiming } from './run-timing';
 import { type ActivityItem, buildActivity } from './run-activity';
@@ -38,7 +41,9 @@ export type TaskSpec = Pick<
 export class TaskRunChainsService {
   constructor(
     private readonly tasks: TasksService,
-    private readonly lifecycle: RunLifecycleService,
+    private readonly attempts: RunAttemptsService,
+    private readonly interventions: RunInterventionsService,
+    private readonly removal: TaskRemovalService,
     private readonly queries: RunQueriesService,
   ) {}
 
@@ -54,7 +59,7 @@ export class TaskRunChainsService {
 
   /** `POST /hecate/v1/tasks/{id}/start`: the task's next run (queued, or awaiting_approval when a policy gates it). */
   startTask(tenantId: string, taskId: string, origin: RequestOrigin | null): Promise<RunResponse> {
-    return this.lifecycle.start(tenantId, taskId, origin);
+    return this.attempts.start(tenantId, taskId, origin);
   }
 
   /** `GET …/runs/{run_id}/events`: a page of the run's events after `afterSequence`. */
@@ -70,7 +75,7 @@ export class TaskRunChainsService {
     decision: { decision: 'approve' | 'reject'; note: string; by: string },
     origin: RequestOrigin | null,
   ): Promise<ApprovalResponse> {
-    return this.lifecycle.resolveApproval(tenantId, taskId, approvalId, decision.decision, decision.note, decision.by, origin);
+    return this.interventions.resolveApproval(tenantId, taskId, approvalId, decision.decision, decision.note, decision.by, origin);
   }
 
   /** The task's execution kind (404 for another tenant's or an unknown task). */
@@ -90,9 +95,11 @@ export class TaskRunChainsService {
   async createAndStart(tenantId: string, spec: TaskSpec, caller: WorkspaceCaller, origin: RequestOrigin | null): Promise<RunResponse> {
     const task = await this.tasks.create(tenantId, spec, caller);
     try {
-      return await this.lifecycle.start(tenantId, task.id, origin);
+      return await this.attempts.start(tenantId, task.id, origin);
     } catch (err) {
-      await this.tasks.delete(tenantId, task.id).catch(() => undefined);
+      await this.removal
+        .delete(tenantId, task.id)
+        .catch(ignoreFailure('removing a task whose start was refused', 'the refusal is what the caller gets; a leftover task can be deleted'));
       throw err;
     }
   }
@@ -114,7 +121,7 @@ export class TaskRunChainsService {
 
   /** Cancels a queued, running or waiting run (409 when it is already terminal). */
   cancelRun(tenantId: string, taskId: string, runId: string, reason: string, origin: RequestOrigin | null): Promise<RunResponse> {
-    return this.lifecycle.cancel(tenantId, taskId, runId, reason, origin);
+    return this.interventions.cancel(tenantId, taskId, runId, reason, origin);
   }
 
   /** The newest artifact of `kind` of a run, whatever its state, or null. */
@@ -129,7 +136,7 @@ export class TaskRunChainsService {
 
   /** The newest artifact of `kind` of a terminal run (409 while it is active, 404 when unknown), or null. */
   async terminalRunArtifact(tenantId: string, taskId: string, runId: string, kind: string): Promise<string | null> {
-    const source = await this.lifecycle.terminalSource(tenantId, taskId, runId);
+    const source = await this.attempts.terminalSource(tenantId, taskId, runId);
     return this.queries.latestArtifactContent(tenantId, source.id, kind);
   }
 
@@ -140,7 +147,7 @@ export class TaskRunChainsService {
     runId: string,
     options: { trigger: RunTrigger; reason: string; input: Record<string, unknown>; origin: RequestOrigin | null },
   ): Promise<RunResponse> {
-    const source = await this.lifecycle.terminalSource(tenantId, taskId, runId);
-    return toRunResponse(await this.lifecycle.createAttempt(tenantId, taskId, { ...options, resumeFrom: source }));
+    const source = await this.attempts.terminalSource(tenantId, taskId, runId);
+    return toRunResponse(await this.attempts.createAttempt(tenantId, taskId, { ...options, resumeFrom: source }));
   }
 }

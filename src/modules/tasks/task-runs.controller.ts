@@ -7,7 +7,8 @@ import { ApiEnvelope, ApiSse } from '@core/http/openapi';
 import { SseService } from '@core/http/sse';
 import { EventEnvelopeDto, parseCursor } from '@modules/events';
 import { PatchesService } from './patches.service';
-import { RunLifecycleService } from './run-lifecycle.service';
+import { RunAttemptsService } from './run-attempts.service';
+import { RunInterventionsService } from './run-interventions.service';
 import { RunQueriesService } from './run-queries.service';
 import { RunStreamService } from './run-stream.service';
 import { RunStreamEventDto } from './run-stream.dto';
@@ -25,7 +26,8 @@ import {
 @Controller('hecate/v1/tasks/:id/runs')
 export class TaskRunsController {
   constructor(
-    private readonly lifecycle: RunLifecycleService,
+    private readonly attempts: RunAttemptsService,
+    private readonly interventions: RunInterventionsService,
     private readonly queries: RunQueriesService,
     private readonly patches: PatchesService,
     private readonly stream: RunStreamService,
@@ -54,7 +56,7 @@ export class TaskRunsController {
     @Param('runId') runId: string,
     @Body() dto: RunReasonDto,
   ) {
-    return { object: 'task_run', data: await this.lifecycle.retry(p.tenantId, id, runId, dto.reason ?? '', origin) };
+    return { object: 'task_run', data: await this.attempts.retry(p.tenantId, id, runId, dto.reason ?? '', origin) };
   }
 
   @ApiEnvelope('task_run', TaskRunResponseDto)
@@ -67,7 +69,7 @@ export class TaskRunsController {
     @Param('runId') runId: string,
     @Body() dto: RunReasonDto,
   ) {
-    return { object: 'task_run', data: await this.lifecycle.resume(p.tenantId, id, runId, dto.reason ?? '', origin) };
+    return { object: 'task_run', data: await this.attempts.resume(p.tenantId, id, runId, dto.reason ?? '', origin) };
   }
 
   @ApiEnvelope('task_run', TaskRunResponseDto)
@@ -80,7 +82,7 @@ export class TaskRunsController {
     @Param('runId') runId: string,
     @Body() dto: RunReasonDto,
   ) {
-    return { object: 'task_run', data: await this.lifecycle.cancel(p.tenantId, id, runId, dto.reason ?? '', origin) };
+    return { object: 'task_run', data: await this.interventions.cancel(p.tenantId, id, runId, dto.reason ?? '', origin) };
   }
 
   @ApiEnvelope('task_steps', [TaskStepResponseDto])

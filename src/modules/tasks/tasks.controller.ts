@@ -4,10 +4,12 @@ import type { Principal, RequestOrigin } from '@core/context/request-context';
 import { Origin } from '@core/http/origin.decorator';
 import { ApiEnvelope } from '@core/http/openapi';
 import { ResolveApprovalDto, TaskApprovalResponseDto } from '@modules/approvals';
-import { RunLifecycleService } from './run-lifecycle.service';
+import { RunAttemptsService } from './run-attempts.service';
+import { RunInterventionsService } from './run-interventions.service';
 import { RunQueriesService } from './run-queries.service';
 import { CreateTaskDto, ListTasksQueryDto, TaskResponseDto } from './task.dto';
 import { TaskArtifactResponseDto, TaskRunResponseDto } from './task-run.dto';
+import { TaskRemovalService } from './task-removal.service';
 import { TasksService } from './tasks.service';
 
 const by = (p: Principal): string => (p.apiKeyId ? `api_key:${p.apiKeyId}` : p.kind);
@@ -17,7 +19,9 @@ const by = (p: Principal): string => (p.apiKeyId ? `api_key:${p.apiKeyId}` : p.k
 export class TasksController {
   constructor(
     private readonly tasks: TasksService,
-    private readonly lifecycle: RunLifecycleService,
+    private readonly attempts: RunAttemptsService,
+    private readonly interventions: RunInterventionsService,
+    private readonly removal: TaskRemovalService,
     private readonly queries: RunQueriesService,
   ) {}
 
@@ -43,14 +47,14 @@ export class TasksController {
   @Delete(':id')
   @HttpCode(204)
   async delete(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<void> {
-    await this.tasks.delete(p.tenantId, id);
+    await this.removal.delete(p.tenantId, id);
   }
 
   @ApiEnvelope('task_run', TaskRunResponseDto)
   @Post(':id/start')
   @HttpCode(200)
   async start(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string) {
-    return { object: 'task_run', data: await this.lifecycle.start(p.tenantId, id, origin) };
+    return { object: 'task_run', data: await this.attempts.start(p.tenantId, id, origin) };
   }
 
   @ApiEnvelope('task_artifacts', [TaskArtifactResponseDto])
@@ -81,6 +85,6 @@ export class TasksController {
     @Param('approvalId') approvalId: string,
     @Body() dto: ResolveApprovalDto,
   ) {
-    return { object: 'task_approval', data: await this.lifecycle.resolveApproval(p.tenantId, id, approvalId, dto.decision, dto.note ?? '', by(p), origin) };
+    return { object: 'task_approval', data: await this.interventions.resolveApproval(p.tenantId, id, approvalId, dto.decision, dto.note ?? '', by(p), origin) };
   }
 }

@@ -1,4 +1,5 @@
 import { Module, OnModuleInit } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { AppConfig } from '@core/config/app-config';
 import { DatabaseModule } from '@core/database/database.module';
 import { SystemInfoRegistry } from '@core/health/system-info.registry';
@@ -11,7 +12,8 @@ import { ShellExecutor } from './executors/shell.executor';
 import { PatchesService } from './patches.service';
 import { RunEnqueuer } from './run-enqueuer.service';
 import { RunExecutionService } from './run-execution.service';
-import { RunLifecycleService } from './run-lifecycle.service';
+import { RunAttemptsService } from './run-attempts.service';
+import { RunInterventionsService } from './run-interventions.service';
 import { RunQueriesService } from './run-queries.service';
 import { RunReconcilerService } from './run-reconciler.service';
 import { RunSnapshotsService } from './run-snapshots.service';
@@ -28,17 +30,24 @@ import { TaskRepository } from './task.repository';
 import { TaskRetention } from './task-retention';
 import { TaskRunChainsService } from './task-run-chains.service';
 import { SavedAgents } from './saved-agents';
+import { TaskRemovalService } from './task-removal.service';
 import { TasksService } from './tasks.service';
 import { WorkspaceOps } from './workspace/workspace-ops';
 import { WorkspaceService, type WorkspaceCaller, WorkspacesModule, type WorkspaceSpec } from '@modules/workspaces';
 
 /**
  * Task runtime: tasks, runs leased to workers, steps, artifacts, patches, approvals gates,
- * recovery and retention. Exports the ExecutorRegistry (agent_loop registers its executor there), the
- * lifecycle and query services, and RunWriterDeps for executors.
+ * recovery and retention. Exports the ExecutorRegistry (it finds agent_loop's @RunExecutorKind / @RunRunnerKind classes too), the
+ * attempts, interventions and query services, and RunWriterDeps for executors.
  */
 @Module({
-  imports: [DatabaseModule.forFeature([TaskEntity, TaskRunEntity, TaskStepEntity, TaskArtifactEntity]), EventsModule, ApprovalsModule, WorkspacesModule],
+  imports: [
+    DatabaseModule.forFeature([TaskEntity, TaskRunEntity, TaskStepEntity, TaskArtifactEntity]),
+    EventsModule,
+    ApprovalsModule,
+    WorkspacesModule,
+    DiscoveryModule,
+  ],
   providers: [
     TaskRepository,
     TaskRunRepository,
@@ -52,7 +61,9 @@ import { WorkspaceService, type WorkspaceCaller, WorkspacesModule, type Workspac
     RunWriterDeps,
     RunEnqueuer,
     TasksService,
-    RunLifecycleService,
+    TaskRemovalService,
+    RunAttemptsService,
+    RunInterventionsService,
     RunQueriesService,
     PatchesService,
     RunSnapshotsService,
@@ -68,7 +79,9 @@ import { WorkspaceService, type WorkspaceCaller, WorkspacesModule, type Workspac
     SavedAgents,
     ExecutorRegistry,
     TasksService,
-    RunLifecycleService,
+    TaskRemovalService,
+    RunAttemptsService,
+    RunInterventionsService,
     RunQueriesService,
     PatchesService,
     RunExecutionService,

@@ -2,17 +2,14 @@ import { resolve } from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { resolveSecretKey, sealSecret } from '@core/crypto/secret-box';
-import { ApprovalsService } from '@modules/approvals';
-import { EventStore } from '@modules/events';
 import { ExecutorRegistry } from './executor-registry.service';
 import { CreateTaskDto, ListTasksQueryDto, toTaskResponse } from './task.dto';
 import { TaskEntity } from './task.entity';
 import { newId } from './task-ids';
-import { TaskRunRepository } from './task-run.repository';
 import { TaskRepository } from './task.repository';
 import { hasLiteralMcpValues, sealMcpServers } from '@modules/mcp';
 import { SavedAgents, type SavedAgentSpec } from './saved-agents';
-import { ExecutionKindUnavailableError, InvalidTaskError, McpSecretKeyMissingError, TaskBusyError, TaskNotFoundError } from './tasks.errors';
+import { ExecutionKindUnavailableError, InvalidTaskError, McpSecretKeyMissingError, TaskNotFoundError } from './tasks.errors';
 import { WorkspaceOps } from './workspace/workspace-ops';
 import { WorkspaceCaller, WorkspaceService, type WorkspaceSpec } from '@modules/workspaces';
 
@@ -28,16 +25,13 @@ const PROFILES: Record<string, Partial<CreateTaskDto>> = {
   },
 };
 
-/** Task CRUD. Runs are created by RunLifecycleService. */
+/** Task CRUD. Runs are created by RunAttemptsService. */
 @Injectable()
 export class TasksService {
   constructor(
     private readonly tasks: TaskRepository,
-    private readonly runs: TaskRunRepository,
     private readonly registry: ExecutorRegistry,
     private readonly workspaces: WorkspaceService,
-    private readonly events: EventStore,
-    private readonly approvals: ApprovalsService,
     private readonly ops: WorkspaceOps,
     private readonly agents: SavedAgents,
     config: AppConfig,
@@ -148,21 +142,6 @@ export class TasksService {
     const task = await this.tasks.find(tenantId, id);
     if (!task) throw new TaskNotFoundError(id);
     return task;
-  }
-
-  /** 409 while a run is active; removes runs, steps, artifacts, approvals, events and workspaces. */
-  async delete(tenantId: string, id: string): Promise<void> {
-    await this.events.transaction(async ({ manager }) => {
-      const task = await this.tasks.lock(manager, tenantId, id);
-      if (!task) throw new TaskNotFoundError(id);
-      const active = await this.runs.active(manager, tenantId, id);
-      if (active) throw new TaskBusyError(id, active.id, active.status);
-      const runIds = await this.runs.idsOfTask(manager, tenantId, id);
-      await this.events.deleteForTask(manager, tenantId, id, runIds);
-      await this.approvals.deleteForTask(manager, tenantId, id);
-      await this.tasks.delete(manager, tenantId, id);
-    }, null);
-    await this.ops.run(tenantId, 'workspace.remove', { paths: [this.workspaces.taskDir(id)] });
   }
 }
 

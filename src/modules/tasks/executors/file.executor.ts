@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isAbsolute, normalize } from 'node:path';
-import { Injectable, OnModuleInit } from '@nestjs/common';
-import { ExecutorRegistry } from '../executor-registry.service';
+import { Injectable } from '@nestjs/common';
+import { RunExecutorKind } from '../run-kind.decorator';
 import type { ExecutionPlan, RunExecutor } from '../run-executor';
 import type { TaskEntity } from '../task.entity';
 
@@ -9,14 +9,9 @@ export type FileOperation = 'write' | 'append' | 'delete';
 
 /** execution_kind=file: write/append/delete one file in the workspace, recorded as an applied patch (validation and plan; FileRunnerService runs it). */
 @Injectable()
-export class FileExecutor implements RunExecutor, OnModuleInit {
+@RunExecutorKind()
+export class FileExecutor implements RunExecutor {
   readonly kind = 'file';
-
-  constructor(private readonly registry: ExecutorRegistry) {}
-
-  onModuleInit(): void {
-    this.registry.register(this);
-  }
 
   validate(task: TaskEntity): string[] {
     const problems: string[] = [];

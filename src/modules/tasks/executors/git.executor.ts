@@ -1,6 +1,6 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
-import { ExecutorRegistry } from '../executor-registry.service';
+import { RunExecutorKind } from '../run-kind.decorator';
 import type { ExecutionPlan, RunExecutor } from '../run-executor';
 import type { TaskEntity } from '../task.entity';
 import { commandPlan } from './command-step';
@@ -8,17 +8,11 @@ import { GIT_ENV, gitArgv, gitArgvProblem } from '@modules/workspaces';
 
 /** execution_kind=git: one git command in the workspace plus a `git_summary` artifact (validation and plan; GitRunnerService runs it). */
 @Injectable()
-export class GitExecutor implements RunExecutor, OnModuleInit {
+@RunExecutorKind()
+export class GitExecutor implements RunExecutor {
   readonly kind = 'git';
 
-  constructor(
-    private readonly registry: ExecutorRegistry,
-    private readonly config: AppConfig,
-  ) {}
-
-  onModuleInit(): void {
-    this.registry.register(this);
-  }
+  constructor(private readonly config: AppConfig) {}
 
   validate(task: TaskEntity): string[] {
     if (!task.gitCommand.trim()) return ['git_command is required for execution_kind=git'];

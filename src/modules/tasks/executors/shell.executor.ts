@@ -1,6 +1,6 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
-import { ExecutorRegistry } from '../executor-registry.service';
+import { RunExecutorKind } from '../run-kind.decorator';
 import type { ExecutionPlan, RunExecutor } from '../run-executor';
 import type { TaskEntity } from '../task.entity';
 import { commandPlan } from './command-step';
@@ -9,17 +9,11 @@ export const shellArgvOf = (task: TaskEntity): string[] => ['/bin/sh', '-c', tas
 
 /** execution_kind=shell: `shell_command` through /bin/sh in the workspace (validation and plan; ShellRunnerService runs it). */
 @Injectable()
-export class ShellExecutor implements RunExecutor, OnModuleInit {
+@RunExecutorKind()
+export class ShellExecutor implements RunExecutor {
   readonly kind = 'shell';
 
-  constructor(
-    private readonly registry: ExecutorRegistry,
-    private readonly config: AppConfig,
-  ) {}
-
-  onModuleInit(): void {
-    this.registry.register(this);
-  }
+  constructor(private readonly config: AppConfig) {}
 
   validate(task: TaskEntity): string[] {
     return task.shellCommand.trim() ? [] : ['shell_command is required for execution_kind=shell'];

@@ -1,5 +1,5 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
-import { ExecutorRegistry } from '../executor-registry.service';
+import { Injectable } from '@nestjs/common';
+import { RunRunnerKind } from '../run-kind.decorator';
 import type { FileOperation } from '../executors/file.executor';
 import type { ExecutionContext, ExecutionOutcome, RunRunner } from '../run-executor';
 import type { StepOutcome } from '../run-writer';
@@ -9,14 +9,9 @@ import { FileTooLargeError, PathEscapeError, readCurrent, relativeInside, unifie
 
 /** Runs execution_kind=file on a worker: one file operation in the workspace, recorded as an applied patch. */
 @Injectable()
-export class FileRunnerService implements RunRunner, OnModuleInit {
+@RunRunnerKind()
+export class FileRunnerService implements RunRunner {
   readonly kind = 'file';
-
-  constructor(private readonly registry: ExecutorRegistry) {}
-
-  onModuleInit(): void {
-    this.registry.registerRunner(this);
-  }
 
   async execute(ctx: ExecutionContext): Promise<ExecutionOutcome> {
     const { task } = ctx;

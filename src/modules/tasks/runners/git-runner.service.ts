@@ -1,6 +1,6 @@
-import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
-import { ExecutorRegistry } from '../executor-registry.service';
+import { RunRunnerKind } from '../run-kind.decorator';
 import { runCommandStep } from '../executors/command-step';
 import type { ExecutionContext, ExecutionOutcome, RunRunner } from '../run-executor';
 import type { NewArtifact } from '../run-writer';
@@ -8,18 +8,14 @@ import { COMMAND_SANDBOX, type CommandSandbox, commandEnv, GIT_ENV, gitArgv, run
 
 /** Runs execution_kind=git on a worker, under the sandbox, and summarizes the workspace after it. */
 @Injectable()
-export class GitRunnerService implements RunRunner, OnModuleInit {
+@RunRunnerKind()
+export class GitRunnerService implements RunRunner {
   readonly kind = 'git';
 
   constructor(
-    private readonly registry: ExecutorRegistry,
     @Inject(COMMAND_SANDBOX) private readonly sandbox: CommandSandbox,
     private readonly config: AppConfig,
   ) {}
-
-  onModuleInit(): void {
-    this.registry.registerRunner(this);
-  }
 
   execute(ctx: ExecutionContext): Promise<ExecutionOutcome> {
     return runCommandStep(ctx, this.sandbox, {
