@@ -100,6 +100,7 @@ describe.each(busAdapters)('bus request/reply and cancels (%s)', (_name, make) =
     expect(worker.cancelHere('r1')).toBe(false);
     await worker.close();
     await api.cancel('r2', { runId: 'r2' });
+    // A negative: a closed worker must not hear this cancel (no event marks "not delivered"; a bus hop takes ~1 ms).
     await new Promise((r) => setTimeout(r, 100));
     expect(cancelled).toEqual(['r1', 'r2', 'r2']);
   });

@@ -175,6 +175,7 @@ describe('worker requests (postgres, bullmq, redis bus)', () => {
     jest.restoreAllMocks();
     release();
     const id = String((await lastOfKind('test.takeover'))!.id);
+    // A negative: A's late write must not land (its token check refuses it; nothing marks the refusal).
     await new Promise((r) => setTimeout(r, 300));
     expect((await row(id)).result).toEqual({ by: 'b' });
   }, 30_000);
