@@ -3,7 +3,7 @@ import type { JobPayloads } from '@contracts/jobs';
 import { sleep } from '@core/async/sleep';
 import { BusCancels, busChannels, EventBus, type Unsubscribe } from '@core/bus';
 import { AppConfig } from '@core/config/app-config';
-import { retryTransient } from '@core/database/retry-transient';
+import { isTransientDbError, retryTransient } from '@core/database/retry-transient';
 import { keepLease, LEASE_OWNER, newLeaseToken } from '@core/lease';
 import { rootLogger } from '@core/logging/logger';
 import { MetricsService } from '@core/metrics/metrics.service';
@@ -14,6 +14,9 @@ import { AgentChatTurnsService } from './agent-chat-turns.service';
 import { TurnLeaseRepository } from './turn-lease.repository';
 import { ExternalTurnExecutor } from '../external/external-turn.executor';
 import { ModelTurnExecutor } from './model-turn.executor';
+
+/** Claims of one model turn that may end in a lost database before the next one ends it failed (each hand-over is one claim). */
+const TRANSIENT_HANDOVERS = 5;
 
 /**
  * Agent Chat turns on a worker (docs/design.md §11.2–11.4): claim the turn's lease (waiting out a live one), keep it
@@ -72,6 +75,7 @@ export class AgentChatTurnRunner implements OnApplicationBootstrap, OnApplicatio
     const token = newLeaseToken();
     const turn = await this.claim(payload.turnId, token, job.signal);
     if (!turn) return;
+    let lostDatabase = false;
     const state = { controller: new AbortController(), cancelled: turn.cancel_requested };
     let halted = false;
     const halt = (why: string) => {
@@ -93,7 +97,13 @@ export class AgentChatTurnRunner implements OnApplicationBootstrap, OnApplicatio
       if (turn.runtime_kind === 'external_agent') await this.external.run(turn, token, state, () => halted);
       else await this.model.run(turn, token, state, () => halted);
     } catch (err) {
-      if (!halted) {
+      if (!halted && turn.runtime_kind === 'model' && isTransientDbError(err) && turn.attempts < TRANSIENT_HANDOVERS) {
+        // The database dropped this worker's connections for longer than a write's retries (a failover, a storm of
+        // terminated backends): that is no fault of the turn. It goes back to the queue like a draining worker's, and
+        // the next attempt continues it from its live stream (or the persisted partial) — nothing is lost or repeated.
+        rootLogger().warn({ turn_id: turn.id, attempt: turn.attempts, err: String(err) }, 'agent chat turn lost its database; handing it over');
+        lostDatabase = true;
+      } else if (!halted) {
         rootLogger().error({ turn_id: turn.id, err: err instanceof Error ? err.stack : String(err) }, 'agent chat turn failed');
         await this.turns
           .end(turn, { status: 'failed', content: '', error: { type: 'internal_error', message: err instanceof Error ? err.message : String(err) } }, token)
@@ -104,7 +114,7 @@ export class AgentChatTurnRunner implements OnApplicationBootstrap, OnApplicatio
       job.signal.removeEventListener('abort', onJobAbort);
       unregister();
     }
-    if (halted && job.signal.aborted && !this.stopping.signal.aborted) await this.handOver(turn, token);
+    if (lostDatabase || (halted && job.signal.aborted && !this.stopping.signal.aborted)) await this.handOver(turn, token);
   }
 
   /**
