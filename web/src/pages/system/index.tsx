@@ -1,10 +1,16 @@
 import { Page } from '../../components/Page';
+import { Adapters } from './Adapters';
+import { ApiKeys } from './ApiKeys';
+import { Health } from './Health';
+import './system.css';
 
-/** Placeholder until the page lands. */
+/** Keys and system: API keys, health, queues and live workers, the MCP client cache, agent adapters and their probes. */
 export default function SystemPage() {
   return (
     <Page title="Keys and system">
-      <p>This page is not built yet.</p>
+      <ApiKeys />
+      <Health />
+      <Adapters />
     </Page>
   );
 }
