@@ -1,6 +1,6 @@
-import { Module, OnModuleInit } from '@nestjs/common';
-import { SystemInfoRegistry } from '@core/health/system-info.registry';
-import { AgentLoopModule, GuidanceRegistry } from '@modules/agent-loop';
+import { Global, Module } from '@nestjs/common';
+import { Liveness, SystemStat } from '@core/health/system-info.decorator';
+import { AgentLoopModule, GUIDANCE_SOURCE } from '@modules/agent-loop';
 import { ApprovalsModule } from '@modules/approvals';
 import { EventsModule } from '@modules/events';
 import { InferenceModule } from '@modules/inference';
@@ -41,7 +41,7 @@ import { TurnLeaseRepository } from './turns/turn-lease.repository';
 import { OptimizeInputService } from './optimize-input/optimize-input.service';
 import { AgentChatRetention } from './agent-chat-retention';
 
-/** What the worker-only module needs of the shared one (the runtimes stay private: they register themselves). */
+/** What the worker-only module needs of the shared one (the runtimes stay private: TurnRuntimes finds them). */
 const SHARED = [
   SessionKeysRepository,
   AgentChatApprovalsService,
@@ -62,7 +62,8 @@ const SHARED = [
 
 /**
  * Agent Chat for both roles (docs/api.md §4 and §5, docs/design.md §11): sessions, turns, streams, guidance, queued-next, changed files;
- * the turn runtimes (model: a worker job; agent: an agent_loop run) register into TurnRuntimes.
+ * the turn runtimes (model: a worker job; agent: an agent_loop run; external agent: a worker job on the session's
+ * adapter) are @TurnRuntimeKind() providers that TurnRuntimes finds.
  */
 @Module({
   imports: [TasksModule, AgentLoopModule, InferenceModule, ProvidersModule, AgentAdaptersModule, ApprovalsModule, EventsModule],
@@ -79,19 +80,30 @@ const SHARED = [
   ],
   exports: [...SHARED, OptimizeInputService],
 })
-export class AgentChatModule implements OnModuleInit {
-  constructor(
-    private readonly config: AppConfig,
-    private readonly registry: SystemInfoRegistry,
-  ) {}
+export class AgentChatModule {
+  constructor(private readonly config: AppConfig) {}
 
-  onModuleInit(): void {
-    // Operators show a danger banner when every adapter permission request is allowed unseen (docs/api.md §4).
-    this.registry.addStats('agent_adapter_approval_mode', () => this.config.agent.adapters.approvalMode);
+  /** Operators show a danger banner when every adapter permission request is allowed unseen (docs/api.md §4). */
+  @SystemStat('agent_adapter_approval_mode')
+  adapterApprovalMode(): string {
+    return this.config.agent.adapters.approvalMode;
   }
 }
 
-/** Worker-only (docs/design.md §11.2): model turns run here, the recovery pass that takes over turns of lost workers, and the guidance source of the agent loop. */
+/**
+ * Agent Chat as the agent loop's guidance source (GUIDANCE_SOURCE, docs/design.md §11.5): the loop asks it before each
+ * model call of a chat's agent turn. Global because the agent loop cannot import Agent Chat (Agent Chat imports it); the
+ * worker role builds it (WorkerModule.workerOnlyModules), as only workers run the loop.
+ */
+@Global()
+@Module({
+  imports: [AgentChatModule],
+  providers: [{ provide: GUIDANCE_SOURCE, useExisting: AgentChatGuidanceService }],
+  exports: [GUIDANCE_SOURCE],
+})
+export class AgentChatGuidanceModule {}
+
+/** Worker-only (docs/design.md §11.2): model and external-agent turns run here, reverts, and the recovery pass that takes over turns of lost workers. */
 @Module({
   imports: [
     AgentChatModule,
@@ -116,18 +128,14 @@ export class AgentChatModule implements OnModuleInit {
   ],
   exports: [AgentChatTurnRunner, AgentChatRevertRunner, AdapterSessionHost],
 })
-export class AgentChatWorkerModule implements OnModuleInit {
+export class AgentChatWorkerModule {
   constructor(
-    private readonly registry: SystemInfoRegistry,
     private readonly runner: AgentChatTurnRunner,
-    private readonly guidance: AgentChatGuidanceService,
-    private readonly guidanceRegistry: GuidanceRegistry,
     private readonly adapters: AdapterSessionHost,
   ) {}
 
-  onModuleInit(): void {
-    // The agent loop asks Agent Chat for guidance before each model call of a chat's agent turn.
-    this.guidanceRegistry.register(this.guidance);
-    this.registry.addLiveness('agent_chat_turns', () => ({ local_running: this.runner.activeCount(), adapter_processes: this.adapters.count() }));
+  @Liveness('agent_chat_turns')
+  turnsLiveness() {
+    return { local_running: this.runner.activeCount(), adapter_processes: this.adapters.count() };
   }
 }

@@ -1,8 +1,8 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { EventBus, type Unsubscribe } from '@core/bus/event-bus.port';
 import { AppConfig } from '@core/config/app-config';
 import { DomainError } from '@core/http/domain-error';
-import { keepLease, LEASE_OWNER, newLeaseToken, WorkerRequests } from '@core/lease';
+import { keepLease, LEASE_OWNER, newLeaseToken, type WorkerRequestContext, WorkerRequestHandler } from '@core/lease';
 import { rootLogger } from '@core/logging/logger';
 import { MetricsService } from '@core/metrics/metrics.service';
 import { type Acp, AcpProcess, AdapterCatalog, type AdapterDefinition, AdapterDiscoveryService, initializeRequest } from '@modules/agent-adapters';
@@ -50,7 +50,7 @@ const START_TIMEOUT_MS = 60_000;
  * group and all.
  */
 @Injectable()
-export class AdapterSessionHost implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
+export class AdapterSessionHost implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly live = new Map<string, LiveAdapter>();
   private readonly starting = new Map<string, Promise<{ live: LiveAdapter; restored: Restored } | { owner: string }>>();
   private control: Promise<Unsubscribe> | undefined;
@@ -63,15 +63,7 @@ export class AdapterSessionHost implements OnModuleInit, OnApplicationBootstrap,
     private readonly keys: SessionKeysRepository,
     @Inject(EventBus) private readonly bus: EventBus,
     private readonly metrics: MetricsService,
-    private readonly requests: WorkerRequests,
   ) {}
-
-  onModuleInit(): void {
-    this.requests.register(ADAPTER_OPEN_REQUEST, async (payload, ctx) => {
-      await this.open((payload as unknown as AdapterOpenRequest).session_id, ctx.tenantId);
-      return {};
-    });
-  }
 
   private get leaseMs(): number {
     return this.config.tasks.leaseSeconds * 1000;
@@ -277,9 +269,16 @@ export class AdapterSessionHost implements OnModuleInit, OnApplicationBootstrap,
     return this.config.mode === 'embedded' ? `http://127.0.0.1:${this.config.server.port}` : '';
   }
 
+  /** The `agent_chat.adapter_open` worker request (ExternalSessionsService asks it when a session is created). */
+  @WorkerRequestHandler(ADAPTER_OPEN_REQUEST)
+  async openRequest(request: AdapterOpenRequest, ctx: WorkerRequestContext): Promise<Record<string, never>> {
+    await this.open(request.session_id, ctx.tenantId);
+    return {};
+  }
+
   /**
-   * The `agent_chat.adapter_open` worker request: starts the new session's adapter (session/new) and rings the
-   * session; an adapter that cannot start answers 502 with its diagnostic (stored on the session too).
+   * Starts the new session's adapter (session/new) and rings the session; an adapter that cannot start answers 502 with
+   * its diagnostic (stored on the session too).
    */
   async open(sessionId: string, tenantId: string): Promise<void> {
     const session = await this.rows.find(sessionId);
