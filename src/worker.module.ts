@@ -12,6 +12,7 @@ import { AgentLoopWorkerModule } from '@modules/agent-loop';
 import { McpWorkerModule } from '@modules/mcp';
 import { AgentChatGuidanceModule, AgentChatTurnJob, AgentChatWorkerModule } from '@modules/agent-chat';
 import { AgentAdaptersWorkerModule } from '@modules/agent-adapters';
+import { ExternalAgentsWorkerModule } from '@modules/external-agents';
 
 /** The worker role: job processors are provided here and nowhere else (docs/style.md rule 1). */
 @Module({})
@@ -27,6 +28,7 @@ export class WorkerModule {
     McpWorkerModule,
     AgentLoopWorkerModule,
     AgentAdaptersWorkerModule,
+    ExternalAgentsWorkerModule,
     AgentChatWorkerModule,
     AgentChatGuidanceModule,
   ];

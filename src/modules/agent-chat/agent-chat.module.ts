@@ -12,19 +12,17 @@ import { AgentChatGuidanceService } from './guidance/agent-chat-guidance.service
 import { AgentChatApprovalsService } from './approvals/agent-chat-approvals.service';
 import { ApprovalCoordinator } from './approvals/approval-coordinator';
 import { ApprovalFramesService } from './approvals/approval-frames.service';
-import { SessionKeysRepository } from './external/session-keys.repository';
 import { AgentChatQueueService } from './queue/agent-chat-queue.service';
 import { AgentChatFilesService } from './files/agent-chat-files.service';
 import { AgentChatRevertRunner } from './files/agent-chat-revert.runner';
 import { AgentTurnRuntime } from './turns/agent-turn.runtime';
 import { ExternalAgentTurnRuntime, ModelTurnRuntime } from './turns/model-turn.runtime';
-import { AdapterSessionRepository } from './external/adapter-session.repository';
-import { AdapterSessionHost } from './external/adapter-session-host';
 import { ExternalSessionsService } from './external/external-sessions.service';
 import { ExternalTurnExecutor } from './external/external-turn.executor';
 import { ExternalPromptPhase } from './external/external-turn.prompt';
 import { ExternalTurnSettler } from './external/external-turn.settler';
-import { AgentAdaptersModule, AgentAdaptersWorkerModule } from '@modules/agent-adapters';
+import { AgentAdaptersModule } from '@modules/agent-adapters';
+import { AdapterSessionHost, ExternalAgentsModule, ExternalAgentsWorkerModule } from '@modules/external-agents';
 import { TurnRuntimes } from './turns/turn-runtime';
 import { AgentChatRecoveryService } from './turns/agent-chat-recovery.service';
 import { AgentChatStreamService } from './agent-chat-stream.service';
@@ -43,12 +41,10 @@ import { AgentChatRetention } from './agent-chat-retention';
 
 /** What the worker-only module needs of the shared one (the runtimes stay private: TurnRuntimes finds them). */
 const SHARED = [
-  SessionKeysRepository,
   AgentChatApprovalsService,
   TurnLeaseRepository,
   GuidanceRepository,
   QueueRepository,
-  AdapterSessionRepository,
   ExternalSessionsService,
   TurnRuntimes,
   AgentChatRepository,
@@ -66,7 +62,7 @@ const SHARED = [
  * adapter) are @TurnRuntimeKind() providers that TurnRuntimes finds.
  */
 @Module({
-  imports: [TasksModule, AgentLoopModule, InferenceModule, ProvidersModule, AgentAdaptersModule, ApprovalsModule, EventsModule],
+  imports: [TasksModule, AgentLoopModule, InferenceModule, ProvidersModule, AgentAdaptersModule, ExternalAgentsModule, ApprovalsModule, EventsModule],
   providers: [
     ...SHARED,
     AgentChatSessionFactory,
@@ -111,7 +107,8 @@ export class AgentChatGuidanceModule {}
     InferenceModule,
     TasksModule,
     AgentAdaptersModule,
-    AgentAdaptersWorkerModule,
+    ExternalAgentsModule,
+    ExternalAgentsWorkerModule,
     ApprovalsModule,
     WorkspacesWorkerModule,
   ],
@@ -120,13 +117,12 @@ export class AgentChatGuidanceModule {}
     ModelTurnExecutor,
     AgentChatRecoveryService,
     AgentChatRevertRunner,
-    AdapterSessionHost,
     ApprovalCoordinator,
     ExternalTurnExecutor,
     ExternalPromptPhase,
     ExternalTurnSettler,
   ],
-  exports: [AgentChatTurnRunner, AgentChatRevertRunner, AdapterSessionHost],
+  exports: [AgentChatTurnRunner, AgentChatRevertRunner],
 })
 export class AgentChatWorkerModule {
   constructor(
