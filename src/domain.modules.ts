@@ -10,6 +10,7 @@ import { AgentLoopModule } from '@modules/agent-loop';
 import { McpModule } from '@modules/mcp';
 import { AgentChatModule } from '@modules/agent-chat';
 import { AgentAdaptersModule } from '@modules/agent-adapters';
+import { ExternalAgentsModule } from '@modules/external-agents';
 import { AgentsModule } from '@modules/agents';
 
 /**
@@ -27,6 +28,7 @@ export const DOMAIN_MODULES = [
   McpModule,
   AgentLoopModule,
   AgentAdaptersModule,
+  ExternalAgentsModule,
   AgentChatModule,
   AgentsModule,
   RetentionModule,

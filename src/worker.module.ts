@@ -1,5 +1,4 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { DiscoveryModule } from '@nestjs/core';
 import { CoreModule, CoreResources } from '@core/core.module';
 import { JobDispatcher } from '@core/queue/job-dispatcher';
 import { QueueConsumerService } from '@core/queue/queue-consumer.service';
@@ -11,8 +10,9 @@ import { TaskRunnersModule } from '@modules/tasks';
 import { WorkspacesWorkerModule } from '@modules/workspaces';
 import { AgentLoopWorkerModule } from '@modules/agent-loop';
 import { McpWorkerModule } from '@modules/mcp';
-import { AgentChatTurnJob, AgentChatWorkerModule } from '@modules/agent-chat';
+import { AgentChatGuidanceModule, AgentChatTurnJob, AgentChatWorkerModule } from '@modules/agent-chat';
 import { AgentAdaptersWorkerModule } from '@modules/agent-adapters';
+import { ExternalAgentsWorkerModule } from '@modules/external-agents';
 
 /** The worker role: job processors are provided here and nowhere else (docs/style.md rule 1). */
 @Module({})
@@ -28,13 +28,15 @@ export class WorkerModule {
     McpWorkerModule,
     AgentLoopWorkerModule,
     AgentAdaptersWorkerModule,
+    ExternalAgentsWorkerModule,
     AgentChatWorkerModule,
+    AgentChatGuidanceModule,
   ];
 
   static forRoot(core: CoreResources, options: { standalone: boolean } = { standalone: true }): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [...(options.standalone ? [CoreModule.forRoot(core)] : []), DiscoveryModule, ...DOMAIN_MODULES, ...WorkerModule.workerOnlyModules],
+      imports: [...(options.standalone ? [CoreModule.forRoot(core)] : []), ...DOMAIN_MODULES, ...WorkerModule.workerOnlyModules],
       providers: [JobDispatcher, QueueConsumerService, ...WorkerModule.processors],
     };
   }

@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import type { AppConfigValues } from '@core/config/config.loader';
 import { ConfigModule } from '@core/config/config.module';
 import { DatabaseModule } from '@core/database/database.module';
+import { DeclarationsModule } from '@core/discovery/declarations';
 import { HealthModule } from '@core/health/health.module';
 import { SseModule } from '@core/http/sse';
 import { InfrastructureModule } from '@core/infrastructure.module';
@@ -15,7 +16,7 @@ export interface CoreResources {
   redis: RedisConnections | null;
 }
 
-/** Configuration, database, the three ports and health services: what both roles share. */
+/** Configuration, database, the three ports, health services and the declarations scan: what both roles share. */
 @Module({})
 export class CoreModule {
   static forRoot(resources: CoreResources): DynamicModule {
@@ -29,6 +30,7 @@ export class CoreModule {
         HealthModule,
         SseModule,
         LeaseModule,
+        DeclarationsModule,
       ],
     };
   }

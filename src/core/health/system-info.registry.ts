@@ -1,30 +1,49 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { type DeclaredMethod, Declarations, refuseTwice } from '@core/discovery/declarations';
+import { type ApprovalMetricKind, MetricsService } from '@core/metrics/metrics.service';
+import { LIVENESS_METADATA, PENDING_APPROVALS_METADATA, SYSTEM_STAT_METADATA } from './system-info.decorator';
 
-type Provider = () => unknown | Promise<unknown>;
+type Field = readonly [key: string, read: () => unknown];
 
 /**
- * Lets modules add fields to `/healthz` (cheap, synchronous facts such as `sandbox`) and to
- * `/hecate/v1/system/stats` (run counts, …) without `core/` importing `modules/`.
+ * What modules add to `/healthz` (@Liveness), to `/hecate/v1/system/stats` (@SystemStat) and to the pending-approvals
+ * gauge of `/metrics` (@PendingApprovalsGauge), found among the process's providers at startup so that `core/` imports
+ * no module. A key declared twice is a boot error. Fields keep the order in which Nest initialises their modules
+ * (deepest import first, then module order), the order in which the modules used to add them.
  */
 @Injectable()
-export class SystemInfoRegistry {
-  private readonly liveness = new Map<string, () => unknown>();
-  private readonly stats = new Map<string, Provider>();
+export class SystemInfoRegistry implements OnModuleInit {
+  private liveness: Field[] = [];
+  private stats: Field[] = [];
 
-  addLiveness(key: string, provider: () => unknown): void {
-    this.liveness.set(key, provider);
+  constructor(
+    private readonly declarations: Declarations,
+    private readonly metrics: MetricsService,
+  ) {}
+
+  onModuleInit(): void {
+    this.liveness = this.fields(LIVENESS_METADATA, 'liveness field');
+    this.stats = this.fields(SYSTEM_STAT_METADATA, 'system stat');
+    const gauges = this.declarations.methods<ApprovalMetricKind>(PENDING_APPROVALS_METADATA);
+    refuseTwice(gauges, (g) => g.meta, 'pending approvals gauge');
+    for (const { meta, call } of gauges) this.metrics.countPendingApprovals(meta, call as () => Promise<number>);
   }
 
-  addStats(key: string, provider: Provider): void {
-    this.stats.set(key, provider);
+  private fields(key: string, what: string): Field[] {
+    const declared = this.declarations.methods<string>(key);
+    refuseTwice(declared, (d) => d.meta, what);
+    return inInitOrder(declared).map((d) => [d.meta, d.call as () => unknown] as const);
   }
 
   livenessFields(): Record<string, unknown> {
-    return Object.fromEntries([...this.liveness].map(([k, p]) => [k, p()]));
+    return Object.fromEntries(this.liveness.map(([k, read]) => [k, read()]));
   }
 
   async statsFields(): Promise<Record<string, unknown>> {
-    const entries = await Promise.all([...this.stats].map(async ([k, p]) => [k, await p()] as const));
+    const entries = await Promise.all(this.stats.map(async ([k, read]) => [k, await read()] as const));
     return Object.fromEntries(entries);
   }
 }
+
+/** Nest's lifecycle order: the deepest module first, module order among equals (Array.prototype.sort is stable). */
+const inInitOrder = <M>(declared: DeclaredMethod<M>[]): DeclaredMethod<M>[] => [...declared].sort((a, b) => b.depth - a.depth);

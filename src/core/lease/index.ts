@@ -2,5 +2,6 @@
 export { Lease, LEASE_OWNER, keepLease, newLeaseToken, type LeaseTable } from './lease';
 export { LeaseModule } from './lease.module';
 export { WorkerRequestJob } from './worker-request.job';
-export { WORKER_REQUEST_CHANNELS, WorkerRequests, type AskOptions, type WorkerRequestContext, type WorkerRequestHandler } from './worker-requests';
+export { WORKER_REQUEST_CHANNELS, WorkerRequests, type AskOptions, type WorkerRequestContext, type WorkerRequestRun } from './worker-requests';
+export { WorkerRequestHandler } from './worker-request-handler.decorator';
 export { NO_WORKER_OPERATOR_ACTION, noWorkerAnswered, raiseWorkerError, storeWorkerError, type StoredWorkerError } from './worker-request-errors';

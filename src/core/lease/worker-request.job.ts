@@ -1,13 +1,28 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import type { JobPayloads } from '@contracts/jobs';
+import { Declarations } from '@core/discovery/declarations';
 import { JobHandler } from '@core/queue/job-handler.decorator';
 import type { JobContext } from '@core/queue/run-queue.port';
-import { WorkerRequests } from './worker-requests';
+import { WORKER_REQUEST_HANDLER_METADATA, type WorkerRequestHandlerMeta } from './worker-request-handler.decorator';
+import { type WorkerRequestRun, WorkerRequests } from './worker-requests';
 
-/** The job of every request the api asks a worker to run (on the system queue, or the runs queue): the row's kind picks the handler. */
+/**
+ * The job of every request the api asks a worker to run (on the system queue, or the runs queue): the row's kind picks
+ * the handler. Worker role only (docs/style.md rule 16): at boot it hands WorkerRequests every @WorkerRequestHandler of
+ * the process, and a kind declared twice stops the boot. The api builds no handler.
+ */
 @Injectable()
-export class WorkerRequestJob {
-  constructor(private readonly requests: WorkerRequests) {}
+export class WorkerRequestJob implements OnModuleInit {
+  constructor(
+    private readonly requests: WorkerRequests,
+    private readonly declarations: Declarations,
+  ) {}
+
+  onModuleInit(): void {
+    for (const { meta, call, where } of this.declarations.methods<WorkerRequestHandlerMeta>(WORKER_REQUEST_HANDLER_METADATA)) {
+      this.requests.register(meta.kind, call as WorkerRequestRun, { input: meta.input, where });
+    }
+  }
 
   @JobHandler('worker.request')
   handle(payload: JobPayloads['worker.request'], ctx: JobContext): Promise<void> {

@@ -26,12 +26,12 @@ export interface WorkerRequestContext {
   tenantId: string;
   /** Aborted when the worker drains past its grace period or loses the request's lease. */
   signal: AbortSignal;
-  /** The api's unstored input (kinds registered with `input: true`). */
+  /** The api's unstored input (kinds declared with `input: true`). */
   input?: Json;
 }
 
 /** Runs one kind of request on a worker: returns the answer, or throws the DomainError the api raises unchanged. */
-export type WorkerRequestHandler = (payload: Json, ctx: WorkerRequestContext) => Promise<Json>;
+export type WorkerRequestRun = (payload: Json, ctx: WorkerRequestContext) => Promise<Json>;
 
 export interface AskOptions {
   /** How long the api waits for the answer in all. */
@@ -40,7 +40,7 @@ export interface AskOptions {
   claimMs?: number;
   /** The route's "no worker answered" error (made by `noWorkerAnswered`); `taken`: a worker had taken the request. */
   noWorker: (taken: boolean) => DomainError;
-  /** Handed to the worker holding the request over the bus and never stored (the kind is registered with `input: true`). */
+  /** Handed to the worker holding the request over the bus and never stored (the kind is declared with `input: true`). */
   input?: Json;
   /** The queue whose workers run it: `system` (default) or `runs` (work that stays with the runs, e.g. adapter processes). */
   queue?: 'system' | 'runs';
@@ -86,7 +86,7 @@ const INPUT_WAIT_MS = 5_000;
  */
 @Injectable()
 export class WorkerRequests {
-  private readonly handlers = new Map<string, { run: WorkerRequestHandler; input: boolean }>();
+  private readonly handlers = new Map<string, { run: WorkerRequestRun; input: boolean; where: string }>();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -99,9 +99,15 @@ export class WorkerRequests {
     return this.config.tasks.leaseSeconds * 1000;
   }
 
-  /** Registers the handler of `kind` (on the processes that can run it); `input`: it needs the api's unstored input. */
-  register(kind: string, run: WorkerRequestHandler, opts: { input?: boolean } = {}): void {
-    this.handlers.set(kind, { run, input: opts.input === true });
+  /**
+   * Takes the handler of `kind` on a worker (WorkerRequestJob hands it every @WorkerRequestHandler at boot); `input`: it
+   * needs the api's unstored input. A kind taken twice is a boot error naming both handlers.
+   */
+  register(kind: string, run: WorkerRequestRun, opts: { input?: boolean; where?: string } = {}): void {
+    const where = opts.where ?? kind;
+    const twice = this.handlers.get(kind);
+    if (twice) throw new Error(`worker request kind "${kind}" is declared twice: ${twice.where}, ${where}`);
+    this.handlers.set(kind, { run, input: opts.input === true, where });
   }
 
   /** api: runs `kind` on a worker and returns its answer, or raises the error it threw (or the route's no-worker error). */
@@ -198,7 +204,7 @@ export class WorkerRequests {
   }
 
   /** Runs the handler under the lease's heartbeat; a lost lease aborts it (another worker has the row). */
-  private async run(row: RequestRow, handler: WorkerRequestHandler | undefined, token: string, input: Json | undefined, signal: AbortSignal): Promise<Outcome> {
+  private async run(row: RequestRow, handler: WorkerRequestRun | undefined, token: string, input: Json | undefined, signal: AbortSignal): Promise<Outcome> {
     const abort = new AbortController();
     const onAbort = () => abort.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });

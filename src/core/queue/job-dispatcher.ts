@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import { Declarations } from '@core/discovery/declarations';
 import { JobName, JobPayloads, jobsOfQueue, QueueName } from '@contracts/jobs';
 import { JOB_HANDLER_METADATA } from './job-handler.decorator';
 import type { JobContext } from './run-queue.port';
@@ -18,27 +18,14 @@ export class JobRegistryError extends Error {
 export class JobDispatcher {
   private readonly handlers = new Map<JobName, Handler>();
 
-  constructor(
-    private readonly discovery: DiscoveryService,
-    private readonly scanner: MetadataScanner,
-    private readonly reflector: Reflector,
-  ) {}
+  constructor(private readonly declarations: Declarations) {}
 
   discover(consumedQueues: QueueName[]): void {
     const found = new Map<JobName, { handler: Handler; where: string }[]>();
-    for (const wrapper of this.discovery.getProviders()) {
-      const instance = wrapper.instance as Record<string, unknown> | undefined;
-      if (!instance || typeof instance !== 'object') continue;
-      const proto = Object.getPrototypeOf(instance) as object;
-      for (const method of this.scanner.getAllMethodNames(proto)) {
-        const fn = instance[method];
-        if (typeof fn !== 'function') continue;
-        const name = this.reflector.get<JobName | undefined>(JOB_HANDLER_METADATA, fn as () => unknown);
-        if (!name) continue;
-        const list = found.get(name) ?? [];
-        list.push({ handler: (fn as Handler).bind(instance), where: `${instance.constructor.name}.${method}` });
-        found.set(name, list);
-      }
+    for (const { meta: name, call, where } of this.declarations.methods<JobName>(JOB_HANDLER_METADATA)) {
+      const list = found.get(name) ?? [];
+      list.push({ handler: call as Handler, where });
+      found.set(name, list);
     }
     const problems: string[] = [];
     for (const [name, list] of found) {

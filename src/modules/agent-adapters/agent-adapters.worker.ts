@@ -1,7 +1,7 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { ErrorType } from '@contracts/errors';
 import { ConflictError, DomainError } from '@core/http/domain-error';
-import { WorkerRequests } from '@core/lease';
+import { WorkerRequestHandler } from '@core/lease';
 import { rootLogger } from '@core/logging/logger';
 import { AdapterCatalog } from './adapter-catalog';
 import { AdapterDiscoveryService } from './adapter-discovery.service';
@@ -12,17 +12,13 @@ import { ADAPTER_REQUEST, type AdapterAnswer, type AdapterRequest } from './agen
  * a failure answers 409 for a launcher refresh and 502 otherwise, with the worker's message.
  */
 @Injectable()
-export class AgentAdaptersWorker implements OnModuleInit {
+export class AgentAdaptersWorker {
   constructor(
     private readonly catalog: AdapterCatalog,
     private readonly discovery: AdapterDiscoveryService,
-    private readonly requests: WorkerRequests,
   ) {}
 
-  onModuleInit(): void {
-    this.requests.register(ADAPTER_REQUEST, async (payload) => (await this.handle(payload as unknown as AdapterRequest)) as Record<string, unknown>);
-  }
-
+  @WorkerRequestHandler(ADAPTER_REQUEST)
   async handle(request: AdapterRequest): Promise<AdapterAnswer> {
     try {
       return await this.run(request);

@@ -155,12 +155,6 @@ export interface QueueItemRow {
   updated_at: Date;
 }
 
-/** The worker request that opens a new External Agent session's adapter (initialize + session/new) on a worker of the runs queue. */
-export const ADAPTER_OPEN_REQUEST = 'agent_chat.adapter_open';
-export interface AdapterOpenRequest {
-  session_id: string;
-}
-
 /** The worker request of `POST …/revert` (core/lease WorkerRequests): which message's captured changes, which of its paths. */
 export const REVERT_REQUEST = 'agent_chat.revert';
 export interface RevertRequest {

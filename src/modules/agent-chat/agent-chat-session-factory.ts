@@ -1,5 +1,5 @@
-import { Injectable } from '@nestjs/common';
-import { SavedAgents, type SavedAgentSpec, WorkspaceOps } from '@modules/tasks';
+import { Inject, Injectable } from '@nestjs/common';
+import { SAVED_AGENTS, type SavedAgentSource, type SavedAgentSpec, WorkspaceOps } from '@modules/tasks';
 import type { Principal } from '@core/context/request-context';
 import { InvalidRequestError } from '@core/http/domain-error';
 import { ModelCapabilitiesService } from '@modules/providers';
@@ -23,7 +23,7 @@ export class AgentChatSessionFactory {
     private readonly capabilities: ModelCapabilitiesService,
     private readonly external: ExternalSessionsService,
     private readonly ops: WorkspaceOps,
-    private readonly savedAgents: SavedAgents,
+    @Inject(SAVED_AGENTS) private readonly savedAgents: SavedAgentSource,
   ) {}
 
   /** Creates the session; its id. */

@@ -5,9 +5,8 @@ export { channelDoorbell, type Doorbell, type SessionDoorbell };
 /**
  * Agent Chat's bus channels are declared in the registry (core/bus/channels.ts): `agent_chat.session.<id>` — a turn of
  * the session started, changed state or settled; `agent_chat.cancel.<turn id>` — stop this turn; `agent_chat.approval.<id>`
- * — an external-agent approval was decided. These name helpers serve the callers that still take a name.
+ * — an external-agent approval was decided. This name helper serves the callers that still take a name.
  */
-export const sessionChannel = (sessionId: string): string => busChannels.agentChatSession.of(sessionId).name;
 export const approvalChannel = (approvalId: string): string => busChannels.agentChatApproval.of(approvalId).name;
 
 /**

@@ -13,18 +13,6 @@ export const TURN_LEASE = new Lease({
   heldWhere: `status = 'running'`,
 });
 
-/**
- * The adapter-session lease (docs/design.md §11.3): the worker whose ACP adapter process holds an External Agent session's
- * native session. The same primitive as turns and runs; later turns of the session run on that worker.
- */
-export const ADAPTER_LEASE = new Lease({
-  table: 'agent_chat_sessions',
-  id: 'id',
-  owner: 'adapter_owner',
-  token: 'adapter_token',
-  expiresAt: 'adapter_lease_expires_at',
-});
-
 export const ACTIVE = `status IN ('queued', 'running', 'awaiting_approval')`;
 
 /** Assignments built from code constants: column names are never input. */

@@ -1,5 +1,6 @@
 import { ErrorType } from '@contracts/errors';
 import { ConflictError, DomainError, InvalidRequestError, NotFoundError } from '@core/http/domain-error';
+import { ExternalAgentsErrorType } from '@modules/external-agents';
 
 /** The `agent_chat.*` error table of docs/api.md §4. */
 export const AgentChatErrorType = {
@@ -8,7 +9,8 @@ export const AgentChatErrorType = {
   RuntimeKindInvalid: 'agent_chat.runtime_kind_invalid',
   RuntimeMismatch: 'agent_chat.runtime_mismatch',
   AdapterNotFound: 'agent_chat.adapter_not_found',
-  AdapterStartFailed: 'agent_chat.adapter_start_failed',
+  /** Raised by the external-agents module, which opens the session's adapter. */
+  AdapterStartFailed: ExternalAgentsErrorType.AdapterStartFailed,
   SessionBusy: 'agent_chat.agent_session_busy',
   SessionStopping: 'agent_chat.session_stopping',
   SessionNotRunning: 'agent_chat.session_not_running',

@@ -1,6 +1,6 @@
-import { Module, OnModuleInit } from '@nestjs/common';
-import { SystemInfoRegistry } from '@core/health/system-info.registry';
-import { AgentLoopModule, GuidanceRegistry } from '@modules/agent-loop';
+import { Global, Module } from '@nestjs/common';
+import { Liveness, SystemStat } from '@core/health/system-info.decorator';
+import { AgentLoopModule, GUIDANCE_SOURCE } from '@modules/agent-loop';
 import { ApprovalsModule } from '@modules/approvals';
 import { EventsModule } from '@modules/events';
 import { InferenceModule } from '@modules/inference';
@@ -12,19 +12,17 @@ import { AgentChatGuidanceService } from './guidance/agent-chat-guidance.service
 import { AgentChatApprovalsService } from './approvals/agent-chat-approvals.service';
 import { ApprovalCoordinator } from './approvals/approval-coordinator';
 import { ApprovalFramesService } from './approvals/approval-frames.service';
-import { SessionKeysRepository } from './external/session-keys.repository';
 import { AgentChatQueueService } from './queue/agent-chat-queue.service';
 import { AgentChatFilesService } from './files/agent-chat-files.service';
 import { AgentChatRevertRunner } from './files/agent-chat-revert.runner';
 import { AgentTurnRuntime } from './turns/agent-turn.runtime';
 import { ExternalAgentTurnRuntime, ModelTurnRuntime } from './turns/model-turn.runtime';
-import { AdapterSessionRepository } from './external/adapter-session.repository';
-import { AdapterSessionHost } from './external/adapter-session-host';
 import { ExternalSessionsService } from './external/external-sessions.service';
 import { ExternalTurnExecutor } from './external/external-turn.executor';
 import { ExternalPromptPhase } from './external/external-turn.prompt';
 import { ExternalTurnSettler } from './external/external-turn.settler';
-import { AgentAdaptersModule, AgentAdaptersWorkerModule } from '@modules/agent-adapters';
+import { AgentAdaptersModule } from '@modules/agent-adapters';
+import { AdapterSessionHost, ExternalAgentsModule, ExternalAgentsWorkerModule } from '@modules/external-agents';
 import { TurnRuntimes } from './turns/turn-runtime';
 import { AgentChatRecoveryService } from './turns/agent-chat-recovery.service';
 import { AgentChatStreamService } from './agent-chat-stream.service';
@@ -41,14 +39,12 @@ import { TurnLeaseRepository } from './turns/turn-lease.repository';
 import { OptimizeInputService } from './optimize-input/optimize-input.service';
 import { AgentChatRetention } from './agent-chat-retention';
 
-/** What the worker-only module needs of the shared one (the runtimes stay private: they register themselves). */
+/** What the worker-only module needs of the shared one (the runtimes stay private: TurnRuntimes finds them). */
 const SHARED = [
-  SessionKeysRepository,
   AgentChatApprovalsService,
   TurnLeaseRepository,
   GuidanceRepository,
   QueueRepository,
-  AdapterSessionRepository,
   ExternalSessionsService,
   TurnRuntimes,
   AgentChatRepository,
@@ -62,10 +58,11 @@ const SHARED = [
 
 /**
  * Agent Chat for both roles (docs/api.md §4 and §5, docs/design.md §11): sessions, turns, streams, guidance, queued-next, changed files;
- * the turn runtimes (model: a worker job; agent: an agent_loop run) register into TurnRuntimes.
+ * the turn runtimes (model: a worker job; agent: an agent_loop run; external agent: a worker job on the session's
+ * adapter) are @TurnRuntimeKind() providers that TurnRuntimes finds.
  */
 @Module({
-  imports: [TasksModule, AgentLoopModule, InferenceModule, ProvidersModule, AgentAdaptersModule, ApprovalsModule, EventsModule],
+  imports: [TasksModule, AgentLoopModule, InferenceModule, ProvidersModule, AgentAdaptersModule, ExternalAgentsModule, ApprovalsModule, EventsModule],
   providers: [
     ...SHARED,
     AgentChatSessionFactory,
@@ -79,19 +76,30 @@ const SHARED = [
   ],
   exports: [...SHARED, OptimizeInputService],
 })
-export class AgentChatModule implements OnModuleInit {
-  constructor(
-    private readonly config: AppConfig,
-    private readonly registry: SystemInfoRegistry,
-  ) {}
+export class AgentChatModule {
+  constructor(private readonly config: AppConfig) {}
 
-  onModuleInit(): void {
-    // Operators show a danger banner when every adapter permission request is allowed unseen (docs/api.md §4).
-    this.registry.addStats('agent_adapter_approval_mode', () => this.config.agent.adapters.approvalMode);
+  /** Operators show a danger banner when every adapter permission request is allowed unseen (docs/api.md §4). */
+  @SystemStat('agent_adapter_approval_mode')
+  adapterApprovalMode(): string {
+    return this.config.agent.adapters.approvalMode;
   }
 }
 
-/** Worker-only (docs/design.md §11.2): model turns run here, the recovery pass that takes over turns of lost workers, and the guidance source of the agent loop. */
+/**
+ * Agent Chat as the agent loop's guidance source (GUIDANCE_SOURCE, docs/design.md §11.5): the loop asks it before each
+ * model call of a chat's agent turn. Global because the agent loop cannot import Agent Chat (Agent Chat imports it); the
+ * worker role builds it (WorkerModule.workerOnlyModules), as only workers run the loop.
+ */
+@Global()
+@Module({
+  imports: [AgentChatModule],
+  providers: [{ provide: GUIDANCE_SOURCE, useExisting: AgentChatGuidanceService }],
+  exports: [GUIDANCE_SOURCE],
+})
+export class AgentChatGuidanceModule {}
+
+/** Worker-only (docs/design.md §11.2): model and external-agent turns run here, reverts, and the recovery pass that takes over turns of lost workers. */
 @Module({
   imports: [
     AgentChatModule,
@@ -99,7 +107,8 @@ export class AgentChatModule implements OnModuleInit {
     InferenceModule,
     TasksModule,
     AgentAdaptersModule,
-    AgentAdaptersWorkerModule,
+    ExternalAgentsModule,
+    ExternalAgentsWorkerModule,
     ApprovalsModule,
     WorkspacesWorkerModule,
   ],
@@ -108,26 +117,21 @@ export class AgentChatModule implements OnModuleInit {
     ModelTurnExecutor,
     AgentChatRecoveryService,
     AgentChatRevertRunner,
-    AdapterSessionHost,
     ApprovalCoordinator,
     ExternalTurnExecutor,
     ExternalPromptPhase,
     ExternalTurnSettler,
   ],
-  exports: [AgentChatTurnRunner, AgentChatRevertRunner, AdapterSessionHost],
+  exports: [AgentChatTurnRunner, AgentChatRevertRunner],
 })
-export class AgentChatWorkerModule implements OnModuleInit {
+export class AgentChatWorkerModule {
   constructor(
-    private readonly registry: SystemInfoRegistry,
     private readonly runner: AgentChatTurnRunner,
-    private readonly guidance: AgentChatGuidanceService,
-    private readonly guidanceRegistry: GuidanceRegistry,
     private readonly adapters: AdapterSessionHost,
   ) {}
 
-  onModuleInit(): void {
-    // The agent loop asks Agent Chat for guidance before each model call of a chat's agent turn.
-    this.guidanceRegistry.register(this.guidance);
-    this.registry.addLiveness('agent_chat_turns', () => ({ local_running: this.runner.activeCount(), adapter_processes: this.adapters.count() }));
+  @Liveness('agent_chat_turns')
+  turnsLiveness() {
+    return { local_running: this.runner.activeCount(), adapter_processes: this.adapters.count() };
   }
 }

@@ -1,5 +1,5 @@
 /** The agent-chat module's public face (docs/design.md §5): the composition root imports `@modules/agent-chat`, never its files. */
-export { AgentChatModule, AgentChatWorkerModule } from './agent-chat.module';
+export { AgentChatGuidanceModule, AgentChatModule, AgentChatWorkerModule } from './agent-chat.module';
 export { AgentChatController } from './agent-chat.controller';
 export { AgentChatApprovalsController } from './approvals/agent-chat-approvals.controller';
 export { WorkspaceDialogController } from './workspace-dialog.controller';

@@ -9,17 +9,19 @@ import { AgentLoopExecutor } from './agent-loop.executor';
 import { AgentLoopRunner } from './agent-loop.runner';
 import { AgentModelCalls } from './agent-model-calls';
 import { AgentToolCalls } from './agent-tool-calls';
-import { GuidanceRegistry } from './guidance-source';
 
 /** execution_kind=agent_loop for both roles: validation, the start-time model check, the plan (docs/design.md §5: registers into tasks). */
 @Module({
   imports: [TasksModule],
-  providers: [AgentLoopExecutor, AgentLoopRunsService, GuidanceRegistry],
-  exports: [AgentLoopRunsService, GuidanceRegistry],
+  providers: [AgentLoopExecutor, AgentLoopRunsService],
+  exports: [AgentLoopRunsService],
 })
 export class AgentLoopModule {}
 
-/** Worker-only (docs/design.md §11.2): the loop itself — model calls and tool calls run on workers, never in the api. */
+/**
+ * Worker-only (docs/design.md §11.2): the loop itself — model calls and tool calls run on workers, never in the api. Its
+ * guidance comes through GUIDANCE_SOURCE (Agent Chat's, global).
+ */
 @Module({
   imports: [TasksModule, InferenceModule, ApprovalsModule, McpWorkerModule, AgentLoopModule, WorkspacesWorkerModule],
   providers: [AgentLoopRunner, AgentModelCalls, AgentToolCalls],

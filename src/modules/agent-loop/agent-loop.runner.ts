@@ -14,7 +14,7 @@ import { type ExecutionContext, type ExecutionOutcome, type RunRunner, RunRunner
 import { readHead, withWorkspaceFile } from '@modules/workspaces';
 import { BUILTIN_TOOLS } from './builtin-tools';
 import { checkpointArtifact, type Conversation, parseConversation, preview, replaceState, startingHistory } from './conversation';
-import { type ConsumedGuidance, GuidanceRegistry } from './guidance-source';
+import { type ConsumedGuidance, GUIDANCE_SOURCE, type GuidanceSource } from './guidance-source';
 
 /** At most this many tool calls in one model response (a larger one fails the turn). */
 export const MAX_TOOL_CALLS_PER_RESPONSE = 16;
@@ -47,7 +47,7 @@ export class AgentLoopRunner implements RunRunner {
     private readonly mcp: McpClientPool,
     private readonly models: AgentModelCalls,
     private readonly tools: AgentToolCalls,
-    private readonly guidance: GuidanceRegistry,
+    @Inject(GUIDANCE_SOURCE) private readonly guidance: GuidanceSource,
   ) {}
 
   async execute(ctx: ExecutionContext): Promise<ExecutionOutcome> {
@@ -205,7 +205,7 @@ export class AgentLoopRunner implements RunRunner {
   }
 
   private async guidanceWaiting(ctx: ExecutionContext): Promise<boolean> {
-    return (await this.guidance.source?.pendingFor(ctx.run.tenantId, ctx.run.id)) ?? false;
+    return this.guidance.pendingFor(ctx.run.tenantId, ctx.run.id);
   }
 
   /** Built-in tools by GATEWAY_TASK_APPROVAL_POLICIES, MCP tools by their server's approval_policy. */
@@ -225,13 +225,12 @@ export class AgentLoopRunner implements RunRunner {
    * run's live stream then carries each as a `message` frame and a `guidance.consumed` receipt.
    */
   private async takeGuidance(ctx: ExecutionContext, conv: Conversation): Promise<void> {
-    const source = this.guidance.source;
-    if (!source || !(await source.pendingFor(ctx.run.tenantId, ctx.run.id))) return;
+    if (!(await this.guidance.pendingFor(ctx.run.tenantId, ctx.run.id))) return;
     const modelCallIndex = conv.model_calls + 1;
     let taken: ConsumedGuidance[] = [];
     let next: Conversation | undefined;
     await ctx.writer.tx(async (tx) => {
-      taken = await source.consumeIn(tx.manager, { tenantId: ctx.run.tenantId, runId: ctx.run.id, modelCallIndex });
+      taken = await this.guidance.consumeIn(tx.manager, { tenantId: ctx.run.tenantId, runId: ctx.run.id, modelCallIndex });
       if (taken.length === 0) return;
       // A step index of its own keeps the checkpoints' order (`seq`) strict.
       next = { ...conv, messages: [...conv.messages, ...taken.map((g) => ({ role: 'user' as const, content: g.content }))], next_step: conv.next_step + 1 };

@@ -1,4 +1,3 @@
-import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 
 /** One guidance item taken by a model call, with the transcript message it became (its receipt). */
@@ -11,7 +10,7 @@ export interface ConsumedGuidance {
 }
 
 /**
- * Where guidance for a running agent comes from (docs/design.md §11.5): Agent Chat registers itself on workers. The loop asks
+ * Where guidance for a running agent comes from (docs/design.md §11.5): Agent Chat, on workers. The loop asks
  * before each model call; pending items are consumed in the loop's own transaction (the one that appends them to the
  * conversation and checkpoints it), so a crash leaves them either pending or consumed and in the conversation.
  */
@@ -22,16 +21,9 @@ export interface GuidanceSource {
   consumeIn(manager: EntityManager, at: { tenantId: string; runId: string; modelCallIndex: number }): Promise<ConsumedGuidance[]>;
 }
 
-/** The registered guidance source, if any (none: the loop never asks). */
-@Injectable()
-export class GuidanceRegistry {
-  private current: GuidanceSource | undefined;
-
-  register(source: GuidanceSource): void {
-    this.current = source;
-  }
-
-  get source(): GuidanceSource | undefined {
-    return this.current;
-  }
-}
+/**
+ * The token the agent loop injects its GuidanceSource with. Agent Chat provides it (AgentChatGuidanceModule, which the
+ * worker role builds): that module is global because Agent Chat imports the agent loop, so the loop cannot import it. A
+ * worker without it does not boot.
+ */
+export const GUIDANCE_SOURCE = Symbol('GUIDANCE_SOURCE');

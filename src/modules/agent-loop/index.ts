@@ -2,5 +2,5 @@
 export { AgentLoopModule, AgentLoopWorkerModule } from './agent-loop.module';
 export { AgentLoopRunsController } from './agent-loop-runs.controller';
 export { AgentLoopRunsService } from './agent-loop-runs.service';
-export { GuidanceRegistry, type ConsumedGuidance, type GuidanceSource } from './guidance-source';
+export { GUIDANCE_SOURCE, type ConsumedGuidance, type GuidanceSource } from './guidance-source';
 export { BUILTIN_TOOL_NAMES } from './builtin-tools';

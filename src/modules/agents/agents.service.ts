@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { type ApprovalPolicyName, expandApprovalPolicies } from '@core/config/groups/tasks.env';
 import type { Principal } from '@core/context/request-context';
@@ -7,7 +7,7 @@ import { InvalidRequestError } from '@core/http/domain-error';
 import { decodePageCursor, encodePageCursor, keysetPage } from '@core/http/page-cursor';
 import { openSecret, resolveSecretKey, sealSecret } from '@core/crypto/secret-box';
 import { checkMcpServers, hasLiteralMcpValues, REDACTED, sealMcpServers, unsealMcpServers } from '@modules/mcp';
-import { McpSecretKeyMissingError, SavedAgents, type SavedAgentSource, type SavedAgentSpec } from '@modules/tasks';
+import { McpSecretKeyMissingError, type SavedAgentSource, type SavedAgentSpec } from '@modules/tasks';
 import { type CreateAgentDto, type ListAgentsQueryDto, type PatchAgentDto, toAgentResponse, toAgentVersionResponse } from './agents.dto';
 import { AgentNameTakenError, AgentNotFoundError, AgentVersionNotFoundError, InvalidAgentError } from './agents.errors';
 import { type AgentDefinition, type AgentRow, AgentsRepository } from './agents.repository';
@@ -19,22 +19,17 @@ const DEFAULT_LIMIT = 50;
  * Saved agents (docs/api.md §5 `agent_id`): named, tenant-scoped, versioned definitions. An update never changes a
  * version, it writes the next one; tasks and Agent Chat sessions record the version they ran. MCP servers are checked
  * and stored as on a task (the same walls, literal values sealed, responses redacted); tasks and chats reach agents
- * through SavedAgents, where this service registers.
+ * through the SAVED_AGENTS token, which AgentsModule provides with this service.
  */
 @Injectable()
-export class AgentsService implements SavedAgentSource, OnModuleInit {
+export class AgentsService implements SavedAgentSource {
   private readonly secretKey: Buffer | undefined;
 
   constructor(
     private readonly repo: AgentsRepository,
-    private readonly registry: SavedAgents,
     private readonly config: AppConfig,
   ) {
     this.secretKey = resolveSecretKey(config);
-  }
-
-  onModuleInit(): void {
-    this.registry.register(this);
   }
 
   async create(p: Principal, dto: CreateAgentDto) {

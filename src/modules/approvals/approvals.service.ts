@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AppConfig } from '@core/config/app-config';
 import type { ApprovalPolicyName } from '@core/config/groups/tasks.env';
+import { PendingApprovalsGauge } from '@core/health/system-info.decorator';
 import { PreExecutionGate, preExecutionGate, toolRequiresApproval } from './approval-policies';
 import type { ApprovalKind, TaskApprovalRow, TaskApprovalStatus as ApprovalStatus } from './approval-rows';
 import { ApprovalNotFoundError, ApprovalNotPendingError } from './approvals.errors';
@@ -178,6 +179,7 @@ export class ApprovalsService {
     return this.approvals.deleteForTask(manager, tenantId, taskId);
   }
 
+  @PendingApprovalsGauge('task')
   countPending(): Promise<number> {
     return this.approvals.countPending('task_run');
   }

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { PendingApprovalsGauge } from '@core/health/system-info.decorator';
 import type { GrantRow, Resolution, TurnApprovalRow } from './approval-rows';
 import { optionFor, statusOf, type ApprovalScope, type ApprovalStatus, type Decision } from './approval-vocabulary';
 import { AgentChatApprovalNotFoundError, AgentChatApprovalNotPendingError, AgentChatGrantNotFoundError, approvalChoiceInvalid } from './approvals.errors';
@@ -151,6 +152,7 @@ export class TurnApprovalsService {
     return { approvals, grants: await this.grants.pruneExpired() };
   }
 
+  @PendingApprovalsGauge('agent_chat')
   countPending(): Promise<number> {
     return this.approvals.countPending('agent_chat_turn');
   }

@@ -1,6 +1,6 @@
-import { Module, OnModuleInit } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
-import { SystemInfoRegistry } from '@core/health/system-info.registry';
+import { SystemStat } from '@core/health/system-info.decorator';
 import { EventPublisher } from './event-publisher.service';
 import { EventStoreRepository } from './event-store.repository';
 import { EventStore } from './event-store.service';
@@ -10,21 +10,21 @@ import { sseCounters } from '@core/http/sse';
 
 /**
  * Event store, public feed and SSE (docs/design.md §4.2–4.3). Exports EventStore (append in the caller's
- * transaction, publish after commit, read) and EventStreams (replay-then-tail sources and SSE).
+ * transaction, publish after commit, read) and EventStreams (replay-then-tail sources and SSE); `sse` of the system stats.
  */
 @Module({
   providers: [EventStoreRepository, EventPublisher, FeedStamper, EventStore, EventStreams],
   exports: [EventStore, EventStreams],
 })
-export class EventsModule implements OnModuleInit {
+export class EventsModule {
   constructor(
-    private readonly registry: SystemInfoRegistry,
     private readonly publisher: EventPublisher,
     private readonly config: AppConfig,
   ) {}
 
-  onModuleInit(): void {
-    this.registry.addStats('sse', () => ({
+  @SystemStat('sse')
+  sseStats() {
+    return {
       open_streams: sseCounters.open,
       opened_total: sseCounters.opened,
       slow_consumer_disconnects: sseCounters.slowConsumerDisconnects,
@@ -32,6 +32,6 @@ export class EventsModule implements OnModuleInit {
       shutdown_closes: sseCounters.shutdownCloses,
       max_buffer_bytes: this.config.tasks.sse.maxBufferBytes,
       pending_doorbells: this.publisher.pendingCount(),
-    }));
+    };
   }
 }

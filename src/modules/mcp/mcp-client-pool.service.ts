@@ -3,6 +3,7 @@ import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/commo
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { AppConfig } from '@core/config/app-config';
+import { Liveness } from '@core/health/system-info.decorator';
 import { readProcessEnv } from '@core/config/env';
 import { rootLogger } from '@core/logging/logger';
 import { resolveSecretKey, openSecret } from '@core/crypto/secret-box';
@@ -169,6 +170,8 @@ export class McpClientPool implements OnModuleInit, OnModuleDestroy {
     await Promise.allSettled([...this.closing]);
   }
 
+  /** This worker's cache (`mcp_cache` of its /healthz; the api's system stats gather every worker's). */
+  @Liveness('mcp_cache')
   stats(): McpCacheStats {
     let inUse = 0;
     let idle = 0;

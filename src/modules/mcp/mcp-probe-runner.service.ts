@@ -1,6 +1,6 @@
 import { rm } from 'node:fs/promises';
-import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
-import { WorkerRequests, type WorkerRequestContext } from '@core/lease';
+import { Inject, Injectable } from '@nestjs/common';
+import { type WorkerRequestContext, WorkerRequestHandler } from '@core/lease';
 import { rootLogger } from '@core/logging/logger';
 import { COMMAND_SANDBOX, type CommandSandbox } from '@modules/workspaces';
 import type { ProbeSpecMessage, ProbeTool } from './mcp-bus';
@@ -14,18 +14,19 @@ import { MCP_PROBE_REQUEST, PROBE_TIMEOUT_MS } from './mcp-probe.service';
  * sandbox as for a run), lists its tools within 10 s, tears it down and answers with the tools or the diagnostic.
  */
 @Injectable()
-export class McpProbeRunner implements OnModuleInit {
+export class McpProbeRunner {
   constructor(
     private readonly pool: McpClientPool,
     @Inject(COMMAND_SANDBOX) private readonly sandbox: CommandSandbox,
-    private readonly requests: WorkerRequests,
   ) {}
 
-  onModuleInit(): void {
-    this.requests.register(MCP_PROBE_REQUEST, async (_payload, ctx) => ({ tools: await this.execute(ctx) }), { input: true });
+  /** The `mcp.probe` request: its entry is the api's unstored input. */
+  @WorkerRequestHandler(MCP_PROBE_REQUEST, { input: true })
+  async handle(_payload: unknown, ctx: WorkerRequestContext): Promise<{ tools: ProbeTool[] }> {
+    return { tools: await this.execute(ctx) };
   }
 
-  async execute(ctx: WorkerRequestContext): Promise<ProbeTool[]> {
+  private async execute(ctx: WorkerRequestContext): Promise<ProbeTool[]> {
     const { spec } = ctx.input as unknown as ProbeSpecMessage;
     const workspace = await this.sandbox.scratchWorkspace('mcp-probes');
     try {

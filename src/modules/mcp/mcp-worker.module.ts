@@ -1,5 +1,4 @@
-import { Module, OnModuleInit } from '@nestjs/common';
-import { SystemInfoRegistry } from '@core/health/system-info.registry';
+import { Module } from '@nestjs/common';
 import { WorkspacesWorkerModule } from '@modules/workspaces';
 import { McpCacheReporter } from './mcp-cache-reporter.service';
 import { McpClientPool } from './mcp-client-pool.service';
@@ -7,20 +6,12 @@ import { McpProbeRunner } from './mcp-probe-runner.service';
 
 /**
  * Worker-only (docs/style.md rule 16, docs/design.md §11.2): the MCP client pool, the probe runner and the cache reporter. Servers
- * are started through the worker's command sandbox (WorkspacesWorkerModule), so the api role never builds this.
+ * are started through the worker's command sandbox (WorkspacesWorkerModule), so the api role never builds this. The pool
+ * is the `mcp_cache` field of the worker's /healthz.
  */
 @Module({
   imports: [WorkspacesWorkerModule],
   providers: [McpClientPool, McpProbeRunner, McpCacheReporter],
   exports: [McpClientPool, McpProbeRunner],
 })
-export class McpWorkerModule implements OnModuleInit {
-  constructor(
-    private readonly registry: SystemInfoRegistry,
-    private readonly pool: McpClientPool,
-  ) {}
-
-  onModuleInit(): void {
-    this.registry.addLiveness('mcp_cache', () => this.pool.stats());
-  }
-}
+export class McpWorkerModule {}

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { type DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import { Declarations } from '@core/discovery/declarations';
 import { RetentionPruner } from './retention-pruner.decorator';
 import { RetentionPruners } from './retention-pruners';
 
@@ -37,7 +38,7 @@ class Again {
 
 const discover = (...instances: unknown[]): RetentionPruners => {
   const discovery = { getProviders: () => [...instances.map((instance) => ({ instance })), { instance: null }] } as unknown as DiscoveryService;
-  const pruners = new RetentionPruners(discovery, new MetadataScanner(), new Reflector());
+  const pruners = new RetentionPruners(new Declarations(discovery, new MetadataScanner(), new Reflector()));
   pruners.onModuleInit();
   return pruners;
 };

@@ -1,5 +1,5 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import { Declarations, refuseTwice } from '@core/discovery/declarations';
 import { type PruneResult, RETENTION_PRUNER_METADATA } from './retention-pruner.decorator';
 
 export interface DiscoveredPruner {
@@ -14,28 +14,13 @@ export interface DiscoveredPruner {
 export class RetentionPruners implements OnModuleInit {
   private found: DiscoveredPruner[] = [];
 
-  constructor(
-    private readonly discovery: DiscoveryService,
-    private readonly scanner: MetadataScanner,
-    private readonly reflector: Reflector,
-  ) {}
+  constructor(private readonly declarations: Declarations) {}
 
   onModuleInit(): void {
-    const found: DiscoveredPruner[] = [];
-    for (const wrapper of this.discovery.getProviders()) {
-      const instance = wrapper.instance as Record<string, unknown> | undefined;
-      if (!instance || typeof instance !== 'object') continue;
-      for (const method of this.scanner.getAllMethodNames(Object.getPrototypeOf(instance) as object)) {
-        const fn = instance[method];
-        if (typeof fn !== 'function') continue;
-        const name = this.reflector.get<string | undefined>(RETENTION_PRUNER_METADATA, fn as () => unknown);
-        if (!name) continue;
-        const where = `${instance.constructor.name}.${method}`;
-        const twice = found.find((p) => p.name === name);
-        if (twice) throw new Error(`retention pruner "${name}" is declared twice: ${twice.where}, ${where}`);
-        found.push({ name, where, prune: (fn as () => Promise<PruneResult>).bind(instance) });
-      }
-    }
+    const found = this.declarations
+      .methods<string>(RETENTION_PRUNER_METADATA)
+      .map(({ meta: name, where, call }): DiscoveredPruner => ({ name, where, prune: call as () => Promise<PruneResult> }));
+    refuseTwice(found, (p) => p.name, 'retention pruner');
     this.found = found;
   }
 

@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { DiscoveryModule } from '@nestjs/core';
 import { DatabaseModule } from '@core/database/database.module';
 import { RetentionRunEntity } from './retention-run.entity';
 import { RetentionRunRepository } from './retention-run.repository';
@@ -11,7 +10,7 @@ import { RetentionService } from './retention.service';
  * `retention_runs`, and the pruners every module declares on its own tables with @RetentionPruner.
  */
 @Module({
-  imports: [DatabaseModule.forFeature([RetentionRunEntity]), DiscoveryModule],
+  imports: [DatabaseModule.forFeature([RetentionRunEntity])],
   providers: [RetentionRunRepository, RetentionPruners, RetentionService],
   exports: [RetentionService],
 })

@@ -1,5 +1,5 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { DiscoveryService, Reflector } from '@nestjs/core';
+import { Declarations } from '@core/discovery/declarations';
 import type { RunExecutor, RunRunner } from './run-executor';
 import { RUN_EXECUTOR_METADATA, RUN_RUNNER_METADATA } from './run-kind.decorator';
 
@@ -13,21 +13,11 @@ export class ExecutorRegistry implements OnModuleInit {
   private readonly executors = new Map<string, RunExecutor>();
   private readonly runners = new Map<string, RunRunner>();
 
-  constructor(
-    private readonly discovery: DiscoveryService,
-    private readonly reflector: Reflector,
-  ) {}
+  constructor(private readonly declarations: Declarations) {}
 
   onModuleInit(): void {
-    const seen = new Set<object>();
-    for (const wrapper of this.discovery.getProviders()) {
-      const instance = wrapper.instance as object | undefined;
-      if (!instance || typeof instance !== 'object' || seen.has(instance)) continue;
-      seen.add(instance);
-      const cls = instance.constructor as new (...args: never[]) => unknown;
-      if (this.reflector.get<boolean | undefined>(RUN_EXECUTOR_METADATA, cls)) this.register(instance as RunExecutor);
-      if (this.reflector.get<boolean | undefined>(RUN_RUNNER_METADATA, cls)) this.registerRunner(instance as RunRunner);
-    }
+    for (const { instance } of this.declarations.classes<true, RunExecutor>(RUN_EXECUTOR_METADATA)) this.register(instance);
+    for (const { instance } of this.declarations.classes<true, RunRunner>(RUN_RUNNER_METADATA)) this.registerRunner(instance);
   }
 
   private register(executor: RunExecutor): void {

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
-import { type DiscoveryService, Reflector } from '@nestjs/core';
+import { type DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import { Declarations } from '@core/discovery/declarations';
 import { ExecutorRegistry } from './executor-registry.service';
 import { RunExecutorKind, RunRunnerKind } from './run-kind.decorator';
 
@@ -25,7 +26,7 @@ class Unmarked {
 
 const discover = (...instances: unknown[]): ExecutorRegistry => {
   const discovery = { getProviders: () => [...instances.map((instance) => ({ instance })), { instance: null }] } as unknown as DiscoveryService;
-  const registry = new ExecutorRegistry(discovery, new Reflector());
+  const registry = new ExecutorRegistry(new Declarations(discovery, new MetadataScanner(), new Reflector()));
   registry.onModuleInit();
   return registry;
 };

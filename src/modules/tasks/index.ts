@@ -1,5 +1,5 @@
 /** The tasks module's public face: other modules and the composition root import `@modules/tasks`, never its files. */
-export { SavedAgents, type SavedAgentSource, type SavedAgentSpec } from './saved-agents';
+export { SAVED_AGENTS, type SavedAgentSource, type SavedAgentSpec } from './saved-agents';
 export { McpSecretKeyMissingError } from './tasks.errors';
 export { RunJob } from './run.job';
 export { WorkspaceOps } from './workspace/workspace-ops';

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { stat } from 'node:fs/promises';
 import type { RequestOrigin } from '@core/context/request-context';
+import { WorkerRequestHandler, type WorkerRequestContext } from '@core/lease';
 import { EventStore } from '@modules/events';
 import { toPatchResponse } from './task-run.dto';
 import type { PatchMetadata, TaskArtifactEntity } from './task-artifact.entity';
@@ -26,14 +27,7 @@ export class PatchesService {
     private readonly artifacts: TaskArtifactRepository,
     private readonly events: EventStore,
     private readonly ops: WorkspaceOps,
-  ) {
-    for (const action of ['apply', 'revert'] as const) {
-      this.ops.register(`patch.${action}`, (args, { tenantId }) => {
-        const a = args as PatchOp;
-        return this.transition(tenantId, a.taskId, a.runId, a.artifactId, action, a.origin);
-      });
-    }
-  }
+  ) {}
 
   apply(tenantId: string, taskId: string, runId: string, artifactId: string, origin: RequestOrigin | null) {
     return this.onWorker(tenantId, 'apply', { taskId, runId, artifactId, origin });
@@ -41,6 +35,18 @@ export class PatchesService {
 
   revert(tenantId: string, taskId: string, runId: string, artifactId: string, origin: RequestOrigin | null) {
     return this.onWorker(tenantId, 'revert', { taskId, runId, artifactId, origin });
+  }
+
+  /** Worker side of `apply` (the `patch.apply` workspace operation). */
+  @WorkerRequestHandler('patch.apply')
+  applyOnWorker(op: PatchOp, { tenantId }: WorkerRequestContext) {
+    return this.transition(tenantId, op.taskId, op.runId, op.artifactId, 'apply', op.origin);
+  }
+
+  /** Worker side of `revert` (the `patch.revert` workspace operation). */
+  @WorkerRequestHandler('patch.revert')
+  revertOnWorker(op: PatchOp, { tenantId }: WorkerRequestContext) {
+    return this.transition(tenantId, op.taskId, op.runId, op.artifactId, 'revert', op.origin);
   }
 
   private async onWorker(tenantId: string, action: PatchAction, op: PatchOp): Promise<ReturnType<typeof toPatchResponse>> {

@@ -1,5 +1,3 @@
-import { Injectable } from '@nestjs/common';
-
 /**
  * A saved agent's definition as a task or an Agent Chat session uses it (docs/api.md §5 `agent_id`). `mcpServers`
  * are opened (literal secrets in the clear): they live in memory only, on their way into a task that seals them again.
@@ -27,19 +25,8 @@ export interface SavedAgentSource {
 }
 
 /**
- * Where tasks and Agent Chat find saved agents. The agents module registers itself (it imports the tasks module for
- * MCP sealing and validation, so tasks cannot import it).
+ * The token tasks and Agent Chat inject their SavedAgentSource with (`@Inject(SAVED_AGENTS)`). The agents module
+ * provides it (its AgentsService) and exports it to every module: it is global because it imports this module's
+ * vocabulary (these types, McpSecretKeyMissingError), so tasks cannot import it. A process without it does not boot.
  */
-@Injectable()
-export class SavedAgents {
-  private source: SavedAgentSource | undefined;
-
-  register(source: SavedAgentSource): void {
-    this.source = source;
-  }
-
-  resolve(tenantId: string, agentId: string, version?: number): Promise<SavedAgentSpec> {
-    if (!this.source) throw new Error('saved agents are not loaded in this process (AgentsModule missing)');
-    return this.source.resolve(tenantId, agentId, version);
-  }
-}
+export const SAVED_AGENTS = Symbol('SAVED_AGENTS');

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { resolveSecretKey, sealSecret } from '@core/crypto/secret-box';
 import { ExecutorRegistry } from './executor-registry.service';
@@ -8,7 +8,7 @@ import { TaskEntity } from './task.entity';
 import { newId } from './task-ids';
 import { TaskRepository } from './task.repository';
 import { hasLiteralMcpValues, sealMcpServers } from '@modules/mcp';
-import { SavedAgents, type SavedAgentSpec } from './saved-agents';
+import { SAVED_AGENTS, type SavedAgentSource, type SavedAgentSpec } from './saved-agents';
 import { ExecutionKindUnavailableError, InvalidTaskError, McpSecretKeyMissingError, TaskNotFoundError } from './tasks.errors';
 import { WorkspaceOps } from './workspace/workspace-ops';
 import { WorkspaceCaller, WorkspaceService, type WorkspaceSpec } from '@modules/workspaces';
@@ -33,7 +33,7 @@ export class TasksService {
     private readonly registry: ExecutorRegistry,
     private readonly workspaces: WorkspaceService,
     private readonly ops: WorkspaceOps,
-    private readonly agents: SavedAgents,
+    @Inject(SAVED_AGENTS) private readonly agents: SavedAgentSource,
     config: AppConfig,
   ) {
     this.secretKey = resolveSecretKey(config);

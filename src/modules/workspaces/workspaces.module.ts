@@ -1,5 +1,4 @@
-import { Module, OnModuleInit } from '@nestjs/common';
-import { SystemInfoRegistry } from '@core/health/system-info.registry';
+import { Module } from '@nestjs/common';
 import { COMMAND_SANDBOX } from './command-sandbox';
 import { SandboxService } from './sandbox/sandbox.service';
 import { WorkspaceService } from './workspace/workspace.service';
@@ -15,21 +14,13 @@ import { WorkspaceService } from './workspace/workspace.service';
 export class WorkspacesModule {}
 
 /**
- * Worker-only: the command sandbox (bubblewrap, the egress proxy, limits), handed out as COMMAND_SANDBOX. The api role
- * never builds it, so it never probes bubblewrap or spawns a process.
+ * Worker-only: the command sandbox (bubblewrap, the egress proxy, limits), handed out as COMMAND_SANDBOX, and the
+ * `sandbox` field of the worker's /healthz (SandboxService.describe). The api role never builds it, so it never probes
+ * bubblewrap or spawns a process.
  */
 @Module({
   imports: [WorkspacesModule],
   providers: [SandboxService, { provide: COMMAND_SANDBOX, useExisting: SandboxService }],
   exports: [COMMAND_SANDBOX, WorkspacesModule],
 })
-export class WorkspacesWorkerModule implements OnModuleInit {
-  constructor(
-    private readonly registry: SystemInfoRegistry,
-    private readonly sandbox: SandboxService,
-  ) {}
-
-  onModuleInit(): void {
-    this.registry.addLiveness('sandbox', () => this.sandbox.describe());
-  }
-}
+export class WorkspacesWorkerModule {}

@@ -1,9 +1,9 @@
 import { AgentChatRepository, isUniqueViolation } from '@modules/agent-chat/agent-chat.repository';
 import { QueueRepository } from '@modules/agent-chat/queue/queue.repository';
 import { TurnLeaseRepository } from '@modules/agent-chat/turns/turn-lease.repository';
-import { AdapterSessionRepository } from '@modules/agent-chat/external/adapter-session.repository';
+import { AdapterSessionRepository } from '@modules/external-agents/adapter-session.repository';
 import { ApprovalsRepository } from '@modules/approvals/approvals.repository';
-import { SessionKeysRepository } from '@modules/agent-chat/external/session-keys.repository';
+import { SessionKeysRepository } from '@modules/external-agents/session-keys.repository';
 import type { EventBus } from '@core/bus/event-bus.port';
 import { InProcessEventBus } from '@core/bus/in-process-event-bus.adapter';
 import { MetricsService } from '@core/metrics/metrics.service';

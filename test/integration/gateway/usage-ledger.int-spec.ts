@@ -4,8 +4,6 @@ import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '@core/config/app-config';
 
-import { SystemInfoRegistry } from '@core/health/system-info.registry';
-
 import { UsageEventEntity } from '@modules/inference/usage/usage-event.entity';
 import { UsageLedgerService, UsageRecord } from '@modules/inference/usage/usage-ledger.service';
 import { UsageRepository } from '@modules/inference/usage/usage.repository';
@@ -48,7 +46,7 @@ describe.each([
     tdb = await openTestDatabase(mode === 'scaled' ? 'postgres' : 'pglite', { poolSize: 4, entities: [UsageEventEntity], prefix: 'hecate-ledger-' });
     ds = tdb.dataSource;
     dataDir = tdb.dataDir;
-    ledger = new UsageLedgerService(configFor(dataDir), new UsageRepository(ds), new SystemInfoRegistry());
+    ledger = new UsageLedgerService(configFor(dataDir), new UsageRepository(ds));
     await ledger.onModuleInit();
   });
   afterEach(async () => {
@@ -140,7 +138,7 @@ describe.each([
       const config = configFor(dataDir);
       config.gateway.usage.bufferMax = n; // one flush, one spool file of three slices
       const repo = new UsageRepository(ds);
-      const big = new UsageLedgerService(config, repo, new SystemInfoRegistry());
+      const big = new UsageLedgerService(config, repo);
       await big.onModuleInit();
       // Count the COPYs (each still runs against PGlite).
       let copies = 0;
@@ -173,7 +171,7 @@ describe.each([
       );
       // The current spool with a line cut short by the crash.
       writeFileSync(join(spool, 'current.csv'), `${line('01a20000-0000-7000-8000-000000000002', 'req_new2')}\n01a20000-0000-7000-8000-00000000`);
-      const restarted = new UsageLedgerService(configFor(dataDir), new UsageRepository(ds), new SystemInfoRegistry());
+      const restarted = new UsageLedgerService(configFor(dataDir), new UsageRepository(ds));
       await restarted.onModuleInit();
       restarted.onModuleDestroy();
       expect(await count()).toBe(32);

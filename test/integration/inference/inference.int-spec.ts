@@ -5,7 +5,6 @@ import { AppConfig } from '@core/config/app-config';
 import { AppConfigValues, loadConfig } from '@core/config/config.loader';
 import { ConfigModule } from '@core/config/config.module';
 import { DatabaseModule, openDatabase } from '@core/database/database.module';
-import { SystemInfoRegistry } from '@core/health/system-info.registry';
 import { InfrastructureModule } from '@core/infrastructure.module';
 import { MetricsService } from '@core/metrics/metrics.service';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
@@ -32,9 +31,9 @@ import { uniqueId } from '../../support/infra';
  *
  * CoreModule itself also imports HealthModule, whose @nestjs/terminus is ESM-only and cannot be loaded by Jest's
  * CommonJS runtime (nor can @nestjs/testing): the root module below imports CoreModule's other three modules and
- * provides the HealthModule services the graph uses (SystemInfoRegistry, MetricsService), globally as HealthModule does.
+ * provides the HealthModule service the graph uses (MetricsService), globally as HealthModule does.
  */
-@Module({ providers: [SystemInfoRegistry, MetricsService], exports: [SystemInfoRegistry, MetricsService] })
+@Module({ providers: [MetricsService], exports: [MetricsService] })
 class SystemInfoStandIn {}
 
 const OPENAI_KEY = 'sk-inference-int-openai-0001';

@@ -1,8 +1,19 @@
+import { type DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import type { DataSource } from 'typeorm';
 import { RedisEventBus } from '@core/bus/redis-event-bus.adapter';
 import type { AppConfig } from '@core/config/app-config';
 import { ConflictError, DomainError } from '@core/http/domain-error';
-import { Lease, NO_WORKER_OPERATOR_ACTION, noWorkerAnswered, WorkerRequests, type WorkerRequestHandler } from '@core/lease';
+import { Declarations } from '@core/discovery/declarations';
+import {
+  Lease,
+  NO_WORKER_OPERATOR_ACTION,
+  noWorkerAnswered,
+  type WorkerRequestContext,
+  WorkerRequestHandler,
+  WorkerRequestJob,
+  WorkerRequests,
+  type WorkerRequestRun,
+} from '@core/lease';
 import { BullmqRunQueue } from '@core/queue/bullmq-run-queue.adapter';
 import { RedisConnections } from '@core/redis/redis-connections';
 import { MIGRATIONS } from '@migrations';
@@ -18,6 +29,32 @@ interface Proc {
 const config = { tasks: { leaseSeconds: 1 } } as unknown as AppConfig;
 const noWorker = (taken: boolean) => noWorkerAnswered(taken ? 'the worker did not answer' : 'no worker took the request', { userMessage: 'It did not run.' });
 
+/** Providers of a worker that declare their handlers, as the modules do. */
+class Greeter {
+  @WorkerRequestHandler('test.greet')
+  async greet(payload: { name: string }, ctx: WorkerRequestContext) {
+    return { hello: payload.name, tenant: ctx.tenantId };
+  }
+
+  @WorkerRequestHandler('test.keyed', { input: true })
+  async keyed(_payload: unknown, ctx: WorkerRequestContext) {
+    return { got: ctx.input?.key === 'k-1' };
+  }
+}
+
+class SecondGreeter {
+  @WorkerRequestHandler('test.greet')
+  async greet() {
+    return { hello: 'twice' };
+  }
+}
+
+/** The worker's boot: WorkerRequestJob finds the handlers among `providers` (as Nest's DiscoveryService lists them). */
+const boot = (requests: WorkerRequests, providers: object[]): void => {
+  const discovery = { getProviders: () => providers.map((instance) => ({ instance })) } as unknown as DiscoveryService;
+  new WorkerRequestJob(requests, new Declarations(discovery, new MetadataScanner(), new Reflector())).onModuleInit();
+};
+
 /**
  * The worker-request primitive (core/lease WorkerRequests) on Postgres, a BullMQ queue and the Redis bus, with an api
  * process and worker processes of their own: the answer, the worker's error raised unchanged, the one no-worker
@@ -31,9 +68,11 @@ describe('worker requests (postgres, bullmq, redis bus)', () => {
 
   const proc = async (worker?: {
     concurrency: number;
-    handlers: Record<string, WorkerRequestHandler>;
+    handlers: Record<string, WorkerRequestRun>;
     input?: string[];
     queues?: Array<'system' | 'runs'>;
+    /** Providers whose @WorkerRequestHandler methods the worker finds at boot. */
+    declared?: object[];
   }): Promise<Proc> => {
     const redis = new RedisConnections(testRedisUrl());
     await redis.waitReady();
@@ -42,6 +81,7 @@ describe('worker requests (postgres, bullmq, redis bus)', () => {
     const requests = new WorkerRequests(ds, config, queue, bus);
     if (worker) {
       for (const [kind, run] of Object.entries(worker.handlers)) requests.register(kind, run, { input: worker.input?.includes(kind) });
+      if (worker.declared) boot(requests, worker.declared);
       await queue.consume(worker.queues ?? ['system'], worker.concurrency, async (name, payload, ctx) => {
         if (name === 'worker.request' || name === 'worker.request.runs') await requests.execute(payload as { requestId: string; tenantId: string }, ctx);
       });
@@ -102,6 +142,21 @@ describe('worker requests (postgres, bullmq, redis bus)', () => {
     await proc({ concurrency: 1, handlers: { 'test.where': async () => ({ by: 'runs' }) }, queues: ['runs'] });
     expect(await api.requests.ask('t', 'test.where', {}, { waitMs: 10_000, noWorker, queue: 'runs' })).toEqual({ by: 'runs' });
     expect(await api.requests.ask('t', 'test.where', {}, { waitMs: 10_000, noWorker })).toEqual({ by: 'system' });
+  });
+
+  it("a worker runs the @WorkerRequestHandler methods of its providers, found at boot; an `input` kind gets the api's input", async () => {
+    const api = await proc();
+    await proc({ concurrency: 1, handlers: {}, declared: [new Greeter()] });
+    expect(await api.requests.ask('tenant-g', 'test.greet', { name: 'ada' }, { waitMs: 10_000, noWorker })).toEqual({ hello: 'ada', tenant: 'tenant-g' });
+    expect(await api.requests.ask('t', 'test.keyed', {}, { waitMs: 10_000, noWorker, input: { key: 'k-1' } })).toEqual({ got: true });
+    expect(JSON.stringify(await lastOfKind('test.keyed'))).not.toContain('k-1');
+  });
+
+  it('a kind declared twice stops the worker at boot, naming both handlers', async () => {
+    const { requests } = await proc();
+    expect(() => boot(requests, [new Greeter(), new SecondGreeter()])).toThrow(
+      'worker request kind "test.greet" is declared twice: Greeter.greet, SecondGreeter.greet',
+    );
   });
 
   it('a kind no worker has a handler for is a 500 internal error, not a hang', async () => {

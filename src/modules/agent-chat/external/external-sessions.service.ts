@@ -1,41 +1,29 @@
-import { busChannels } from '@core/bus';
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { WorkspaceOps } from '@modules/tasks';
-import { EventBus } from '@core/bus/event-bus.port';
 import type { Principal } from '@core/context/request-context';
-import { noWorkerAnswered, WorkerRequests } from '@core/lease';
 import { AdapterCatalog } from '@modules/agent-adapters';
+import { ExternalAgentSessions } from '@modules/external-agents';
 import { canonicalWorkspace, newChatId } from '../agent-chat-inputs';
 import type { CreateAgentChatSessionDto } from '../agent-chat.dto';
 import { adapterNotFound, workspaceRequired } from '../agent-chat.errors';
 import { AgentChatRepository } from '../agent-chat.repository';
-import { AdapterSessionRepository } from './adapter-session.repository';
-import { SessionKeysRepository } from './session-keys.repository';
-import { ADAPTER_OPEN_REQUEST, type AdapterOpenRequest, type MessageRow } from '../agent-chat-rows';
+import type { MessageRow } from '../agent-chat-rows';
 import { UsageLedgerService } from '@modules/inference';
 import { formatUsd } from '@core/money';
-import { ignoreFailure } from '@core/logging/ignore-failure';
-
-/** Beyond the adapter's own start ceiling: the queue hand-off and the bus round trip. */
-const OPEN_WAIT_MS = 75_000;
 
 /**
- * External Agent sessions, api side (docs/design.md §11: the adapter runs on a worker). Create opens the adapter on a
- * worker — initialize + `session/new` in the session's workspace, a worker request — and answers once the native
- * session id is persisted; an adapter that cannot start fails the create (502 with its diagnostic) and leaves no
- * session behind.
- * Close and delete ring the worker holding the adapter and give its lease up (the lease ends it even if the ring is lost).
+ * External Agent sessions as Agent Chat keeps them (docs/design.md §11: the adapter runs on a worker). Create writes the
+ * session and opens its adapter through the external-agents module, answering once the native session id is persisted;
+ * an adapter that cannot start fails the create (502 with its diagnostic) and leaves no session behind. Close and
+ * delete release the adapter there; metered turns get their cost from this gateway's usage rows.
  */
 @Injectable()
 export class ExternalSessionsService {
   constructor(
     private readonly repo: AgentChatRepository,
-    private readonly rows: AdapterSessionRepository,
-    private readonly keys: SessionKeysRepository,
+    private readonly sessions: ExternalAgentSessions,
     private readonly usage: UsageLedgerService,
     private readonly adapters: AdapterCatalog,
-    private readonly requests: WorkerRequests,
-    @Inject(EventBus) private readonly bus: EventBus,
     private readonly ops: WorkspaceOps,
   ) {}
 
@@ -66,23 +54,10 @@ export class ExternalSessionsService {
     return id;
   }
 
-  /** Opens the adapter on a worker of the runs queue (a worker request); any failure deletes the session, then raises. */
+  /** Opens the adapter on a worker (ExternalAgentSessions); any failure deletes the session, then raises. */
   private async open(tenantId: string, sessionId: string, adapterId: string): Promise<void> {
-    const request: AdapterOpenRequest = { session_id: sessionId };
     try {
-      await this.requests.ask(
-        tenantId,
-        ADAPTER_OPEN_REQUEST,
-        { ...request },
-        {
-          queue: 'runs',
-          waitMs: OPEN_WAIT_MS,
-          noWorker: () =>
-            noWorkerAnswered(`no worker started the ${adapterId} adapter within ${OPEN_WAIT_MS / 1000} s`, {
-              userMessage: 'The external agent did not start.',
-            }),
-        },
-      );
+      await this.sessions.open(tenantId, sessionId, adapterId);
     } catch (err) {
       await this.repo.transaction((m) => this.repo.deleteSession(m, tenantId, sessionId));
       throw err;
@@ -114,15 +89,7 @@ export class ExternalSessionsService {
   }
 
   /** `close` (history kept) or `delete`: the holder closes the native session and ends the process group. */
-  async release(sessionId: string, action: 'close' | 'delete'): Promise<void> {
-    try {
-      if (action === 'close') await this.rows.markClosed(sessionId);
-      // Its gateway key goes now, whether or not a worker still holds the adapter (the recovery pass retries).
-      await this.keys.revokeAll(sessionId).catch(ignoreFailure('session gateway keys revoke', 'the recovery pass revokes session keys no adapter holds'));
-    } finally {
-      await this.bus
-        .send(busChannels.agentChatAdapterControl, { session_id: sessionId, action })
-        .catch(ignoreFailure('adapter control message', 'the worker holding the adapter ends it at its idle timeout'));
-    }
+  release(sessionId: string, action: 'close' | 'delete'): Promise<void> {
+    return this.sessions.release(sessionId, action);
   }
 }

@@ -4,8 +4,8 @@ import { AppConfig } from '@core/config/app-config';
 import { COMMAND_SANDBOX, type CommandSandbox, WorkspaceGit } from '@modules/workspaces';
 import type { MessageRow, SessionRow, TurnRow } from '../agent-chat-rows';
 import { AgentChatRepository } from '../agent-chat.repository';
-import { AdapterSessionHost, type LiveAdapter, type Restored } from './adapter-session-host';
-import { AdapterSessionRepository } from './adapter-session.repository';
+import { AdapterSessionHost, type LiveAdapter, type Restored } from '@modules/external-agents';
+import { TurnLeaseRepository } from '../turns/turn-lease.repository';
 import { errorText, ExternalPromptPhase, type PromptResult, type TurnState } from './external-turn.prompt';
 import { type Activity, ExternalTurnSettler, type Note } from './external-turn.settler';
 
@@ -37,7 +37,7 @@ export class ExternalTurnExecutor {
   constructor(
     private readonly config: AppConfig,
     private readonly repo: AgentChatRepository,
-    private readonly adapterRows: AdapterSessionRepository,
+    private readonly leases: TurnLeaseRepository,
     private readonly host: AdapterSessionHost,
     @Inject(COMMAND_SANDBOX) private readonly sandbox: CommandSandbox,
     @Inject(EventBus) private readonly bus: EventBus,
@@ -116,7 +116,7 @@ export class ExternalTurnExecutor {
       return 'settled';
     }
     if (!('owner' in acquired)) return acquired;
-    if (await this.adapterRows.unclaimTurn(turn.id, token)) {
+    if (await this.leases.unclaimTurn(turn.id, token)) {
       await this.bus.send(busChannels.agentChatAdapterOwner.of(acquired.owner), { turnId: turn.id, tenantId: turn.tenant_id });
     }
     return 'forwarded';

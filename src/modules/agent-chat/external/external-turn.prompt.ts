@@ -4,7 +4,7 @@ import { ignoreFailure } from '@core/logging/ignore-failure';
 import { type Acp, AcpProtocolError } from '@modules/agent-adapters';
 import type { MessageRow, SessionRow, TurnRow } from '../agent-chat-rows';
 import { ApprovalCoordinator, type PermissionContext } from '../approvals/approval-coordinator';
-import { AdapterSessionHost, type LiveAdapter } from './adapter-session-host';
+import { AdapterSessionHost, type LiveAdapter } from '@modules/external-agents';
 import { TurnLeaseRepository } from '../turns/turn-lease.repository';
 import { type Activity, type ExternalOutcome, ExternalTurnSettler, type Note, type PromptUsage } from './external-turn.settler';
 

@@ -1,7 +1,7 @@
-import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { ConflictError } from '@core/http/domain-error';
-import { WorkerRequests, type WorkerRequestContext } from '@core/lease';
+import { type WorkerRequestContext, WorkerRequestHandler } from '@core/lease';
 import { COMMAND_SANDBOX, type CommandSandbox, WorkspaceGit } from '@modules/workspaces';
 import { REVERT_REQUEST, type RevertRequest, type RevertResult } from '../agent-chat-rows';
 import { AgentChatTurnsService } from '../turns/agent-chat-turns.service';
@@ -14,22 +14,15 @@ import { diffStatOf, fileView, parseUnifiedDiff } from './changed-files';
  * turn's base tree again, with a `files_reverted` record. Any failure answers 409 `revert failed: …` with the paths.
  */
 @Injectable()
-export class AgentChatRevertRunner implements OnModuleInit {
+export class AgentChatRevertRunner {
   constructor(
     private readonly repo: AgentChatRepository,
     private readonly turns: AgentChatTurnsService,
     @Inject(COMMAND_SANDBOX) private readonly sandbox: CommandSandbox,
     private readonly config: AppConfig,
-    private readonly requests: WorkerRequests,
   ) {}
 
-  onModuleInit(): void {
-    this.requests.register(
-      REVERT_REQUEST,
-      async (payload, ctx) => (await this.execute(payload as unknown as RevertRequest, ctx)) as unknown as Record<string, unknown>,
-    );
-  }
-
+  @WorkerRequestHandler(REVERT_REQUEST)
   async execute(revert: RevertRequest, ctx: WorkerRequestContext): Promise<RevertResult> {
     try {
       return await this.revert(ctx.tenantId, revert, ctx.signal);

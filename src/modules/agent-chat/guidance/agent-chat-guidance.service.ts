@@ -22,7 +22,7 @@ const receiptOf = (g: GuidanceRow) => ({
 /**
  * Guidance (docs/api.md §5 inject-user-message, docs/design.md §11.5): user messages for a running turn, stored as rows first and
  * announced second; the next model call of the session's running turn takes them, exactly once, in the transaction
- * that appends them to its conversation. Also the agent loop's GuidanceSource (registered on workers).
+ * that appends them to its conversation. Also the agent loop's GuidanceSource (GUIDANCE_SOURCE, provided on workers).
  */
 @Injectable()
 export class AgentChatGuidanceService implements GuidanceSource {

@@ -9,7 +9,7 @@ import { AgentChatQueueService } from '../queue/agent-chat-queue.service';
 import { TurnRuntimes } from './turn-runtime';
 import { QueueRepository } from '../queue/queue.repository';
 import { TurnLeaseRepository } from './turn-lease.repository';
-import { SessionKeysRepository } from '../external/session-keys.repository';
+import { ExternalAgentSessions } from '@modules/external-agents';
 
 const BATCH = 200;
 /** Queued-next items left `starting` by a process that died are looked at after this long. */
@@ -39,7 +39,7 @@ export class AgentChatRecoveryService implements OnApplicationBootstrap, OnAppli
     private readonly runtimes: TurnRuntimes,
     private readonly queue: AgentChatQueueService,
     private readonly approvals: TurnApprovalsService,
-    private readonly keys: SessionKeysRepository,
+    private readonly externalSessions: ExternalAgentSessions,
     @Inject(EventBus) private readonly bus: EventBus,
   ) {}
 
@@ -86,7 +86,7 @@ export class AgentChatRecoveryService implements OnApplicationBootstrap, OnAppli
     for (const a of await this.approvals.reconcileOrphans())
       rootLogger().info({ approval_id: a.id, session_id: a.session_id }, 'pending approval without a waiter: timed_out (startup_reconcile)');
     // Gateway keys of metered adapters whose worker died without revoking them.
-    await this.keys.revokeOrphans(KEY_GRACE_MS);
+    await this.externalSessions.revokeOrphanKeys(KEY_GRACE_MS);
     // Queued-next: items a dead process left `starting`, and idle sessions that still have waiting items.
     await this.queueRows.recoverStartingItems(STARTING_GRACE_MS);
     for (const sessionId of await this.queueRows.sessionsToDrain(BATCH)) await this.queue.drain(sessionId);

@@ -1,4 +1,4 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { RequestOrigin } from '@core/context/request-context';
 import { DomainError } from '@core/http/domain-error';
 import { AgentLoopRunsService } from '@modules/agent-loop';
@@ -6,7 +6,7 @@ import { type RunResponse, TaskRunChainsService } from '@modules/tasks';
 import { isActiveTurn, type TurnRow } from '../agent-chat-rows';
 import { AgentChatTurnsService } from './agent-chat-turns.service';
 import { AgentChatRepository, NOW } from '../agent-chat.repository';
-import { type LaunchRequest, type TurnRuntime, TurnRuntimes } from './turn-runtime';
+import { type LaunchRequest, type TurnRuntime, TurnRuntimeKind } from './turn-runtime';
 
 /** An agent turn whose api died between persisting it and starting its run is failed after this long. */
 const START_GRACE_MS = 60_000;
@@ -19,7 +19,8 @@ const DIFF_AFTER_CANCEL_WAIT_MS = 15_000;
  * follows its run (docs/design.md §11.4: the terminal state is read from Postgres), settled by whoever reads first.
  */
 @Injectable()
-export class AgentTurnRuntime implements TurnRuntime, OnModuleInit {
+@TurnRuntimeKind()
+export class AgentTurnRuntime implements TurnRuntime {
   readonly kind = 'agent' as const;
 
   constructor(
@@ -27,12 +28,7 @@ export class AgentTurnRuntime implements TurnRuntime, OnModuleInit {
     private readonly turns: AgentChatTurnsService,
     private readonly chains: TaskRunChainsService,
     private readonly agentRuns: AgentLoopRunsService,
-    private readonly runtimes: TurnRuntimes,
   ) {}
-
-  onModuleInit(): void {
-    this.runtimes.register(this);
-  }
 
   /** The previous turn's segment goes on when it was an agent turn with a run (tools stayed on). */
   continues(previous: TurnRow | null): TurnRow | null {

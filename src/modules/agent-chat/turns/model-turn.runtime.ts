@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { busChannels, EventBus } from '@core/bus';
 import { rootLogger } from '@core/logging/logger';
 import { RunQueue } from '@core/queue/run-queue.port';
@@ -7,28 +7,24 @@ import { isActiveTurn, type RuntimeKind, type TurnRow } from '../agent-chat-rows
 import { AgentChatTurnsService } from './agent-chat-turns.service';
 import { TurnLeaseRepository } from './turn-lease.repository';
 import { AgentChatRepository } from '../agent-chat.repository';
-import { type LaunchRequest, type TurnRuntime, TurnRuntimes } from './turn-runtime';
+import { type LaunchRequest, type TurnRuntime, TurnRuntimeKind } from './turn-runtime';
 
 /**
  * `runtime_kind: model` (docs/api.md §4 direct model chat, docs/design.md §11.2): a turn is an `agent_chat.turn` job a worker claims
  * under the turn's lease (AgentChatTurnRunner). No task is created.
  */
 @Injectable()
-export class ModelTurnRuntime implements TurnRuntime, OnModuleInit {
+@TurnRuntimeKind()
+export class ModelTurnRuntime implements TurnRuntime {
   readonly kind: RuntimeKind = 'model';
 
   constructor(
     private readonly repo: AgentChatRepository,
     private readonly leases: TurnLeaseRepository,
     private readonly turns: AgentChatTurnsService,
-    private readonly runtimes: TurnRuntimes,
     @Inject(RunQueue) private readonly queue: RunQueue,
     @Inject(EventBus) private readonly bus: EventBus,
   ) {}
-
-  onModuleInit(): void {
-    this.runtimes.register(this);
-  }
 
   continues(_previous: TurnRow | null): TurnRow | null {
     return null;
@@ -84,6 +80,7 @@ export class ModelTurnRuntime implements TurnRuntime, OnModuleInit {
  * worker holding that adapter. Every turn of the session continues its one segment (the native session).
  */
 @Injectable()
+@TurnRuntimeKind()
 export class ExternalAgentTurnRuntime extends ModelTurnRuntime {
   override readonly kind: RuntimeKind = 'external_agent';
 

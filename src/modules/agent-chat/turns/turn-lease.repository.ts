@@ -94,6 +94,17 @@ export class TurnLeaseRepository {
     return TURN_LEASE.release(this.manager, id, token);
   }
 
+  /** Hands a claimed external-agent turn back (its session's adapter lives on another worker, which is asked to run it). */
+  async unclaimTurn(turnId: string, token: string): Promise<boolean> {
+    const { affected } = await execSql(
+      this.manager,
+      `UPDATE agent_chat_turns SET status = 'queued', attempts = GREATEST(attempts - 1, 0), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, enqueued_at = now(), updated_at = now()
+        WHERE id = $1 AND lease_token = $2 AND status = 'running'`,
+      [turnId, token],
+    );
+    return affected > 0;
+  }
+
   async markEnqueued(id: string): Promise<void> {
     await execSql(this.manager, `UPDATE agent_chat_turns SET enqueued_at = now() WHERE id = $1`, [id]);
   }

@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleInit, SetMetadata } from '@nestjs/common';
+import { Declarations } from '@core/discovery/declarations';
 import type { Principal, RequestOrigin } from '@core/context/request-context';
 import type { RuntimeKind, SessionRow, TurnRow } from '../agent-chat-rows';
 import { adapterNotFound } from '../agent-chat.errors';
@@ -20,7 +21,7 @@ export interface LaunchRequest {
 /**
  * One kind of turn (docs/api.md §4 `runtime_kind`): what runs it and how it is followed, stopped and recovered. The session,
  * its transcript, the busy rule, the streams, guidance, the queue and the guardrails are the same for every runtime —
- * a third one (External Agent) is one more implementation registered here.
+ * a third one (External Agent) is one more provider marked @TurnRuntimeKind().
  */
 export interface TurnRuntime {
   readonly kind: RuntimeKind;
@@ -36,14 +37,23 @@ export interface TurnRuntime {
   recover(turn: TurnRow): Promise<void>;
 }
 
-/** The registered runtimes (each registers itself when its module starts). */
+const TURN_RUNTIME_METADATA = 'hecate:agent-chat-turn-runtime';
+
+/** Marks a provider as the TurnRuntime of its `kind`: TurnRuntimes finds every one at startup; a kind declared twice is a boot error. */
+export const TurnRuntimeKind = (): ClassDecorator => SetMetadata(TURN_RUNTIME_METADATA, true);
+
+/** The runtimes of this process: every @TurnRuntimeKind() provider, found at startup (both roles build all three). */
 @Injectable()
-export class TurnRuntimes {
+export class TurnRuntimes implements OnModuleInit {
   private readonly runtimes = new Map<string, TurnRuntime>();
 
-  register(runtime: TurnRuntime): void {
-    if (this.runtimes.has(runtime.kind)) throw new Error(`agent chat runtime "${runtime.kind}" registered twice`);
-    this.runtimes.set(runtime.kind, runtime);
+  constructor(private readonly declarations: Declarations) {}
+
+  onModuleInit(): void {
+    for (const { instance: runtime } of this.declarations.classes<true, TurnRuntime>(TURN_RUNTIME_METADATA)) {
+      if (this.runtimes.has(runtime.kind)) throw new Error(`agent chat runtime "${runtime.kind}" registered twice`);
+      this.runtimes.set(runtime.kind, runtime);
+    }
   }
 
   /** The runtime of a kind; an unregistered one answers 400 `agent_chat.adapter_not_found`. */

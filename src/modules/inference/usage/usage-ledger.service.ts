@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { BeforeApplicationShutdown, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { InvalidRequestError } from '@core/http/domain-error';
-import { SystemInfoRegistry } from '@core/health/system-info.registry';
+import { SystemStat } from '@core/health/system-info.decorator';
 import { rootLogger } from '@core/logging/logger';
 import type { UsageEventEntity } from './usage-event.entity';
 import { UsageFilter, UsageRepository, type UsageBucket, type UsageGroup, type UsageWindow, type WindowTotals } from './usage.repository';
@@ -102,7 +102,6 @@ export class UsageLedgerService implements OnModuleInit, OnModuleDestroy, Before
   constructor(
     private readonly config: AppConfig,
     private readonly repo: UsageRepository,
-    private readonly info: SystemInfoRegistry,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -112,12 +111,11 @@ export class UsageLedgerService implements OnModuleInit, OnModuleDestroy, Before
     }
     this.timer = setInterval(() => void this.enqueue(false), this.config.gateway.usage.flushIntervalMs);
     this.timer.unref();
-    this.info.addStats('usage_ledger', () => ({
-      buffered: this.buffer.length,
-      spooled: this.spool?.pendingRows ?? 0,
-      written: this.written,
-      dropped: this.dropped,
-    }));
+  }
+
+  @SystemStat('usage_ledger')
+  stats() {
+    return { buffered: this.buffer.length, spooled: this.spool?.pendingRows ?? 0, written: this.written, dropped: this.dropped };
   }
 
   onModuleDestroy(): void {

@@ -1,12 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { noWorkerAnswered, WorkerRequests, type WorkerRequestHandler } from '@core/lease';
+import { noWorkerAnswered, WorkerRequests } from '@core/lease';
 
 type Json = Record<string, unknown>;
 
-/** What a worker may be asked to do with a workspace (each kind has one handler, registered at module init). */
+/**
+ * What a worker may be asked to do with a workspace; each kind's @WorkerRequestHandler is in WorkspaceOpsWorker
+ * (checks, canonical paths, removal) or PatchesService (apply, revert).
+ */
 export type WorkspaceOpKind = 'task.check' | 'patch.apply' | 'patch.revert' | 'workspace.remove' | 'workspace.canonical';
-
-export type WorkspaceOpHandler = (args: Json, ctx: { tenantId: string; signal: AbortSignal }) => Promise<Json>;
 
 /** How long the api waits for a worker to answer. */
 const WAIT_MS = 60_000;
@@ -19,11 +20,6 @@ const WAIT_MS = 60_000;
 @Injectable()
 export class WorkspaceOps {
   constructor(private readonly requests: WorkerRequests) {}
-
-  register(kind: WorkspaceOpKind, handler: WorkspaceOpHandler): void {
-    const run: WorkerRequestHandler = (args, ctx) => handler(args, { tenantId: ctx.tenantId, signal: ctx.signal });
-    this.requests.register(kind, run);
-  }
 
   /** api: runs `kind` on a worker and returns its result (or raises its error). */
   run(tenantId: string, kind: WorkspaceOpKind, args: Json): Promise<Json> {

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
 import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
+import { Liveness } from '@core/health/system-info.decorator';
 import { rootLogger } from '@core/logging/logger';
 import type { CommandSandbox, SandboxPolicy } from '../command-sandbox';
 import { EgressProxy, egressSettings } from './egress-proxy';
@@ -114,6 +115,7 @@ export class SandboxService implements OnModuleInit, OnModuleDestroy, CommandSan
   }
 
   /** `/healthz` and the startup log: what protects the host from a task's commands. */
+  @Liveness('sandbox')
   describe(): Record<string, unknown> {
     const layer = this.detected ?? 'unknown';
     return {

@@ -1,17 +1,14 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { EventBus, type Unsubscribe } from '@core/bus/event-bus.port';
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { busChannels, EventBus, type SessionDoorbell, type Unsubscribe } from '@core/bus';
 import { AppConfig } from '@core/config/app-config';
-import { DomainError } from '@core/http/domain-error';
-import { keepLease, LEASE_OWNER, newLeaseToken, WorkerRequests } from '@core/lease';
+import { keepLease, LEASE_OWNER, newLeaseToken, type WorkerRequestContext, WorkerRequestHandler } from '@core/lease';
 import { rootLogger } from '@core/logging/logger';
 import { MetricsService } from '@core/metrics/metrics.service';
 import { type Acp, AcpProcess, AdapterCatalog, type AdapterDefinition, AdapterDiscoveryService, initializeRequest } from '@modules/agent-adapters';
-import { ADAPTER_OPEN_REQUEST, type AdapterOpenRequest, type SessionRow } from '../agent-chat-rows';
-import { AgentChatErrorType } from '../agent-chat.errors';
-import { busChannels } from '@core/bus';
 import { ignoreFailure } from '@core/logging/ignore-failure';
-import { sessionChannel, type SessionDoorbell } from '../agent-chat-signals';
 import { AdapterSessionRepository } from './adapter-session.repository';
+import { adapterStartFailed } from './external-agents.errors';
+import { ADAPTER_OPEN_REQUEST, type AdapterOpenRequest, type AdapterSessionRow } from './external-agents.types';
 import { SessionKeysRepository } from './session-keys.repository';
 
 /** What the turn running on an adapter wants to hear (one turn at a time per session). */
@@ -50,7 +47,7 @@ const START_TIMEOUT_MS = 60_000;
  * group and all.
  */
 @Injectable()
-export class AdapterSessionHost implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
+export class AdapterSessionHost implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly live = new Map<string, LiveAdapter>();
   private readonly starting = new Map<string, Promise<{ live: LiveAdapter; restored: Restored } | { owner: string }>>();
   private control: Promise<Unsubscribe> | undefined;
@@ -63,15 +60,7 @@ export class AdapterSessionHost implements OnModuleInit, OnApplicationBootstrap,
     private readonly keys: SessionKeysRepository,
     @Inject(EventBus) private readonly bus: EventBus,
     private readonly metrics: MetricsService,
-    private readonly requests: WorkerRequests,
   ) {}
-
-  onModuleInit(): void {
-    this.requests.register(ADAPTER_OPEN_REQUEST, async (payload, ctx) => {
-      await this.open((payload as unknown as AdapterOpenRequest).session_id, ctx.tenantId);
-      return {};
-    });
-  }
 
   private get leaseMs(): number {
     return this.config.tasks.leaseSeconds * 1000;
@@ -107,7 +96,7 @@ export class AdapterSessionHost implements OnModuleInit, OnApplicationBootstrap,
    * The session's adapter on this worker, started (or restored) when nobody holds it; `owner` when another live
    * worker holds it (the turn belongs there).
    */
-  acquire(session: SessionRow): Promise<{ live: LiveAdapter; restored: Restored } | { owner: string }> {
+  acquire(session: AdapterSessionRow): Promise<{ live: LiveAdapter; restored: Restored } | { owner: string }> {
     const have = this.live.get(session.id);
     // Kept only while the row still names our lease: a close, or a lease another worker took, makes it stale.
     if (have?.proc.alive && session.adapter_token === have.token) {
@@ -122,7 +111,7 @@ export class AdapterSessionHost implements OnModuleInit, OnApplicationBootstrap,
     return pending;
   }
 
-  private async claimAndStart(session: SessionRow): Promise<{ live: LiveAdapter; restored: Restored } | { owner: string }> {
+  private async claimAndStart(session: AdapterSessionRow): Promise<{ live: LiveAdapter; restored: Restored } | { owner: string }> {
     const stale = this.live.get(session.id);
     if (stale) await this.end(session.id, 'lost');
     const token = newLeaseToken();
@@ -146,7 +135,7 @@ export class AdapterSessionHost implements OnModuleInit, OnApplicationBootstrap,
     }
   }
 
-  private async start(session: SessionRow, token: string): Promise<{ live: LiveAdapter; restored: Restored }> {
+  private async start(session: AdapterSessionRow, token: string): Promise<{ live: LiveAdapter; restored: Restored }> {
     const def = this.catalog.find(session.adapter_id);
     if (!def) throw new Error(`agent adapter "${session.adapter_id}" is not registered on this worker`);
     const resolved = this.discovery.resolve(def);
@@ -217,7 +206,7 @@ export class AdapterSessionHost implements OnModuleInit, OnApplicationBootstrap,
   /** ACP's handshake: `initialize`, the native session loaded (`session/load`) or a new one, the initial mode set. */
   private async handshake(
     proc: AcpProcess,
-    session: SessionRow,
+    session: AdapterSessionRow,
     def: AdapterDefinition,
   ): Promise<{ caps: Acp.AgentCapabilities; nativeId: string; restored: Restored }> {
     const init = await proc.request<Acp.InitializeResponse>('initialize', initializeRequest(), START_TIMEOUT_MS);
@@ -256,7 +245,7 @@ export class AdapterSessionHost implements OnModuleInit, OnApplicationBootstrap,
    */
   private async adapterEnvironment(
     def: AdapterDefinition,
-    session: SessionRow,
+    session: AdapterSessionRow,
     home: string,
   ): Promise<{ vars: Record<string, string>; args: string[]; keyId: string | null }> {
     const url = this.gatewayUrl();
@@ -277,9 +266,16 @@ export class AdapterSessionHost implements OnModuleInit, OnApplicationBootstrap,
     return this.config.mode === 'embedded' ? `http://127.0.0.1:${this.config.server.port}` : '';
   }
 
+  /** The `agent_chat.adapter_open` worker request (ExternalAgentSessions.open asks it when a session is created). */
+  @WorkerRequestHandler(ADAPTER_OPEN_REQUEST)
+  async openRequest(request: AdapterOpenRequest, ctx: WorkerRequestContext): Promise<Record<string, never>> {
+    await this.open(request.session_id, ctx.tenantId);
+    return {};
+  }
+
   /**
-   * The `agent_chat.adapter_open` worker request: starts the new session's adapter (session/new) and rings the
-   * session; an adapter that cannot start answers 502 with its diagnostic (stored on the session too).
+   * Starts the new session's adapter (session/new) and rings the session; an adapter that cannot start answers 502 with
+   * its diagnostic (stored on the session too).
    */
   async open(sessionId: string, tenantId: string): Promise<void> {
     const session = await this.rows.find(sessionId);
@@ -296,16 +292,11 @@ export class AdapterSessionHost implements OnModuleInit, OnApplicationBootstrap,
           await this.rows.markFailed(sessionId, error);
         }
       } else if (session?.adapter_state === 'ready') return;
-      const adapterId = session?.adapter_id ?? '';
-      throw new DomainError(AgentChatErrorType.AdapterStartFailed, 502, `the ${adapterId} adapter did not start: ${error}`, {
-        userMessage: 'The external agent could not be started.',
-        operatorAction: `Check the adapter with POST /hecate/v1/agent-adapters/${adapterId}/probe (installation, login, version).`,
-        details: { adapter_id: adapterId },
-      });
+      throw adapterStartFailed(session?.adapter_id ?? '', error);
     } finally {
       const bell: SessionDoorbell = { tenant_id: tenantId, session_id: sessionId, status: 'adapter' };
       await this.bus
-        .publish(sessionChannel(sessionId), bell)
+        .send(busChannels.agentChatSession.of(sessionId), bell)
         .catch(ignoreFailure('adapter-state doorbell', 'the adapter state is in Postgres; the doorbell only wakes its readers sooner'));
     }
   }

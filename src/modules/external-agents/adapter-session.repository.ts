@@ -1,10 +1,25 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { execSql } from '@core/database/sql';
-import type { SessionRow } from '../agent-chat-rows';
-import { ADAPTER_LEASE } from '../agent-chat-sql';
+import { Lease } from '@core/lease';
+import type { AdapterSessionRow } from './external-agents.types';
 
-/** The adapter-session lease's statements (docs/design.md §11.3) and the native session's state on the session row. */
+/**
+ * The adapter-session lease (docs/design.md §11.3): the worker whose ACP adapter process holds an External Agent session's
+ * native session. The same primitive as turns and runs; later turns of the session run on that worker.
+ */
+const ADAPTER_LEASE = new Lease({
+  table: 'agent_chat_sessions',
+  id: 'id',
+  owner: 'adapter_owner',
+  token: 'adapter_token',
+  expiresAt: 'adapter_lease_expires_at',
+});
+
+/**
+ * The adapter-session lease's statements and the native session's state: the adapter columns of an Agent Chat session
+ * row (AdapterSessionRow), which this module keeps; Agent Chat keeps the rest of the row.
+ */
 @Injectable()
 export class AdapterSessionRepository {
   constructor(private readonly dataSource: DataSource) {}
@@ -13,8 +28,8 @@ export class AdapterSessionRepository {
     return this.dataSource.manager;
   }
 
-  async find(sessionId: string): Promise<SessionRow | null> {
-    const { rows } = await execSql<SessionRow>(this.manager, `SELECT * FROM agent_chat_sessions WHERE id = $1`, [sessionId]);
+  async find(sessionId: string): Promise<AdapterSessionRow | null> {
+    const { rows } = await execSql<AdapterSessionRow>(this.manager, `SELECT * FROM agent_chat_sessions WHERE id = $1`, [sessionId]);
     return rows[0] ?? null;
   }
 
@@ -66,16 +81,5 @@ export class AdapterSessionRepository {
     await execSql(this.manager, `UPDATE agent_chat_sessions SET adapter_state = 'closed', ${ADAPTER_LEASE.clearSet}, updated_at = now() WHERE id = $1`, [
       sessionId,
     ]);
-  }
-
-  /** Hands a claimed turn back (its session's adapter lives on another worker, which is asked to run it). */
-  async unclaimTurn(turnId: string, token: string): Promise<boolean> {
-    const { affected } = await execSql(
-      this.manager,
-      `UPDATE agent_chat_turns SET status = 'queued', attempts = GREATEST(attempts - 1, 0), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, enqueued_at = now(), updated_at = now()
-        WHERE id = $1 AND lease_token = $2 AND status = 'running'`,
-      [turnId, token],
-    );
-    return affected > 0;
   }
 }

@@ -1,0 +1,21 @@
+import { SetMetadata } from '@nestjs/common';
+import type { ApprovalMetricKind } from '@core/metrics/metrics.service';
+
+export const SYSTEM_STAT_METADATA = 'hecate:system-stat';
+export const LIVENESS_METADATA = 'hecate:liveness';
+export const PENDING_APPROVALS_METADATA = 'hecate:pending-approvals';
+
+/**
+ * Marks a provider method as the field `key` of `GET /hecate/v1/system/stats`: called at each request, its value
+ * (awaited) is the field's. SystemInfoRegistry finds every one at startup; a key declared twice is a boot error.
+ */
+export const SystemStat = (key: string): MethodDecorator => SetMetadata(SYSTEM_STAT_METADATA, key);
+
+/**
+ * Marks a provider method as the field `key` of `/healthz` (a cheap, synchronous fact such as `sandbox`), on the
+ * processes that build the provider. Found at startup like @SystemStat.
+ */
+export const Liveness = (key: string): MethodDecorator => SetMetadata(LIVENESS_METADATA, key);
+
+/** Marks a provider method `() => Promise<number>` as the count of `hecate_approvals_pending{kind}`, read at each scrape. */
+export const PendingApprovalsGauge = (kind: ApprovalMetricKind): MethodDecorator => SetMetadata(PENDING_APPROVALS_METADATA, kind);
