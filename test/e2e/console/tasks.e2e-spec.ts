@@ -98,7 +98,7 @@ describe('Tasks page (browser)', () => {
     writeFileSync(join(run.workspace_path!, 'go'), '');
     await page.getByRole('region', { name: 'Run #1' }).getByRole('status').filter({ hasText: 'completed' }).waitFor();
     expect(await output().textContent()).toBe('line-1\nline-2\nline-3\n');
-    await page.getByRole('region', { name: 'Activity' }).getByText('Run completed').waitFor();
+    await page.getByRole('region', { name: 'Activity' }).getByText('Run completed', { exact: true }).waitFor();
     await screenshot(page, 'tasks-detail');
 
     // The list: the task under its kind, not under another.
