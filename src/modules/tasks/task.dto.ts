@@ -52,6 +52,8 @@ export class CreateTaskDto {
 
 export class ListTasksQueryDto {
   @IsOptional() @IsString() status?: string;
+  /** Only tasks of this execution kind (`shell`, `git`, `file`, `agent_loop`). */
+  @IsOptional() @IsString() @MaxLength(64) execution_kind?: string;
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) limit?: number;
 }
 

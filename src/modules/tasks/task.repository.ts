@@ -24,9 +24,9 @@ export class TaskRepository {
     return this.repo(manager).createQueryBuilder('t').setLock('pessimistic_write').where('t.tenant_id = :tenantId AND t.id = :id', { tenantId, id }).getOne();
   }
 
-  list(tenantId: string, q: { status?: string; limit: number }): Promise<TaskEntity[]> {
+  list(tenantId: string, q: { status?: string; executionKind?: string; limit: number }): Promise<TaskEntity[]> {
     return this.repo().find({
-      where: q.status ? { tenantId, status: q.status as TaskStatus } : { tenantId },
+      where: { tenantId, ...(q.status ? { status: q.status as TaskStatus } : {}), ...(q.executionKind ? { executionKind: q.executionKind } : {}) },
       order: { createdAt: 'DESC', id: 'DESC' },
       take: q.limit,
     });

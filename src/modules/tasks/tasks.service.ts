@@ -130,7 +130,7 @@ export class TasksService {
   }
 
   async list(tenantId: string, q: ListTasksQueryDto) {
-    const rows = await this.tasks.list(tenantId, { status: q.status, limit: Math.min(q.limit || 50, 200) });
+    const rows = await this.tasks.list(tenantId, { status: q.status, executionKind: q.execution_kind, limit: Math.min(q.limit || 50, 200) });
     return rows.map(toTaskResponse);
   }
 

@@ -562,6 +562,12 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     const { data: completed } = await c.api.get('/hecate/v1/tasks', { query: { status: 'completed', limit: 2 } });
     expect(completed.length).toBeLessThanOrEqual(2);
     expect(completed.every((t) => t.status === 'completed')).toBe(true);
+    const file = await c.createTask({ execution_kind: 'file', file_path: 'kind.txt', file_content: 'x' });
+    const shell = await c.createTask({ execution_kind: 'shell', shell_command: 'true' });
+    const { data: files } = await c.api.get('/hecate/v1/tasks', { query: { execution_kind: 'file', limit: 200 } });
+    expect(files.map((t) => t.id)).toContain(file.id);
+    expect(files.map((t) => t.id)).not.toContain(shell.id);
+    expect(files.every((t) => t.execution_kind === 'file')).toBe(true);
     expect((await settle(c.api.request('get', '/hecate/v1/tasks/{id}', { path: { id: 'task_nope' } }))).status).toBe(404);
   });
 

@@ -1,0 +1,112 @@
+import { useEffect, useId, useState } from 'react';
+import type { HecateClient } from '@hecate/sdk';
+import { useResource } from '../../components/useResource';
+import { TaskError } from './error-notice';
+import { Status } from './status';
+import type { TaskPatch } from './types';
+
+/**
+ * The run's patches (docs/api.md §4.3 `patches`): each file change with its unified diff; a proposed patch can be
+ * applied and an applied one reverted, each only if the file has not drifted since — a drift answers 409 and its
+ * envelope (what changed, what to do) is shown on the patch.
+ */
+export function PatchesPanel({ client, taskId, runId, version }: { client: HecateClient; taskId: string; runId: string; version: string }) {
+  const patches = useResource(
+    async (signal) => (await client.get('/hecate/v1/tasks/{id}/runs/{runId}/patches', { path: { id: taskId, runId }, signal })).data,
+    [client, taskId, runId, version],
+  );
+  const headingId = useId();
+  if (!patches.data?.length && !patches.error) return null;
+  return (
+    <section className="panel" aria-labelledby={headingId}>
+      <h2 id={headingId}>Patches</h2>
+      <TaskError error={patches.error} title="The patches did not load" />
+      <ul className="tasks-patches">
+        {patches.data?.map((p) => (
+          <PatchItem key={p.artifact.id} client={client} taskId={taskId} runId={runId} patch={p} />
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function PatchItem({ client, taskId, runId, patch: initial }: { client: HecateClient; taskId: string; runId: string; patch: TaskPatch }) {
+  const [patch, setPatch] = useState(initial);
+  // The list loaded again (the run changed the patch): show what it says now.
+  useEffect(() => setPatch(initial), [initial]);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const [done, setDone] = useState('');
+  const path = { id: taskId, runId, artifactId: patch.artifact.id };
+
+  const act = async (action: 'apply' | 'revert') => {
+    setBusy(true);
+    setError(undefined);
+    setDone('');
+    try {
+      const answer =
+        action === 'apply'
+          ? await client.post('/hecate/v1/tasks/{id}/runs/{runId}/patches/{artifactId}/apply', { path })
+          : await client.post('/hecate/v1/tasks/{id}/runs/{runId}/patches/{artifactId}/revert', { path });
+      setPatch(answer.data);
+      setDone(action === 'apply' ? `Applied ${answer.data.path}.` : `Reverted ${answer.data.path}.`);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <li>
+      <p className="tasks-patch__head">
+        <code>{patch.path}</code> <span className="hint">{patch.before_existed ? patch.operation : `${patch.operation}, new file`}</span>{' '}
+        <Status status={patch.status} />
+      </p>
+      <DiffView diff={patch.diff} label={`Diff of ${patch.path}`} />
+      <div className="actions">
+        {patch.status === 'proposed' && (
+          <button type="button" disabled={busy} onClick={() => void act('apply')}>
+            Apply {patch.path}
+          </button>
+        )}
+        {patch.status === 'applied' && (
+          <button type="button" className="secondary" disabled={busy} onClick={() => void act('revert')}>
+            Revert {patch.path}
+          </button>
+        )}
+      </div>
+      <p role="status" className="hint">
+        {done}
+      </p>
+      <TaskError error={error} title={`The patch to ${patch.path} was not changed`} />
+    </li>
+  );
+}
+
+/** A unified diff, each line marked as added, removed or a hunk header (the +/- stay in the text for readers). */
+export function DiffView({ diff, label }: { diff: string; label: string }) {
+  const lines = diff.replace(/\n$/, '').split('\n');
+  return (
+    <figure className="tasks-figure">
+      <figcaption className="visually-hidden">{label}</figcaption>
+      {/* Focusable so a keyboard can scroll a long diff. */}
+      <pre className="tasks-diff" tabIndex={0}>
+        {lines.map((line, i) => (
+          <span key={i} className={lineClass(line)}>
+            {line}
+            {'\n'}
+          </span>
+        ))}
+      </pre>
+    </figure>
+  );
+}
+
+function lineClass(line: string): string {
+  if (line.startsWith('+++') || line.startsWith('---')) return 'tasks-diff__file';
+  if (line.startsWith('@@')) return 'tasks-diff__hunk';
+  if (line.startsWith('+')) return 'tasks-diff__add';
+  if (line.startsWith('-')) return 'tasks-diff__del';
+  return '';
+}
