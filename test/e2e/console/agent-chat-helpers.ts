@@ -14,4 +14,3 @@ export const expectInOrderOnce = (tokens: number[]) => expect(tokens).toEqual(to
 /** The transcript's message articles (named "<who>, <status>"). */
 export const assistantReply = (page: Page, status?: string): Locator =>
   page.getByRole('region', { name: 'Transcript' }).getByRole('article', { name: status ? `Assistant, ${status}` : /^Assistant, / });
-

@@ -19,7 +19,12 @@ const SCOPE_LABELS: Record<Scope, string> = {
  * longer in the live buffer — from the running reply's pending `approval` activity (`needs_action`,
  * docs/agent-chat-approvals.md), unless the stream already said it was decided.
  */
-export function pendingApprovals(pending: ApprovalRequested[], resolved: Array<{ approval_id: string }>, running: Message | undefined, sessionId: string): ApprovalRequested[] {
+export function pendingApprovals(
+  pending: ApprovalRequested[],
+  resolved: Array<{ approval_id: string }>,
+  running: Message | undefined,
+  sessionId: string,
+): ApprovalRequested[] {
   const out = [...pending];
   const decided = new Set(resolved.map((r) => r.approval_id));
   for (const a of running?.activities ?? []) {

@@ -22,7 +22,18 @@ function DiffView({ client, sessionId, messageId, file }: { client: HecateClient
   return (
     <pre className="chat-diff" aria-label={`Diff of ${file.path}`} tabIndex={0}>
       {data.diff.split('\n').map((line, i) => (
-        <span key={i} className={line.startsWith('+') && !line.startsWith('+++') ? 'add' : line.startsWith('-') && !line.startsWith('---') ? 'del' : line.startsWith('@@') ? 'hunk' : undefined}>
+        <span
+          key={i}
+          className={
+            line.startsWith('+') && !line.startsWith('+++')
+              ? 'add'
+              : line.startsWith('-') && !line.startsWith('---')
+                ? 'del'
+                : line.startsWith('@@')
+                  ? 'hunk'
+                  : undefined
+          }
+        >
           {line}
           {'\n'}
         </span>
@@ -42,13 +53,17 @@ export function ChangedFiles({ client, sessionId, messageId, diffStat }: { clien
   const revert = useAction();
   const [result, setResult] = useState<Schemas['AgentChatRevert'] | null>(null);
   const { data, error } = useResource(
-    async () => (open ? ((await client.get('/hecate/v1/agent-chat/sessions/{id}/messages/{messageId}/files', { path: { id: sessionId, messageId } })).data as ChangedFile[]) : undefined),
+    async () =>
+      open
+        ? ((await client.get('/hecate/v1/agent-chat/sessions/{id}/messages/{messageId}/files', { path: { id: sessionId, messageId } })).data as ChangedFile[])
+        : undefined,
     [client, sessionId, messageId, open, tick],
   );
 
   async function revertPaths(paths: string[]) {
     const r = await revert.run(
-      async () => (await client.post('/hecate/v1/agent-chat/sessions/{id}/messages/{messageId}/revert', { path: { id: sessionId, messageId }, body: { paths } })).data,
+      async () =>
+        (await client.post('/hecate/v1/agent-chat/sessions/{id}/messages/{messageId}/revert', { path: { id: sessionId, messageId }, body: { paths } })).data,
     );
     if (r) {
       setResult(r as Schemas['AgentChatRevert']);
@@ -65,9 +80,14 @@ export function ChangedFiles({ client, sessionId, messageId, diffStat }: { clien
           <ul>
             {data.map((f) => (
               <li key={f.path}>
-                <code>{f.path}</code> <span className="chat-chip">{f.status}</span>{' '}
-                <span className="add">+{f.additions}</span> <span className="del">−{f.deletions}</span>{' '}
-                <button type="button" aria-expanded={shown === f.path} aria-label={`${shown === f.path ? 'Hide' : 'Show'} diff of ${f.path}`} onClick={() => setShown(shown === f.path ? null : f.path)}>
+                <code>{f.path}</code> <span className="chat-chip">{f.status}</span> <span className="add">+{f.additions}</span>{' '}
+                <span className="del">−{f.deletions}</span>{' '}
+                <button
+                  type="button"
+                  aria-expanded={shown === f.path}
+                  aria-label={`${shown === f.path ? 'Hide' : 'Show'} diff of ${f.path}`}
+                  onClick={() => setShown(shown === f.path ? null : f.path)}
+                >
                   {shown === f.path ? 'Hide diff' : 'Show diff'}
                 </button>{' '}
                 <button type="button" aria-label={`Revert ${f.path}`} disabled={revert.busy} onClick={() => void revertPaths([f.path])}>

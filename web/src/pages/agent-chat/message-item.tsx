@@ -26,7 +26,7 @@ export interface MessageItemProps {
 function SegmentBoundary({ m }: { m: Message }) {
   const target = m.runtime_kind === 'external_agent' ? (m.adapter_name ?? m.adapter_id) : [m.provider, m.model].filter(Boolean).join('/');
   return (
-    <div className="chat-segment" role="separator" aria-label={`${runtimeLabel(m.runtime_kind)} segment`}>
+    <div className="chat-segment">
       <span>
         {runtimeLabel(m.runtime_kind)}
         {target ? ` · ${target}` : ''}
@@ -37,7 +37,17 @@ function SegmentBoundary({ m }: { m: Message }) {
 }
 
 /** Edit the last user message in place (its answers become superseded), then rerun it; or rerun it as it is. */
-function LastUserActions({ client, sessionId, message, onSession }: { client: HecateClient; sessionId: string; message: Message; onSession: (s: Session) => void }) {
+function LastUserActions({
+  client,
+  sessionId,
+  message,
+  onSession,
+}: {
+  client: HecateClient;
+  sessionId: string;
+  message: Message;
+  onSession: (s: Session) => void;
+}) {
   const id = useId();
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState(message.content);
@@ -45,7 +55,9 @@ function LastUserActions({ client, sessionId, message, onSession }: { client: He
   const path = { id: sessionId };
   const rerun = () => act.run(() => client.post('/hecate/v1/agent-chat/sessions/{id}/rerun', { path, body: { wait: false } }));
   async function saveAndRerun() {
-    const edited = await act.run(async () => (await client.post('/hecate/v1/agent-chat/sessions/{id}/edit-last-user-message', { path, body: { content: draft } })).data);
+    const edited = await act.run(
+      async () => (await client.post('/hecate/v1/agent-chat/sessions/{id}/edit-last-user-message', { path, body: { content: draft } })).data,
+    );
     if (!edited) return;
     onSession(edited as Session);
     setEditing(false);
@@ -129,7 +141,11 @@ function MessageItemInner({ client, sessionId, message: m, segmentStart, lastUse
             {tools.map((t) => (
               <div key={t.id}>
                 <span className="chat-chip">{t.status}</span> {t.title}
-                {t.output ? <pre tabIndex={0} aria-label={`Output of ${t.title}`}>{t.output}</pre> : null}
+                {t.output ? (
+                  <pre tabIndex={0} aria-label={`Output of ${t.title}`}>
+                    {t.output}
+                  </pre>
+                ) : null}
               </div>
             ))}
           </div>

@@ -37,7 +37,10 @@ function useBusySessions(client: HecateClient): { busy: Map<string, string>; ver
 
 export function SessionsList({ client, currentId, onOpen }: { client: HecateClient; currentId: string | undefined; onOpen: (id: string) => void }) {
   const { busy, version } = useBusySessions(client);
-  const { data, error, reload } = useResource(async () => (await client.get('/hecate/v1/agent-chat/sessions', { query: { limit: 100 } })).data as Summary[], [client]);
+  const { data, error, reload } = useResource(
+    async () => (await client.get('/hecate/v1/agent-chat/sessions', { query: { limit: 100 } })).data as Summary[],
+    [client],
+  );
   // A session that went busy or idle has a new status and message count: read the list again.
   useEffect(() => {
     if (version > 1) reload();

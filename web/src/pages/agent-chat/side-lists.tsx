@@ -8,7 +8,19 @@ type GuidanceItem = Schemas['AgentChatGuidanceItem'];
 type QueueItem = Schemas['AgentChatQueueItem'];
 
 /** One editable line: its text, Edit (then Save / Cancel) and Delete. */
-function EditableItem({ label, text, onSave, onDelete, children }: { label: string; text: string; onSave: (t: string) => Promise<unknown>; onDelete: () => Promise<unknown>; children?: ReactNode }) {
+function EditableItem({
+  label,
+  text,
+  onSave,
+  onDelete,
+  children,
+}: {
+  label: string;
+  text: string;
+  onSave: (t: string) => Promise<unknown>;
+  onDelete: () => Promise<unknown>;
+  children?: ReactNode;
+}) {
   const id = useId();
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState(text);
@@ -62,7 +74,8 @@ function EditableItem({ label, text, onSave, onDelete, children }: { label: stri
 export function GuidanceChips({ client, sessionId, version }: { client: HecateClient; sessionId: string; version: number }) {
   const path = { id: sessionId };
   const { data, error, reload } = useResource(
-    async () => ((await client.get('/hecate/v1/agent-chat/sessions/{id}/guidance', { path, query: { status: 'all' } })).data as Schemas['AgentChatGuidanceList']).items,
+    async () =>
+      ((await client.get('/hecate/v1/agent-chat/sessions/{id}/guidance', { path, query: { status: 'all' } })).data as Schemas['AgentChatGuidanceList']).items,
     [client, sessionId, version],
   );
   const items = data ?? [];

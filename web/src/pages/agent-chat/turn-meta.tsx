@@ -40,7 +40,13 @@ async function turnCost(client: HecateClient, m: Message): Promise<Cost | null> 
   if (!m.request_id) return null;
   const events = (await client.get('/hecate/v1/usage/events', { query: { request_id: m.request_id, limit: 100 } })).data as Schemas['UsageEvent'][];
   return events.reduce<Cost>(
-    (c, e) => ({ micros: c.micros + e.cost_micros_usd, input: c.input + e.input_tokens, output: c.output + e.output_tokens, calls: c.calls + 1, source: 'usage' }),
+    (c, e) => ({
+      micros: c.micros + e.cost_micros_usd,
+      input: c.input + e.input_tokens,
+      output: c.output + e.output_tokens,
+      calls: c.calls + 1,
+      source: 'usage',
+    }),
     { micros: 0, input: 0, output: 0, calls: 0, source: 'usage' },
   );
 }

@@ -8,7 +8,7 @@ export const asHecateError = (err: unknown): HecateError => (err instanceof Heca
 export function useAction(): { busy: boolean; error: HecateError | null; run: <T>(fn: () => Promise<T>) => Promise<T | undefined> } {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<HecateError | null>(null);
-  const run = useCallback(async <T,>(fn: () => Promise<T>): Promise<T | undefined> => {
+  const run = useCallback(async <T>(fn: () => Promise<T>): Promise<T | undefined> => {
     setBusy(true);
     setError(null);
     try {
