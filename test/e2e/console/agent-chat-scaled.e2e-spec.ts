@@ -37,8 +37,8 @@ describe('console: Agent Chat, scaled (browser)', () => {
     try {
       const pageA = a.page;
       await pageA.getByRole('heading', { name: 'Across pods', level: 2 }).waitFor();
-      // 60 tokens, 200 ms apart: twelve seconds, long enough to act while it runs.
-      suite.upstream.script({ content: words(60), chunks: 60, chunkIntervalMs: 200 });
+      // 90 tokens, 300 ms apart: 27 seconds, long enough to act while it runs on a loaded machine.
+      suite.upstream.script({ content: words(90), chunks: 90, chunkIntervalMs: 300 });
       const started = await onB.request('post', '/hecate/v1/agent-chat/sessions/{id}/messages', {
         path: { id: session.id },
         body: { content: 'Count slowly', wait: false },
@@ -124,11 +124,15 @@ describe('console: Agent Chat, scaled (browser)', () => {
     try {
       // Long tasks (over 50 ms) are counted from here on, by the browser.
       await page.evaluate(() => {
-        const w = window as unknown as { longTasks: number[] };
+        // The page's globals, typed here (the tests compile without the DOM library).
+        const w = globalThis as unknown as {
+          longTasks: number[];
+          PerformanceObserver: new (cb: (list: { getEntries(): Array<{ duration: number }> }) => void) => { observe(o: { type: string }): void };
+        };
         w.longTasks = [];
-        new PerformanceObserver((list) => list.getEntries().forEach((e) => w.longTasks.push(e.duration))).observe({ type: 'longtask' });
+        new w.PerformanceObserver((list) => list.getEntries().forEach((e) => w.longTasks.push(e.duration))).observe({ type: 'longtask' });
       });
-      const longTasks = () => page.evaluate(() => (window as unknown as { longTasks: number[] }).longTasks.slice());
+      const longTasks = () => page.evaluate(() => (globalThis as unknown as { longTasks: number[] }).longTasks.slice());
       const opening = Date.now();
       await page
         .getByRole('navigation', { name: 'Agent Chat sessions' })
@@ -146,17 +150,19 @@ describe('console: Agent Chat, scaled (browser)', () => {
       // Scroll to the start with the wheel, a frame at a time.
       await transcript.hover();
       const first = transcript.getByText(/^message 0000/);
-      for (let i = 0; i < 1000 && !(await first.isVisible()); i++) await page.mouse.wheel(0, -600);
+      let steps = 0;
+      for (; steps < 1000 && !(await first.isVisible()); steps++) await page.mouse.wheel(0, -600);
       await first.waitFor();
       const scrolled = (await longTasks()).slice(atOpen.length);
       expect(await transcript.getByRole('listitem').count()).toBeLessThan(80);
-      // Bounds with room for a loaded CI machine: opening parses and lays out the transcript once; scrolling adds
-      // only a few rows per frame.
       process.stdout.write(
-        `2,000-message transcript: opened in ${openMs} ms, long tasks at open ${JSON.stringify(atOpen)}, while scrolling ${JSON.stringify(scrolled)}\n`,
+        `2,000-message transcript: opened in ${openMs} ms, long tasks at open ${JSON.stringify(atOpen)}, ${steps} scroll steps, long tasks while scrolling ${JSON.stringify(scrolled)}\n`,
       );
-      expect(atOpen.length).toBeLessThanOrEqual(6);
-      expect(scrolled.length).toBeLessThanOrEqual(4);
+      // Measured on the shared 2-core machine with other suites' servers running: 2–3 at open (60–310 ms, the
+      // 2,000-message snapshot parsed and laid out), and one scroll step in 10–25 over 50 ms, none over 320 ms.
+      expect(atOpen.length).toBeLessThanOrEqual(4);
+      expect(scrolled.length).toBeLessThanOrEqual(Math.ceil(steps / 5));
+      expect(Math.max(0, ...scrolled)).toBeLessThan(500);
       await checkA11y(page);
       expect(pageProblems(page)).toEqual([]);
     } finally {

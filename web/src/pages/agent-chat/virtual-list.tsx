@@ -58,7 +58,8 @@ export function VirtualList({ count, keyOf, render, estimate = 96, overscan = 6,
             for (const entry of entries) {
               const node = entry.target as HTMLElement;
               const key = node.dataset.key!;
-              const h = node.offsetHeight;
+              // The observed box, not offsetHeight: reading layout here would force it once per row.
+              const h = Math.round(entry.borderBoxSize?.[0]?.blockSize ?? node.offsetHeight);
               // A node on its way out of the DOM reports no size: it keeps the height it had.
               if (h === 0) continue;
               const was = heights.current.get(key);
