@@ -101,8 +101,19 @@ describe('console: Agent Chat (browser)', () => {
       await assistantReply(page, 'completed').filter({ hasText: 'echo: Say hello instead' }).waitFor({ timeout: 20_000 });
       await assistantReply(page, 'superseded').waitFor();
       await page.getByRole('button', { name: 'Rerun' }).click();
-      await waitFor(async () => ((await assistantReply(page, 'superseded').count()) === 2 ? true : undefined), { timeoutMs: 20_000, what: 'a second rerun' });
-      const after = (await api.get('/hecate/v1/agent-chat/sessions/{id}', { path: { id: sessionId } })).data;
+      // The rerun supersedes the answer at once; its own answer completes a moment later.
+      const after = await waitFor(
+        async () => {
+          const s = (await api.get('/hecate/v1/agent-chat/sessions/{id}', { path: { id: sessionId } })).data;
+          return s.messages.length === 4 && s.messages[3].status === 'completed' ? s : undefined;
+        },
+        { timeoutMs: 20_000, what: 'the rerun to complete' },
+      );
+      await waitFor(async () => ((await assistantReply(page, 'superseded').count()) === 2 ? true : undefined), {
+        timeoutMs: 20_000,
+        what: 'two superseded answers',
+      });
+      await assistantReply(page, 'completed').filter({ hasText: 'echo: Say hello instead' }).waitFor();
       expect(after.messages.map((m) => [m.role, m.status, m.content])).toEqual([
         ['user', 'completed', 'Say hello instead'],
         ['assistant', 'superseded', expected],
