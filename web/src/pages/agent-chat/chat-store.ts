@@ -118,11 +118,12 @@ export class ChatStore {
         return this.set({ guidanceVersion: this.view.guidanceVersion + 1 });
       case 'approval.requested':
         if (this.view.pending.some((a) => a.approval_id === frame.data.approval_id)) return;
-        return this.set({ pending: [...this.view.pending, frame.data] });
+        return this.set({ pending: [...this.view.pending, frame.data], session: this.withTurnStatus('awaiting_approval') });
       case 'approval.resolved':
         return this.set({
           pending: this.view.pending.filter((a) => a.approval_id !== frame.data.approval_id),
           resolved: [...this.view.resolved, frame.data].slice(-KEEP_RESOLVED),
+          session: this.withTurnStatus(frame.data.status === 'approved' ? 'running' : undefined),
         });
       case 'tool_progress':
         return this.applyTool(frame.data.tool_call_id, { output: frame.data.text, status: frame.data.closed ? 'completed' : 'running' });
@@ -157,7 +158,17 @@ export class ChatStore {
     const turn = this.view.session?.active_turn;
     if (!turn) return;
     const text = this.reply.apply(frame);
-    this.set({ live: { turnId: turn.id, messageId: turn.assistant_message_id, text, frames: (this.view.live?.frames ?? 0) + 1 } }, true);
+    const live = { turnId: turn.id, messageId: turn.assistant_message_id, text, frames: (this.view.live?.frames ?? 0) + 1 };
+    this.set({ live, session: this.withTurnStatus('running') }, true);
+  }
+
+  /** The session with its running turn (and reply) in `status`, as the stream's frames say it now is; unchanged when it is already. */
+  private withTurnStatus(status: string | undefined): Session | null {
+    const session = this.view.session;
+    const turn = session?.active_turn;
+    if (!session || !turn || !status || turn.status === status) return session;
+    const messages = session.messages.map((m) => (m.id === turn.assistant_message_id ? { ...m, status } : m));
+    return { ...session, active_turn: { ...turn, status: status as typeof turn.status }, messages };
   }
 
   private applySettled(frame: AgentChatFrame & { event: 'message' }): void {
