@@ -1,5 +1,6 @@
 // @ts-check
 import js from '@eslint/js';
+import reactHooks from 'eslint-plugin-react-hooks';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
@@ -54,8 +55,15 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { paths: [forwardRefImport] }] },
   },
   {
+    // The operator console runs in the browser (web/, built by Vite): browser globals and React's rules of hooks.
+    files: ['web/**/*.{ts,tsx}'],
+    languageOptions: { globals: { ...globals.browser } },
+    plugins: { 'react-hooks': reactHooks },
+    rules: { 'react-hooks/rules-of-hooks': 'error', 'react-hooks/exhaustive-deps': 'error' },
+  },
+  {
     // Type-aware: a promise nobody awaits, catches or marks `void` loses its error (docs/style.md, "Size and clarity").
-    files: ['src/**/*.ts', 'libs/**/*.ts'],
+    files: ['src/**/*.ts', 'libs/**/*.ts', 'web/**/*.{ts,tsx}'],
     ignores: ['**/*.spec.ts'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: { '@typescript-eslint/no-floating-promises': 'error' },

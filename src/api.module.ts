@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { ApiKeysController } from '@core/http/auth/api-keys.controller';
 import { AuthModule } from '@core/http/auth/auth.module';
+import { CallerController } from '@core/http/auth/caller.controller';
 import { CoreModule, CoreResources } from '@core/core.module';
 import { HealthController } from '@core/health/health.controller';
 import { SystemController } from '@core/health/system.controller';
@@ -47,6 +48,7 @@ export class ApiModule {
     HealthController,
     SystemController,
     ApiKeysController,
+    CallerController,
     QueueProbesController,
     ChatSessionsController,
     ChatTurnsController,

@@ -1,4 +1,5 @@
 import { createServer, Server } from 'node:http';
+import { resolve } from 'node:path';
 import { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ConfigValidationError } from '@core/config/config.loader';
@@ -9,6 +10,7 @@ import { openDatabase } from '@core/database/database.module';
 import { HealthService } from '@core/health/health.service';
 import { createHttpApp, listen } from '@core/http/http-app';
 import { serveOpenApi } from '@core/http/openapi';
+import { serveConsole } from '@core/http/web-console';
 import { openRedis } from '@core/infrastructure.module';
 import { createRootLogger, PinoNestLogger, rootLogger } from '@core/logging/logger';
 import { MetricsService } from '@core/metrics/metrics.service';
@@ -104,8 +106,10 @@ export async function boot(role: Role): Promise<void> {
     }
     const app = await createHttpApp(role === 'all' ? AllInOneModule.forRoot(core) : ApiModule.forRoot(core), config);
     serveOpenApi(app, openApiDocument(app, config.version));
+    // The console's build sits beside the server's (`dist/web` next to `dist/src`); without it `/` is a JSON 404.
+    const consoleServed = serveConsole(app, resolve(__dirname, '..', 'web'));
     const url = await listen(app, config);
-    log.info({ url, mode: config.mode, role }, 'hecate listening');
+    log.info({ url, mode: config.mode, role, console: consoleServed }, 'hecate listening');
     onSignals(async (signal) => {
       log.info({ signal, graceMs }, 'shutting down');
       const hard = setTimeout(() => process.exit(1), graceMs + 10_000).unref();

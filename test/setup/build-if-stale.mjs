@@ -24,7 +24,7 @@ function inputsHash() {
       else if (!outputs.has(relative(root, child))) hash.update(`\0${relative(root, child)}\0`).update(readFileSync(child));
     }
   };
-  for (const dir of ['src', 'libs', 'migrations']) walk(join(root, dir));
+  for (const dir of ['src', 'libs', 'migrations', 'web']) walk(join(root, dir));
   for (const file of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.acp.json', 'nest-cli.json', 'nest-cli.acp.json']) {
     hash.update(`\0${file}\0`).update(readFileSync(join(root, file)));
   }

@@ -20,6 +20,16 @@ export type ApiKeyScope = 'inference' | 'operator' | 'admin';
 
 export const API_KEY_SCOPES: readonly ApiKeyScope[] = ['inference', 'operator', 'admin'];
 
+/** `GET /hecate/v1/whoami`: who the credential of the request is, so a client shows only what its scopes allow. */
+export interface CallerResource {
+  /** `operator`: the operator token; `local_operator`: no token configured, a loopback caller; `api_key`: a tenant's key. */
+  kind: 'operator' | 'local_operator' | 'api_key';
+  tenant_id: string;
+  scopes: ApiKeyScope[];
+  /** The key's id when `kind` is `api_key`, else null. */
+  api_key_id: string | null;
+}
+
 export interface CreatedApiKeyResource extends ApiKeyResource {
   /** Returned exactly once, at creation. */
   secret: string;

@@ -4,6 +4,7 @@ import type { Assert, Documents, Returned } from '@core/http/openapi';
 import type { ImageInput, ToolCalling } from './model-catalog';
 import type { CapabilitySource } from './model-capability.entity';
 import type { EffectiveCapabilities, EffectiveSource, toCapabilityRecord } from './model-capabilities.service';
+import type { ProviderModelsService } from './provider-models.service';
 import type { LocalDiscoveryService } from './local-discovery.service';
 import type { PriceSource, toPriceRecord } from './pricing.service';
 import type { toPresetResponse } from './provider-presets';
@@ -147,6 +148,27 @@ export class ModelPriceDto {
   updated_at?: string;
 }
 
+/** The capabilities that apply to one model, and where they come from. */
+@ApiSchema({ name: 'ModelCapabilities' })
+export class ModelCapabilitiesDto {
+  tool_calling!: ToolCalling;
+  streaming!: boolean;
+  max_context_tokens!: number | null;
+  image_input!: ImageInput;
+  /** null: not known for the model; the protocol's default applies. */
+  assistant_prefill!: boolean | null;
+  source!: EffectiveSource;
+}
+
+/** A model a provider serves now, with its capabilities and price. */
+@ApiSchema({ name: 'ProviderModel' })
+export class ProviderModelDto {
+  provider!: string;
+  model!: string;
+  capabilities!: ModelCapabilitiesDto;
+  price!: ModelPriceDto;
+}
+
 @ApiSchema({ name: 'ModelPriceDeleted' })
 export class ModelPriceDeletedDto {
   provider!: string;
@@ -161,4 +183,6 @@ type _ProviderDocumented = Assert<Documents<ProviderDto, ReturnType<typeof toPro
 type _DiscoveryDocumented = Assert<Documents<LocalProviderDiscoveryDto, Returned<LocalDiscoveryService['discover']>[number]>>;
 type _RecordDocumented = Assert<Documents<ModelCapabilityRecordDto, ReturnType<typeof toCapabilityRecord>>>;
 type _RemovedDocumented = Assert<Documents<ModelCapabilityRemovedDto, EffectiveCapabilities & { provider: string; model: string; removed: boolean }>>;
+type _CapabilitiesDocumented = Assert<Documents<ModelCapabilitiesDto, EffectiveCapabilities>>;
+type _ProviderModelDocumented = Assert<Documents<ProviderModelDto, Returned<ProviderModelsService['models']>[number]>>;
 type _PriceDocumented = Assert<Documents<ModelPriceDto, ReturnType<typeof toPriceRecord>>>;

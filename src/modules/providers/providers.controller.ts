@@ -1,6 +1,7 @@
-import { Controller, Get, Query } from '@nestjs/common';
+import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiEnvelope } from '@core/http/openapi';
-import { ProviderPresetDto, ProviderStatusDto } from './provider-responses.dto';
+import { ProviderModelDto, ProviderPresetDto, ProviderStatusDto } from './provider-responses.dto';
+import { ProviderModelsService } from './provider-models.service';
 import { PROVIDER_PRESETS, toPresetResponse } from './provider-presets';
 import { ProviderReadinessService } from './provider-readiness.service';
 
@@ -8,7 +9,10 @@ const truthy = (v: string | undefined): boolean => v === '1' || v === 'true';
 
 @Controller('hecate/v1/providers')
 export class ProvidersController {
-  constructor(private readonly readiness: ProviderReadinessService) {}
+  constructor(
+    private readonly readiness: ProviderReadinessService,
+    private readonly models: ProviderModelsService,
+  ) {}
 
   @ApiEnvelope('provider_presets', [ProviderPresetDto])
   @Get('presets')
@@ -20,5 +24,11 @@ export class ProvidersController {
   @Get('status')
   async status(@Query('refresh') refresh?: string) {
     return { object: 'provider_status', data: await this.readiness.statusAll(truthy(refresh)) };
+  }
+
+  @ApiEnvelope('provider_models', [ProviderModelDto])
+  @Get(':id/models')
+  async providerModels(@Param('id') id: string) {
+    return { object: 'provider_models', data: await this.models.models(id) };
   }
 }

@@ -9,6 +9,7 @@ import { PricingOverrideEntity } from './pricing-override.entity';
 import { PricingService } from './pricing.service';
 import { ProviderEntity } from './provider.entity';
 import { ProviderHealthService } from './provider-health.service';
+import { ProviderModelsService } from './provider-models.service';
 import { ProviderReadinessService } from './provider-readiness.service';
 import { ProviderRegistryService } from './provider-registry.service';
 import { ProviderRepository } from './provider.repository';
@@ -30,6 +31,7 @@ import { ProviderSettingsService } from './provider-settings.service';
     LocalDiscoveryService,
     ModelCapabilitiesService,
     PricingService,
+    ProviderModelsService,
   ],
   exports: [
     ProviderRegistryService,
@@ -40,6 +42,7 @@ import { ProviderSettingsService } from './provider-settings.service';
     ProviderReadinessService,
     ModelCapabilitiesService,
     PricingService,
+    ProviderModelsService,
   ],
 })
 export class ProvidersModule {}

@@ -5,14 +5,14 @@ import type { ApiKeyScope } from '@contracts/api';
 import { ForbiddenError } from '@core/http/domain-error';
 import { AuthenticationService } from './authentication.service';
 import { IS_PUBLIC } from './public.decorator';
-import { REQUIRED_SCOPE } from './require-scope.decorator';
+import { ANY_SCOPE, REQUIRED_SCOPE } from './require-scope.decorator';
 
 /** The default scope of a matched route pattern (never the raw URL, which may be percent-encoded). */
 export const defaultScope = (route: string): ApiKeyScope => (route.startsWith('/v1/') ? 'inference' : 'operator');
 
 /**
  * docs/security.md: the operator token holds every scope; API keys carry a tenant and scopes (`inference` for /v1,
- * `operator` for /hecate/v1, `admin` where a route says `@RequireScope('admin')`). The caller was authenticated by
+ * `operator` for /hecate/v1, `admin` where a route says `@RequireScope('admin')`; any scope where it says `@AnyScope()`). The caller was authenticated by
  * AuthenticationService's onRequest hook, before the body was read; this guard checks its scope on the matched route.
  */
 @Injectable()
@@ -28,6 +28,10 @@ export class AuthGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     const principal = request.hecate?.principal ?? (await this.authentication.authenticate(request));
     const route = request.routeOptions.url ?? request.url.split('?')[0];
+    if (this.reflector.get<boolean>(ANY_SCOPE, context.getHandler()) === true) {
+      if (request.hecate) request.hecate.principal = principal;
+      return true;
+    }
     const scope = this.reflector.getAllAndOverride<ApiKeyScope | undefined>(REQUIRED_SCOPE, targets) ?? defaultScope(route);
     if (!principal.scopes.includes(scope)) throw new ForbiddenError(`this credential lacks the "${scope}" scope needed for ${request.method} ${route}`);
     if (request.hecate) request.hecate.principal = principal;

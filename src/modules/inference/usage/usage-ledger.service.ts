@@ -3,10 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { BeforeApplicationShutdown, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
+import { InvalidRequestError } from '@core/http/domain-error';
 import { SystemInfoRegistry } from '@core/health/system-info.registry';
 import { rootLogger } from '@core/logging/logger';
 import type { UsageEventEntity } from './usage-event.entity';
-import { UsageFilter, UsageRepository, type UsageWindow, type WindowTotals } from './usage.repository';
+import { UsageFilter, UsageRepository, type UsageBucket, type UsageGroup, type UsageWindow, type WindowTotals } from './usage.repository';
 import { UsageSpool } from './usage-spool';
 
 /**
@@ -18,6 +19,12 @@ export function timeOrderedUuid(now = Date.now()): string {
   const ts = now.toString(16).padStart(12, '0');
   return `${ts.slice(0, 8)}-${ts.slice(8, 12)}-7${random.slice(15)}`;
 }
+
+const BUCKET_MS: Record<UsageBucket, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
+/** The window of a series when none is given: the last hour by minute, the last day by hour, the last 30 days by day. */
+const DEFAULT_BUCKETS: Record<UsageBucket, number> = { minute: 60, hour: 24, day: 30 };
+/** The most buckets one series spans (a chart's width, and a bound on the rows it groups). */
+const MAX_BUCKETS = 1000;
 
 /** What the gateway reports for each upstream call. */
 export interface UsageRecord {
@@ -256,6 +263,38 @@ export class UsageLedgerService implements OnModuleInit, OnModuleDestroy, Before
         cached_input_tokens: r.cachedInputTokens,
         cost_micros_usd: r.costMicrosUsd,
         cost_usd: formatUsd(r.costMicrosUsd),
+      })),
+    };
+  }
+
+  /**
+   * Usage over time (`GET /hecate/v1/usage/series`): per bucket and group, over `since..until` (by default the last
+   * DEFAULT_BUCKETS buckets), at most MAX_BUCKETS buckets wide.
+   */
+  async series(filter: UsageFilter, bucket: UsageBucket, groupBy: UsageGroup) {
+    const until = filter.until ?? new Date();
+    const since = filter.since ?? new Date(until.getTime() - DEFAULT_BUCKETS[bucket] * BUCKET_MS[bucket]);
+    if (since >= until) throw new InvalidRequestError('since must be before until', { details: { param: 'since' } });
+    if ((until.getTime() - since.getTime()) / BUCKET_MS[bucket] > MAX_BUCKETS) {
+      throw new InvalidRequestError(`since..until spans more than ${MAX_BUCKETS} buckets of one ${bucket}: use a larger bucket or a shorter range`, {
+        details: { param: 'bucket' },
+      });
+    }
+    await this.flush();
+    const points = await this.repo.series({ ...filter, since, until }, bucket, groupBy);
+    return {
+      since: since.toISOString(),
+      until: until.toISOString(),
+      bucket,
+      group_by: groupBy,
+      points: points.map((p) => ({
+        at: p.at,
+        key: p.key,
+        calls: p.calls,
+        errors: p.errors,
+        input_tokens: p.inputTokens,
+        output_tokens: p.outputTokens,
+        cost_micros_usd: p.costMicrosUsd,
       })),
     };
   }

@@ -1,9 +1,9 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import type { Principal } from '@core/context/request-context';
-import { tenantScope, UsageQueryDto } from './usage.dto';
+import { tenantScope, UsageQueryDto, UsageSeriesQueryDto } from './usage.dto';
 import { ApiEnvelope } from '@core/http/openapi';
-import { UsageEventDto, UsageSummaryDto } from './usage.dto';
+import { UsageEventDto, UsageSeriesDto, UsageSummaryDto } from './usage.dto';
 import { UsageLedgerService } from './usage-ledger.service';
 
 @Controller('hecate/v1/usage')
@@ -22,16 +22,22 @@ export class UsageController {
     return { object: 'usage_events', data: await this.ledger.events(this.filter(caller, q), q.limit ?? 100) };
   }
 
-  private filter(caller: Principal, q: UsageQueryDto) {
+  @ApiEnvelope('usage_series', UsageSeriesDto)
+  @Get('series')
+  async series(@CurrentPrincipal() caller: Principal, @Query() q: UsageSeriesQueryDto) {
+    return { object: 'usage_series', data: await this.ledger.series(this.filter(caller, q), q.bucket ?? 'hour', q.group_by ?? 'provider') };
+  }
+
+  private filter(caller: Principal, q: UsageQueryDto | UsageSeriesQueryDto) {
     return {
       tenantId: tenantScope(caller, q.tenant_id),
       since: q.since ? new Date(q.since) : undefined,
       until: q.until ? new Date(q.until) : undefined,
       provider: q.provider,
       model: q.model,
-      requestId: q.request_id,
+      requestId: 'request_id' in q ? q.request_id : undefined,
       apiKeyId: q.api_key_id,
-      agentChatSessionId: q.agent_chat_session_id,
+      agentChatSessionId: 'agent_chat_session_id' in q ? q.agent_chat_session_id : undefined,
     };
   }
 }

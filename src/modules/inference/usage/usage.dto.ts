@@ -1,10 +1,11 @@
-import { ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsISO8601, IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
+import { IsIn, IsISO8601, IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
 import type { Principal } from '@core/context/request-context';
 import type { Assert, Documents, Returned } from '@core/http/openapi';
 import type { GatewayTrace, TraceAttempt, TraceCandidate, TraceSpan } from './trace-store.service';
 import type { UsageLedgerService } from './usage-ledger.service';
+import type { UsageBucket, UsageGroup } from './usage.repository';
 
 export class UsageQueryDto {
   @IsOptional() @IsISO8601() since?: string;
@@ -17,6 +18,20 @@ export class UsageQueryDto {
   /** The usage of an External Agent session's metered adapter (the keys minted for it). */
   @IsOptional() @IsString() @Length(1, 128) agent_chat_session_id?: string;
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1000) limit?: number;
+}
+
+/** `GET /hecate/v1/usage/series`: the usage filters, a bucket size and what to group by. */
+export class UsageSeriesQueryDto {
+  /** Default: one bucket-count back from `until` (24 hours for `hour`). */
+  @IsOptional() @IsISO8601() since?: string;
+  /** Default: now. */
+  @IsOptional() @IsISO8601() until?: string;
+  @IsOptional() @IsString() @Length(1, 128) provider?: string;
+  @IsOptional() @IsString() @Length(1, 256) model?: string;
+  @IsOptional() @IsString() @Length(1, 128) tenant_id?: string;
+  @IsOptional() @IsString() @Length(1, 128) api_key_id?: string;
+  @IsOptional() @IsIn(['minute', 'hour', 'day']) bucket?: UsageBucket;
+  @IsOptional() @IsIn(['provider', 'model', 'api_key', 'tenant']) group_by?: UsageGroup;
 }
 
 export class TracesQueryDto {
@@ -59,6 +74,32 @@ export class UsageSummaryDto extends UsageTotalsDto {
 }
 
 /** One upstream call in the usage ledger. */
+/** One bucket of one group. */
+@ApiSchema({ name: 'UsagePoint' })
+export class UsagePointDto {
+  /** The bucket's start (UTC). */
+  at!: string;
+  /** The group's value (provider, model, API key id or tenant); null for calls without one (the operator token has no key). */
+  key!: string | null;
+  calls!: number;
+  errors!: number;
+  input_tokens!: number;
+  output_tokens!: number;
+  cost_micros_usd!: number;
+}
+
+/** Usage over time: the buckets that have calls, in time order, one point per group. */
+@ApiSchema({ name: 'UsageSeries' })
+export class UsageSeriesDto {
+  since!: string;
+  until!: string;
+  @ApiProperty({ enum: ['minute', 'hour', 'day'] })
+  bucket!: UsageBucket;
+  @ApiProperty({ enum: ['provider', 'model', 'api_key', 'tenant'] })
+  group_by!: UsageGroup;
+  points!: UsagePointDto[];
+}
+
 @ApiSchema({ name: 'UsageEvent' })
 export class UsageEventDto {
   id!: string;
@@ -167,6 +208,8 @@ export class GatewayTraceDto {
 
 type _SummaryDocumented = Assert<Documents<UsageSummaryDto, Returned<UsageLedgerService['summary']>>>;
 type _ByModelDocumented = Assert<Documents<UsageByModelDto, Returned<UsageLedgerService['summary']>['by_model'][number]>>;
+type _SeriesDocumented = Assert<Documents<UsageSeriesDto, Returned<UsageLedgerService['series']>>>;
+type _PointDocumented = Assert<Documents<UsagePointDto, Returned<UsageLedgerService['series']>['points'][number]>>;
 type _EventDocumented = Assert<Documents<UsageEventDto, Returned<UsageLedgerService['events']>[number]>>;
 type _TraceDocumented = Assert<Documents<GatewayTraceDto, GatewayTrace>>;
 type _RouteDocumented = Assert<Documents<TraceRouteDto, GatewayTrace['route']>>;

@@ -42,6 +42,26 @@ export interface UsageTotals {
   costMicrosUsd: number;
 }
 
+export type UsageBucket = 'minute' | 'hour' | 'day';
+export type UsageGroup = 'provider' | 'model' | 'api_key' | 'tenant';
+
+/** One bucket of one group: what its calls used. */
+export interface UsagePoint {
+  /** The bucket's start, UTC, ISO 8601. */
+  at: string;
+  key: string | null;
+  calls: number;
+  errors: number;
+  inputTokens: number;
+  outputTokens: number;
+  costMicrosUsd: number;
+}
+
+/** The column per group, likewise. */
+const GROUP_COLUMN: Record<UsageGroup, string> = { provider: 'u.provider', model: 'u.model', api_key: 'u.api_key_id', tenant: 'u.tenant_id' };
+/** date_trunc's unit per bucket: the SQL text comes from this table, never from the request. */
+const BUCKET_UNIT: Record<UsageBucket, string> = { minute: 'minute', hour: 'hour', day: 'day' };
+
 const COLUMNS = [
   'id',
   'tenant_id',
@@ -236,6 +256,34 @@ export class UsageRepository {
       inputTokens: Number(r.input_tokens),
       outputTokens: Number(r.output_tokens),
       cachedInputTokens: Number(r.cached_input_tokens),
+      costMicrosUsd: Number(r.cost),
+    }));
+  }
+
+  /** Calls, tokens and cost per time bucket (UTC) and group, in time order: only the buckets that have calls. */
+  async series(f: UsageFilter, bucket: UsageBucket, group: UsageGroup): Promise<UsagePoint[]> {
+    const column = GROUP_COLUMN[group];
+    const at = `to_char(date_trunc('${BUCKET_UNIT[bucket]}', u.created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`;
+    const rows = await this.filtered(f)
+      .select(at, 'at')
+      .addSelect(column, 'key')
+      .addSelect('count(*)', 'calls')
+      .addSelect(`count(*) FILTER (WHERE u.status <> 'ok')`, 'errors')
+      .addSelect('coalesce(sum(u.input_tokens), 0)', 'input_tokens')
+      .addSelect('coalesce(sum(u.output_tokens), 0)', 'output_tokens')
+      .addSelect('coalesce(sum(u.cost_micros_usd), 0)', 'cost')
+      .groupBy(at)
+      .addGroupBy(column)
+      .orderBy(at)
+      .addOrderBy(column)
+      .getRawMany<Record<string, string | number | null>>();
+    return rows.map((r) => ({
+      at: String(r.at),
+      key: r.key === null ? null : String(r.key),
+      calls: Number(r.calls),
+      errors: Number(r.errors),
+      inputTokens: Number(r.input_tokens),
+      outputTokens: Number(r.output_tokens),
       costMicrosUsd: Number(r.cost),
     }));
   }

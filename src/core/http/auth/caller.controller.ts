@@ -1,0 +1,17 @@
+import { Controller, Get } from '@nestjs/common';
+import type { Principal } from '@core/context/request-context';
+import { ApiEnvelope } from '@core/http/openapi';
+import { CallerResponseDto, toCallerResponse } from './caller.dto';
+import { CurrentPrincipal } from './current-principal.decorator';
+import { AnyScope } from './require-scope.decorator';
+
+@Controller('hecate/v1/whoami')
+export class CallerController {
+  /** The credential's kind, tenant and scopes: what a client may offer its user (docs/security.md, "Who is trusted"). */
+  @ApiEnvelope('caller', CallerResponseDto)
+  @AnyScope()
+  @Get()
+  whoami(@CurrentPrincipal() caller: Principal) {
+    return { object: 'caller', data: toCallerResponse(caller) };
+  }
+}

@@ -1,0 +1,214 @@
+import { useId, useState, type FormEvent } from 'react';
+import type { Schemas } from '@hecate/sdk';
+import { useCaller, useHecate, type Scope } from '../../app/hecate';
+import { ErrorNotice } from '../../components/ErrorNotice';
+import { formatTime } from '../../components/format';
+import { Loading } from '../../components/Loading';
+import { StatusBadge } from '../../components/StatusBadge';
+import { useResource } from '../../components/useResource';
+
+type ApiKey = Schemas['ApiKey'];
+type CreatedKey = Schemas['CreatedApiKey'];
+
+const SCOPES: Array<{ scope: Scope; what: string }> = [
+  { scope: 'inference', what: '/v1 model calls' },
+  { scope: 'operator', what: "the tenant's own tasks, sessions, approvals and keys (/hecate/v1, /mcp)" },
+  { scope: 'admin', what: 'settings every tenant shares: providers, pricing, probes, retention' },
+];
+
+/** The secret of a key just created: shown here once, never again (docs/security.md, "Who is trusted"). */
+function NewSecret({ created, onDone }: { created: CreatedKey; onDone: () => void }) {
+  const [copied, setCopied] = useState(false);
+  const secretId = useId();
+  const copy = () =>
+    void navigator.clipboard.writeText(created.secret).then(
+      () => setCopied(true),
+      () => setCopied(false),
+    );
+  return (
+    <div className="panel new-secret" role="region" aria-label="New key secret">
+      <p>
+        <strong>Key “{created.name}” created.</strong> Copy its secret now: it is shown only once.
+      </p>
+      <label htmlFor={secretId}>Secret of the new key</label>
+      <input id={secretId} className="secret" type="text" readOnly value={created.secret} onFocus={(e) => e.target.select()} />
+      <div className="actions">
+        <button type="button" onClick={copy}>
+          {copied ? 'Copied' : 'Copy secret'}
+        </button>
+        <button type="button" className="secondary" onClick={onDone}>
+          Done
+        </button>
+      </div>
+    </div>
+  );
+}
+
+function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => void }) {
+  const hecate = useHecate();
+  const caller = useCaller();
+  const operatorToken = caller.kind !== 'api_key';
+  const [name, setName] = useState('');
+  const [scopes, setScopes] = useState<Scope[]>(['operator']);
+  const [tenant, setTenant] = useState('');
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+  const nameId = useId();
+  const tenantId = useId();
+
+  const toggle = (scope: Scope, on: boolean) => setScopes((s) => (on ? [...s, scope] : s.filter((x) => x !== scope)));
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      const body = { name: name.trim(), scopes, ...(operatorToken && tenant.trim() ? { tenant_id: tenant.trim() } : {}) };
+      const { data } = await hecate.post('/hecate/v1/api-keys', { body });
+      setName('');
+      setTenant('');
+      onCreated(data);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form className="panel" aria-label="Create an API key" onSubmit={(e) => void submit(e)}>
+      <h3>Create a key</h3>
+      <label htmlFor={nameId}>Key name</label>
+      <input id={nameId} type="text" required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />
+      <fieldset>
+        <legend>Scopes</legend>
+        {SCOPES.map(({ scope, what }) => {
+          // Only the operator token grants admin (the server refuses it to a key too).
+          const allowed = scope !== 'admin' || operatorToken;
+          return (
+            <label key={scope} title={what}>
+              <input
+                type="checkbox"
+                checked={scopes.includes(scope)}
+                disabled={!allowed}
+                onChange={(e) => toggle(scope, e.target.checked)}
+                aria-describedby={`${nameId}-${scope}`}
+              />
+              {scope}
+              <span id={`${nameId}-${scope}`} className="visually-hidden">
+                {what}
+              </span>
+            </label>
+          );
+        })}
+      </fieldset>
+      {operatorToken && (
+        <>
+          <label htmlFor={tenantId}>Tenant (empty: {caller.tenant_id})</label>
+          <input id={tenantId} type="text" pattern="[A-Za-z0-9._\-]{1,64}" value={tenant} onChange={(e) => setTenant(e.target.value)} />
+        </>
+      )}
+      <div className="actions">
+        <button type="submit" disabled={busy || name.trim() === '' || scopes.length === 0}>
+          {busy ? 'Creating…' : 'Create key'}
+        </button>
+      </div>
+      {error !== undefined && <ErrorNotice error={error} title="The key was not created" />}
+    </form>
+  );
+}
+
+function KeyRow({ apiKey, onRevoked }: { apiKey: ApiKey; onRevoked: () => void }) {
+  const hecate = useHecate();
+  const [confirming, setConfirming] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const revoke = async () => {
+    setError(undefined);
+    try {
+      await hecate.delete('/hecate/v1/api-keys/{id}', { path: { id: apiKey.id } });
+      setConfirming(false);
+      onRevoked();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return (
+    <tr>
+      <th scope="row">{apiKey.name}</th>
+      <td>
+        <code>{apiKey.prefix}</code>
+      </td>
+      <td>{apiKey.tenant_id}</td>
+      <td>{apiKey.scopes.join(', ')}</td>
+      <td>{formatTime(apiKey.created_at)}</td>
+      <td>{formatTime(apiKey.last_used_at)}</td>
+      <td>
+        {apiKey.revoked_at ? <StatusBadge tone="idle">revoked</StatusBadge> : <StatusBadge tone="ok">active</StatusBadge>}
+        {error !== undefined && <ErrorNotice error={error} title="Not revoked" />}
+      </td>
+      <td>
+        {!apiKey.revoked_at &&
+          (confirming ? (
+            <div className="actions">
+              <button type="button" className="danger" onClick={() => void revoke()}>
+                Confirm revoking {apiKey.name}
+              </button>
+              <button type="button" className="secondary" onClick={() => setConfirming(false)}>
+                Cancel
+              </button>
+            </div>
+          ) : (
+            <button type="button" className="secondary" onClick={() => setConfirming(true)} aria-label={`Revoke ${apiKey.name}`}>
+              Revoke
+            </button>
+          ))}
+      </td>
+    </tr>
+  );
+}
+
+/** API keys: list, create with scopes (the secret shown once), revoke. An API key sees its own tenant's keys. */
+export function ApiKeys() {
+  const hecate = useHecate();
+  const keys = useResource(async (signal) => (await hecate.get('/hecate/v1/api-keys', { signal })).data, [hecate]);
+  const [created, setCreated] = useState<CreatedKey>();
+  return (
+    <section aria-labelledby="keys-title">
+      <h2 id="keys-title">API keys</h2>
+      {created && <NewSecret created={created} onDone={() => setCreated(undefined)} />}
+      <CreateKeyForm
+        onCreated={(key) => {
+          setCreated(key);
+          keys.reload();
+        }}
+      />
+      {keys.error !== undefined && <ErrorNotice error={keys.error} onRetry={keys.reload} />}
+      {keys.data === undefined ? (
+        keys.loading && <Loading what="the keys" />
+      ) : keys.data.length === 0 ? (
+        <p>No keys yet.</p>
+      ) : (
+        <table aria-label="API keys">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Prefix</th>
+              <th scope="col">Tenant</th>
+              <th scope="col">Scopes</th>
+              <th scope="col">Created</th>
+              <th scope="col">Last used</th>
+              <th scope="col">State</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {keys.data.map((k) => (
+              <KeyRow key={k.id} apiKey={k} onRevoked={keys.reload} />
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
