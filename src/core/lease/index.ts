@@ -3,4 +3,4 @@ export { Lease, LEASE_OWNER, keepLease, newLeaseToken, type LeaseTable } from '.
 export { LeaseModule } from './lease.module';
 export { WorkerRequestJob } from './worker-request.job';
 export { WORKER_REQUEST_CHANNELS, WorkerRequests, type AskOptions, type WorkerRequestContext, type WorkerRequestHandler } from './worker-requests';
-export { NO_WORKER_OPERATOR_ACTION, noWorkerAnswered, raiseWorkerError, storeWorkerError, type StoredWorkerError } from './worker-request-errors';
+export { NO_WORKER_OPERATOR_ACTION, noWorkerAnswered } from './worker-request-errors';
