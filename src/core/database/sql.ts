@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { storableJson, storableText } from './storable';
 
 export interface SqlResult<R> {
   rows: R[];
@@ -27,3 +28,41 @@ export async function execSql<R = Record<string, unknown>>(manager: EntityManage
 export function isPglite(dataSource: { options: object }): boolean {
   return Boolean((dataSource.options as { driver?: unknown }).driver);
 }
+
+/** `now()` of the database as a value in a SetMap. */
+export const NOW = Symbol('now');
+
+/** Assignments of an UPDATE, column → value; columns come from code constants, never from input. */
+export type SetMap = Record<string, unknown>;
+
+const COLUMN = /^[a-z_]+$/;
+
+/**
+ * The `SET` list of an UPDATE for `set`, its parameters numbered from `$first`: `NOW` is the database's `now()`, an
+ * `undefined` value leaves its column alone (a patch's absent field), an object or array goes as JSON text. NUL (a
+ * model's or an adapter's output) is stored as U+FFFD: text and jsonb cannot hold it (./storable.ts).
+ */
+export function setClause(set: SetMap, first: number): { sql: string; params: unknown[] } {
+  const parts: string[] = [];
+  const params: unknown[] = [];
+  for (const [column, value] of Object.entries(set)) {
+    if (!COLUMN.test(column)) throw new Error(`setClause: bad column ${column}`);
+    if (value === undefined) continue;
+    if (value === NOW) {
+      parts.push(`${column} = now()`);
+      continue;
+    }
+    params.push(
+      value !== null && typeof value === 'object' && !(value instanceof Date) ? storableJson(value) : typeof value === 'string' ? storableText(value) : value,
+    );
+    parts.push(`${column} = $${first + params.length - 1}`);
+  }
+  if (parts.length === 0) throw new Error('setClause: nothing to set');
+  return { sql: parts.join(', '), params };
+}
+
+/**
+ * A timestamp column as ISO-8601 text in UTC with milliseconds (`2026-01-02T03:04:05.678Z`, what `toISOString()`
+ * gives): node-postgres' own timestamp parsing costs more than the query on large reads, `new Date(iso)` is cheap.
+ */
+export const isoText = (column: string): string => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;

@@ -1,5 +1,6 @@
-import { DomainError } from './domain-error';
+import { ConflictError, DomainError } from './domain-error';
 import { asDomainError, fromErrorEnvelope, toErrorEnvelope } from './error-envelope';
+import { toDomainError } from './error-rendering';
 
 const limit = new DomainError('rate_limit_exceeded', 429, 'too many', { userMessage: 'Slow down.', operatorAction: 'Wait.', details: { limit_scope: 'key' } });
 
@@ -38,5 +39,68 @@ describe('DomainError ↔ stored error envelope', () => {
       userMessage: 'generation failed',
       operatorAction: '',
     });
+  });
+
+  it('a flat envelope stored by an earlier release (a chat reply row) reads back the same: its details stay out', () => {
+    const stored = JSON.parse(
+      '{"type":"rate_limit_exceeded","message":"too many","user_message":"Slow down.","operator_action":"Wait.","status":429,"limit_scope":"key"}',
+    ) as Record<string, unknown>;
+    const back = fromErrorEnvelope(stored);
+    expect({ ...back, message: back.message }).toEqual({
+      name: 'DomainError',
+      type: 'rate_limit_exceeded',
+      status: 429,
+      message: 'too many',
+      userMessage: 'Slow down.',
+      operatorAction: 'Wait.',
+      details: {},
+      headers: {},
+    });
+    expect(fromErrorEnvelope({ type: 'model_call_failed', message: 'boom' })).toMatchObject({ type: 'model_call_failed', status: 502, userMessage: 'boom' });
+  });
+});
+
+describe("DomainError ↔ lossless envelope (a worker request's error, raised again by the api)", () => {
+  const thrown = new ConflictError('drifted', { details: { paths: ['a'], n: 1 }, headers: { 'retry-after': '2' } }, 'patch_conflict');
+
+  it('keeps every field, in the order worker_requests rows hold them, and survives JSON field for field', () => {
+    const stored = JSON.stringify(toErrorEnvelope(thrown, 'lossless'));
+    expect(stored).toBe(
+      '{"type":"patch_conflict","status":409,"message":"drifted","user_message":"The resource changed state; the request does not apply now.",' +
+        '"operator_action":"Reload the resource and retry.","details":{"paths":["a"],"n":1},"headers":{"retry-after":"2"}}',
+    );
+    const raised = fromErrorEnvelope(JSON.parse(stored) as Record<string, unknown>, 'lossless');
+    expect(raised).toBeInstanceOf(DomainError);
+    for (const field of ['type', 'status', 'message', 'userMessage', 'operatorAction', 'details', 'headers'] as const) {
+      expect(raised[field]).toEqual(thrown[field]);
+    }
+  });
+
+  it('a row stored before headers were kept raises with none', () => {
+    const raised = fromErrorEnvelope(
+      JSON.parse('{"type":"conflict","status":409,"message":"m","user_message":"u","operator_action":"o","details":{"x":1}}') as Record<string, unknown>,
+      'lossless',
+    );
+    expect({
+      type: raised.type,
+      status: raised.status,
+      user: raised.userMessage,
+      op: raised.operatorAction,
+      details: raised.details,
+      headers: raised.headers,
+    }).toEqual({
+      type: 'conflict',
+      status: 409,
+      user: 'u',
+      op: 'o',
+      details: { x: 1 },
+      headers: {},
+    });
+  });
+
+  it('what a worker threw that was no DomainError is stored as the opaque internal 500', () => {
+    const { domain, internal } = toDomainError(new Error('boom'));
+    expect(internal).toBe(true);
+    expect(toErrorEnvelope(domain, 'lossless')).toMatchObject({ type: 'gateway_error', status: 500, message: 'internal error', details: {}, headers: {} });
   });
 });

@@ -4,4 +4,4 @@ export { LeaseModule } from './lease.module';
 export { WorkerRequestJob } from './worker-request.job';
 export { WORKER_REQUEST_CHANNELS, WorkerRequests, type AskOptions, type WorkerRequestContext, type WorkerRequestRun } from './worker-requests';
 export { WorkerRequestHandler } from './worker-request-handler.decorator';
-export { NO_WORKER_OPERATOR_ACTION, noWorkerAnswered, raiseWorkerError, storeWorkerError, type StoredWorkerError } from './worker-request-errors';
+export { NO_WORKER_OPERATOR_ACTION, noWorkerAnswered } from './worker-request-errors';

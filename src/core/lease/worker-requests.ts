@@ -8,10 +8,11 @@ import { EventBus } from '@core/bus/event-bus.port';
 import { AppConfig } from '@core/config/app-config';
 import { execSql } from '@core/database/sql';
 import type { DomainError } from '@core/http/domain-error';
+import { fromErrorEnvelope, toErrorEnvelope, type LosslessErrorEnvelope } from '@core/http/error-envelope';
+import { toDomainError } from '@core/http/error-rendering';
 import { rootLogger } from '@core/logging/logger';
 import { RunQueue, type JobContext } from '@core/queue/run-queue.port';
 import { keepLease, Lease, LEASE_OWNER, newLeaseToken } from './lease';
-import { raiseWorkerError, storeWorkerError, type StoredWorkerError } from './worker-request-errors';
 
 type Json = Record<string, unknown>;
 
@@ -53,12 +54,12 @@ interface RequestRow {
   payload: Json;
   status: 'queued' | 'running' | 'done' | 'failed';
   result: Json | null;
-  error: StoredWorkerError | null;
+  error: LosslessErrorEnvelope | null;
   lease_token: string | null;
   lease_live: boolean | null;
 }
 
-type Outcome = { status: 'done'; result: Json } | { status: 'failed'; error: StoredWorkerError };
+type Outcome = { status: 'done'; result: Json } | { status: 'failed'; error: LosslessErrorEnvelope };
 
 /** The request's lease: held while `status = 'running'`, extended by the worker's heartbeat. */
 const LEASE = new Lease({
@@ -129,7 +130,7 @@ export class WorkerRequests {
       for (;;) {
         const row = (await this.find(id))!;
         if (row.status === 'done') return row.result ?? {};
-        if (row.status === 'failed' && row.error) throw raiseWorkerError(row.error);
+        if (row.status === 'failed' && row.error) throw fromErrorEnvelope(row.error, 'lossless');
         if (row.status === 'running' && row.lease_token) {
           taken = true;
           if (opts.input && row.lease_token !== fed) {
@@ -218,9 +219,9 @@ export class WorkerRequests {
       const result = await handler(row.payload, { requestId: row.id, tenantId: row.tenant_id, signal: abort.signal, ...(input ? { input } : {}) });
       return { status: 'done', result };
     } catch (err) {
-      const { stored, internal } = storeWorkerError(err);
+      const { domain, internal } = toDomainError(err);
       if (internal) rootLogger().error({ request_id: row.id, kind: row.kind, err: String(err) }, 'worker request failed');
-      return { status: 'failed', error: stored };
+      return { status: 'failed', error: toErrorEnvelope(domain, 'lossless') };
     } finally {
       stop();
       signal.removeEventListener('abort', onAbort);
@@ -258,10 +259,9 @@ export class WorkerRequests {
 
   /** A request no worker took ends failed with the no-worker error, so a worker that comes later leaves it alone. */
   private async closeUntaken(id: string, error: DomainError): Promise<void> {
-    const { stored } = storeWorkerError(error);
     await execSql(this.dataSource.manager, `UPDATE worker_requests SET status = 'failed', error = $2, updated_at = now() WHERE id = $1 AND status = 'queued'`, [
       id,
-      JSON.stringify(stored),
+      JSON.stringify(toErrorEnvelope(error, 'lossless')),
     ]);
   }
 

@@ -1,4 +1,4 @@
-/** SQL pieces the Agent Chat repositories share: the turn lease, the active-turn predicate, SET building. */
+/** SQL pieces the Agent Chat repositories share: the turn and adapter leases, the active-turn predicate, message columns and values. */
 import { storableJson, storableText } from '@core/database/storable';
 import { Lease } from '@core/lease';
 import type { NewMessage } from './agent-chat-rows';
@@ -14,30 +14,6 @@ export const TURN_LEASE = new Lease({
 });
 
 export const ACTIVE = `status IN ('queued', 'running', 'awaiting_approval')`;
-
-/** Assignments built from code constants: column names are never input. */
-export type SetMap = Record<string, unknown>;
-const COLUMN = /^[a-z_]+$/;
-export function setClause(set: SetMap, first: number): { sql: string; params: unknown[] } {
-  const parts: string[] = [];
-  const params: unknown[] = [];
-  for (const [column, value] of Object.entries(set)) {
-    if (!COLUMN.test(column)) throw new Error(`agent-chat: bad column ${column}`);
-    if (value === NOW) parts.push(`${column} = now()`);
-    else {
-      // NUL (a model's or an adapter's output) is stored as U+FFFD: text and jsonb cannot hold it.
-      params.push(
-        value !== null && typeof value === 'object' && !(value instanceof Date) ? storableJson(value) : typeof value === 'string' ? storableText(value) : value,
-      );
-      parts.push(`${column} = $${first + params.length - 1}`);
-    }
-  }
-  return { sql: parts.join(', '), params };
-}
-/** `now()` of the database in a SetMap. */
-export const NOW = Symbol('now');
-
-export { isUniqueViolation } from '@core/database/database.errors';
 
 /** The columns of a message row after `id`, `session_id` and `sequence`, in the order `messageValues` gives them. */
 export const MESSAGE_TAIL_COLUMNS =

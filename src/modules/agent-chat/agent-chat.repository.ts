@@ -1,10 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { execSql } from '@core/database/sql';
+import { execSql, NOW, type SetMap, setClause } from '@core/database/sql';
 import type { MessageRow, NewMessage, NewTurn, SessionRow, TurnRow } from './agent-chat-rows';
-import { ACTIVE, MESSAGE_TAIL_COLUMNS, messageValues, NOW, type SetMap, setClause, TURN_LEASE } from './agent-chat-sql';
-
-export { isUniqueViolation, NOW, TURN_LEASE } from './agent-chat-sql';
+import { ACTIVE, MESSAGE_TAIL_COLUMNS, messageValues, TURN_LEASE } from './agent-chat-sql';
 
 /** Sessions, messages and turns of Agent Chat. Reads outside transactions take the tenant; writes take the caller's manager. */
 @Injectable()

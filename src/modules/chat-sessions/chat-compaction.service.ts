@@ -7,7 +7,7 @@ import { ChatGenerationService } from './chat-generation.service';
 import { ChatInflightService } from './chat-inflight.service';
 import { ChatLineageService, ClaimedCompaction } from './chat-lineage.service';
 import { ChatMessageJson, textOf } from './chat-message';
-import type { ChatSessionEntity } from './chat-session.entity';
+import type { ChatSessionRow } from './chat-rows';
 import { ChatSessionRepository } from './chat-session.repository';
 
 const SUMMARY_INSTRUCTIONS =
@@ -42,7 +42,7 @@ export class ChatCompactionService {
     tenantId: string,
     sessionId: string,
     opts: { model?: string; provider?: string; keepLastMessages?: number; origin: RequestOrigin | null },
-  ): Promise<ChatSessionEntity> {
+  ): Promise<ChatSessionRow> {
     const claim = await this.lineage.claim(tenantId, sessionId, { keepLastMessages: opts.keepLastMessages, owner: this.inflight.owner });
     try {
       const summary = await this.summarize(claim, opts);

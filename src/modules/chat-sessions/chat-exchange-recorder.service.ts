@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { assistantMessage, canonicalClientMessage, ChatMessageJson, GeneratedReply, newCallId, newClientMessages, withSystemPrompt } from './chat-message';
-import type { ChatMessageEntity } from './chat-message.entity';
+import type { ChatMessageRow } from './chat-rows';
 import { ChatSessionRepository } from './chat-session.repository';
 import { ChatSnapshotCacheService, SessionSnapshot } from './chat-snapshot-cache.service';
 import { ChatBranchBusyError, ChatSessionNotFoundError, ChatSessionSupersededError } from './chat-sessions.errors';
@@ -31,7 +31,7 @@ export interface ExchangeResult {
 export interface RecordedExchange {
   sessionId: string;
   callId: string;
-  messages: ChatMessageEntity[];
+  messages: ChatMessageRow[];
   /** The session as this recording left it. */
   after: SessionSnapshot;
 }

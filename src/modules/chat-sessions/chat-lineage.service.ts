@@ -5,8 +5,7 @@ import { AppConfig } from '@core/config/app-config';
 import { ConflictError } from '@core/http/domain-error';
 import { ignoreFailure } from '@core/logging/ignore-failure';
 import { ChatMessageJson, MessageStatus, newCallId, newSessionId } from './chat-message';
-import type { ChatMessageEntity } from './chat-message.entity';
-import type { ChatSessionEntity } from './chat-session.entity';
+import type { ChatMessageRow, ChatSessionRow } from './chat-rows';
 import { ChatBranchBusyError } from './chat-sessions.errors';
 import { ChatSnapshotCacheService } from './chat-snapshot-cache.service';
 import { ChatTranscriptRepository } from './chat-transcript.repository';
@@ -18,9 +17,9 @@ export interface ClaimedCompaction {
   sessionId: string;
   generationId: string;
   /** Replayable messages of the active path, oldest first. */
-  head: ChatMessageEntity[];
+  head: ChatMessageRow[];
   /** The last messages, copied as they are into the continuation. */
-  tail: ChatMessageEntity[];
+  tail: ChatMessageRow[];
   systemPrompt: string;
   lastModel: string | null;
   lastProvider: string | null;
@@ -95,20 +94,20 @@ export class ChatLineageService {
    * Creates the continuation and turns the source into a snapshot, in one transaction under the source
    * row lock (a writer that lost the race then sees `chat_session.superseded`).
    */
-  async commit(claim: ClaimedCompaction, summary: CompactionSummary): Promise<{ snapshot: ChatSessionEntity; continuation: ChatSessionEntity }> {
+  async commit(claim: ClaimedCompaction, summary: CompactionSummary): Promise<{ snapshot: ChatSessionRow; continuation: ChatSessionRow }> {
     const done = await this.commitLocked(claim, summary);
     await this.cache.changed([claim.sessionId]);
     return done;
   }
 
-  private commitLocked(claim: ClaimedCompaction, summary: CompactionSummary): Promise<{ snapshot: ChatSessionEntity; continuation: ChatSessionEntity }> {
+  private commitLocked(claim: ClaimedCompaction, summary: CompactionSummary): Promise<{ snapshot: ChatSessionRow; continuation: ChatSessionRow }> {
     return this.transcripts.withSession({ tenantId: claim.tenantId, sessionId: claim.sessionId }, async (tx) => {
       if (!(await tx.deleteGeneration(claim.generationId))) {
         throw new ConflictError(`the compaction of chat session ${claim.sessionId} was taken over; retry`);
       }
       const source = tx.session;
       const now = new Date();
-      const row: ChatSessionEntity = {
+      const row: ChatSessionRow = {
         id: newSessionId(),
         tenantId: source.tenantId,
         title: source.title,

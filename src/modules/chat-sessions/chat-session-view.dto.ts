@@ -3,16 +3,14 @@ import type { Assert, Documents } from '@core/http/openapi';
 import { formatUsd } from '@core/money';
 import { LiveDeltaFrameDto } from '@modules/inference';
 import type { MessageStatus } from './chat-message';
-import type { ChatMessageEntity } from './chat-message.entity';
-import type { ChatProviderCallEntity } from './chat-provider-call.entity';
-import type { ChatSessionEntity } from './chat-session.entity';
+import type { ChatMessageRow, ChatProviderCallRow, ChatSessionRow } from './chat-rows';
 
 /** Wire shapes of /hecate/v1/chat/sessions (docs/api.md §1 "Wire shape", plus the tree and lineage fields). */
 
 /** The row ordinary navigation should open for this id (docs/api.md §2 rule 2). */
-export const canonicalVisibleId = (s: ChatSessionEntity): string => (s.preCompressionSnapshot ? s.lineageTipId : s.id);
+export const canonicalVisibleId = (s: ChatSessionRow): string => (s.preCompressionSnapshot ? s.lineageTipId : s.id);
 
-export function toChatSessionSummary(s: ChatSessionEntity) {
+export function toChatSessionSummary(s: ChatSessionRow) {
   return {
     id: s.id,
     title: s.title,
@@ -38,7 +36,7 @@ export function toChatSessionSummary(s: ChatSessionEntity) {
 }
 
 /** A message as turn and stop responses show it (GET renders the same shape in SQL, plus sibling fields). */
-export function toChatMessageResponse(m: ChatMessageEntity) {
+export function toChatMessageResponse(m: ChatMessageRow) {
   const { role, content, ...rest } = m.messageJson;
   return {
     ...rest,
@@ -57,7 +55,7 @@ export function toChatMessageResponse(m: ChatMessageEntity) {
   };
 }
 
-export function toProviderCallResponse(c: ChatProviderCallEntity) {
+export function toProviderCallResponse(c: ChatProviderCallRow) {
   return {
     id: c.id,
     request_id: c.requestId,
@@ -76,7 +74,7 @@ export function toProviderCallResponse(c: ChatProviderCallEntity) {
   };
 }
 
-export function toLineageResponse(requested: ChatSessionEntity, rows: ChatSessionEntity[]) {
+export function toLineageResponse(requested: ChatSessionRow, rows: ChatSessionRow[]) {
   return {
     root_session_id: requested.lineageRootId,
     tip_session_id: requested.lineageTipId,

@@ -1,7 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { PreparedStatement, queryPrepared } from '@core/database/prepared-statement';
 import { storableJson } from '@core/database/storable';
-import type { ChatSessionEntity } from './chat-session.entity';
+import type { ChatSessionRow } from './chat-rows';
 import { CALL_COLUMNS_INSERT, insertFromJsonSql, insertFromValuesSql, MESSAGE_COLUMNS_INSERT, valuesParams } from './chat-insert-batch';
 
 /**
@@ -66,7 +66,7 @@ export async function runGuardedWrite(
 }
 
 /** Inserts a session row (a new conversation, or a compaction's continuation). */
-export async function insertSessionRow(m: EntityManager, row: ChatSessionEntity): Promise<void> {
+export async function insertSessionRow(m: EntityManager, row: ChatSessionRow): Promise<void> {
   await m.query(
     `INSERT INTO chat_sessions (id, tenant_id, title, system_prompt, user_name, active_leaf_id, next_sequence, message_count, provider_call_count,
        parent_session_id, lineage_root_id, lineage_tip_id, compression_segment_count, continuation_session_id, pre_compression_snapshot, created_at, updated_at)

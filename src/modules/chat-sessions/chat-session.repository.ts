@@ -1,10 +1,19 @@
+import { isoText } from '@core/database/sql';
 import { Lease } from '@core/lease';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import type { ChatMessageEntity } from './chat-message.entity';
-import type { ChatProviderCallEntity } from './chat-provider-call.entity';
-import type { ChatSessionEntity } from './chat-session.entity';
-import { CALL_COLUMNS, callFromRow, generationFromRow, MESSAGE_COLUMNS, messageFromRow, SESSION_COLUMNS, sessionFromRow } from './chat-rows';
+import {
+  CALL_COLUMNS,
+  callFromRow,
+  type ChatMessageRow,
+  type ChatProviderCallRow,
+  type ChatSessionRow,
+  generationFromRow,
+  MESSAGE_COLUMNS,
+  messageFromRow,
+  SESSION_COLUMNS,
+  sessionFromRow,
+} from './chat-rows';
 import type { ChatMessageView, toProviderCallResponse } from './chat-session-view.dto';
 
 /** Reads of the chat store (outside transactions). Every session read takes the tenant. */
@@ -12,13 +21,13 @@ import type { ChatMessageView, toProviderCallResponse } from './chat-session-vie
 export class ChatSessionRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  async find({ tenantId, id }: { tenantId: string; id: string }): Promise<ChatSessionEntity | null> {
+  async find({ tenantId, id }: { tenantId: string; id: string }): Promise<ChatSessionRow | null> {
     const rows = await this.dataSource.query(`SELECT ${SESSION_COLUMNS} FROM chat_sessions WHERE id = $1 AND tenant_id = $2`, [id, tenantId]);
     return rows.length > 0 ? sessionFromRow(rows[0]) : null;
   }
 
   /** The session and its active leaf message, in one read (the /v1 recording snapshot). */
-  async findWithLeaf({ tenantId, id }: { tenantId: string; id: string }): Promise<{ session: ChatSessionEntity; leaf: ChatMessageEntity | null } | null> {
+  async findWithLeaf({ tenantId, id }: { tenantId: string; id: string }): Promise<{ session: ChatSessionRow; leaf: ChatMessageRow | null } | null> {
     const rows = (await this.dataSource.query(
       `SELECT to_jsonb(s) AS session, to_jsonb(l) AS leaf
          FROM chat_sessions s LEFT JOIN chat_session_messages l ON l.id = s.active_leaf_id
@@ -56,7 +65,7 @@ export class ChatSessionRepository {
   }
 
   /** Every row of a lineage, oldest segment first. */
-  async lineage({ tenantId, rootId }: { tenantId: string; rootId: string }): Promise<ChatSessionEntity[]> {
+  async lineage({ tenantId, rootId }: { tenantId: string; rootId: string }): Promise<ChatSessionRow[]> {
     const rows = await this.dataSource.query(
       `SELECT ${SESSION_COLUMNS} FROM chat_sessions WHERE lineage_root_id = $1 AND tenant_id = $2 ORDER BY compression_segment_count, created_at`,
       [rootId, tenantId],
@@ -82,12 +91,12 @@ export class ChatSessionRepository {
     return JSON.parse(rows[0].j) as Array<ReturnType<typeof toProviderCallResponse>>;
   }
 
-  async messages(sessionId: string): Promise<ChatMessageEntity[]> {
+  async messages(sessionId: string): Promise<ChatMessageRow[]> {
     const rows = await this.dataSource.query(`SELECT ${MESSAGE_COLUMNS} FROM chat_session_messages WHERE session_id = $1 ORDER BY sequence`, [sessionId]);
     return (rows as Record<string, unknown>[]).map(messageFromRow);
   }
 
-  async message(sessionId: string, messageId: string): Promise<ChatMessageEntity | null> {
+  async message(sessionId: string, messageId: string): Promise<ChatMessageRow | null> {
     const rows = await this.dataSource.query(`SELECT ${MESSAGE_COLUMNS} FROM chat_session_messages WHERE id = $1 AND session_id = $2`, [messageId, sessionId]);
     return rows.length > 0 ? messageFromRow(rows[0]) : null;
   }
@@ -98,14 +107,14 @@ export class ChatSessionRepository {
     return rows.length > 0 ? Math.ceil(Number(rows[0].replay_chars) / 4) : 0;
   }
 
-  async calls(sessionId: string): Promise<ChatProviderCallEntity[]> {
+  async calls(sessionId: string): Promise<ChatProviderCallRow[]> {
     const rows = await this.dataSource.query(`SELECT ${CALL_COLUMNS} FROM chat_session_provider_calls c WHERE session_id = $1 ORDER BY c.created_at, c.id`, [
       sessionId,
     ]);
     return (rows as Record<string, unknown>[]).map(callFromRow);
   }
 
-  async call(sessionId: string, callId: string): Promise<ChatProviderCallEntity | null> {
+  async call(sessionId: string, callId: string): Promise<ChatProviderCallRow | null> {
     const rows = await this.dataSource.query(`SELECT ${CALL_COLUMNS} FROM chat_session_provider_calls WHERE id = $1 AND session_id = $2`, [callId, sessionId]);
     return rows.length > 0 ? callFromRow(rows[0]) : null;
   }
@@ -147,7 +156,6 @@ export const PATH_SQL = `
   )
   SELECT ${MESSAGE_COLUMNS} FROM path ORDER BY depth`;
 
-const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 const optional = (key: string, column: string) => `CASE WHEN ${column} IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('${key}', ${column}) END`;
 
 function messagesViewSql(tree: boolean): string {
@@ -171,7 +179,7 @@ function messagesViewSql(tree: boolean): string {
            'id', b.id, 'sequence', b.sequence, 'parent_id', b.parent_id,
            'content', coalesce(b.message_json -> 'content', '""'::jsonb), 'status', b.status,
            'sibling_index', b.sibling_index, 'sibling_count', b.sibling_count,
-           'created_at', ${iso('b.created_at')}, 'updated_at', ${iso('b.updated_at')})
+           'created_at', ${isoText('b.created_at')}, 'updated_at', ${isoText('b.updated_at')})
       || ${optional('produced_by_call_id', 'b.produced_by_call_id')}
       || CASE WHEN b.kind = 'message' THEN '{}'::jsonb ELSE jsonb_build_object('kind', b.kind) END
       || ${optional('error', 'b.error_json')}
@@ -186,7 +194,7 @@ const CALLS_VIEW_SQL = `
     jsonb_build_object(
       'id', id, 'request_id', request_id, 'provider', provider, 'provider_kind', provider_kind, 'model', model, 'status', status,
       'cost_micros_usd', cost_micros_usd, 'cost_usd', ((cost_micros_usd::numeric / 1000000)::numeric(20, 6))::text,
-      'prompt_tokens', prompt_tokens, 'completion_tokens', completion_tokens, 'total_tokens', total_tokens, 'created_at', ${iso('created_at')})
+      'prompt_tokens', prompt_tokens, 'completion_tokens', completion_tokens, 'total_tokens', total_tokens, 'created_at', ${isoText('created_at')})
     || ${optional('requested_model', "nullif(requested_model, '')")}
     || ${optional('route_reason', "nullif(route_reason, '')")}
     ORDER BY created_at, id), '[]')::text AS j

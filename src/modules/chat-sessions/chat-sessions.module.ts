@@ -1,16 +1,11 @@
 import { Module } from '@nestjs/common';
-import { DatabaseModule } from '@core/database/database.module';
 import { InferenceModule } from '@modules/inference';
 import { ProvidersModule } from '@modules/providers';
 import { ChatCompactionService } from './chat-compaction.service';
 import { ChatExchangeRecorderService } from './chat-exchange-recorder.service';
-import { ChatGenerationEntity } from './chat-generation.entity';
 import { ChatGenerationService } from './chat-generation.service';
 import { ChatInflightService } from './chat-inflight.service';
 import { ChatLineageService } from './chat-lineage.service';
-import { ChatMessageEntity } from './chat-message.entity';
-import { ChatProviderCallEntity } from './chat-provider-call.entity';
-import { ChatSessionEntity } from './chat-session.entity';
 import { ChatSessionRepository } from './chat-session.repository';
 import { ChatSessionsService } from './chat-sessions.service';
 import { ChatSnapshotCacheService } from './chat-snapshot-cache.service';
@@ -20,7 +15,7 @@ import { ChatTurnsService } from './chat-turns.service';
 
 /** Chat sessions: the two-stream store, message trees, stop, compression lineage. */
 @Module({
-  imports: [DatabaseModule.forFeature([ChatSessionEntity, ChatMessageEntity, ChatProviderCallEntity, ChatGenerationEntity]), InferenceModule, ProvidersModule],
+  imports: [InferenceModule, ProvidersModule],
   providers: [
     ChatSnapshotCacheService,
     ChatSessionRepository,

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { decodePageCursor, encodePageCursor, keysetPage } from '@core/http/page-cursor';
 import { newSessionId } from './chat-message';
-import type { ChatSessionEntity } from './chat-session.entity';
+import type { ChatSessionRow } from './chat-rows';
 import { ChatSessionRepository } from './chat-session.repository';
 import { CreateChatSessionDto, UpdateChatSessionDto } from './chat-session.dto';
 import { canonicalVisibleId, toChatSessionSummary, toLineageResponse } from './chat-session-view.dto';
@@ -24,7 +24,7 @@ export class ChatSessionsService {
   async create(tenantId: string, dto: CreateChatSessionDto) {
     const id = newSessionId();
     const now = new Date();
-    const row: ChatSessionEntity = {
+    const row: ChatSessionRow = {
       id,
       tenantId,
       title: dto.title ?? '',
@@ -57,7 +57,7 @@ export class ChatSessionsService {
     return keysetPage(rows, limit, toChatSessionSummary, encodeCursor);
   }
 
-  private async require(tenantId: string, id: string): Promise<ChatSessionEntity> {
+  private async require(tenantId: string, id: string): Promise<ChatSessionRow> {
     const row = await this.sessions.find({ tenantId, id });
     if (!row) throw new ChatSessionNotFoundError(id);
     return row;
@@ -123,7 +123,7 @@ export class ChatSessionsService {
   }
 }
 
-const encodeCursor = (s: ChatSessionEntity): string => encodePageCursor(s.updatedAt, s.id);
+const encodeCursor = (s: ChatSessionRow): string => encodePageCursor(s.updatedAt, s.id);
 
 function decodeCursor(cursor: string | undefined): { updatedAt: Date; id: string } | undefined {
   const c = decodePageCursor(cursor);

@@ -1,12 +1,11 @@
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { busChannels, EventBus, type Unsubscribe } from '@core/bus';
 import { rootLogger } from '@core/logging/logger';
-import type { ChatMessageEntity } from './chat-message.entity';
-import type { ChatSessionEntity } from './chat-session.entity';
+import type { ChatMessageRow, ChatSessionRow } from './chat-rows';
 
 export interface SessionSnapshot {
-  session: ChatSessionEntity;
-  leaf: ChatMessageEntity | null;
+  session: ChatSessionRow;
+  leaf: ChatMessageRow | null;
 }
 
 const MAX_ENTRIES = 10_000;

@@ -1,8 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import type { ChatMessageEntity } from './chat-message.entity';
-import type { ChatSessionEntity } from './chat-session.entity';
-import { MESSAGE_COLUMNS, messageFromRow, SESSION_COLUMNS, sessionFromRow } from './chat-rows';
+import { type ChatMessageRow, type ChatSessionRow, MESSAGE_COLUMNS, messageFromRow, SESSION_COLUMNS, sessionFromRow } from './chat-rows';
 import { ChatSessionNotFoundError, ChatSessionSupersededError } from './chat-sessions.errors';
 import { insertSessionRow } from './chat-session-writes';
 import { ChatTx, NeedsLockError } from './chat-tx';
@@ -20,7 +18,7 @@ const LEAF_SQL = `SELECT ${MESSAGE_COLUMNS} FROM chat_session_messages WHERE id 
 export class ChatTranscriptRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  async insertSession(row: ChatSessionEntity): Promise<void> {
+  async insertSession(row: ChatSessionRow): Promise<void> {
     await insertSessionRow(this.dataSource.manager, row);
   }
 
@@ -30,7 +28,7 @@ export class ChatTranscriptRepository {
    * run it with `withSession` then.
    */
   async withoutLock<T>(
-    snapshot: { session: ChatSessionEntity; leaf: ChatMessageEntity | null },
+    snapshot: { session: ChatSessionRow; leaf: ChatMessageRow | null },
     fn: (tx: ChatTx) => Promise<T>,
     { asyncCommit = false }: { asyncCommit?: boolean } = {},
   ): Promise<T | undefined> {
@@ -63,7 +61,7 @@ export class ChatTranscriptRepository {
       if (rows.length === 0) throw new ChatSessionNotFoundError(sessionId);
       const session = sessionFromRow(rows[0]);
       if (session.preCompressionSnapshot && !allowSnapshot) throw new ChatSessionSupersededError(session.id, session.lineageTipId);
-      let leaf: ChatMessageEntity | undefined;
+      let leaf: ChatMessageRow | undefined;
       if (session.activeLeafId) {
         const [l] = (await m.query(LEAF_SQL, [session.activeLeafId])) as Record<string, unknown>[];
         if (l) leaf = messageFromRow(l);

@@ -15,8 +15,7 @@ import {
   syntheticToolError,
   withSystemPrompt,
 } from './chat-message';
-import type { ChatMessageEntity } from './chat-message.entity';
-import type { ChatProviderCallEntity } from './chat-provider-call.entity';
+import type { ChatMessageRow, ChatProviderCallRow } from './chat-rows';
 import { ChatBranchBusyError, ChatIdempotencyMismatchError, ChatMessageNotFoundError, ChatNotContinuableError } from './chat-sessions.errors';
 import { ChatTranscriptRepository } from './chat-transcript.repository';
 import type { ChatTx } from './chat-tx';
@@ -30,9 +29,9 @@ export interface BegunTurn {
   tenantId: string;
   sessionId: string;
   /** The user message this turn created (send, edit). */
-  userMessage: ChatMessageEntity | null;
+  userMessage: ChatMessageRow | null;
   /** The assistant message being generated (a new placeholder, or the message being continued). */
-  assistant: ChatMessageEntity;
+  assistant: ChatMessageRow;
   /** The in-flight row, also the LiveStreamBuffer stream id (the assistant message id; `<id>~<n>` for a continuation). */
   generationId: string;
   /** The generation's lease token (core/lease): the holder heartbeats and finishes with it. */
@@ -50,8 +49,8 @@ export interface BegunTurn {
 export interface ReplayedTurn {
   replayed: true;
   sessionId: string;
-  userMessage: ChatMessageEntity;
-  assistant: ChatMessageEntity | null;
+  userMessage: ChatMessageRow;
+  assistant: ChatMessageRow | null;
 }
 
 /** How a generation ended. */
@@ -69,9 +68,9 @@ export type FinishableTurn = Pick<BegunTurn, 'tenantId' | 'sessionId' | 'generat
 export interface FinishedTurn {
   /** The row was gone: someone else (a stop that took over) already finalised the message. */
   skipped: boolean;
-  assistant: ChatMessageEntity;
-  call: ChatProviderCallEntity | null;
-  toolResults: ChatMessageEntity[];
+  assistant: ChatMessageRow;
+  call: ChatProviderCallRow | null;
+  toolResults: ChatMessageRow[];
 }
 
 const EMPTY_REPLY: GeneratedReply = { text: '', content_blocks: [], tool_calls: [] };
@@ -107,7 +106,7 @@ export class ChatTurnLedgerService {
           return { replayed: true, sessionId, userMessage: earlier, assistant: await tx.firstChild(earlier.id) } satisfies ReplayedTurn;
         }
       }
-      let parent: ChatMessageEntity | null = null;
+      let parent: ChatMessageRow | null = null;
       if (input.parentId) {
         parent = await tx.message(input.parentId);
         if (!parent) throw new ChatMessageNotFoundError(sessionId, input.parentId);
@@ -138,7 +137,7 @@ export class ChatTurnLedgerService {
     tenantId: string,
     sessionId: string,
     input: { messageId: string; content: unknown; regenerate: boolean; owner: string },
-  ): Promise<BegunTurn | { edited: ChatMessageEntity }> {
+  ): Promise<BegunTurn | { edited: ChatMessageRow }> {
     const content = validContent(input.content);
     return this.transcripts.withSession({ tenantId, sessionId }, async (tx) => {
       const target = await tx.message(input.messageId);
@@ -210,8 +209,8 @@ export class ChatTurnLedgerService {
     });
   }
 
-  private async finalize(tx: ChatTx, current: ChatMessageEntity, turn: Pick<BegunTurn, 'kind' | 'previous'>, outcome: TurnOutcome): Promise<FinishedTurn> {
-    let call: ChatProviderCallEntity | null = null;
+  private async finalize(tx: ChatTx, current: ChatMessageRow, turn: Pick<BegunTurn, 'kind' | 'previous'>, outcome: TurnOutcome): Promise<FinishedTurn> {
+    let call: ChatProviderCallRow | null = null;
     if (outcome.call) {
       const id = newCallId();
       const row = { ...outcome.call, id, status: outcome.status === 'complete' ? 'completed' : outcome.status, createdAt: new Date() };
@@ -243,7 +242,7 @@ export class ChatTurnLedgerService {
       producedByCallId: call?.id ?? current.producedByCallId,
       error: outcome.status === 'failed' ? (outcome.error ?? { type: 'gateway_error', message: 'generation failed' }) : null,
     });
-    const assistant: ChatMessageEntity = {
+    const assistant: ChatMessageRow = {
       ...current,
       messageJson: message,
       status,
@@ -262,7 +261,7 @@ export class ChatTurnLedgerService {
   }
 
   /** Appends a tool_error result for each tool call of a cut-short reply, so the transcript replays. */
-  private async closeOpenToolCalls(tx: ChatTx, assistant: ChatMessageEntity, reason: string): Promise<ChatMessageEntity[]> {
+  private async closeOpenToolCalls(tx: ChatTx, assistant: ChatMessageRow, reason: string): Promise<ChatMessageRow[]> {
     if (assistant.status === 'complete' || assistant.status === 'failed') return [];
     const open = openToolCalls(assistant.messageJson, []);
     if (open.length === 0) return [];
@@ -301,7 +300,7 @@ export class ChatTurnLedgerService {
 
   private async startGeneration(
     tx: ChatTx,
-    p: { kind: TurnKind; tenantId: string; owner: string; parent: ChatMessageEntity | null; leafKey: string; userMessage: ChatMessageEntity | null },
+    p: { kind: TurnKind; tenantId: string; owner: string; parent: ChatMessageRow | null; leafKey: string; userMessage: ChatMessageRow | null },
   ): Promise<BegunTurn> {
     const [assistant] = await tx.append(p.parent?.id ?? null, [{ message: { role: 'assistant', content: '' }, status: 'in_progress' }]);
     const leaseToken = newLeaseToken();
@@ -334,7 +333,7 @@ export class ChatTurnLedgerService {
 }
 
 /** The path as sent upstream: failed and in-progress messages left out, session system prompt first. */
-export function replayOf(path: ChatMessageEntity[], systemPrompt: string): ChatMessageJson[] {
+export function replayOf(path: ChatMessageRow[], systemPrompt: string): ChatMessageJson[] {
   return withSystemPrompt(
     path.filter((m) => isReplayable(m.status) && m.status !== 'in_progress').map((m) => m.messageJson),
     systemPrompt,

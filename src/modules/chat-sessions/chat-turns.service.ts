@@ -11,7 +11,7 @@ import { DeltaFrame, FrameAccumulator } from './chat-delta-frames';
 import { textOf } from './chat-message';
 import { ChatGenerationService, GenerationStream } from './chat-generation.service';
 import { AbortReason, ChatInflightService } from './chat-inflight.service';
-import type { ChatMessageEntity } from './chat-message.entity';
+import type { ChatMessageRow } from './chat-rows';
 import { ChatSessionRepository } from './chat-session.repository';
 import { ContinueChatMessageDto, EditChatMessageDto, RegenerateChatMessageDto, SendChatMessageDto } from './chat-session.dto';
 import { formatUsd } from '@core/money';
@@ -230,7 +230,7 @@ export class ChatTurnsService {
     return data;
   }
 
-  private view(sessionId: string, user: ChatMessageEntity | null, finished: FinishedTurn | null, compactedFrom?: string) {
+  private view(sessionId: string, user: ChatMessageRow | null, finished: FinishedTurn | null, compactedFrom?: string) {
     const call = finished?.call ?? null;
     return {
       session_id: sessionId,

@@ -1,10 +1,8 @@
-import { execSql } from '@core/database/sql';
+import { execSql, setClause } from '@core/database/sql';
 import type { DataSource, EntityManager } from 'typeorm';
 import { charsOf, isReplayable, newMessageId } from './chat-message';
-import type { ChatMessageEntity } from './chat-message.entity';
-import type { ChatSessionEntity } from './chat-session.entity';
 import { CALL_COLUMNS_INSERT, InsertBatch, MESSAGE_COLUMNS_INSERT, renderInsert, shiftParams } from './chat-insert-batch';
-import { generationFromRow, linkFromRow, MESSAGE_COLUMNS, messageFromRow, TreeLink } from './chat-rows';
+import { type ChatMessageRow, type ChatSessionRow, generationFromRow, linkFromRow, MESSAGE_COLUMNS, messageFromRow, TreeLink } from './chat-rows';
 import { GENERATION_LEASE, generationsSql, PATH_SQL } from './chat-session.repository';
 import { insertSessionRow, runGuardedWrite } from './chat-session-writes';
 import type { LeafInfo, MessagePatch, NewGeneration, NewMessage, NewProviderCall } from './chat-write-types';
@@ -27,15 +25,15 @@ export class ChatTx {
   /** Inserts not sent yet: they go out with the next statement's round trip, or with the session update at the end. */
   private pending: InsertBatch[] = [];
   /** Messages this transaction read or wrote (the rows are locked behind the session row). */
-  private readonly known = new Map<string, ChatMessageEntity>();
+  private readonly known = new Map<string, ChatMessageRow>();
   private readonly expected: { nextSequence: number; activeLeafId: string | null };
   private readonly baseCounts: { messages: number; calls: number };
 
   constructor(
     private readonly m: EntityManager,
-    readonly session: ChatSessionEntity,
+    readonly session: ChatSessionRow,
     private leaf: LeafInfo | null,
-    leafMessage?: ChatMessageEntity,
+    leafMessage?: ChatMessageRow,
     private readonly guarded = false,
   ) {
     if (leafMessage) this.known.set(leafMessage.id, leafMessage);
@@ -71,7 +69,7 @@ export class ChatTx {
     return this.exec(`WITH ${ctes.join(', ')} ${shiftParams(main, params, all)}`, all);
   }
 
-  async message(id: string): Promise<ChatMessageEntity | null> {
+  async message(id: string): Promise<ChatMessageRow | null> {
     const cached = this.known.get(id);
     if (cached) return cached;
     const { rows } = await this.run(`SELECT ${MESSAGE_COLUMNS} FROM chat_session_messages WHERE id = $1 AND session_id = $2`, [id, this.session.id]);
@@ -81,7 +79,7 @@ export class ChatTx {
   }
 
   /** Root first. */
-  async path(leafId: string | null): Promise<ChatMessageEntity[]> {
+  async path(leafId: string | null): Promise<ChatMessageRow[]> {
     if (!leafId) return [];
     const { rows } = await this.run(PATH_SQL, [this.session.id, leafId]);
     return rows.map(messageFromRow).reverse();
@@ -92,7 +90,7 @@ export class ChatTx {
     return rows.map(linkFromRow);
   }
 
-  async byClientRequestId(clientRequestId: string): Promise<ChatMessageEntity | null> {
+  async byClientRequestId(clientRequestId: string): Promise<ChatMessageRow | null> {
     const { rows } = await this.run(`SELECT ${MESSAGE_COLUMNS} FROM chat_session_messages WHERE session_id = $1 AND client_request_id = $2`, [
       this.session.id,
       clientRequestId,
@@ -100,7 +98,7 @@ export class ChatTx {
     return rows.length > 0 ? messageFromRow(rows[0]) : null;
   }
 
-  async firstChild(parentId: string): Promise<ChatMessageEntity | null> {
+  async firstChild(parentId: string): Promise<ChatMessageRow | null> {
     const { rows } = await this.run(`SELECT ${MESSAGE_COLUMNS} FROM chat_session_messages WHERE parent_id = $1 ORDER BY sequence LIMIT 1`, [parentId]);
     return rows.length > 0 ? messageFromRow(rows[0]) : null;
   }
@@ -165,7 +163,7 @@ export class ChatTx {
   }
 
   /** Inserts `items` as a chain under `parentId` (each under the previous) with the next sequences. */
-  async append(parentId: string | null, items: NewMessage[]): Promise<ChatMessageEntity[]> {
+  async append(parentId: string | null, items: NewMessage[]): Promise<ChatMessageRow[]> {
     if (items.length === 0) return [];
     let parentCount = 0;
     let parentChars = 0;
@@ -186,7 +184,7 @@ export class ChatTx {
         parentChars = rows.length > 0 ? Number(rows[0].replay_chars) : 0;
       }
     }
-    const out: ChatMessageEntity[] = [];
+    const out: ChatMessageRow[] = [];
     const now = new Date();
     let parent = parentId;
     for (const item of items) {
@@ -242,19 +240,19 @@ export class ChatTx {
   /** Updates a message; `updated_at` is the returned time (the same the caller shows). */
   async updateMessage(id: string, patch: MessagePatch): Promise<Date> {
     const now = new Date();
-    const sets: string[] = ['updated_at = $3'];
-    const params: unknown[] = [id, this.session.id, now];
-    const add = (column: string, value: unknown, cast = '') => {
-      params.push(value);
-      sets.push(`${column} = $${params.length}${cast}`);
-    };
-    if (patch.message !== undefined) add('message_json', JSON.stringify(patch.message), '::jsonb');
-    if (patch.status !== undefined) add('status', patch.status);
-    if (patch.producedByCallId !== undefined) add('produced_by_call_id', patch.producedByCallId);
-    if (patch.error !== undefined) add('error_json', patch.error === null ? null : JSON.stringify(patch.error), '::jsonb');
-    if (patch.replayCount !== undefined) add('replay_count', patch.replayCount);
-    if (patch.replayChars !== undefined) add('replay_chars', patch.replayChars);
-    await this.run(`UPDATE chat_session_messages SET ${sets.join(', ')} WHERE id = $1 AND session_id = $2`, params);
+    const set = setClause(
+      {
+        updated_at: now,
+        message_json: patch.message,
+        status: patch.status,
+        produced_by_call_id: patch.producedByCallId,
+        error_json: patch.error,
+        replay_count: patch.replayCount,
+        replay_chars: patch.replayChars,
+      },
+      3,
+    );
+    await this.run(`UPDATE chat_session_messages SET ${set.sql} WHERE id = $1 AND session_id = $2`, [id, this.session.id, ...set.params]);
     this.known.delete(id);
     if (this.leaf?.id === id) {
       this.leaf = {
@@ -279,7 +277,7 @@ export class ChatTx {
   }
 
   /** Creates another session in this transaction (a compaction's continuation); flushed with this one. */
-  async createSession(row: ChatSessionEntity): Promise<ChatTx> {
+  async createSession(row: ChatSessionRow): Promise<ChatTx> {
     if (this.pending.length > 0) await this.withPending('SELECT 1', []);
     await insertSessionRow(this.m, row);
     const child = new ChatTx(this.m, row, null);

@@ -1,3 +1,4 @@
+import { NOW, setClause } from '@core/database/sql';
 import { storableJson, storableText } from '@core/database/storable';
 import type { SqlFragment } from '@modules/events';
 import { type RunUsage, STEP_STATUS, type StepOutcome } from './run-step';
@@ -83,11 +84,9 @@ export function finishStepSql(stepId: string, outcome: StepOutcome): SqlFragment
 
 /** The lease guard `g` of a step write, recording the step's `usage` on the run as it proves the lease. */
 export function usageGuardSql(runId: string, token: string, usage: RunUsage | undefined): SqlFragment {
-  const touch = ['updated_at = now()'];
-  const params: unknown[] = [runId, token];
-  if (usage?.model !== undefined) touch.push(`model = $${params.push(usage.model)}`);
-  if (usage?.provider !== undefined) touch.push(`provider = $${params.push(usage.provider)}`);
-  if (usage?.providerKind !== undefined) touch.push(`provider_kind = $${params.push(usage.providerKind)}`);
-  if (usage?.addCostMicrosUsd) touch.push(`total_cost_micros_usd = total_cost_micros_usd + $${params.push(Math.trunc(usage.addCostMicrosUsd))}::bigint`);
-  return { sql: RUN_LEASE.guardSql(touch.join(', ')), params };
+  const set = setClause({ updated_at: NOW, model: usage?.model, provider: usage?.provider, provider_kind: usage?.providerKind }, 3);
+  const params: unknown[] = [runId, token, ...set.params];
+  // An addition, not an assignment: each step adds its cost to the run's.
+  const cost = usage?.addCostMicrosUsd ? `, total_cost_micros_usd = total_cost_micros_usd + $${params.push(Math.trunc(usage.addCostMicrosUsd))}::bigint` : '';
+  return { sql: RUN_LEASE.guardSql(set.sql + cost), params };
 }

@@ -1,4 +1,5 @@
-import { AgentChatRepository, isUniqueViolation } from '@modules/agent-chat/agent-chat.repository';
+import { isUniqueViolation } from '@core/database/database.errors';
+import { AgentChatRepository } from '@modules/agent-chat/agent-chat.repository';
 import { QueueRepository } from '@modules/agent-chat/queue/queue.repository';
 import { TurnLeaseRepository } from '@modules/agent-chat/turns/turn-lease.repository';
 import { AdapterSessionRepository } from '@modules/external-agents/adapter-session.repository';

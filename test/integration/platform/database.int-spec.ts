@@ -6,6 +6,7 @@ import { MIGRATIONS } from '@migrations';
 import { createDataSource } from '@core/database/data-source.factory';
 import { migrateEmbedded, migrateWithLock, pendingMigrations } from '@core/database/migrator';
 import { PreparedStatement, queryPrepared } from '@core/database/prepared-statement';
+import { execSql, isoText, NOW, setClause } from '@core/database/sql';
 import { createScratchDatabase, ScratchDatabase, sql } from '../../support/infra';
 
 // TypeORM applies migrations in timestamp order (the digits ending each name).
@@ -177,6 +178,40 @@ describe.each(['postgres', 'pglite'] as const)('prepared statements on %s', (bac
     expect(outside).toEqual([{ n: expect.any(Number) }]);
     const [final] = (await ds.query(`SELECT n FROM ${table} WHERE id = 'tx'`)) as { n: number }[];
     expect(final.n).toBe(12);
+  });
+});
+
+describe.each(['postgres', 'pglite'] as const)('the raw-SQL kit on %s', (backend) => {
+  let db: ScratchDatabase | undefined;
+  let ds: DataSource;
+  beforeAll(async () => {
+    if (backend === 'postgres') db = await createScratchDatabase();
+    ds = await open(db?.url);
+    await ds.query(`CREATE TABLE kit_probe (id text PRIMARY KEY, body text NOT NULL, meta jsonb NOT NULL, n int, at timestamptz, touched timestamptz)`);
+  }, 60_000);
+  afterAll(async () => {
+    await ds.destroy();
+    await db?.drop();
+  });
+
+  it('setClause updates what the map sets and leaves the rest: JSON, NUL as U+FFFD, dates, now()', async () => {
+    await ds.query(`INSERT INTO kit_probe (id, body, meta, n) VALUES ('k1', 'old', '{}', 7)`);
+    const at = new Date('2026-01-02T03:04:05.678Z');
+    const set = setClause({ body: 'a\u0000b', meta: { paths: ['x\u0000'] }, n: undefined, at, touched: NOW }, 2);
+    const { affected } = await execSql(ds.manager, `UPDATE kit_probe SET ${set.sql} WHERE id = $1`, ['k1', ...set.params]);
+    expect(affected).toBe(1);
+    const [row] = (await ds.query(`SELECT body, meta, n, at, touched IS NOT NULL AS touched FROM kit_probe WHERE id = 'k1'`)) as Record<string, unknown>[];
+    expect(row).toEqual({ body: 'a\uFFFDb', meta: { paths: ['x\uFFFD'] }, n: 7, at, touched: true });
+  });
+
+  it('isoText reads a timestamp back as the ISO text toISOString gives, whatever the session time zone', async () => {
+    const at = new Date('2026-03-29T01:30:00.045Z');
+    await ds.query(`INSERT INTO kit_probe (id, body, meta, at) VALUES ('k2', '', '{}', $1)`, [at]);
+    const [row] = await ds.transaction(async (m) => {
+      await m.query(`SET LOCAL TIME ZONE 'Europe/Berlin'`);
+      return (await m.query(`SELECT ${isoText('at')} AS at FROM kit_probe WHERE id = 'k2'`)) as { at: string }[];
+    });
+    expect(row.at).toBe(at.toISOString());
   });
 });
 

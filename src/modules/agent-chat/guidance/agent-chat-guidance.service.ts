@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { isUniqueViolation } from '@core/database/database.errors';
 import { ConflictError, InvalidRequestError } from '@core/http/domain-error';
 import type { ConsumedGuidance, GuidanceSource } from '@modules/agent-loop';
 import type { GuidanceRow } from '../agent-chat-rows';
 import { AgentChatTurnsService } from '../turns/agent-chat-turns.service';
 import { GuidanceRepository } from './guidance.repository';
-import { AgentChatRepository, isUniqueViolation } from '../agent-chat.repository';
+import { AgentChatRepository } from '../agent-chat.repository';
 import { AgentChatService, newChatId } from '../agent-chat.service';
 import { AgentChatQueueFullError, checkContentSize, GuidanceConsumedError, GuidanceNotFoundError } from '../agent-chat.errors';
 import { AppConfig } from '@core/config/app-config';

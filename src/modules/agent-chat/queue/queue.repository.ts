@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { execSql } from '@core/database/sql';
+import { execSql, NOW, type SetMap, setClause } from '@core/database/sql';
 import type { QueueItemRow } from '../agent-chat-rows';
-import { NOW, type SetMap, setClause } from '../agent-chat-sql';
 
 /** The queued-next FIFO's rows: waiting items, edits while waiting, one drainer per item, recovery. */
 @Injectable()

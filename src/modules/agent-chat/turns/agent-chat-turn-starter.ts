@@ -3,6 +3,7 @@ import { WorkspaceOps } from '@modules/tasks';
 import { AppConfig } from '@core/config/app-config';
 import type { Principal, RequestOrigin } from '@core/context/request-context';
 import { randomHex } from '@core/context/random-hex';
+import { isUniqueViolation } from '@core/database/database.errors';
 import { InvalidRequestError } from '@core/http/domain-error';
 import { RoutePlanningService } from '@modules/inference';
 import { ModelCapabilitiesService } from '@modules/providers';
@@ -10,7 +11,7 @@ import { type Capabilities, isActiveTurn, type MessageRow, type RuntimeKind, typ
 import { TurnRuntimes, type TurnRuntime } from './turn-runtime';
 import { canonicalWorkspace, newChatId } from '../agent-chat-inputs';
 import { AgentChatTurnsService } from './agent-chat-turns.service';
-import { AgentChatRepository, isUniqueViolation } from '../agent-chat.repository';
+import { AgentChatRepository } from '../agent-chat.repository';
 import type { PostAgentChatMessageDto } from '../agent-chat.dto';
 import { adapterNotFound, AgentChatSessionNotFoundError, modelRequired, runtimeMismatch, workspaceRequired, checkContentSize } from '../agent-chat.errors';
 import { busyError, capabilitiesOf, checkGuardrails, runtimeOf } from './agent-chat-turn-checks';

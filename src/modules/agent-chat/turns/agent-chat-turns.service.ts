@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { retryTransient } from '@core/database/retry-transient';
+import { NOW } from '@core/database/sql';
 import type { EntityManager } from 'typeorm';
 import { busChannels, EventBus } from '@core/bus';
 import type { RequestOrigin } from '@core/context/request-context';
@@ -7,7 +8,7 @@ import { rootLogger } from '@core/logging/logger';
 import { MetricsService } from '@core/metrics/metrics.service';
 import { TurnRuntimes } from './turn-runtime';
 import { ACTIVE_TURN_STATUSES, isActiveTurn, type TurnRow, type TurnStatus } from '../agent-chat-rows';
-import { AgentChatRepository, NOW } from '../agent-chat.repository';
+import { AgentChatRepository } from '../agent-chat.repository';
 import type { SessionDoorbell } from '../agent-chat-signals';
 
 export interface TurnEnd {

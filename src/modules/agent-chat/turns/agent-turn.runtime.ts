@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { RequestOrigin } from '@core/context/request-context';
+import { NOW } from '@core/database/sql';
 import { DomainError } from '@core/http/domain-error';
 import { AgentLoopRunsService } from '@modules/agent-loop';
 import { type RunResponse, TaskRunChainsService } from '@modules/tasks';
 import { isActiveTurn, type TurnRow } from '../agent-chat-rows';
 import { AgentChatTurnsService } from './agent-chat-turns.service';
-import { AgentChatRepository, NOW } from '../agent-chat.repository';
+import { AgentChatRepository } from '../agent-chat.repository';
 import { type LaunchRequest, type TurnRuntime, TurnRuntimeKind } from './turn-runtime';
 
 /** An agent turn whose api died between persisting it and starting its run is failed after this long. */
