@@ -1,4 +1,5 @@
 import type { ChatMessageJson, MessageKind, MessageStatus } from './chat-message';
+import type { ChatProviderCallRow } from './chat-rows';
 
 /** What ChatTx writes: the inputs of its inserts and updates. */
 export interface NewMessage {
@@ -11,20 +12,8 @@ export interface NewMessage {
   error?: Record<string, unknown> | null;
 }
 
-export interface NewProviderCall {
-  id: string;
-  requestId: string;
-  provider: string;
-  providerKind: string;
-  model: string;
-  requestedModel: string | null;
-  routeReason: string | null;
-  status: string;
-  costMicrosUsd: number;
-  promptTokens: number;
-  completionTokens: number;
-  createdAt?: Date;
-}
+/** A call to insert: its row without what the insert fills in (the session, the total tokens) and, optionally, its time. */
+export type NewProviderCall = Omit<ChatProviderCallRow, 'sessionId' | 'totalTokens' | 'createdAt'> & { createdAt?: Date };
 
 export interface NewGeneration {
   id: string;
