@@ -55,6 +55,7 @@ function taskOnlyTools(chains: TaskRunChainsService): McpTool[] {
       args: ListTasksQueryDto,
       input: {
         status: z.string().optional().describe('only tasks in this status (not_started, queued, running, completed, failed, cancelled, …)'),
+        execution_kind: z.string().max(64).optional().describe('only tasks of this execution kind (shell, git, file, agent_loop)'),
         limit: z.number().int().min(0).optional().describe('at most this many (default 50, at most 200)'),
       },
       output: { tasks: z.array(task) },
