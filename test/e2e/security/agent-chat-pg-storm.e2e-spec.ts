@@ -6,6 +6,20 @@ import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstrea
 import { Client, Json, Processes, scaledEnv } from '../tasks/tasks-harness';
 
 const TURNS = 24;
+
+/** The median time, over ten tries, to open a connection to `url` and run one statement on it. */
+async function connectAndQueryMs(url: string): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < 10; i++) {
+    const start = performance.now();
+    const client = new PgClient({ connectionString: url });
+    await client.connect();
+    await client.query('SELECT 1');
+    times.push(performance.now() - start);
+    await client.end();
+  }
+  return times.sort((a, b) => a - b)[5];
+}
 const SESSIONS = 4;
 
 /**
@@ -41,6 +55,10 @@ describe('Agent Chat turns under a pg_terminate_backend storm (scaled: api + wor
     for (let i = 0; i < SESSIONS; i++)
       sessions.push((await c.ok('POST', '/hecate/v1/agent-chat/sessions', { runtime_kind: 'model', model: 'gpt-4o-mini' })).id);
 
+    // The storm's period: 15 ms, or longer on a machine where a fresh connection and one short statement take longer
+    // (twice the median of ten, measured now): each worker connection lives about one period, long enough for one
+    // transaction of a turn and rarely for two. A fixed 15 ms on a slow machine is a total outage, not a storm.
+    const stormMs = Math.max(15, 2 * (await connectAndQueryMs(db.url)));
     const killer = new PgClient({ connectionString: db.url });
     await killer.connect();
     let killing = true;
@@ -52,7 +70,7 @@ describe('Agent Chat turns under a pg_terminate_backend storm (scaled: api + wor
             WHERE datname = current_database() AND application_name = 'hecate-worker' AND pid <> pg_backend_pid()`,
         );
         killed += (r.rows[0] as { n: number }).n;
-        await new Promise((res) => setTimeout(res, 15));
+        await new Promise((res) => setTimeout(res, stormMs));
       }
     })();
     try {
@@ -89,6 +107,7 @@ describe('Agent Chat turns under a pg_terminate_backend storm (scaled: api + wor
       await killer.end();
     }
     expect(killed).toBeGreaterThan(0);
+    console.log(`storm: a kill pass every ${stormMs.toFixed(0)} ms, ${killed} backends terminated`);
     const turns = await sql<{ status: string; error: string; n: number }>(
       db.url,
       `SELECT status, error_kind, error, count(*)::int AS n FROM agent_chat_turns GROUP BY status, error_kind, error ORDER BY status`,
