@@ -28,8 +28,8 @@ export interface TurnEnd {
   metadata?: Record<string, unknown>;
 }
 
-/** How long a turn's end is retried on transient database errors (it keeps a reply that was paid for). */
-const END_RETRY_MS = 40_000;
+/** Attempts of a turn's end on transient database errors (retryTransient's backoff: about 40 s in all). */
+const END_ATTEMPTS = 30;
 
 /**
  * A turn's state changes, shared by both roles and every runtime: the end of a turn (its assistant message, the turn,
@@ -94,7 +94,7 @@ export class AgentChatTurnsService {
   async end(turn: TurnRow, end: TurnEnd, token?: string): Promise<boolean> {
     // Retried on a dropped connection like the run writes, and longer (about 40 s): this write keeps a reply that was paid
     // for. With `token`, a retry after an attempt that did commit finds the lease gone (false), never a second end.
-    const ok = await retryTransient(() => this.repo.transaction((m) => this.endIn(m, turn, end, token)), END_RETRY_MS);
+    const ok = await retryTransient(() => this.repo.transaction((m) => this.endIn(m, turn, end, token)), END_ATTEMPTS);
     if (ok) this.ended(turn, end.status);
     return ok;
   }
