@@ -1,4 +1,5 @@
 import { createServer, Server } from 'node:http';
+import { flushCompileCache } from 'node:module';
 import { resolve } from 'node:path';
 import { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -66,6 +67,15 @@ function onSignals(shutdown: (signal: string) => Promise<void>): void {
   }
 }
 
+/**
+ * Once ready, writes V8's code cache of every module loaded so far when NODE_COMPILE_CACHE names a directory (a no-op
+ * otherwise; errors are ignored by Node itself): the next start of the same build on that directory compiles less, and
+ * a process killed later, which never reaches the exit that writes it otherwise, still leaves it behind.
+ */
+function keepCodeCache(): void {
+  flushCompileCache();
+}
+
 /** Starts one role. Every startup failure is printed plainly and exits 1. */
 export async function boot(role: Role): Promise<void> {
   let core: CoreResources;
@@ -92,6 +102,7 @@ export async function boot(role: Role): Promise<void> {
       await ctx.init();
       const side = await startSidePort(ctx, config.server.host, config.server.workerHealthPort);
       log.info({ port: config.server.workerHealthPort, mode: config.mode, queues: config.queue.workerQueues }, 'worker ready');
+      keepCodeCache();
       onSignals(async (signal) => {
         log.info({ signal, graceMs }, 'draining worker');
         const hard = setTimeout(() => process.exit(1), graceMs + 10_000).unref();
@@ -105,11 +116,12 @@ export async function boot(role: Role): Promise<void> {
       return;
     }
     const app = await createHttpApp(role === 'all' ? AllInOneModule.forRoot(core) : ApiModule.forRoot(core), config);
-    serveOpenApi(app, openApiDocument(app, config.version));
+    serveOpenApi(app, () => openApiDocument(app, config.version));
     // The console's build sits beside the server's (`dist/web` next to `dist/src`); without it `/` is a JSON 404.
     const consoleServed = serveConsole(app, resolve(__dirname, '..', 'web'));
     const url = await listen(app, config);
     log.info({ url, mode: config.mode, role, console: consoleServed }, 'hecate listening');
+    keepCodeCache();
     onSignals(async (signal) => {
       log.info({ signal, graceMs }, 'shutting down');
       const hard = setTimeout(() => process.exit(1), graceMs + 10_000).unref();

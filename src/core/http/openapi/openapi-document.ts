@@ -72,11 +72,16 @@ export function buildOpenApiDocument(app: INestApplication, options: OpenApiOpti
   return document;
 }
 
-/** `GET /openapi.json`: the document, serialised once; public like /healthz (it holds no tenant data). */
-export function serveOpenApi(app: INestApplication, document: OpenAPIObject): void {
-  const body = JSON.stringify(document);
+/**
+ * `GET /openapi.json`: the document, built and serialised once, on the first request rather than at boot (scanning
+ * every route and DTO is a few hundred milliseconds of CPU that most api starts never need); public like /healthz
+ * (it holds no tenant data).
+ */
+export function serveOpenApi(app: INestApplication, document: () => OpenAPIObject): void {
+  let body: string | undefined;
   const fastify = app.getHttpAdapter().getInstance() as FastifyInstance;
   fastify.get(OPENAPI_PATH, { config: { [PUBLIC_ROUTE]: true } }, (_request, reply) => {
+    body ??= JSON.stringify(document());
     void reply.header('content-type', 'application/json; charset=utf-8').send(body);
   });
 }
