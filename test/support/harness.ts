@@ -4,17 +4,17 @@ import { join } from 'node:path';
 import { migratedPostgresTemplate } from './database';
 import { startFakeUpstream, type FakeUpstream, type FakeUpstreamOptions } from './fake-upstream/fake-upstream.js';
 import { createScratchDatabase, testRedisUrl, uniqueId, type ScratchDatabase } from './infra';
-import { embeddedEnv, runMigrate, startServer, type ServerProcess, type ServerRole } from './server-process';
+import { embeddedEnv, startServer, type ServerProcess, type ServerRole } from './server-process';
 
 /**
  * The one way e2e suites start Hecate. A stack is a deployment of the built server (`npm run build` first):
  *  - `embedded`: one `all` process on a fresh GATEWAY_DATA_DIR (PGlite, in-process queue);
  *  - `scaled`: api and worker processes on a scratch Postgres database, the shared Redis under a key prefix of
  *    their own, and a workspaces directory.
- * Databases start as copies of the run's migrated template (test/support/database.ts): a scaled stack runs the
- * migrate entrypoint on its copy (or lets the servers migrate on boot), an embedded server runs its own migration
- * step, and each finds nothing to apply. `empty: true` starts from an empty database instead, for the tests of
- * migrating one.
+ * Databases start as copies of the run's migrated template (test/support/database.ts): the servers of a scaled stack
+ * check their copy as they start (they refuse one with a pending migration), an embedded server runs its own
+ * migration step, and each finds nothing to apply. `empty: true` starts from an empty database instead, for the tests
+ * of migrating one.
  */
 export type StackMode = 'embedded' | 'scaled';
 
@@ -70,16 +70,8 @@ export async function scaledStackEnv(
     ...(opts.migrateOnBoot ? { GATEWAY_MIGRATE_ON_BOOT: 'true' } : {}),
     ...opts.env,
   };
-  if (!opts.migrateOnBoot && !opts.empty) {
-    const migrated = await runMigrate(env).catch(async (err: unknown) => {
-      await db.drop();
-      throw err;
-    });
-    if (migrated.code !== 0 || !migrated.output.includes('database is up to date')) {
-      await db.drop();
-      throw new Error(`migrate on the template copy failed or applied something:\n${migrated.output}`);
-    }
-  }
+  // A template copy is migrated already, and every api or worker refuses to start on a database with a pending
+  // migration (core/database/database.module.ts): each server start checks the copy, so no migrate run is spent on it.
   return { env, db };
 }
 

@@ -1,7 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { copyMigratedEmbedded } from './database';
 import { freePort, waitFor } from './infra';
 
@@ -19,6 +19,9 @@ const ENTRY: Record<ServerRole, string> = {
   worker: `${DIST}/src/main.worker.js`,
   migrate: `${DIST}/src/main.migrate.js`,
 };
+
+/** V8's code cache of the built server, shared by every process the suites start (kept with the install's caches). */
+const COMPILE_CACHE = resolve(ROOT, 'node_modules', '.cache', 'hecate-node-compile');
 
 /** The absolute path of a built entrypoint (e.g. `main.mcp.js`), in the folder the server processes start from. */
 export const builtEntry = (file: string): string => resolve(ROOT, DIST, 'src', file);
@@ -87,13 +90,16 @@ export async function startServer(
     port?: number;
   } = {},
 ): Promise<ServerProcess> {
+  const started = Date.now();
   const port = fixedPort ?? (await freePort());
   const seeded = await seedDataDir(role, env);
   const fullEnv: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (v !== undefined && !k.startsWith('TEST_') && !/^(DATABASE_URL|REDIS_URL|GATEWAY_|PROVIDER_|WORKER_|PORT|HOST)/.test(k)) fullEnv[k] = v;
   }
-  Object.assign(fullEnv, { LOG_LEVEL: 'info', NODE_ENV: 'test' });
+  // Every server of a run shares V8's code cache of dist/ (the server writes it once ready, src/bootstrap.ts): a start
+  // after the first compiles far less of its ~2 s of module loading.
+  Object.assign(fullEnv, { LOG_LEVEL: 'info', NODE_ENV: 'test', NODE_COMPILE_CACHE: COMPILE_CACHE });
   if (role === 'worker') fullEnv.WORKER_HEALTH_PORT = String(port);
   else fullEnv.PORT = String(port);
   for (const [k, v] of Object.entries(env)) {
@@ -153,7 +159,19 @@ export async function startServer(
   });
   if (state === 'exited') throw new Error(`${role} exited with ${proc.exitCode} before becoming healthy:\n${out}`);
   if (seeded && out.includes(MIGRATED_LOG)) throw new Error(`the migrated PGlite template was incomplete: the server migrated it:\n${out}`);
+  logBoot(role, env, Date.now() - started);
   return server;
+}
+
+/**
+ * With HECATE_TEST_BOOT_LOG=<file>, one JSON line a healthy server start (suite, role, storage, milliseconds): what a
+ * run spends on starting servers, the larger part of the e2e suites' time (docs/design.md §9).
+ */
+function logBoot(role: ServerRole, env: Record<string, string | undefined>, ms: number): void {
+  const file = process.env.HECATE_TEST_BOOT_LOG;
+  if (!file) return;
+  const suite = typeof expect === 'function' ? relative(ROOT, expect.getState().testPath ?? '') : '';
+  appendFileSync(file, `${JSON.stringify({ suite, role, storage: env.DATABASE_URL ? 'postgres' : 'pglite', ms })}\n`);
 }
 
 /** Runs the migrate entrypoint to completion. */
