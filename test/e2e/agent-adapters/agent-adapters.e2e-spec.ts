@@ -17,8 +17,7 @@ describe('agent adapters (scaled: api + worker processes)', () => {
 
   beforeAll(async () => {
     ({ env } = await scaledEnv(adapterEnv()));
-    const api = await procs.start('api', env);
-    await procs.start('worker', env);
+    const [api] = await Promise.all([procs.start('api', env), procs.start('worker', env)]);
     c = new Client(api.url);
   });
   afterAll(() => procs.stopAll());

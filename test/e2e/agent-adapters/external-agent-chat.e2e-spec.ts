@@ -45,8 +45,7 @@ describe('external agent chat (scaled: api + two workers)', () => {
     );
     db = s.db;
     env = s.env;
-    api = await procs.start('api', env);
-    workers = await Promise.all([procs.start('worker', env), procs.start('worker', env)]);
+    [api, ...workers] = await Promise.all([procs.start('api', env), procs.start('worker', env), procs.start('worker', env)]);
     c = new Client(api.url);
   }, 120_000);
   afterAll(async () => {

@@ -162,8 +162,7 @@ describe('agent chat (scaled)', () => {
   });
 
   it('kill -9 of the api serving the stream: the client reconnects to another api and misses nothing', async () => {
-    const worker = await stack.start('worker');
-    const doomedApi = await stack.start('api');
+    const [worker, doomedApi] = await Promise.all([stack.start('worker'), stack.start('api')]);
     const id = await modelSession();
     const text = words(50, 'x');
     upstream.script({ content: text, chunks: 50, chunkIntervalMs: 30 });

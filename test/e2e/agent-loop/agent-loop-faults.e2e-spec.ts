@@ -71,7 +71,7 @@ describe('agent loop under faults (scaled)', () => {
   it('kill -9 mid model stream: the other worker makes the call again and the run completes', async () => {
     upstream.script({ content: 'a slow reply that the first worker never finishes reading', chunks: 40, chunkIntervalMs: 100 });
     upstream.script({ content: 'Finished on the second worker.' });
-    const workers = [await stack.start('worker'), await stack.start('worker')];
+    const workers = await Promise.all([stack.start('worker'), stack.start('worker')]);
     const { taskId, runId } = await c.startTask({ execution_kind: 'agent_loop', requested_model: 'gpt-4o-mini', prompt: 'answer slowly' });
     await upstream.waitFor((u) => u.requests.some((r) => r.path === '/v1/chat/completions'), 20_000);
     const { doomed, survivor } = await twoWorkersThenOwner(taskId, runId, workers);
@@ -87,7 +87,7 @@ describe('agent loop under faults (scaled)', () => {
   it('kill -9 twice under the same model call: the third worker does not make it again; the run fails as worker_lost', async () => {
     upstream.script({ content: 'a slow reply the first worker never finishes', chunks: 60, chunkIntervalMs: 100 });
     upstream.script({ content: 'a slow reply the second worker never finishes', chunks: 60, chunkIntervalMs: 100 });
-    const workers = [await stack.start('worker'), await stack.start('worker')];
+    const workers = await Promise.all([stack.start('worker'), stack.start('worker')]);
     const { taskId, runId } = await c.startTask({ execution_kind: 'agent_loop', requested_model: 'gpt-4o-mini', prompt: 'answer slowly' });
     await upstream.waitFor((u) => u.requests.some((r) => r.path === '/v1/chat/completions'), 20_000);
     const first = await twoWorkersThenOwner(taskId, runId, workers);
@@ -170,7 +170,7 @@ describe('agent loop under faults (scaled)', () => {
   it('kill -9 mid read-only MCP tool call (server-everything trigger-long-running-operation): the other worker does not run it again (worker_lost), the model hears so and the run completes', async () => {
     upstream.script({ toolCalls: [{ name: 'mcp__everything__trigger-long-running-operation', arguments: { duration: 4, steps: 4 } }] });
     upstream.script({ content: 'The operation completed.' });
-    const workers = [await stack.start('worker'), await stack.start('worker')];
+    const workers = await Promise.all([stack.start('worker'), stack.start('worker')]);
     const { taskId, runId } = await c.startTask({ execution_kind: 'agent_loop', requested_model: 'gpt-4o-mini', prompt: 'run it', mcp_servers: [everything] });
     // The server's first progress notification, relayed as tool_progress: the call is in flight on the doomed worker.
     const live = new SseClient(`${c.url}/hecate/v1/tasks/${taskId}/runs/${runId}/live`);
@@ -225,8 +225,7 @@ describe('agent loop under faults (scaled)', () => {
   it('kill -9 of the api serving a live stream: the client resumes on the other api with Last-Event-ID; the text is whole, no index repeated or missing', async () => {
     const answer = 'Ünïcödé résumé — naïve café, streamed piece by piece across two api processes. '.repeat(2);
     upstream.script({ content: answer, chunks: 60, chunkIntervalMs: 50 });
-    const doomedApi = await stack.start('api');
-    const worker = await stack.start('worker');
+    const [doomedApi, worker] = await Promise.all([stack.start('api'), stack.start('worker')]);
     const { taskId, runId } = await new Client(doomedApi.url).startTask({ execution_kind: 'agent_loop', requested_model: 'gpt-4o-mini', prompt: 'stream' });
     const path = `/hecate/v1/tasks/${taskId}/runs/${runId}/live`;
     const first = new SseClient(doomedApi.url + path);

@@ -333,10 +333,10 @@ describe('providers in scaled mode: encrypted at rest, changes reach every api p
     up = await fakeUpstream({ models: ['m-scaled'], requireKey: KEY });
     let env: Record<string, string>;
     ({ env, db } = await scaledStackEnv({ token: OPERATOR_TOKEN, migrateOnBoot: true }));
-    servers.push(await startServer('api', { ...env, GATEWAY_SECRET_KEY: 'c2NhbGVkLXNlY3JldC1rZXktZm9yLWUyZS10ZXN0czAx' }));
-    servers.push(await startServer('api', { ...env, GATEWAY_SECRET_KEY: 'c2NhbGVkLXNlY3JldC1rZXktZm9yLWUyZS10ZXN0czAx' }));
+    const keyed = { ...env, GATEWAY_SECRET_KEY: 'c2NhbGVkLXNlY3JldC1rZXktZm9yLWUyZS10ZXN0czAx' };
     // A third process without GATEWAY_SECRET_KEY, on its own prefix, with an env-held key.
-    servers.push(await startServer('api', { ...env, GATEWAY_REDIS_PREFIX: uniqueId('p'), ...providerEnv('envkey', up, { kind: 'local', key: KEY }) }));
+    const envKeyed = { ...env, GATEWAY_REDIS_PREFIX: uniqueId('p'), ...providerEnv('envkey', up, { kind: 'local', key: KEY }) };
+    servers.push(...(await Promise.all([startServer('api', keyed), startServer('api', keyed), startServer('api', envKeyed)])));
   });
   afterAll(async () => {
     await Promise.all(servers.map((s) => s.stop()));

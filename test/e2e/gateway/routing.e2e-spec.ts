@@ -204,8 +204,7 @@ describe('rate limit shared by two api processes (scaled mode)', () => {
       migrateOnBoot: true,
       env: { GATEWAY_RATE_LIMIT_RPM: '3', ...providerEnv('rl', up, { kind: 'local' }) },
     }));
-    servers.push(await startServer('api', env));
-    servers.push(await startServer('api', env));
+    servers.push(...(await Promise.all([startServer('api', env), startServer('api', env)])));
   });
   afterAll(async () => {
     await Promise.all(servers.map((s) => s.stop()));

@@ -149,7 +149,6 @@ mcpSuite('embedded', async (procs) => {
 
 mcpSuite('scaled: api + worker processes', async (procs) => {
   const { env } = await scaledEnv(MCP_ENV);
-  const api = await procs.start('api', env);
-  const worker = await procs.start('worker', env);
+  const [api, worker] = await Promise.all([procs.start('api', env), procs.start('worker', env)]);
   return { client: new Client(api.url), servers: [api, worker] };
 });

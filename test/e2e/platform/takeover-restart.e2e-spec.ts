@@ -165,7 +165,7 @@ describe('takeover of a streaming model call (scaled, kill -9)', () => {
      * client resuming later from the last pre-kill index gets.
      */
     async function killMidModelCall() {
-      const workers = [await stack.start('worker'), await stack.start('worker')];
+      const workers = await Promise.all([stack.start('worker'), stack.start('worker')]);
       const { taskId, runId } = await a.startTask({ execution_kind: 'agent_loop', requested_model: 'gpt-4o-mini', prompt: 'answer slowly' });
       const path = `/hecate/v1/tasks/${taskId}/runs/${runId}/live`;
       const live = new SseClient(apiA.url + path);

@@ -115,8 +115,7 @@ describe('open-stream caps', () => {
 
     beforeAll(async () => {
       const { env } = await scaledEnv({ GATEWAY_SSE_MAX_STREAMS_PER_KEY: '32', GATEWAY_SSE_MAX_STREAMS: '256' });
-      api = await procs.start('api', { ...env, NODE_OPTIONS: '--max-old-space-size=256' });
-      await procs.start('worker', env);
+      [api] = await Promise.all([procs.start('api', { ...env, NODE_OPTIONS: '--max-old-space-size=256' }), procs.start('worker', env)]);
       operator = new HttpClient(api.url, TOKEN);
     }, 180_000);
     afterAll(async () => {

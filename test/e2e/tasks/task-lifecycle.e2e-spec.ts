@@ -37,8 +37,8 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     } else {
       const s = await scaledEnv({ GATEWAY_TASK_APPROVAL_POLICIES: POLICIES, GATEWAY_TASK_SANDBOX: SANDBOX, GATEWAY_TASK_MAX_OUTPUT_BYTES: String(MAX_OUTPUT) });
       db = s.db;
-      const api = await procs.start('api', s.env);
-      toolHealthUrl = (await procs.start('worker', s.env)).url;
+      const [api, worker] = await Promise.all([procs.start('api', s.env), procs.start('worker', s.env)]);
+      toolHealthUrl = worker.url;
       c = new Client(api.url);
     }
   });

@@ -16,8 +16,7 @@ describe('task event streams (scaled, two api processes)', () => {
   beforeAll(async () => {
     const s = await scaledEnv({ GATEWAY_TASK_APPROVAL_POLICIES: 'none', GATEWAY_SSE_HEARTBEAT_INTERVAL: '300ms' });
     db = s.db;
-    const [apiA] = await Promise.all([procs.start('api', s.env), procs.start('worker', s.env)]);
-    const apiB = await procs.start('api', s.env);
+    const [apiA, , apiB] = await Promise.all([procs.start('api', s.env), procs.start('worker', s.env), procs.start('api', s.env)]);
     a = new Client(apiA.url);
     b = new Client(apiB.url);
   });
