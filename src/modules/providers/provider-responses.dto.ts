@@ -121,12 +121,12 @@ export class ModelCapabilityRecordDto {
   updated_at!: string;
 }
 
-/** After an override is removed: what now applies (probe > catalog > provider). */
-@ApiSchema({ name: 'ModelCapabilityRemoved' })
-export class ModelCapabilityRemovedDto {
-  provider!: string;
-  model!: string;
-  removed!: boolean;
+/**
+ * The capabilities that apply to one model and where they come from, written once for the two schemas that carry
+ * them. It is never a schema itself: were it one, @nestjs/swagger would list its fields before a subclass's own in
+ * whichever schema it read second, and ModelCapabilityRemoved's field order would depend on the order of the routes.
+ */
+abstract class EffectiveCapabilitiesFields {
   tool_calling!: ToolCalling;
   streaming!: boolean;
   max_context_tokens!: number | null;
@@ -134,6 +134,14 @@ export class ModelCapabilityRemovedDto {
   /** null: not known for the model; the protocol's default applies (OpenAI: no, Anthropic: yes unless thinking is on). */
   assistant_prefill!: boolean | null;
   source!: EffectiveSource;
+}
+
+/** After an override is removed: what now applies (probe > catalog > provider). */
+@ApiSchema({ name: 'ModelCapabilityRemoved' })
+export class ModelCapabilityRemovedDto extends EffectiveCapabilitiesFields {
+  provider!: string;
+  model!: string;
+  removed!: boolean;
 }
 
 /** A price in micro-USD per 1M tokens. */
@@ -150,15 +158,7 @@ export class ModelPriceDto {
 
 /** The capabilities that apply to one model, and where they come from. */
 @ApiSchema({ name: 'ModelCapabilities' })
-export class ModelCapabilitiesDto {
-  tool_calling!: ToolCalling;
-  streaming!: boolean;
-  max_context_tokens!: number | null;
-  image_input!: ImageInput;
-  /** null: not known for the model; the protocol's default applies. */
-  assistant_prefill!: boolean | null;
-  source!: EffectiveSource;
-}
+export class ModelCapabilitiesDto extends EffectiveCapabilitiesFields {}
 
 /** A model a provider serves now, with its capabilities and price. */
 @ApiSchema({ name: 'ProviderModel' })

@@ -109,6 +109,64 @@ describe.each([
     ]);
   });
 
+  it('buckets the series in UTC with [since, until) and the bucket edges exact, per tenant or across tenants', async () => {
+    // Each call at an instant of its own (the ledger stamps "now"; the test moves them): either side of 10:00 and
+    // of midnight, on the window's edges, and one of another tenant.
+    const calls: Array<[at: string, over: Partial<UsageRecord>]> = [
+      ['2026-03-01T08:59:59.999Z', { provider: 'openai' }], // before since
+      ['2026-03-01T09:00:00.000Z', { provider: 'openai' }], // since: in
+      ['2026-03-01T09:59:59.999Z', { provider: 'openai' }],
+      ['2026-03-01T10:00:00.000Z', { provider: 'openai', status: 'error', errorType: 'http_500', costMicrosUsd: 0 }],
+      ['2026-03-01T10:59:59.999Z', { provider: 'ollama' }],
+      ['2026-03-01T10:30:00.000Z', { provider: 'openai', tenantId: 'tenant-b' }],
+      ['2026-03-01T11:00:00.000Z', { provider: 'openai' }], // until: out
+      ['2026-03-01T23:59:59.999Z', { provider: 'openai' }],
+      ['2026-03-02T00:00:00.000Z', { provider: 'openai' }],
+    ];
+    calls.forEach(([, over], i) => ledger.record(row(500 + i, { tenantId: 'tenant-a', ...over })));
+    await ledger.flush();
+    for (const [i, [at]] of calls.entries()) await ds.query('UPDATE usage_events SET created_at = $1 WHERE request_id = $2', [at, `req_${500 + i}`]);
+
+    // What `n` calls of row() make in one bucket (an error costs nothing here).
+    const point = (at: string, key: string, n: number, errors = 0) => ({
+      at,
+      key,
+      calls: n,
+      errors,
+      input_tokens: 10 * n,
+      output_tokens: 5 * n,
+      cost_micros_usd: 7 * (n - errors),
+    });
+    const hours = { since: new Date('2026-03-01T09:00:00Z'), until: new Date('2026-03-01T11:00:00Z') };
+
+    const tenantA = await ledger.series({ tenantId: 'tenant-a', ...hours }, 'hour', 'provider');
+    expect(tenantA).toEqual({
+      since: '2026-03-01T09:00:00.000Z',
+      until: '2026-03-01T11:00:00.000Z',
+      bucket: 'hour',
+      group_by: 'provider',
+      points: [point('2026-03-01T09:00:00Z', 'openai', 2), point('2026-03-01T10:00:00Z', 'ollama', 1), point('2026-03-01T10:00:00Z', 'openai', 1, 1)],
+    });
+    expect((await ledger.series({ tenantId: 'tenant-b', ...hours }, 'hour', 'provider')).points).toEqual([point('2026-03-01T10:00:00Z', 'openai', 1)]);
+    // The operator (no tenant) by tenant: both tenants' calls, each under its own key.
+    expect((await ledger.series({ tenantId: null, ...hours }, 'hour', 'tenant')).points).toEqual([
+      point('2026-03-01T09:00:00Z', 'tenant-a', 2),
+      point('2026-03-01T10:00:00Z', 'tenant-a', 2, 1),
+      point('2026-03-01T10:00:00Z', 'tenant-b', 1),
+    ]);
+    // Days start at 00:00 UTC: the calls a millisecond either side of midnight fall in two days.
+    const days = await ledger.series(
+      { tenantId: 'tenant-a', since: new Date('2026-03-01T00:00:00Z'), until: new Date('2026-03-03T00:00:00Z') },
+      'day',
+      'provider',
+    );
+    expect(days.points).toEqual([
+      point('2026-03-01T00:00:00Z', 'ollama', 1),
+      point('2026-03-01T00:00:00Z', 'openai', 6, 1),
+      point('2026-03-02T00:00:00Z', 'openai', 1),
+    ]);
+  });
+
   it('flushes what is buffered at shutdown', async () => {
     for (let i = 0; i < 40; i++) ledger.record(row(i));
     await ledger.beforeApplicationShutdown();

@@ -1,10 +1,12 @@
 import { useId, useState, type FormEvent } from 'react';
 import type { Schemas } from '@hecate/sdk';
 import { useCaller, useHecate, type Scope } from '../../app/hecate';
+import { DataTable, type Column } from '../../components/DataTable';
 import { ErrorNotice } from '../../components/ErrorNotice';
 import { formatTime } from '../../components/format';
-import { Loading } from '../../components/Loading';
+import { Loaded } from '../../components/Loaded';
 import { StatusBadge } from '../../components/StatusBadge';
+import { useAction } from '../../components/useAction';
 import { useResource } from '../../components/useResource';
 
 type ApiKey = Schemas['ApiKey'];
@@ -51,31 +53,24 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => void }) 
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<Scope[]>(['operator']);
   const [tenant, setTenant] = useState('');
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
+  const create = useAction();
   const nameId = useId();
   const tenantId = useId();
 
   const toggle = (scope: Scope, on: boolean) => setScopes((s) => (on ? [...s, scope] : s.filter((x) => x !== scope)));
-  const submit = async (event: FormEvent) => {
+  const submit = (event: FormEvent) => {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    void create.run(async () => {
       const body = { name: name.trim(), scopes, ...(operatorToken && tenant.trim() ? { tenant_id: tenant.trim() } : {}) };
       const { data } = await hecate.post('/hecate/v1/api-keys', { body });
       setName('');
       setTenant('');
       onCreated(data);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
-    <form className="panel" aria-label="Create an API key" onSubmit={(e) => void submit(e)}>
+    <form className="panel" aria-label="Create an API key" onSubmit={submit}>
       <h3>Create a key</h3>
       <label htmlFor={nameId}>Key name</label>
       <input id={nameId} type="text" required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />
@@ -108,63 +103,58 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => void }) 
         </>
       )}
       <div className="actions">
-        <button type="submit" disabled={busy || name.trim() === '' || scopes.length === 0}>
-          {busy ? 'Creating…' : 'Create key'}
+        <button type="submit" disabled={create.busy || name.trim() === '' || scopes.length === 0}>
+          {create.busy ? 'Creating…' : 'Create key'}
         </button>
       </div>
-      {error !== undefined && <ErrorNotice error={error} title="The key was not created" />}
+      <ErrorNotice error={create.error} title="The key was not created" />
     </form>
   );
 }
 
-function KeyRow({ apiKey, onRevoked }: { apiKey: ApiKey; onRevoked: () => void }) {
+/** Revoke, confirmed first: the key stops working at once. */
+function RevokeCell({ apiKey, onRevoked }: { apiKey: ApiKey; onRevoked: () => void }) {
   const hecate = useHecate();
   const [confirming, setConfirming] = useState(false);
-  const [error, setError] = useState<unknown>();
-  const revoke = async () => {
-    setError(undefined);
-    try {
+  const revoke = useAction();
+  const confirm = () =>
+    revoke.run(async () => {
       await hecate.delete('/hecate/v1/api-keys/{id}', { path: { id: apiKey.id } });
       setConfirming(false);
       onRevoked();
-    } catch (err) {
-      setError(err);
-    }
-  };
+    });
+  if (apiKey.revoked_at) return null;
   return (
-    <tr>
-      <th scope="row">{apiKey.name}</th>
-      <td>
-        <code>{apiKey.prefix}</code>
-      </td>
-      <td>{apiKey.tenant_id}</td>
-      <td>{apiKey.scopes.join(', ')}</td>
-      <td>{formatTime(apiKey.created_at)}</td>
-      <td>{formatTime(apiKey.last_used_at)}</td>
-      <td>
-        {apiKey.revoked_at ? <StatusBadge tone="idle">revoked</StatusBadge> : <StatusBadge tone="ok">active</StatusBadge>}
-        {error !== undefined && <ErrorNotice error={error} title="Not revoked" />}
-      </td>
-      <td>
-        {!apiKey.revoked_at &&
-          (confirming ? (
-            <div className="actions">
-              <button type="button" className="danger" onClick={() => void revoke()}>
-                Confirm revoking {apiKey.name}
-              </button>
-              <button type="button" className="secondary" onClick={() => setConfirming(false)}>
-                Cancel
-              </button>
-            </div>
-          ) : (
-            <button type="button" className="secondary" onClick={() => setConfirming(true)} aria-label={`Revoke ${apiKey.name}`}>
-              Revoke
-            </button>
-          ))}
-      </td>
-    </tr>
+    <>
+      {confirming ? (
+        <div className="actions">
+          <button type="button" className="danger" disabled={revoke.busy} onClick={() => void confirm()}>
+            Confirm revoking {apiKey.name}
+          </button>
+          <button type="button" className="secondary" onClick={() => setConfirming(false)}>
+            Cancel
+          </button>
+        </div>
+      ) : (
+        <button type="button" className="secondary" onClick={() => setConfirming(true)} aria-label={`Revoke ${apiKey.name}`}>
+          Revoke
+        </button>
+      )}
+      <ErrorNotice error={revoke.error} title="Not revoked" />
+    </>
   );
 }
+
+const columns = (onRevoked: () => void): Array<Column<ApiKey>> => [
+  { header: 'Name', rowHeader: true, cell: (k) => k.name },
+  { header: 'Prefix', cell: (k) => <code>{k.prefix}</code> },
+  { header: 'Tenant', cell: (k) => k.tenant_id },
+  { header: 'Scopes', cell: (k) => k.scopes.join(', ') },
+  { header: 'Created', cell: (k) => formatTime(k.created_at) },
+  { header: 'Last used', cell: (k) => formatTime(k.last_used_at) },
+  { header: 'State', cell: (k) => (k.revoked_at ? <StatusBadge tone="idle">revoked</StatusBadge> : <StatusBadge tone="ok">active</StatusBadge>) },
+  { header: 'Actions', hideHeader: true, cell: (k) => <RevokeCell apiKey={k} onRevoked={onRevoked} /> },
+];
 
 /** API keys: list, create with scopes (the secret shown once), revoke. An API key sees its own tenant's keys. */
 export function ApiKeys() {
@@ -181,34 +171,9 @@ export function ApiKeys() {
           keys.reload();
         }}
       />
-      {keys.error !== undefined && <ErrorNotice error={keys.error} onRetry={keys.reload} />}
-      {keys.data === undefined ? (
-        keys.loading && <Loading what="the keys" />
-      ) : keys.data.length === 0 ? (
-        <p>No keys yet.</p>
-      ) : (
-        <table aria-label="API keys">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Prefix</th>
-              <th scope="col">Tenant</th>
-              <th scope="col">Scopes</th>
-              <th scope="col">Created</th>
-              <th scope="col">Last used</th>
-              <th scope="col">State</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {keys.data.map((k) => (
-              <KeyRow key={k.id} apiKey={k} onRevoked={keys.reload} />
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Loaded resource={keys} what="the keys">
+        {(list) => <DataTable caption="API keys" columns={columns(keys.reload)} rows={list} rowKey={(k) => k.id} empty={<p>No keys yet.</p>} />}
+      </Loaded>
     </section>
   );
 }

@@ -1,16 +1,20 @@
 import { useState } from 'react';
 import { HecateError, type Schemas } from '@hecate/sdk';
 import { useCaller, useHecate } from '../../app/hecate';
+import { DataTable, type Column } from '../../components/DataTable';
 import { ErrorNotice } from '../../components/ErrorNotice';
+import { Facts } from '../../components/Facts';
 import { formatCount, formatDuration, formatTime } from '../../components/format';
-import { Loading } from '../../components/Loading';
+import { Loaded } from '../../components/Loaded';
 import { StatusBadge } from '../../components/StatusBadge';
+import { useAction } from '../../components/useAction';
 import { useResource } from '../../components/useResource';
 
 /** How often the live parts (readiness, queues, workers, MCP cache) are read again. */
 const REFRESH_MS = 5_000;
 
 type QueueProbe = Schemas['QueueProbe'];
+type SystemStats = Schemas['SystemStats'];
 type ReadyBody = { status?: string; details?: Record<string, { status?: string; message?: string }> };
 
 function Readiness() {
@@ -31,8 +35,16 @@ function Readiness() {
     [hecate],
     { refreshMs: REFRESH_MS },
   );
-  if (health.data === undefined) return health.error !== undefined ? <ErrorNotice error={health.error} onRetry={health.reload} /> : <Loading what="health" />;
-  const { live, ready } = health.data;
+  return (
+    <Loaded resource={health} what="health">
+      {({ live, ready }) => <ReadinessFacts live={live} ready={ready} />}
+    </Loaded>
+  );
+}
+
+type Readiness = { live: { status: string; time: string; version: string }; ready: { ok: boolean; body?: ReadyBody; message?: string } };
+
+function ReadinessFacts({ live, ready }: Readiness) {
   const details = Object.entries(ready.body?.details ?? {});
   return (
     <div className="panel">
@@ -42,7 +54,7 @@ function Readiness() {
       </p>
       <p>
         Ready <StatusBadge tone={ready.ok ? 'ok' : 'error'}>{ready.ok ? 'ready' : 'not ready'}</StatusBadge>
-        {'message' in ready && ready.message && <span className="hint"> {ready.message}</span>}
+        {ready.message && <span className="hint"> {ready.message}</span>}
       </p>
       {details.length > 0 && (
         <ul className="inline-list" aria-label="Dependencies">
@@ -63,62 +75,32 @@ const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed', 'completed'] as 
 function QueuesAndWorkers() {
   const hecate = useHecate();
   const stats = useResource(async (signal) => (await hecate.get('/hecate/v1/system/stats', { signal })).data, [hecate], { refreshMs: REFRESH_MS });
-  if (stats.data === undefined) return stats.error !== undefined ? <ErrorNotice error={stats.error} onRetry={stats.reload} /> : <Loading what="the queues" />;
-  const s = stats.data;
+  return (
+    <Loaded resource={stats} what="the queues">
+      {(s) => <QueueFacts stats={s} />}
+    </Loaded>
+  );
+}
+
+function QueueFacts({ stats: s }: { stats: SystemStats }) {
   const queues = [...new Set([...Object.keys(s.queue_counts), ...Object.keys(s.queue_capacity)])].sort();
+  const columns: Array<Column<string>> = [
+    { header: 'Queue', rowHeader: true, cell: (q) => q },
+    ...QUEUE_STATES.map((state) => ({ header: state, num: true, cell: (q: string) => formatCount(s.queue_counts[q]?.[state] ?? 0) })),
+    { header: 'capacity', num: true, cell: (q) => formatCount(s.queue_capacity[q] ?? 0) },
+  ];
   return (
     <>
-      <dl className="facts">
-        <div>
-          <dt>Live workers</dt>
-          <dd>{s.workers}</dd>
-        </div>
-        <div>
-          <dt>Queue backend</dt>
-          <dd>{s.queue_backend === 'bullmq' ? 'BullMQ (Redis)' : 'in-process'}</dd>
-        </div>
-        <div>
-          <dt>Queued jobs</dt>
-          <dd>{formatCount(s.queue_depth)}</dd>
-        </div>
-        <div>
-          <dt>Storage</dt>
-          <dd>{s.storage_backend === 'postgres' ? 'Postgres' : 'PGlite (embedded)'}</dd>
-        </div>
-        <div>
-          <dt>Uptime</dt>
-          <dd>{formatDuration(s.uptime_s * 1000)}</dd>
-        </div>
-      </dl>
-      {stats.error !== undefined && <ErrorNotice error={stats.error} title="The last refresh failed" />}
-      <table aria-label="Queues">
-        <thead>
-          <tr>
-            <th scope="col">Queue</th>
-            {QUEUE_STATES.map((state) => (
-              <th key={state} scope="col" className="num">
-                {state}
-              </th>
-            ))}
-            <th scope="col" className="num">
-              capacity
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {queues.map((q) => (
-            <tr key={q}>
-              <th scope="row">{q}</th>
-              {QUEUE_STATES.map((state) => (
-                <td key={state} className="num">
-                  {formatCount(s.queue_counts[q]?.[state] ?? 0)}
-                </td>
-              ))}
-              <td className="num">{formatCount(s.queue_capacity[q] ?? 0)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <Facts
+        facts={[
+          ['Live workers', s.workers],
+          ['Queue backend', s.queue_backend === 'bullmq' ? 'BullMQ (Redis)' : 'in-process'],
+          ['Queued jobs', formatCount(s.queue_depth)],
+          ['Storage', s.storage_backend === 'postgres' ? 'Postgres' : 'PGlite (embedded)'],
+          ['Uptime', formatDuration(s.uptime_s * 1000)],
+        ]}
+      />
+      <DataTable caption="Queues" columns={columns} rows={queues} rowKey={(q) => q} />
     </>
   );
 }
@@ -127,12 +109,9 @@ function QueuesAndWorkers() {
 function QueueProbeButton() {
   const hecate = useHecate();
   const [probe, setProbe] = useState<QueueProbe>();
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
-  const run = async () => {
-    setBusy(true);
-    setError(undefined);
-    try {
+  const action = useAction();
+  const run = () =>
+    action.run(async () => {
       let current = (await hecate.post('/hecate/v1/system/queue-probes', { body: {} })).data;
       setProbe(current);
       for (let i = 0; i < 60 && (current.status === 'queued' || current.status === 'running'); i++) {
@@ -140,18 +119,13 @@ function QueueProbeButton() {
         current = (await hecate.get('/hecate/v1/system/queue-probes/{id}', { path: { id: current.id } })).data;
         setProbe(current);
       }
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   const tone = probe?.status === 'completed' ? 'ok' : 'warn';
   return (
     <div className="panel">
       <div className="actions">
-        <button type="button" onClick={() => void run()} disabled={busy}>
-          {busy ? 'Probing…' : 'Probe the queue'}
+        <button type="button" onClick={() => void run()} disabled={action.busy}>
+          {action.busy ? 'Probing…' : 'Probe the queue'}
         </button>
       </div>
       <div role="status">
@@ -163,7 +137,7 @@ function QueueProbeButton() {
           </p>
         )}
       </div>
-      {error !== undefined && <ErrorNotice error={error} title="The probe failed" />}
+      <ErrorNotice error={action.error} title="The probe failed" />
     </div>
   );
 }
@@ -171,32 +145,20 @@ function QueueProbeButton() {
 function McpCache() {
   const hecate = useHecate();
   const cache = useResource(async (signal) => (await hecate.get('/hecate/v1/system/mcp/cache', { signal })).data, [hecate], { refreshMs: REFRESH_MS });
-  if (cache.data === undefined)
-    return cache.error !== undefined ? <ErrorNotice error={cache.error} onRetry={cache.reload} /> : <Loading what="the MCP cache" />;
-  const c = cache.data;
   return (
-    <dl className="facts">
-      <div>
-        <dt>Client cache</dt>
-        <dd>{c.configured ? 'on' : 'off'}</dd>
-      </div>
-      <div>
-        <dt>Servers cached</dt>
-        <dd>{c.entries}</dd>
-      </div>
-      <div>
-        <dt>In use</dt>
-        <dd>{c.in_use}</dd>
-      </div>
-      <div>
-        <dt>Idle</dt>
-        <dd>{c.idle}</dd>
-      </div>
-      <div>
-        <dt>Workers reporting</dt>
-        <dd>{c.workers}</dd>
-      </div>
-    </dl>
+    <Loaded resource={cache} what="the MCP cache">
+      {(c) => (
+        <Facts
+          facts={[
+            ['Client cache', c.configured ? 'on' : 'off'],
+            ['Servers cached', c.entries],
+            ['In use', c.in_use],
+            ['Idle', c.idle],
+            ['Workers reporting', c.workers],
+          ]}
+        />
+      )}
+    </Loaded>
   );
 }
 

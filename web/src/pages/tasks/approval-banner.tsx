@@ -1,6 +1,7 @@
 import { useId, useState } from 'react';
 import type { HecateClient } from '@hecate/sdk';
-import { TaskError } from './error-notice';
+import { ErrorNotice } from '../../components/ErrorNotice';
+import { useAction } from '../../components/useAction';
 import type { TaskApproval } from './types';
 
 const KIND_LABELS: Record<string, string> = {
@@ -18,26 +19,18 @@ const KIND_LABELS: Record<string, string> = {
  */
 export function ApprovalBanner({ client, approval, onResolved }: { client: HecateClient; approval: TaskApproval; onResolved?: () => void }) {
   const [note, setNote] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const action = useAction();
   const headingId = useId();
   const noteId = useId();
 
-  const resolve = async (decision: 'approve' | 'reject') => {
-    setBusy(true);
-    setError(undefined);
-    try {
+  const resolve = (decision: 'approve' | 'reject') =>
+    action.run(async () => {
       await client.post('/hecate/v1/tasks/{id}/approvals/{approvalId}/resolve', {
         path: { id: approval.task_id, approvalId: approval.id },
         body: { decision, ...(note.trim() ? { note: note.trim() } : {}) },
       });
       onResolved?.();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   return (
     <section className="tasks-approval" aria-labelledby={headingId}>
@@ -52,15 +45,15 @@ export function ApprovalBanner({ client, approval, onResolved }: { client: Hecat
       <ApprovalDetails details={approval.details} />
       <div className="tasks-approval__decide">
         <label htmlFor={noteId}>Note (optional)</label>
-        <input id={noteId} type="text" value={note} onChange={(e) => setNote(e.target.value)} maxLength={4000} disabled={busy} />
-        <button type="button" onClick={() => void resolve('approve')} disabled={busy}>
+        <input id={noteId} type="text" value={note} onChange={(e) => setNote(e.target.value)} maxLength={4000} disabled={action.busy} />
+        <button type="button" onClick={() => void resolve('approve')} disabled={action.busy}>
           Approve
         </button>
-        <button type="button" className="danger" onClick={() => void resolve('reject')} disabled={busy}>
+        <button type="button" className="danger" onClick={() => void resolve('reject')} disabled={action.busy}>
           Deny
         </button>
       </div>
-      <TaskError error={error} title="The approval was not resolved" />
+      <ErrorNotice error={action.error} title="The approval was not resolved" />
     </section>
   );
 }

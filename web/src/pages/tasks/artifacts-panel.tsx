@@ -1,68 +1,50 @@
 import { useId, useState } from 'react';
 import type { HecateClient } from '@hecate/sdk';
+import { DataTable, type Column } from '../../components/DataTable';
 import { formatTime } from '../../components/format';
-import { Loading } from '../../components/Loading';
+import { Loaded } from '../../components/Loaded';
 import { useResource } from '../../components/useResource';
-import { TaskError } from './error-notice';
 import { formatBytes, type TaskArtifact } from './types';
+
+const artifactName = (a: TaskArtifact): string => a.name || a.path || a.kind;
 
 /** The run's artifacts (stdout, stderr, patches, summaries, conversation checkpoints), each opened on demand. */
 export function ArtifactsPanel({ client, artifacts }: { client: HecateClient; artifacts: TaskArtifact[] }) {
   const headingId = useId();
+  const [open, setOpen] = useState<ReadonlySet<string>>(new Set());
+  const toggle = (id: string) =>
+    setOpen((prev) => {
+      const next = new Set(prev);
+      if (!next.delete(id)) next.add(id);
+      return next;
+    });
+  const columns: Array<Column<TaskArtifact>> = [
+    {
+      header: 'Artifact',
+      rowHeader: true,
+      cell: (a) => (
+        <button type="button" className="tasks-link-button" aria-expanded={open.has(a.id)} onClick={() => toggle(a.id)}>
+          {artifactName(a)}
+        </button>
+      ),
+    },
+    { header: 'Kind', cell: (a) => a.kind },
+    { header: 'Size', cell: (a) => `${formatBytes(a.size_bytes)}${a.truncated ? ' (truncated)' : ''}` },
+    { header: 'Status', cell: (a) => a.status ?? '—' },
+    { header: 'Created', cell: (a) => formatTime(a.created_at) },
+  ];
   return (
     <section className="panel" aria-labelledby={headingId}>
       <h2 id={headingId}>Artifacts</h2>
-      {artifacts.length === 0 ? (
-        <p className="hint">No artifacts yet.</p>
-      ) : (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Artifact</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Size</th>
-              <th scope="col">Status</th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {artifacts.map((a) => (
-              <ArtifactRow key={a.id} client={client} artifact={a} />
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        caption="Artifacts of this run"
+        columns={columns}
+        rows={artifacts}
+        rowKey={(a) => a.id}
+        empty={<p className="hint">No artifacts yet.</p>}
+        detail={(a) => open.has(a.id) && <ArtifactContent client={client} artifact={a} label={`Content of ${artifactName(a)}`} />}
+      />
     </section>
-  );
-}
-
-function ArtifactRow({ client, artifact: a }: { client: HecateClient; artifact: TaskArtifact }) {
-  const [open, setOpen] = useState(false);
-  const name = a.name || a.path || a.kind;
-  return (
-    <>
-      <tr>
-        <th scope="row">
-          <button type="button" className="tasks-link-button" aria-expanded={open} onClick={() => setOpen(!open)}>
-            {name}
-          </button>
-        </th>
-        <td>{a.kind}</td>
-        <td>
-          {formatBytes(a.size_bytes)}
-          {a.truncated ? ' (truncated)' : ''}
-        </td>
-        <td>{a.status ?? '—'}</td>
-        <td>{formatTime(a.created_at)}</td>
-      </tr>
-      {open && (
-        <tr>
-          <td colSpan={5}>
-            <ArtifactContent client={client} artifact={a} label={`Content of ${name}`} />
-          </td>
-        </tr>
-      )}
-    </>
   );
 }
 
@@ -82,19 +64,20 @@ export function ArtifactContent({
         .data,
     [client, a.task_id, a.run_id, a.id],
   );
-  if (content.error) return <TaskError error={content.error} title="The artifact did not load" />;
-  if (!content.data) return <Loading what="the artifact" />;
-  const text = content.data.content_text ?? '';
   return (
-    <figure className="tasks-figure">
-      <figcaption className="visually-hidden">{label}</figcaption>
-      {text === '' ? (
-        <p className="hint">(empty: captured, with no bytes)</p>
-      ) : (
-        <pre className="tasks-output" tabIndex={0}>
-          {text}
-        </pre>
+    <Loaded resource={content} what="the artifact" title="The artifact did not load">
+      {({ content_text: text }) => (
+        <figure className="tasks-figure">
+          <figcaption className="visually-hidden">{label}</figcaption>
+          {!text ? (
+            <p className="hint">(empty: captured, with no bytes)</p>
+          ) : (
+            <pre className="tasks-output" tabIndex={0}>
+              {text}
+            </pre>
+          )}
+        </figure>
       )}
-    </figure>
+    </Loaded>
   );
 }

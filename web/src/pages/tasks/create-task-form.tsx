@@ -1,7 +1,9 @@
 import { useId, useState, type FormEvent, type ReactNode } from 'react';
 import type { HecateClient, JsonBody, Operation } from '@hecate/sdk';
+import { ErrorNotice } from '../../components/ErrorNotice';
+import { SelectField } from '../../components/SelectField';
+import { useAction } from '../../components/useAction';
 import { useResource } from '../../components/useResource';
-import { TaskError } from './error-notice';
 import { EXECUTION_KINDS, type ExecutionKind, type SavedAgent } from './types';
 
 type CreateBody = JsonBody<Operation<'/hecate/v1/tasks', 'post'>>;
@@ -60,42 +62,25 @@ export function createBody(f: Fields): CreateBody {
  */
 export function CreateTaskForm({ client, onCreated }: { client: HecateClient; onCreated(taskId: string): void }) {
   const [f, setF] = useState<Fields>(INITIAL);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const create = useAction();
   const agents = useResource(async (signal) => (await client.get('/hecate/v1/agents', { query: { limit: 200 }, signal })).data, [client]);
   const set =
     <K extends keyof Fields>(k: K) =>
     (v: Fields[K]) =>
       setF((prev) => ({ ...prev, [k]: v }));
 
-  const submit = async (e: FormEvent) => {
+  const submit = (e: FormEvent) => {
     e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    void create.run(async () => {
       const { data: task } = await client.post('/hecate/v1/tasks', { body: createBody(f) });
       if (f.start) await client.post('/hecate/v1/tasks/{id}/start', { path: { id: task.id } });
       onCreated(task.id);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
-    <form className="tasks-form" onSubmit={(e) => void submit(e)} aria-label="New task">
-      <Field label="Kind">
-        {(id) => (
-          <select id={id} value={f.kind} onChange={(e) => set('kind')(e.target.value as ExecutionKind)}>
-            {EXECUTION_KINDS.map((k) => (
-              <option key={k.value} value={k.value}>
-                {k.label}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+    <form className="tasks-form" onSubmit={submit} aria-label="New task">
+      <SelectField label="Kind" value={f.kind} onChange={(kind) => set('kind')(kind as ExecutionKind)} options={EXECUTION_KINDS} />
       <Field label="Title (optional)">{(id) => <input id={id} value={f.title} onChange={(e) => set('title')(e.target.value)} maxLength={500} />}</Field>
       <KindFields f={f} set={set} agents={agents.data ?? []} />
       <Field label="Working directory (optional, a path on the server)">
@@ -115,10 +100,10 @@ export function CreateTaskForm({ client, onCreated }: { client: HecateClient; on
         <input id="tasks-create-start" type="checkbox" checked={f.start} onChange={(e) => set('start')(e.target.checked)} />
         <label htmlFor="tasks-create-start">Start it now</label>
       </div>
-      <button type="submit" disabled={busy}>
+      <button type="submit" disabled={create.busy}>
         Create task
       </button>
-      <TaskError error={error} title="The task was not created" />
+      <ErrorNotice error={create.error} title="The task was not created" />
     </form>
   );
 }

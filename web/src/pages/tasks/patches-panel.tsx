@@ -1,7 +1,8 @@
 import { useEffect, useId, useState } from 'react';
 import type { HecateClient } from '@hecate/sdk';
+import { ErrorNotice } from '../../components/ErrorNotice';
+import { useAction } from '../../components/useAction';
 import { useResource } from '../../components/useResource';
-import { TaskError } from './error-notice';
 import { Status } from './status';
 import type { TaskPatch } from './types';
 
@@ -20,7 +21,7 @@ export function PatchesPanel({ client, taskId, runId, version }: { client: Hecat
   return (
     <section className="panel" aria-labelledby={headingId}>
       <h2 id={headingId}>Patches</h2>
-      <TaskError error={patches.error} title="The patches did not load" />
+      <ErrorNotice error={patches.error} onRetry={patches.reload} title="The patches did not load" />
       <ul className="tasks-patches">
         {patches.data?.map((p) => (
           <PatchItem key={p.artifact.id} client={client} taskId={taskId} runId={runId} patch={p} />
@@ -34,27 +35,20 @@ function PatchItem({ client, taskId, runId, patch: initial }: { client: HecateCl
   const [patch, setPatch] = useState(initial);
   // The list loaded again (the run changed the patch): show what it says now.
   useEffect(() => setPatch(initial), [initial]);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const change = useAction();
   const [done, setDone] = useState('');
   const path = { id: taskId, runId, artifactId: patch.artifact.id };
 
-  const act = async (action: 'apply' | 'revert') => {
-    setBusy(true);
-    setError(undefined);
+  const act = (action: 'apply' | 'revert') => {
     setDone('');
-    try {
+    return change.run(async () => {
       const answer =
         action === 'apply'
           ? await client.post('/hecate/v1/tasks/{id}/runs/{runId}/patches/{artifactId}/apply', { path })
           : await client.post('/hecate/v1/tasks/{id}/runs/{runId}/patches/{artifactId}/revert', { path });
       setPatch(answer.data);
       setDone(action === 'apply' ? `Applied ${answer.data.path}.` : `Reverted ${answer.data.path}.`);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
@@ -66,12 +60,12 @@ function PatchItem({ client, taskId, runId, patch: initial }: { client: HecateCl
       <DiffView diff={patch.diff} label={`Diff of ${patch.path}`} />
       <div className="actions">
         {patch.status === 'proposed' && (
-          <button type="button" disabled={busy} onClick={() => void act('apply')}>
+          <button type="button" disabled={change.busy} onClick={() => void act('apply')}>
             Apply {patch.path}
           </button>
         )}
         {patch.status === 'applied' && (
-          <button type="button" className="secondary" disabled={busy} onClick={() => void act('revert')}>
+          <button type="button" className="secondary" disabled={change.busy} onClick={() => void act('revert')}>
             Revert {patch.path}
           </button>
         )}
@@ -79,7 +73,7 @@ function PatchItem({ client, taskId, runId, patch: initial }: { client: HecateCl
       <p role="status" className="hint">
         {done}
       </p>
-      <TaskError error={error} title={`The patch to ${patch.path} was not changed`} />
+      <ErrorNotice error={change.error} title={`The patch to ${patch.path} was not changed`} />
     </li>
   );
 }

@@ -1,10 +1,11 @@
 import { useCallback, useId, useState } from 'react';
 import type { HecateClient } from '@hecate/sdk';
 import { formatMicrosUsd, formatTime } from '../../components/format';
-import { Loading } from '../../components/Loading';
+import { ErrorNotice } from '../../components/ErrorNotice';
+import { Loaded } from '../../components/Loaded';
 import { Page } from '../../components/Page';
+import { useAction } from '../../components/useAction';
 import { useResource } from '../../components/useResource';
-import { TaskError } from './error-notice';
 import { RunView } from './run-view';
 import { Status } from './status';
 import { kindLabel, statusLabel, taskSummary, type Task, type TaskRun } from './types';
@@ -15,12 +16,18 @@ import { kindLabel, statusLabel, taskSummary, type Task, type TaskRun } from './
  */
 export function TaskDetail({ client, taskId, onDeleted }: { client: HecateClient; taskId: string; onDeleted(): void }) {
   const task = useResource(async (signal) => (await client.get('/hecate/v1/tasks/{id}', { path: { id: taskId }, signal })).data, [client, taskId]);
-  const runs = useResource(async (signal) => (await client.get('/hecate/v1/tasks/{id}/runs', { path: { id: taskId }, signal })).data, [client, taskId]);
-  const [picked, setPicked] = useState<string>();
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
+  return (
+    <Loaded resource={task} what="the task" title="The task did not load">
+      {(t) => <TaskView client={client} task={t} reloadTask={task.reload} onDeleted={onDeleted} />}
+    </Loaded>
+  );
+}
 
-  const { reload: reloadTask } = task;
+function TaskView({ client, task: t, reloadTask, onDeleted }: { client: HecateClient; task: Task; reloadTask(): void; onDeleted(): void }) {
+  const runs = useResource(async (signal) => (await client.get('/hecate/v1/tasks/{id}/runs', { path: { id: t.id }, signal })).data, [client, t.id]);
+  const [picked, setPicked] = useState<string>();
+  const action = useAction();
+
   const { reload: reloadRuns } = runs;
   const refresh = useCallback(() => {
     reloadTask();
@@ -34,28 +41,13 @@ export function TaskDetail({ client, taskId, onDeleted }: { client: HecateClient
     [refresh],
   );
 
-  const call = async (what: () => Promise<unknown>) => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      await what();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
-
-  if (task.error && !task.data) return <TaskError error={task.error} title="The task did not load" />;
-  const t = task.data;
-  if (!t) return <Loading what="the task" />;
   const list = [...(runs.data ?? [])].sort((a, b) => b.number - a.number);
   const runId = picked ?? t.latest_run_id ?? list[0]?.id;
   const run = list.find((r) => r.id === runId);
-  const start = () => call(async () => showRun((await client.post('/hecate/v1/tasks/{id}/start', { path: { id: t.id } })).data));
+  const start = () => action.run(async () => showRun((await client.post('/hecate/v1/tasks/{id}/start', { path: { id: t.id } })).data));
   const remove = () =>
     window.confirm('Delete this task, its runs and artifacts?') &&
-    void call(async () => {
+    void action.run(async () => {
       await client.delete('/hecate/v1/tasks/{id}', { path: { id: t.id } });
       onDeleted();
     });
@@ -66,11 +58,11 @@ export function TaskDetail({ client, taskId, onDeleted }: { client: HecateClient
       actions={
         <>
           {!t.latest_run_id && (
-            <button type="button" disabled={busy} onClick={() => void start()}>
+            <button type="button" disabled={action.busy} onClick={() => void start()}>
               Start
             </button>
           )}
-          <button type="button" className="danger" disabled={busy} onClick={remove}>
+          <button type="button" className="danger" disabled={action.busy} onClick={remove}>
             Delete task
           </button>
         </>
@@ -80,7 +72,7 @@ export function TaskDetail({ client, taskId, onDeleted }: { client: HecateClient
         {kindLabel(t.execution_kind)} · <Status status={t.status} /> · created {formatTime(t.created_at)}
       </p>
       <TaskFacts task={t} />
-      <TaskError error={error ?? runs.error} title="That did not work" />
+      <ErrorNotice error={action.error ?? runs.error} title="That did not work" />
       {list.length > 1 && runId && <RunPicker runs={list} value={runId} onPick={setPicked} />}
       {run && <RunView key={run.id} client={client} taskId={t.id} run={run} onNewRun={showRun} onEnded={refresh} />}
     </Page>

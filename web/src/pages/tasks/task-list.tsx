@@ -1,9 +1,10 @@
 import { useEffect, useId, useState, type ReactNode } from 'react';
 import type { HecateClient } from '@hecate/sdk';
+import { DataTable, type Column } from '../../components/DataTable';
 import { formatTime } from '../../components/format';
-import { Loading } from '../../components/Loading';
+import { Loaded } from '../../components/Loaded';
+import { SelectField } from '../../components/SelectField';
 import { useResource } from '../../components/useResource';
-import { TaskError } from './error-notice';
 import { Status } from './status';
 import { EXECUTION_KINDS, TASK_STATUSES, isActiveStatus, kindLabel, statusLabel, type Task } from './types';
 
@@ -31,6 +32,13 @@ interface Props {
   link(t: Task): ReactNode;
 }
 
+const columns = (link: Props['link']): Array<Column<Task>> => [
+  { header: 'Task', rowHeader: true, cell: link },
+  { header: 'Kind', cell: (t) => kindLabel(t.execution_kind) },
+  { header: 'Status', cell: (t) => <Status status={t.status} /> },
+  { header: 'Created', cell: (t) => formatTime(t.created_at) },
+];
+
 /**
  * The tenant's tasks, newest first, filtered by status and kind (on the server) and by text. Refreshes itself while
  * a task shown is still going, so a run finishing elsewhere shows up without a reload.
@@ -44,81 +52,43 @@ export function TaskList({ client, filters, onFilters, link }: Props) {
   const tasks = useResource(load, [client, filters.status, filters.kind], { refreshMs });
   const anyActive = (tasks.data ?? []).some((t) => isActiveStatus(t.status));
   useEffect(() => setRefreshMs(anyActive ? ACTIVE_REFRESH_MS : undefined), [anyActive]);
-  const shown = (tasks.data ?? []).filter((t) => matches(t, filters));
-  const captionId = useId();
 
   return (
     <>
       <FilterBar filters={filters} onFilters={onFilters} onRefresh={tasks.reload} />
-      <TaskError error={tasks.error} title="The tasks did not load" />
-      {tasks.loading && !tasks.data ? (
-        <Loading what="tasks" />
-      ) : (
-        <p role="status" className="hint">
-          {shown.length} {shown.length === 1 ? 'task' : 'tasks'}
-        </p>
-      )}
-      {shown.length > 0 && (
-        <table>
-          <caption id={captionId} className="visually-hidden">
-            Tasks, newest first
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">Task</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Status</th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {shown.map((t) => (
-              <tr key={t.id}>
-                <th scope="row">{link(t)}</th>
-                <td>{kindLabel(t.execution_kind)}</td>
-                <td>
-                  <Status status={t.status} />
-                </td>
-                <td>{formatTime(t.created_at)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Loaded resource={tasks} what="tasks" title="The tasks did not load">
+        {(list) => {
+          const shown = list.filter((t) => matches(t, filters));
+          return (
+            <>
+              <p role="status" className="hint">
+                {shown.length} {shown.length === 1 ? 'task' : 'tasks'}
+              </p>
+              <DataTable caption="Tasks, newest first" columns={columns(link)} rows={shown} rowKey={(t) => t.id} empty={null} />
+            </>
+          );
+        }}
+      </Loaded>
     </>
   );
 }
 
 function FilterBar({ filters, onFilters, onRefresh }: { filters: TaskFilters; onFilters(f: TaskFilters): void; onRefresh(): void }) {
-  const ids = { status: useId(), kind: useId(), search: useId() };
+  const searchId = useId();
   return (
     <form className="tasks-filters" role="search" aria-label="Filter tasks" onSubmit={(e) => e.preventDefault()}>
+      <SelectField
+        label="Status"
+        value={filters.status}
+        onChange={(status) => onFilters({ ...filters, status })}
+        options={TASK_STATUSES.map((value) => ({ value, label: statusLabel(value) }))}
+        empty="Any"
+      />
+      <SelectField label="Kind" value={filters.kind} onChange={(kind) => onFilters({ ...filters, kind })} options={EXECUTION_KINDS} empty="Any" />
       <div>
-        <label htmlFor={ids.status}>Status</label>
-        <select id={ids.status} value={filters.status} onChange={(e) => onFilters({ ...filters, status: e.target.value })}>
-          <option value="">Any</option>
-          {TASK_STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {statusLabel(s)}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div>
-        <label htmlFor={ids.kind}>Kind</label>
-        <select id={ids.kind} value={filters.kind} onChange={(e) => onFilters({ ...filters, kind: e.target.value })}>
-          <option value="">Any</option>
-          {EXECUTION_KINDS.map((k) => (
-            <option key={k.value} value={k.value}>
-              {k.label}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div>
-        <label htmlFor={ids.search}>Search</label>
+        <label htmlFor={searchId}>Search</label>
         <input
-          id={ids.search}
+          id={searchId}
           type="search"
           value={filters.search}
           onChange={(e) => onFilters({ ...filters, search: e.target.value })}

@@ -1,4 +1,5 @@
 import { useId } from 'react';
+import { DataTable } from '../../components/DataTable';
 
 export interface Series {
   key: string;
@@ -94,40 +95,28 @@ export function StackedBars({
       <ul className="legend" aria-label={`${title} legend`}>
         {series.map((s, si) => (
           <li key={s.key}>
-            <span className="swatch" data-color={si % PALETTE.length} aria-hidden="true" />
+            <span className="swatch" ref={(el) => paint(el, PALETTE[si % PALETTE.length])} aria-hidden="true" />
             {s.label}: {format(s.values.reduce((a, b) => a + b, 0))}
           </li>
         ))}
       </ul>
       <details>
         <summary>{title} as a table</summary>
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Bucket</th>
-              {series.map((s) => (
-                <th key={s.key} scope="col" className="num">
-                  {s.label}
-                </th>
-              ))}
-            </tr>
-          </thead>
-          <tbody>
-            {buckets.map((at, i) =>
-              totals[i] > 0 ? (
-                <tr key={at}>
-                  <th scope="row">{bucketLabel(at)}</th>
-                  {series.map((s) => (
-                    <td key={s.key} className="num">
-                      {format(s.values[i])}
-                    </td>
-                  ))}
-                </tr>
-              ) : null,
-            )}
-          </tbody>
-        </table>
+        <DataTable
+          caption={`${title} by bucket`}
+          columns={[
+            { header: 'Bucket', rowHeader: true, cell: (i: number) => bucketLabel(buckets[i]) },
+            ...series.map((s) => ({ header: s.label, num: true, cell: (i: number) => format(s.values[i]) })),
+          ]}
+          rows={buckets.map((_, i) => i).filter((i) => totals[i] > 0)}
+          rowKey={(i) => buckets[i]}
+        />
       </details>
     </figure>
   );
+}
+
+/** Colours a legend swatch like its series (through the CSSOM: the page's CSP allows no inline style attribute). */
+function paint(el: HTMLElement | null, colour: string): void {
+  if (el) el.style.background = colour;
 }

@@ -1,10 +1,36 @@
 import { useEffect, useRef } from 'react';
+import type { Schemas } from '@hecate/sdk';
 import { useHecate } from '../../app/hecate';
-import { ErrorNotice } from '../../components/ErrorNotice';
+import { DataTable, type Column } from '../../components/DataTable';
 import { formatCount, formatDuration, formatMicrosUsd, formatTime } from '../../components/format';
-import { Loading } from '../../components/Loading';
+import { Loaded } from '../../components/Loaded';
 import { StatusBadge } from '../../components/StatusBadge';
 import { useResource } from '../../components/useResource';
+
+type Trace = Schemas['GatewayTrace'];
+
+const CANDIDATE_COLUMNS: Array<Column<Trace['route']['candidates'][number]>> = [
+  { header: 'Candidate', rowHeader: true, cell: (c) => `${c.provider} / ${c.model}` },
+  { header: 'Status', cell: (c) => c.status },
+  { header: 'Why', cell: (c) => c.skip_reason ?? c.reason ?? '' },
+];
+
+const ATTEMPT_COLUMNS: Array<Column<Trace['attempts'][number]>> = [
+  { header: '#', cell: (a) => a.attempt },
+  { header: 'Provider / model', cell: (a) => `${a.provider} / ${a.model}` },
+  {
+    header: 'Status',
+    cell: (a) => (
+      <>
+        <StatusBadge tone={a.status === 'ok' ? 'ok' : 'error'}>{a.error_type ?? a.status}</StatusBadge>
+        {a.upstream_status !== undefined && <> HTTP {a.upstream_status}</>}
+        {a.error && <div className="hint">{a.error}</div>}
+      </>
+    ),
+  },
+  { header: 'First byte', num: true, cell: (a) => formatDuration(a.first_byte_ms) },
+  { header: 'Duration', num: true, cell: (a) => formatDuration(a.duration_ms) },
+];
 
 /**
  * One request's trace (`GET /hecate/v1/traces?request_id=`): how it was routed (every candidate and why one was
@@ -24,8 +50,6 @@ export function TracePanel({ requestId, onClose }: { requestId: string; onClose:
   // The panel opens below the table: move the focus there, so keyboard and screen reader users land on it.
   useEffect(() => heading.current?.focus(), [requestId]);
 
-  const t = trace.data;
-  const total = t ? Math.max(t.duration_ms, ...t.spans.map((s) => s.start_ms + s.duration_ms), 1) : 1;
   return (
     <section className="panel trace" aria-labelledby="trace-title">
       <div className="page-head">
@@ -38,102 +62,58 @@ export function TracePanel({ requestId, onClose }: { requestId: string; onClose:
           </button>
         </div>
       </div>
-      {trace.error !== undefined && <ErrorNotice error={trace.error} onRetry={trace.reload} />}
-      {!t ? (
-        trace.loading && <Loading what="the trace" />
-      ) : (
-        <>
-          <p>
-            <StatusBadge tone={t.status === 'ok' ? 'ok' : 'error'}>{t.error_type ?? t.status}</StatusBadge> {t.endpoint} ({t.inbound_protocol}
-            {t.stream ? ', streamed' : ''}) at {formatTime(t.started_at)} · {formatDuration(t.duration_ms)}
-            {t.usage && (
-              <>
-                {' '}
-                · {formatCount(t.usage.input_tokens)} in / {formatCount(t.usage.output_tokens)} out
-              </>
-            )}
-            {t.cost_micros_usd !== undefined && <> · {formatMicrosUsd(t.cost_micros_usd)}</>}
-          </p>
-          <h3>Route</h3>
-          <p>
-            Asked for {t.route.requested_model ?? 'any model'}
-            {t.route.requested_provider && <> on {t.route.requested_provider}</>}; chose{' '}
-            <strong>
-              {t.route.selected_provider ?? '—'} / {t.route.selected_model ?? '—'}
-            </strong>
-            {t.route.reason && <> ({t.route.reason})</>}
-            {t.route.failover && <> after failing over from {t.route.fallback_from}</>}.
-          </p>
-          <table aria-label="Route candidates">
-            <thead>
-              <tr>
-                <th scope="col">Candidate</th>
-                <th scope="col">Status</th>
-                <th scope="col">Why</th>
-              </tr>
-            </thead>
-            <tbody>
-              {t.route.candidates.map((c, i) => (
-                <tr key={i}>
-                  <th scope="row">
-                    {c.provider} / {c.model}
-                  </th>
-                  <td>{c.status}</td>
-                  <td>{c.skip_reason ?? c.reason ?? ''}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <h3>Attempts</h3>
-          <table aria-label="Attempts">
-            <thead>
-              <tr>
-                <th scope="col">#</th>
-                <th scope="col">Provider / model</th>
-                <th scope="col">Status</th>
-                <th scope="col" className="num">
-                  First byte
-                </th>
-                <th scope="col" className="num">
-                  Duration
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {t.attempts.map((a) => (
-                <tr key={`${a.attempt}-${a.provider}`}>
-                  <td>{a.attempt}</td>
-                  <td>
-                    {a.provider} / {a.model}
-                  </td>
-                  <td>
-                    <StatusBadge tone={a.status === 'ok' ? 'ok' : 'error'}>{a.error_type ?? a.status}</StatusBadge>
-                    {a.upstream_status !== undefined && <> HTTP {a.upstream_status}</>}
-                    {a.error && <div className="hint">{a.error}</div>}
-                  </td>
-                  <td className="num">{formatDuration(a.first_byte_ms)}</td>
-                  <td className="num">{formatDuration(a.duration_ms)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <h3>Spans</h3>
-          <ol className="waterfall" aria-label="Spans">
-            {t.spans.map((s, i) => (
-              <li key={i}>
-                <span className="span-name">{s.name}</span>
-                <span className="span-track" aria-hidden="true">
-                  <span className="span-bar" ref={(el) => placeBar(el, s.start_ms / total, s.duration_ms / total)} />
-                </span>
-                <span className="span-time">
-                  +{formatDuration(s.start_ms)} · {formatDuration(s.duration_ms)}
-                </span>
-              </li>
-            ))}
-          </ol>
-        </>
-      )}
+      <Loaded resource={trace} what="the trace">
+        {(t) => <TraceDetails trace={t} />}
+      </Loaded>
     </section>
+  );
+}
+
+/** What the trace says: the outcome, the route and its candidates, the attempts, the spans. */
+function TraceDetails({ trace: t }: { trace: Trace }) {
+  // The waterfall's full width: the request, or its last span if one ends later.
+  const total = Math.max(t.duration_ms, ...t.spans.map((s) => s.start_ms + s.duration_ms), 1);
+  return (
+    <>
+      <p>
+        <StatusBadge tone={t.status === 'ok' ? 'ok' : 'error'}>{t.error_type ?? t.status}</StatusBadge> {t.endpoint} ({t.inbound_protocol}
+        {t.stream ? ', streamed' : ''}) at {formatTime(t.started_at)} · {formatDuration(t.duration_ms)}
+        {t.usage && (
+          <>
+            {' '}
+            · {formatCount(t.usage.input_tokens)} in / {formatCount(t.usage.output_tokens)} out
+          </>
+        )}
+        {t.cost_micros_usd !== undefined && <> · {formatMicrosUsd(t.cost_micros_usd)}</>}
+      </p>
+      <h3>Route</h3>
+      <p>
+        Asked for {t.route.requested_model ?? 'any model'}
+        {t.route.requested_provider && <> on {t.route.requested_provider}</>}; chose{' '}
+        <strong>
+          {t.route.selected_provider ?? '—'} / {t.route.selected_model ?? '—'}
+        </strong>
+        {t.route.reason && <> ({t.route.reason})</>}
+        {t.route.failover && <> after failing over from {t.route.fallback_from}</>}.
+      </p>
+      <DataTable caption="Route candidates" columns={CANDIDATE_COLUMNS} rows={t.route.candidates} rowKey={(_, i) => i} />
+      <h3>Attempts</h3>
+      <DataTable caption="Attempts" columns={ATTEMPT_COLUMNS} rows={t.attempts} rowKey={(a) => `${a.attempt}-${a.provider}`} />
+      <h3>Spans</h3>
+      <ol className="waterfall" aria-label="Spans">
+        {t.spans.map((s, i) => (
+          <li key={i}>
+            <span className="span-name">{s.name}</span>
+            <span className="span-track" aria-hidden="true">
+              <span className="span-bar" ref={(el) => placeBar(el, s.start_ms / total, s.duration_ms / total)} />
+            </span>
+            <span className="span-time">
+              +{formatDuration(s.start_ms)} · {formatDuration(s.duration_ms)}
+            </span>
+          </li>
+        ))}
+      </ol>
+    </>
   );
 }
 

@@ -1,10 +1,11 @@
-import { useId, useMemo, useState } from 'react';
+import { useMemo, useState } from 'react';
 import type { Schemas } from '@hecate/sdk';
 import { useCaller, useHecate } from '../../app/hecate';
-import { ErrorNotice } from '../../components/ErrorNotice';
+import { Facts } from '../../components/Facts';
 import { formatCount, formatMicrosUsd } from '../../components/format';
-import { Loading } from '../../components/Loading';
+import { Loaded } from '../../components/Loaded';
 import { Page } from '../../components/Page';
+import { SelectField } from '../../components/SelectField';
 import { useResource } from '../../components/useResource';
 import { StackedBars, type Series } from './StackedBars';
 import { TracePanel } from './TracePanel';
@@ -69,8 +70,6 @@ export default function UsagePage() {
   const [group, setGroup] = useState<Group>('provider');
   const [traceOf, setTraceOf] = useState<string>();
   const [refreshed, setRefreshed] = useState(0);
-  const rangeSelect = useId();
-  const groupSelect = useId();
   const range = RANGES.find((r) => r.id === rangeId) ?? RANGES[1];
 
   const span = useMemo(() => {
@@ -96,7 +95,6 @@ export default function UsagePage() {
     const d = new Date(at);
     return range.bucket === 'day' ? d.toLocaleDateString() : d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
   };
-  const points = series.data?.points ?? [];
 
   return (
     <Page
@@ -108,79 +106,56 @@ export default function UsagePage() {
       }
     >
       <div className="panel filters">
-        <div>
-          <label htmlFor={rangeSelect}>Period</label>
-          <select id={rangeSelect} value={rangeId} onChange={(e) => setRangeId(e.target.value)}>
-            {RANGES.map((r) => (
-              <option key={r.id} value={r.id}>
-                {r.label}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div>
-          <label htmlFor={groupSelect}>Group by</label>
-          <select id={groupSelect} value={group} onChange={(e) => setGroup(e.target.value as Group)}>
-            {GROUPS.filter((g) => !g.operatorOnly || caller.kind !== 'api_key').map((g) => (
-              <option key={g.id} value={g.id}>
-                {g.label}
-              </option>
-            ))}
-          </select>
-        </div>
+        <SelectField label="Period" value={rangeId} onChange={setRangeId} options={RANGES.map((r) => ({ value: r.id, label: r.label }))} />
+        <SelectField
+          label="Group by"
+          value={group}
+          onChange={(g) => setGroup(g as Group)}
+          options={GROUPS.filter((g) => !g.operatorOnly || caller.kind !== 'api_key').map((g) => ({ value: g.id, label: g.label }))}
+        />
       </div>
 
-      {summary.error !== undefined && <ErrorNotice error={summary.error} onRetry={summary.reload} />}
-      {summary.data && (
-        <dl className="facts totals" aria-label="Totals">
-          <div>
-            <dt>Spend</dt>
-            <dd>{formatMicrosUsd(summary.data.cost_micros_usd)}</dd>
-          </div>
-          <div>
-            <dt>Calls</dt>
-            <dd>{formatCount(summary.data.calls)}</dd>
-          </div>
-          <div>
-            <dt>Errors</dt>
-            <dd>{formatCount(summary.data.errors)}</dd>
-          </div>
-          <div>
-            <dt>Input tokens</dt>
-            <dd>{formatCount(summary.data.input_tokens)}</dd>
-          </div>
-          <div>
-            <dt>Output tokens</dt>
-            <dd>{formatCount(summary.data.output_tokens)}</dd>
-          </div>
-        </dl>
-      )}
+      <Loaded resource={summary} what="the totals">
+        {(totals) => (
+          <Facts
+            label="Totals"
+            facts={[
+              ['Spend', formatMicrosUsd(totals.cost_micros_usd)],
+              ['Calls', formatCount(totals.calls)],
+              ['Errors', formatCount(totals.errors)],
+              ['Input tokens', formatCount(totals.input_tokens)],
+              ['Output tokens', formatCount(totals.output_tokens)],
+            ]}
+          />
+        )}
+      </Loaded>
 
       <section aria-labelledby="charts-title">
         <h2 id="charts-title">Over time</h2>
-        {series.error !== undefined && <ErrorNotice error={series.error} onRetry={series.reload} />}
-        {series.data === undefined ? (
-          series.loading && <Loading what="the charts" />
-        ) : points.length === 0 ? (
-          <p>No model calls in this period.</p>
-        ) : (
-          <div className="charts">
-            <StackedBars
-              title="Spend"
-              buckets={buckets}
-              bucketLabel={bucketLabel}
-              series={toSeries(points, buckets, (p) => p.cost_micros_usd, label)}
-              format={formatMicrosUsd}
-            />
-            <StackedBars
-              title="Tokens"
-              buckets={buckets}
-              bucketLabel={bucketLabel}
-              series={toSeries(points, buckets, (p) => p.input_tokens + p.output_tokens, label)}
-              format={formatCount}
-            />
-          </div>
-        )}
+        <Loaded resource={series} what="the charts">
+          {({ points }) =>
+            points.length === 0 ? (
+              <p>No model calls in this period.</p>
+            ) : (
+              <div className="charts">
+                <StackedBars
+                  title="Spend"
+                  buckets={buckets}
+                  bucketLabel={bucketLabel}
+                  series={toSeries(points, buckets, (p) => p.cost_micros_usd, label)}
+                  format={formatMicrosUsd}
+                />
+                <StackedBars
+                  title="Tokens"
+                  buckets={buckets}
+                  bucketLabel={bucketLabel}
+                  series={toSeries(points, buckets, (p) => p.input_tokens + p.output_tokens, label)}
+                  format={formatCount}
+                />
+              </div>
+            )
+          }
+        </Loaded>
       </section>
 
       <UsageEvents query={query} onTrace={setTraceOf} />
