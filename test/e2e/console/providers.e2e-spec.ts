@@ -147,13 +147,19 @@ describe('operator console: providers (browser)', () => {
       await override.getByLabel('Tool calls').selectOption('none');
       await override.getByLabel('Note').fill('Tools fail on this deployment.');
       await override.getByRole('button', { name: 'Set override' }).click();
-      await override.getByRole('status').getByText(/^Override set: tool calls none/).waitFor();
+      await override
+        .getByRole('status')
+        .getByText(/^Override set: tool calls none/)
+        .waitFor();
       await row.getByText('operator override').waitFor();
       expect(await row.getByRole('cell').first().textContent()).toBe('none');
       expect((await model()).capabilities).toMatchObject({ source: 'operator_override', tool_calling: 'none' });
 
       await override.getByRole('button', { name: 'Remove override' }).click();
-      await override.getByRole('status').getByText(/^Override removed/).waitFor();
+      await override
+        .getByRole('status')
+        .getByText(/^Override removed/)
+        .waitFor();
       await row.getByText('operator override').waitFor({ state: 'detached' });
       const fallback = (await model()).capabilities;
       expect(fallback.source).not.toBe('operator_override');
@@ -167,7 +173,10 @@ describe('operator console: providers (browser)', () => {
       await probe.getByLabel('Context (tokens)').fill('16384');
       await probe.getByLabel('Tool calls').selectOption('basic');
       await probe.getByRole('button', { name: 'Record probe' }).click();
-      await probe.getByRole('status').getByText(/^Probe recorded: tool calls basic, context 16,384/).waitFor();
+      await probe
+        .getByRole('status')
+        .getByText(/^Probe recorded: tool calls basic, context 16,384/)
+        .waitFor();
       await row.getByText('manual probe').waitFor();
       await row.getByText('16,384').waitFor();
       expect((await model()).capabilities).toMatchObject({ source: 'manual_probe', tool_calling: 'basic', max_context_tokens: 16384 });
@@ -180,9 +189,15 @@ describe('operator console: providers (browser)', () => {
       await row.getByText('$1.25 / 1M').waitFor();
       await row.getByText('$5.00 / 1M').waitFor();
       await row.getByText('manual', { exact: true }).waitFor();
-      expect((await model()).price).toMatchObject({ source: 'manual', input_micros_usd_per_million_tokens: 1_250_000, output_micros_usd_per_million_tokens: 5_000_000 });
+      expect((await model()).price).toMatchObject({
+        source: 'manual',
+        input_micros_usd_per_million_tokens: 1_250_000,
+        output_micros_usd_per_million_tokens: 5_000_000,
+      });
       const { data: prices } = await api.get('/hecate/v1/settings/pricing');
-      expect(prices).toEqual(expect.arrayContaining([expect.objectContaining({ provider: 'capped', model: 'gpt-4o-mini', input_micros_usd_per_million_tokens: 1_250_000 })]));
+      expect(prices).toEqual(
+        expect.arrayContaining([expect.objectContaining({ provider: 'capped', model: 'gpt-4o-mini', input_micros_usd_per_million_tokens: 1_250_000 })]),
+      );
       await checkA11y(page);
       expect(pageProblems(page)).toEqual([]);
     } finally {

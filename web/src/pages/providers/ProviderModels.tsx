@@ -99,7 +99,7 @@ function ModelRow({ row, open, onToggle }: { row: Schemas['ProviderModel']; open
       {open !== undefined && (
         <td>
           <button type="button" className="secondary" aria-pressed={open} aria-label={`Settings of ${model}`} onClick={onToggle}>
-            Change
+            Settings
           </button>
         </td>
       )}

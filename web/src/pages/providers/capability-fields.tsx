@@ -103,7 +103,11 @@ export function CapabilityFields({
         </div>
         <div>
           <label htmlFor={`${id}-prefill`}>Continues a prefill</label>
-          <select id={`${id}-prefill`} value={draft.assistant_prefill} onChange={(e) => set('assistant_prefill', e.target.value as CapabilityDraft['assistant_prefill'])}>
+          <select
+            id={`${id}-prefill`}
+            value={draft.assistant_prefill}
+            onChange={(e) => set('assistant_prefill', e.target.value as CapabilityDraft['assistant_prefill'])}
+          >
             <option value="">{unset}</option>
             <option value="yes">yes</option>
             <option value="no">no</option>
