@@ -199,6 +199,13 @@ describe('operator console: providers (browser)', () => {
         expect.arrayContaining([expect.objectContaining({ provider: 'capped', model: 'gpt-4o-mini', input_micros_usd_per_million_tokens: 1_250_000 })]),
       );
       await checkA11y(page);
+
+      // Removing the operator price: a local provider's model costs nothing again.
+      await price.getByRole('button', { name: 'Remove operator price' }).click();
+      await price.getByRole('status').getByText('Operator price removed.').waitFor();
+      await row.getByText('local', { exact: true }).waitFor();
+      expect((await model()).price).toMatchObject({ source: 'local', input_micros_usd_per_million_tokens: 0 });
+      expect((await api.get('/hecate/v1/settings/pricing')).data.some((p) => p.provider === 'capped')).toBe(false);
       expect(pageProblems(page)).toEqual([]);
     } finally {
       await context.close();
