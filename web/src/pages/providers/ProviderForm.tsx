@@ -4,28 +4,9 @@ import { useHecate } from '../../app/hecate';
 import { ErrorNotice } from '../../components/ErrorNotice';
 import { Loading } from '../../components/Loading';
 import { useResource } from '../../components/useResource';
+import { useSubmit } from './useSubmit';
 
 type Preset = Schemas['ProviderPreset'];
-
-/** Runs one write, keeping its error for the form; resolves true when it succeeded. */
-function useSubmit() {
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
-  const run = async (write: () => Promise<unknown>): Promise<boolean> => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      await write();
-      return true;
-    } catch (err) {
-      setError(err);
-      return false;
-    } finally {
-      setBusy(false);
-    }
-  };
-  return { error, busy, run };
-}
 
 /**
  * Adds a provider: from a preset (its base URL, protocol and kind; the env snippet shows the same through the

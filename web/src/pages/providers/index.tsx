@@ -89,7 +89,7 @@ export default function ProvidersPage() {
         )}
       </section>
 
-      {selected && <ProviderModels providerId={selected} />}
+      {selected && <ProviderModels key={selected} providerId={selected} admin={admin} />}
       <LocalDiscovery onAdd={admin ? (presetId, baseUrl) => setEditing({ mode: 'add', initial: { presetId, baseUrl } }) : undefined} />
     </Page>
   );
