@@ -8,7 +8,7 @@ import { ignoreFailure } from '@core/logging/ignore-failure';
 import { isActiveTurn, isFinishedTurn, type SessionRow, type TurnRow } from './agent-chat-rows';
 import { sessionDoorbell, type SessionDoorbell } from './agent-chat-signals';
 import { AgentChatTurnsService } from './turns/agent-chat-turns.service';
-import { toMessageView, toSessionView } from './agent-chat-view';
+import { toMessageView, toSessionView, type SessionView } from './agent-chat-view';
 import { AgentChatRepository } from './agent-chat.repository';
 import { AgentChatService } from './agent-chat.service';
 
@@ -24,6 +24,15 @@ export const parseChatCursor = (lastEventId: string | undefined, lastIndex: numb
   if (m) return { turnId: m[1], streamId: m[2], index: Number(m[3]) };
   return { index: lastIndex ?? 0 };
 };
+
+/**
+ * The turns a session stream's snapshot may leave unseen: any after `before` (the newest turn when the snapshot was
+ * about to be read: a later one started while it was read, or after it), and `running`, the turn it showed running.
+ */
+interface UnseenTurns {
+  before: string | undefined;
+  running: string | undefined;
+}
 
 /** Frames a live stream carries besides deltas (their `type`); anything else is a `delta`. */
 const TYPED_FRAMES = new Set(['tool_progress', 'tool_call', 'tool_call_update', 'message', 'guidance.consumed', 'approval.requested', 'approval.resolved']);
@@ -57,7 +66,9 @@ function sendChunks(sse: SseStream, turn: TurnRow, stream: string, chunks: LiveC
  * then `message` (the settled assistant message, from Postgres) and `done`. Any api process serves any session; a
  * cursor resumes after its index; when the buffer lost the stream (expired, or a turn restarted after a lost buffer)
  * the message comes from Postgres with `resume_fallback: true`. A stalled tail re-reads the turn from Postgres, so a
- * lost doorbell never leaves a stream open. Without a running turn the stream waits for the next one.
+ * lost doorbell never leaves a stream open. Without a running turn the stream waits for the next one; a turn that
+ * started after the snapshot was read (a queued-next prompt starts as the turn before it ends) is served even when it
+ * has ended already — its `message` and `done` — so a client that reconnects after a `done` never misses it.
  */
 @Injectable()
 export class AgentChatStreamService {
@@ -73,16 +84,26 @@ export class AgentChatStreamService {
   async serve(open: SseOpener, tenantId: string, sessionId: string, cursor: ChatCursor): Promise<void> {
     await this.chats.require(tenantId, sessionId);
     const sse = open();
-    await this.sendSnapshot(sse, tenantId, sessionId);
+    // What the snapshot may not show: a turn after the newest one before it was read, or the turn it shows running.
+    const before = await this.repo.latestTurn(sessionId);
+    const shown = await this.sendSnapshot(sse, tenantId, sessionId);
+    const unseen: UnseenTurns = { before: before?.id, running: shown.active_turn?.id };
     let turn = cursor.turnId ? await this.repo.findTurn(cursor.turnId) : null;
     if (turn && turn.session_id !== sessionId) turn = null;
     if (!turn) {
       turn = await this.chats.currentTurn(sessionId);
       if (!turn && cursor.index > 0) turn = await this.repo.latestTurn(sessionId);
       if (turn) cursor = { turnId: turn.id, streamId: turn.stream_id, index: cursor.index };
+      // It started after the snapshot was read: the state with its messages first, then its frames.
+      if (turn && cursor.index === 0 && turn.id !== unseen.running) await this.sendSnapshot(sse, tenantId, sessionId);
     }
-    if (!turn) turn = await this.nextTurn(sse, tenantId, sessionId);
-    if (!turn) return;
+    if (!turn) {
+      const next = await this.nextTurn(sse, tenantId, sessionId, unseen);
+      if (!next) return;
+      // It ended before this stream could follow it: the fresh snapshot has it whole; its message and `done` follow.
+      if (!isActiveTurn(next.status)) return this.finish(sse, tenantId, next, false);
+      return this.serveTurn(sse, tenantId, next, { index: 0 });
+    }
     await this.serveTurn(sse, tenantId, turn, cursor.turnId === turn.id ? cursor : { index: 0 });
   }
 
@@ -99,16 +120,22 @@ export class AgentChatStreamService {
     await this.serveTurn(sse, session.tenant_id, turn, { index: 0 });
   }
 
-  private async sendSnapshot(sse: SseStream, tenantId: string, sessionId: string): Promise<void> {
-    sse.send({ event: 'snapshot', data: JSON.stringify({ object: 'agent_chat_session', data: await this.chats.view(tenantId, sessionId) }) });
+  private async sendSnapshot(sse: SseStream, tenantId: string, sessionId: string): Promise<SessionView> {
+    const view = await this.chats.view(tenantId, sessionId);
+    sse.send({ event: 'snapshot', data: JSON.stringify({ object: 'agent_chat_session', data: view }) });
+    return view;
   }
 
-  /** Waits (doorbell, or a Postgres re-read every 2 s) for a turn of an idle session to start; null when the client left. */
-  private async nextTurn(sse: SseStream, tenantId: string, sessionId: string): Promise<TurnRow | null> {
+  /**
+   * Waits (doorbell, or a Postgres re-read every 2 s) for a turn of an idle session to start; null when the client
+   * left. A turn that started and ended while the snapshot was read, or before this wait began (a queued-next turn
+   * starts as the one before it ends, and a short one ends at once), counts too: the client has not seen it end.
+   */
+  private async nextTurn(sse: SseStream, tenantId: string, sessionId: string, unseen: UnseenTurns): Promise<TurnRow | null> {
     const bell = await sessionDoorbell(this.bus, sessionId);
     try {
       while (sse.isOpen) {
-        const turn = await this.chats.currentTurn(sessionId);
+        const turn = (await this.chats.currentTurn(sessionId)) ?? (await this.endedUnseen(sessionId, unseen));
         if (turn) {
           await this.sendSnapshot(sse, tenantId, sessionId);
           return turn;
@@ -170,9 +197,21 @@ export class AgentChatStreamService {
       await sleep(50);
       turn = await this.turns.follow((await this.repo.findTurn(turn.id)) ?? turn);
     }
+    await this.finish(sse, tenantId, turn, fallback);
+  }
+
+  /** The turn's settled `message`, then `done` with the session as it stands; the stream ends. */
+  private async finish(sse: SseStream, tenantId: string, turn: TurnRow, fallback: boolean): Promise<void> {
     await this.sendMessage(sse, turn, fallback);
     sse.send({ event: 'done', data: JSON.stringify({ object: 'agent_chat_session', data: await this.chats.view(tenantId, turn.session_id) }) });
     sse.end();
+  }
+
+  /** The session's newest turn when it ended and the snapshot did not show it ended (see `UnseenTurns`). */
+  private async endedUnseen(sessionId: string, unseen: UnseenTurns): Promise<TurnRow | null> {
+    const latest = await this.repo.latestTurn(sessionId);
+    if (!latest || isActiveTurn(latest.status)) return null;
+    return latest.id !== unseen.before || latest.id === unseen.running ? latest : null;
   }
 
   /**

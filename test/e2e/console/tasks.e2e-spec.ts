@@ -5,6 +5,7 @@ import { checkA11y, openConsole, pageProblems, screenshot, tabTo, useBrowser } f
 import { useStack } from '../../support/harness';
 import { providerEnv } from '../../support/provider-env';
 import { sdkClient } from '../../support/sdk';
+import { expectInOrderOnce, tokensIn, words } from './agent-chat-helpers';
 
 const TOKEN = 'console-tasks-operator-token-0123456789';
 
@@ -22,7 +23,8 @@ async function waitForText(locator: Locator, test: (text: string) => boolean, wh
 /**
  * The Tasks page in a real browser against a real server (embedded) and the scripted fake upstream: create tasks from
  * the form, approve their gates from the detail page, watch a run's output stream live and whole across a reload, an
- * agent loop's tool call approved from its banner and continued, and a patch that drifted refused with the envelope.
+ * agent loop's model output stream live and whole across a reload, an agent loop's tool call approved from its banner
+ * and continued, and a patch that drifted refused with the envelope.
  */
 describe('Tasks page (browser)', () => {
   const holder = useBrowser();
@@ -113,6 +115,41 @@ describe('Tasks page (browser)', () => {
     await page.getByRole('link', { name: 'wait for go' }).waitFor();
     await checkA11y(page);
     await screenshot(page, 'tasks');
+  });
+
+  it("an agent loop's model output streams into its section live; a reload mid-stream shows it whole and once", async () => {
+    const { data: agent } = await api().post('/hecate/v1/agents', { body: { name: 'streamer', model: 'gpt-4o-mini' } });
+    // 80 words, one every 200 ms: 16 s of output, long enough to watch it grow and reload the page in the middle.
+    const reply = words(80);
+    suite.upstream.script({ content: reply, chunks: 80, chunkIntervalMs: 200 });
+
+    const page = await open('/tasks');
+    await newTask(page, 'agent_loop', { 'Saved agent': agent.id, Prompt: 'count slowly', 'Title (optional)': 'agent streams' });
+    await page.getByRole('heading', { name: 'agent streams', level: 1 }).waitFor();
+    const output = () => page.getByRole('log', { name: 'Model output' });
+    const shown = async () => tokensIn((await output().textContent()) ?? '');
+
+    // Live: the first words while the run is still going, then more of them on the same page, in order and once.
+    const early = tokensIn(await waitForText(output(), (t) => tokensIn(t).length >= 5, 'the first words, live'));
+    expect(early.length).toBeLessThan(80);
+    expectInOrderOnce(early);
+    const later = tokensIn(await waitForText(output(), (t) => tokensIn(t).length >= early.length + 5, 'more words on the same page'));
+    expectInOrderOnce(later);
+    const { run } = await shownRun(page);
+    expect(run.status).toBe('running');
+    const beforeReload = await shown();
+    expect(beforeReload.length).toBeLessThan(80);
+
+    // A reload in mid-stream: the text from its first word, each once, then the rest as it streams.
+    await page.reload();
+    await page.getByRole('heading', { name: 'agent streams', level: 1 }).waitFor();
+    const afterReload = tokensIn(await waitForText(output(), (t) => tokensIn(t).length >= beforeReload.length, 'the model output after the reload'));
+    expectInOrderOnce(afterReload);
+    // Still streaming when the page came back: what it shows next arrives live after the replayed part.
+    expect(afterReload.length).toBeLessThan(80);
+    await page.getByRole('region', { name: 'Run #1' }).getByRole('status').filter({ hasText: 'completed' }).waitFor({ timeout: 30_000 });
+    expect(await waitForText(output(), (t) => tokensIn(t).length >= 80, 'the whole reply')).toBe(reply);
+    await checkA11y(page);
   });
 
   it('an agent loop from a saved agent: its tool call approved from the banner by keyboard, then continued and retried from a turn', async () => {

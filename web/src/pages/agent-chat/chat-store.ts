@@ -24,7 +24,7 @@ export interface ChatView {
   tools: ToolActivity[];
   /** Bumped whenever guidance was taken or sent back as a message: the guidance list is stale. */
   guidanceVersion: number;
-  /** Bumped when a turn starts or ends: the queued-next list and the sessions list are stale. */
+  /** Bumped when a turn starts or ends (a `done`): the queued-next list and the sessions list are stale. */
   turnVersion: number;
   connection: 'connecting' | 'live' | 'retrying' | 'failed';
   error: HecateError | null;
@@ -137,7 +137,9 @@ export class ChatStore {
     const turn = session.active_turn;
     const wasTurn = this.view.session?.active_turn?.id;
     const patch: Partial<ChatView> = { session, connection: 'live', error: null };
-    if ((turn?.id ?? undefined) !== wasTurn) patch.turnVersion = this.view.turnVersion + 1;
+    // A `done` is a turn that ended, even one this page never saw running (it started and ended while the stream
+    // reconnected): what it took from the queued-next list is gone from it.
+    if ((turn?.id ?? undefined) !== wasTurn || done) patch.turnVersion = this.view.turnVersion + 1;
     if (done || !turn) {
       patch.live = null;
       patch.tools = [];
