@@ -19,7 +19,7 @@ type HandlerMethod = (payload: never, ctx: WorkerRequestContext) => Promise<obje
  * to carry one — a handler on a provider both roles build is simply never looked for on the api.
  */
 export const WorkerRequestHandler =
-  <T extends WorkerRequestTypeMap = WorkerRequestTypes>(kind: keyof T & string) =>
+  <T extends WorkerRequestTypeMap = WorkerRequestTypes>(kind: NoInfer<keyof T & string>) =>
   <M extends HandlerMethod>(target: object, key: string | symbol, descriptor: TypedPropertyDescriptor<M>): void => {
     SetMetadata<string, WorkerRequestHandlerMeta>(WORKER_REQUEST_HANDLER_METADATA, { kind })(target, key, descriptor);
   };

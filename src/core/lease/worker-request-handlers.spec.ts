@@ -3,6 +3,7 @@ import { WORKER_REQUEST_KINDS, type WorkerRequestKind } from '@contracts/worker-
 import { Declarations } from '@core/discovery/declarations';
 import { WorkerRequestHandler } from './worker-request-handler.decorator';
 import { registerWorkerRequestHandlers, WorkerRequestRegistryError } from './worker-request-handlers';
+import type { AskOptions, WorkerRequests } from './worker-requests';
 
 const ALL = Object.keys(WORKER_REQUEST_KINDS) as WorkerRequestKind[];
 
@@ -27,6 +28,17 @@ function boot(...providers: object[]): Array<{ kind: string; input: boolean | un
   );
   return registered;
 }
+
+/** Compile-time only (never called): `tsc` fails when an unknown kind or a wrong payload stops being a type error. */
+const typeChecks = (requests: WorkerRequests, opts: AskOptions) => [
+  // @ts-expect-error not a kind of the registry
+  requests.ask('t', 'workspace.rename', {}, opts),
+  // @ts-expect-error the payload of workspace.remove is { paths: string[] }
+  requests.ask('t', 'workspace.remove', { path: 'x' }, opts),
+  // @ts-expect-error not a kind of the registry
+  WorkerRequestHandler('workspace.rename'),
+];
+void typeChecks;
 
 // docs/style.md rule 3: a worker refuses to boot when a kind of the registry has no handler or two.
 describe('worker request handlers at a worker boot', () => {
