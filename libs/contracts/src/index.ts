@@ -3,3 +3,4 @@ export * from './errors';
 export * from './events';
 export * from './jobs';
 export * from './traces';
+export * from './worker-requests';

@@ -3,7 +3,7 @@ import { type DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core'
 import { Declarations } from '@core/discovery/declarations';
 import { MetricsService } from '@core/metrics/metrics.service';
 import { InProcessRunQueue } from '@core/queue/in-process-run-queue.adapter';
-import { Liveness, PendingApprovalsGauge, SystemStat } from './system-info.decorator';
+import { AdapterProcessesGauge, Liveness, McpCacheGauge, PendingApprovalsGauge, SystemStat } from './system-info.decorator';
 import { SystemInfoRegistry } from './system-info.registry';
 
 class Shallow {
@@ -41,6 +41,21 @@ class AlsoShallow {
   @PendingApprovalsGauge('agent_chat')
   countPending() {
     return Promise.resolve(2);
+  }
+}
+
+/** A worker's MCP client cache and adapter processes, as McpCacheReporter and AdapterSessionHost declare them. */
+class WorkerGauges {
+  readonly live = new Map([['codex', 2]]);
+
+  @McpCacheGauge()
+  cacheEntries() {
+    return { inUse: 1, idle: 3 };
+  }
+
+  @AdapterProcessesGauge()
+  adapterProcesses() {
+    return { running: this.live, known: ['codex', 'claude_code'] };
   }
 }
 
@@ -94,10 +109,31 @@ describe('SystemInfoRegistry', () => {
     expect(body).toContain('hecate_approvals_pending{kind="agent_chat"} 2');
   });
 
+  it('wires @McpCacheGauge and @AdapterProcessesGauge into the scrape, read at each scrape', async () => {
+    const gauges = new WorkerGauges();
+    registryOf([gauges, 3]);
+    let body = (await metrics.render()).body;
+    expect(body).toContain('hecate_mcp_cache_entries{state="in_use"} 1\nhecate_mcp_cache_entries{state="idle"} 3');
+    expect(body).toContain('hecate_adapter_processes{adapter="codex"} 2\nhecate_adapter_processes{adapter="claude_code"} 0');
+    gauges.live.clear();
+    body = (await metrics.render()).body;
+    expect(body).toContain('hecate_adapter_processes{adapter="codex"} 0');
+  });
+
+  it('a process without those providers (the api) shows neither gauge', async () => {
+    registryOf([new Shallow(), 1]);
+    const body = (await metrics.render()).body;
+    expect(body).not.toMatch(/^hecate_mcp_cache_entries\{/m);
+    expect(body).not.toMatch(/^hecate_adapter_processes\{/m);
+  });
+
   it('a key declared twice is a boot error naming both methods', () => {
     expect(() => registryOf([new Shallow(), 2], [new SecondShallow(), 3])).toThrow(
       'system stat "shallow" is declared twice: Shallow.stats, SecondShallow.stats',
     );
     expect(() => registryOf([new Deep(1), 2], [new Deep(2), 3])).toThrow('liveness field "deep_fact" is declared twice: Deep.fact, Deep.fact');
+    expect(() => registryOf([new WorkerGauges(), 2], [new WorkerGauges(), 3])).toThrow(
+      'MCP cache gauge "mcp_cache" is declared twice: WorkerGauges.cacheEntries, WorkerGauges.cacheEntries',
+    );
   });
 });

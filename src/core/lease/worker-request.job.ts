@@ -1,15 +1,17 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import type { JobPayloads } from '@contracts/jobs';
+import { WORKER_REQUEST_KINDS } from '@contracts/worker-requests';
 import { Declarations } from '@core/discovery/declarations';
 import { JobHandler } from '@core/queue/job-handler.decorator';
 import type { JobContext } from '@core/queue/run-queue.port';
-import { WORKER_REQUEST_HANDLER_METADATA, type WorkerRequestHandlerMeta } from './worker-request-handler.decorator';
-import { type WorkerRequestRun, WorkerRequests } from './worker-requests';
+import { registerWorkerRequestHandlers } from './worker-request-handlers';
+import { WorkerRequests } from './worker-requests';
 
 /**
  * The job of every request the api asks a worker to run (on the system queue, or the runs queue): the row's kind picks
  * the handler. Worker role only (docs/style.md rule 16): at boot it hands WorkerRequests every @WorkerRequestHandler of
- * the process, and a kind declared twice stops the boot. The api builds no handler.
+ * the process, and a kind of the registry (`libs/contracts/src/worker-requests.ts`) with no handler or two stops the
+ * boot (docs/style.md rule 3). The api builds no handler.
  */
 @Injectable()
 export class WorkerRequestJob implements OnModuleInit {
@@ -19,9 +21,7 @@ export class WorkerRequestJob implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    for (const { meta, call, where } of this.declarations.methods<WorkerRequestHandlerMeta>(WORKER_REQUEST_HANDLER_METADATA)) {
-      this.requests.register(meta.kind, call as WorkerRequestRun, { input: meta.input, where });
-    }
+    registerWorkerRequestHandlers(this.requests, this.declarations, WORKER_REQUEST_KINDS);
   }
 
   @JobHandler('worker.request')

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { JobPayloads } from '@contracts/jobs';
+import type { WorkerRequestTypes } from '@contracts/worker-requests';
 import { channelDoorbell } from '@core/bus/doorbell';
 import { busChannels } from '@core/bus/channels';
 import { EventBus } from '@core/bus/event-bus.port';
@@ -31,6 +32,9 @@ export interface WorkerRequestContext {
   input?: Json;
 }
 
+/** A registry of kinds, each with its payload and answer (`WorkerRequestTypes` of libs/contracts; tests bring their own). */
+export type WorkerRequestTypeMap = Record<string, { payload: object; answer: object }>;
+
 /** Runs one kind of request on a worker: returns the answer, or throws the DomainError the api raises unchanged. */
 export type WorkerRequestRun = (payload: Json, ctx: WorkerRequestContext) => Promise<Json>;
 
@@ -41,7 +45,7 @@ export interface AskOptions {
   claimMs?: number;
   /** The route's "no worker answered" error (made by `noWorkerAnswered`); `taken`: a worker had taken the request. */
   noWorker: (taken: boolean) => DomainError;
-  /** Handed to the worker holding the request over the bus and never stored (the kind is declared with `input: true`). */
+  /** Handed to the worker holding the request over the bus and never stored (the kind's registry entry has `input: true`). */
   input?: Json;
   /** The queue whose workers run it: `system` (default) or `runs` (work that stays with the runs, e.g. adapter processes). */
   queue?: 'system' | 'runs';
@@ -86,7 +90,7 @@ const INPUT_WAIT_MS = 5_000;
  * late worker does not run it.
  */
 @Injectable()
-export class WorkerRequests {
+export class WorkerRequests<T extends WorkerRequestTypeMap = WorkerRequestTypes> {
   private readonly handlers = new Map<string, { run: WorkerRequestRun; input: boolean; where: string }>();
 
   constructor(
@@ -101,8 +105,8 @@ export class WorkerRequests {
   }
 
   /**
-   * Takes the handler of `kind` on a worker (WorkerRequestJob hands it every @WorkerRequestHandler at boot); `input`: it
-   * needs the api's unstored input. A kind taken twice is a boot error naming both handlers.
+   * Takes the handler of `kind` on a worker (WorkerRequestJob hands it every @WorkerRequestHandler at boot, checked
+   * against the registry); `input`: it needs the api's unstored input. A kind taken twice is a boot error naming both handlers.
    */
   register(kind: string, run: WorkerRequestRun, opts: { input?: boolean; where?: string } = {}): void {
     const where = opts.where ?? kind;
@@ -112,7 +116,7 @@ export class WorkerRequests {
   }
 
   /** api: runs `kind` on a worker and returns its answer, or raises the error it threw (or the route's no-worker error). */
-  async ask(tenantId: string, kind: string, payload: Json, opts: AskOptions): Promise<Json> {
+  async ask<K extends keyof T & string>(tenantId: string, kind: K, payload: T[K]['payload'], opts: AskOptions): Promise<T[K]['answer']> {
     const id = `wreq_${randomUUID().replace(/-/g, '')}`;
     await execSql(this.dataSource.manager, `INSERT INTO worker_requests (id, tenant_id, kind, payload) VALUES ($1, $2, $3, $4)`, [
       id,
@@ -129,7 +133,7 @@ export class WorkerRequests {
       let requeued: string | null = null;
       for (;;) {
         const row = (await this.find(id))!;
-        if (row.status === 'done') return row.result ?? {};
+        if (row.status === 'done') return (row.result ?? {}) as T[K]['answer'];
         if (row.status === 'failed' && row.error) throw fromErrorEnvelope(row.error, 'lossless');
         if (row.status === 'running' && row.lease_token) {
           taken = true;

@@ -129,10 +129,7 @@ describe('MetricsService (core/metrics)', () => {
     metrics.countPendingApprovals('agent_chat', async () => pending);
     metrics.countMcpCache(() => ({ inUse: 1, idle: 3 }));
     const live = new Map([['codex', 2]]);
-    metrics.countAdapterProcesses(
-      () => live,
-      () => ['codex', 'claude-code'],
-    );
+    metrics.countAdapterProcesses(() => ({ running: live, known: ['codex', 'claude-code'] }));
     let s = await scrape();
     expect(s.get('hecate_approvals_pending{kind="agent_chat"}')).toBe(2);
     expect(s.get('hecate_mcp_cache_entries{state="in_use"}')).toBe(1);

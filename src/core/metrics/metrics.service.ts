@@ -25,6 +25,16 @@ export const SSE_STREAM_KINDS: readonly SseStreamKind[] = [
 /** A client resuming a live stream with a cursor: served from the buffer, from Postgres (`resume_fallback`), or reset to another stream. */
 export type LiveResumeOutcome = 'buffer' | 'fallback' | 'reset';
 export type AgentRuntimeKind = 'model' | 'agent' | 'external_agent';
+/** A worker's MCP client cache: entries serving a call, entries idle. */
+export interface McpCacheCounts {
+  inUse: number;
+  idle: number;
+}
+/** A worker's adapter processes: live ones by adapter id, and the ids shown even at 0. */
+export interface AdapterProcesses {
+  running: Iterable<[string, number]>;
+  known: Iterable<string>;
+}
 
 const HTTP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 const RUN_BUCKETS = [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600];
@@ -268,7 +278,7 @@ export class MetricsService {
   }
 
   /** This worker's MCP client cache, read at each scrape. */
-  countMcpCache(read: () => { inUse: number; idle: number }): void {
+  countMcpCache(read: () => McpCacheCounts): void {
     this.onCollect(() => {
       const { inUse, idle } = read();
       this.mcpEntries.of('in_use').set(inUse);
@@ -277,11 +287,12 @@ export class MetricsService {
   }
 
   /** This worker's adapter processes by adapter id, read at each scrape (`known`: ids shown even at 0). */
-  countAdapterProcesses(read: () => Iterable<[string, number]>, known: () => Iterable<string>): void {
+  countAdapterProcesses(read: () => AdapterProcesses): void {
     this.onCollect(() => {
+      const { running, known } = read();
       this.adapterProcesses.reset();
-      for (const id of known()) this.adapterProcesses.of(id);
-      for (const [id, n] of read()) this.adapterProcesses.of(id).inc(n);
+      for (const id of known) this.adapterProcesses.of(id);
+      for (const [id, n] of running) this.adapterProcesses.of(id).inc(n);
     });
   }
 

@@ -3,7 +3,8 @@ import { busChannels, EventBus, type SessionDoorbell, type Unsubscribe } from '@
 import { AppConfig } from '@core/config/app-config';
 import { keepLease, LEASE_OWNER, newLeaseToken, type WorkerRequestContext, WorkerRequestHandler } from '@core/lease';
 import { rootLogger } from '@core/logging/logger';
-import { MetricsService } from '@core/metrics/metrics.service';
+import { AdapterProcessesGauge } from '@core/health/system-info.decorator';
+import { type AdapterProcesses, MetricsService } from '@core/metrics/metrics.service';
 import { type Acp, AcpProcess, AdapterCatalog, type AdapterDefinition, AdapterDiscoveryService, initializeRequest } from '@modules/agent-adapters';
 import { ignoreFailure } from '@core/logging/ignore-failure';
 import { AdapterSessionRepository } from './adapter-session.repository';
@@ -66,15 +67,15 @@ export class AdapterSessionHost implements OnApplicationBootstrap, OnApplication
     return this.config.tasks.leaseSeconds * 1000;
   }
 
+  /** `hecate_adapter_processes{adapter}` of this worker, read at each scrape: every catalogued adapter, at 0 when none runs. */
+  @AdapterProcessesGauge()
+  adapterProcesses(): AdapterProcesses {
+    const running = new Map<string, number>();
+    for (const live of this.live.values()) running.set(live.adapterId, (running.get(live.adapterId) ?? 0) + 1);
+    return { running, known: this.catalog.all().map((d) => d.id) };
+  }
+
   onApplicationBootstrap(): void {
-    this.metrics.countAdapterProcesses(
-      () => {
-        const byAdapter = new Map<string, number>();
-        for (const live of this.live.values()) byAdapter.set(live.adapterId, (byAdapter.get(live.adapterId) ?? 0) + 1);
-        return byAdapter;
-      },
-      () => this.catalog.all().map((d) => d.id),
-    );
     // `close` / `delete` of an External Agent session, rung to every worker: the one holding its adapter acts.
     this.control = this.bus.listen(busChannels.agentChatAdapterControl, (m) => {
       if (this.live.has(m.session_id)) void this.end(m.session_id, m.action);

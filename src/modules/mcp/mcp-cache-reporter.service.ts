@@ -1,7 +1,8 @@
 import { hostname } from 'node:os';
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { busChannels, EventBus, type Unsubscribe } from '@core/bus';
-import { MetricsService } from '@core/metrics/metrics.service';
+import { McpCacheGauge } from '@core/health/system-info.decorator';
+import type { McpCacheCounts } from '@core/metrics/metrics.service';
 import type { CacheReplyMessage } from '@core/bus';
 import { ignoreFailure } from '@core/logging/ignore-failure';
 import { McpClientPool } from './mcp-client-pool.service';
@@ -15,14 +16,16 @@ export class McpCacheReporter implements OnApplicationBootstrap, OnModuleDestroy
   constructor(
     private readonly pool: McpClientPool,
     @Inject(EventBus) private readonly bus: EventBus,
-    private readonly metrics: MetricsService,
   ) {}
 
+  /** `hecate_mcp_cache_entries{state}` of this worker, read at each scrape. */
+  @McpCacheGauge()
+  cacheEntries(): McpCacheCounts {
+    const { entries, idle } = this.pool.stats();
+    return { inUse: entries - idle, idle };
+  }
+
   async onApplicationBootstrap(): Promise<void> {
-    this.metrics.countMcpCache(() => {
-      const { entries, idle } = this.pool.stats();
-      return { inUse: entries - idle, idle };
-    });
     this.unsubscribe = await this.bus.listen(busChannels.mcpCacheRequest, ({ id }) => {
       if (typeof id !== 'string') return;
       const reply: CacheReplyMessage = { worker: this.worker, ...this.pool.stats() };

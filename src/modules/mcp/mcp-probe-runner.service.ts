@@ -21,7 +21,7 @@ export class McpProbeRunner {
   ) {}
 
   /** The `mcp.probe` request: its entry is the api's unstored input. */
-  @WorkerRequestHandler(MCP_PROBE_REQUEST, { input: true })
+  @WorkerRequestHandler(MCP_PROBE_REQUEST)
   async handle(_payload: unknown, ctx: WorkerRequestContext): Promise<{ tools: ProbeTool[] }> {
     return { tools: await this.execute(ctx) };
   }

@@ -8,9 +8,9 @@ import {
   Lease,
   NO_WORKER_OPERATOR_ACTION,
   noWorkerAnswered,
+  registerWorkerRequestHandlers,
   type WorkerRequestContext,
   WorkerRequestHandler,
-  WorkerRequestJob,
   WorkerRequests,
   type WorkerRequestRun,
 } from '@core/lease';
@@ -20,9 +20,14 @@ import { MIGRATIONS } from '@migrations';
 import { openTestDatabase, type TestDatabase } from '../../support/database';
 import { testRedisUrl, uniqueId, waitFor } from '../../support/infra';
 
+/** The test's own registry: any kind, JSON in and out (the server's is libs/contracts/src/worker-requests.ts). */
+type TestKinds = Record<string, { payload: Record<string, unknown>; answer: Record<string, unknown> }>;
+/** The kinds a booting worker must handle, and which take the api's unstored input. */
+const DECLARED_KINDS = { 'test.greet': { input: false }, 'test.keyed': { input: true } };
+
 /** One process of the test: its own Redis connections, bus and queue, and the primitive on them. */
 interface Proc {
-  requests: WorkerRequests;
+  requests: WorkerRequests<TestKinds>;
   close(): Promise<void>;
 }
 
@@ -31,28 +36,28 @@ const noWorker = (taken: boolean) => noWorkerAnswered(taken ? 'the worker did no
 
 /** Providers of a worker that declare their handlers, as the modules do. */
 class Greeter {
-  @WorkerRequestHandler('test.greet')
+  @WorkerRequestHandler<TestKinds>('test.greet')
   async greet(payload: { name: string }, ctx: WorkerRequestContext) {
     return { hello: payload.name, tenant: ctx.tenantId };
   }
 
-  @WorkerRequestHandler('test.keyed', { input: true })
+  @WorkerRequestHandler<TestKinds>('test.keyed')
   async keyed(_payload: unknown, ctx: WorkerRequestContext) {
     return { got: ctx.input?.key === 'k-1' };
   }
 }
 
 class SecondGreeter {
-  @WorkerRequestHandler('test.greet')
+  @WorkerRequestHandler<TestKinds>('test.greet')
   async greet() {
     return { hello: 'twice' };
   }
 }
 
-/** The worker's boot: WorkerRequestJob finds the handlers among `providers` (as Nest's DiscoveryService lists them). */
-const boot = (requests: WorkerRequests, providers: object[]): void => {
+/** The worker's boot, as WorkerRequestJob's: the handlers found among `providers` (as Nest's DiscoveryService lists them). */
+const boot = (requests: WorkerRequests<TestKinds>, providers: object[]): void => {
   const discovery = { getProviders: () => providers.map((instance) => ({ instance })) } as unknown as DiscoveryService;
-  new WorkerRequestJob(requests, new Declarations(discovery, new MetadataScanner(), new Reflector())).onModuleInit();
+  registerWorkerRequestHandlers(requests, new Declarations(discovery, new MetadataScanner(), new Reflector()), DECLARED_KINDS);
 };
 
 /**
@@ -78,7 +83,7 @@ describe('worker requests (postgres, bullmq, redis bus)', () => {
     await redis.waitReady();
     const bus = new RedisEventBus(redis, `${prefix}:bus:`);
     const queue = new BullmqRunQueue(redis, { prefix: `${prefix}:q`, lockDurationMs: 30_000, enqueueTimeoutMs: 2000 });
-    const requests = new WorkerRequests(ds, config, queue, bus);
+    const requests = new WorkerRequests<TestKinds>(ds, config, queue, bus);
     if (worker) {
       for (const [kind, run] of Object.entries(worker.handlers)) requests.register(kind, run, { input: worker.input?.includes(kind) });
       if (worker.declared) boot(requests, worker.declared);

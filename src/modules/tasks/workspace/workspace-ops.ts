@@ -1,13 +1,13 @@
 import { Injectable } from '@nestjs/common';
+import type { WorkerRequestTypes } from '@contracts/worker-requests';
 import { noWorkerAnswered, WorkerRequests } from '@core/lease';
 
-type Json = Record<string, unknown>;
-
 /**
- * What a worker may be asked to do with a workspace; each kind's @WorkerRequestHandler is in WorkspaceOpsWorker
- * (checks, canonical paths, removal) or PatchesService (apply, revert).
+ * What a worker may be asked to do with a workspace (kinds of the worker-request registry,
+ * libs/contracts/src/worker-requests.ts); each kind's @WorkerRequestHandler is in WorkspaceOpsWorker (checks, canonical
+ * paths, removal) or PatchesService (apply, revert).
  */
-export type WorkspaceOpKind = 'task.check' | 'patch.apply' | 'patch.revert' | 'workspace.remove' | 'workspace.canonical';
+export type WorkspaceOpKind = Extract<keyof WorkerRequestTypes, 'task.check' | 'patch.apply' | 'patch.revert' | 'workspace.remove' | 'workspace.canonical'>;
 
 /** How long the api waits for a worker to answer. */
 const WAIT_MS = 60_000;
@@ -22,7 +22,7 @@ export class WorkspaceOps {
   constructor(private readonly requests: WorkerRequests) {}
 
   /** api: runs `kind` on a worker and returns its result (or raises its error). */
-  run(tenantId: string, kind: WorkspaceOpKind, args: Json): Promise<Json> {
+  run<K extends WorkspaceOpKind>(tenantId: string, kind: K, args: WorkerRequestTypes[K]['payload']): Promise<WorkerRequestTypes[K]['answer']> {
     return this.requests.ask(tenantId, kind, args, {
       waitMs: WAIT_MS,
       noWorker: () =>
