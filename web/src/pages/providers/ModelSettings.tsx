@@ -1,10 +1,10 @@
 import { useId, useState, type FormEvent } from 'react';
 import type { Schemas } from '@hecate/sdk';
 import { useHecate } from '../../app/hecate';
-import { ErrorNotice } from '../../components/ErrorNotice';
 import { formatCount, formatTime } from '../../components/format';
 import { CapabilityFields, draftBody, draftFrom, emptyDraft } from './capability-fields';
 import { PriceForm } from './PriceForm';
+import { FormOutcome } from './FormOutcome';
 import { useSubmit } from './useSubmit';
 
 type ProviderModel = Schemas['ProviderModel'];
@@ -67,12 +67,7 @@ function OverrideForm({ row, onChanged }: { row: ProviderModel; onChanged: () =>
           </button>
         )}
       </div>
-      {outcome && (
-        <p role="status" className="hint">
-          {outcome}
-        </p>
-      )}
-      {submit.error !== undefined && <ErrorNotice error={submit.error} title="The override was not changed" />}
+      <FormOutcome outcome={outcome} error={submit.error} refused="The override was not changed" />
     </form>
   );
 }
@@ -110,12 +105,7 @@ function ProbeForm({ row, onChanged }: { row: ProviderModel; onChanged: () => vo
           Record probe
         </button>
       </div>
-      {outcome && (
-        <p role="status" className="hint">
-          {outcome}
-        </p>
-      )}
-      {submit.error !== undefined && <ErrorNotice error={submit.error} title="The probe was not recorded" />}
+      <FormOutcome outcome={outcome} error={submit.error} refused="The probe was not recorded" />
     </form>
   );
 }

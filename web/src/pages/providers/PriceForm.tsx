@@ -1,7 +1,7 @@
 import { useId, useState, type FormEvent } from 'react';
 import type { Schemas } from '@hecate/sdk';
 import { useHecate } from '../../app/hecate';
-import { ErrorNotice } from '../../components/ErrorNotice';
+import { FormOutcome } from './FormOutcome';
 import { useSubmit } from './useSubmit';
 
 type Price = Schemas['ModelPrice'];
@@ -71,12 +71,7 @@ export function PriceForm({ price, onChanged }: { price: Price; onChanged: () =>
           </button>
         )}
       </div>
-      {outcome && (
-        <p role="status" className="hint">
-          {outcome}
-        </p>
-      )}
-      {submit.error !== undefined && <ErrorNotice error={submit.error} title="The price was not changed" />}
+      <FormOutcome outcome={outcome} error={submit.error} refused="The price was not changed" />
     </form>
   );
 }
