@@ -37,7 +37,7 @@ describe('console: Agent Chat, External agent (browser)', () => {
       await page.getByRole('button', { name: 'New session' }).click();
       await page.getByRole('radio', { name: /^External agent/ }).check();
       // The catalog: the adapter whose version is outside its tested range says so, in the list and as a chip.
-      const picker = page.getByLabel('Adapter', { exact: true });
+      const picker = page.getByRole('combobox', { name: /^Adapter\b/ });
       await picker.selectOption('fault_old');
       await expect(picker.locator('option[value="fault_old"]').textContent()).resolves.toContain('(outside tested range)');
       await expect(picker.locator('option[value="fault"]').textContent()).resolves.toBe('Fault Agent');
@@ -69,9 +69,9 @@ describe('console: Agent Chat, External agent (browser)', () => {
       const banner = page.getByRole('region', { name: /Approval required: Write notes\.txt/ });
       await banner.waitFor({ timeout: 30_000 });
       await banner.getByText(`Write notes.txt in ${workspace}`).waitFor();
+      // The running reply is named after the adapter already (an earlier reply of the session told its name).
       await transcript
-        .getByRole('article', { name: /^Fault Agent, / })
-        .last()
+        .getByRole('article', { name: 'Fault Agent, awaiting_approval' })
         .getByText(/Write notes\.txt/)
         .first()
         .waitFor();
@@ -81,7 +81,11 @@ describe('console: Agent Chat, External agent (browser)', () => {
       await banner.waitFor({ state: 'detached', timeout: 30_000 });
       const wrote = transcript.getByRole('article', { name: 'Fault Agent, completed' }).filter({ hasText: 'wrote notes.txt' });
       await wrote.waitFor({ timeout: 30_000 });
-      await wrote.getByRole('list', { name: 'Activity' }).getByText(/Write notes\.txt/).first().waitFor();
+      await wrote
+        .getByRole('list', { name: 'Activity' })
+        .getByText(/Write notes\.txt/)
+        .first()
+        .waitFor();
       await wrote.getByText(/Changed files/).waitFor();
       // Billed to the agent's own login, not by this gateway (`cost_mode: external`).
       await wrote.getByText("cost: billed to the agent's own login").waitFor();
