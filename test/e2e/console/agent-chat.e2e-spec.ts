@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Schemas } from '@sdk';
 import { checkA11y, openConsole, pageProblems, screenshot, useBrowser } from '../../support/browser';
 import { useStack } from '../../support/harness';
 import { waitFor } from '../../support/infra';
@@ -13,7 +14,8 @@ import { assistantReply, expectInOrderOnce, tokensIn, TOKEN, words } from './age
  * The Agent Chat page in a real browser against the built server (embedded) and the fake upstream: a session made from
  * the form, a reply streamed token by token that a reload in mid-stream leaves whole and unrepeated, busy/idle live in
  * the sessions list, timing and cost, edit and rerun of the last message; an agent turn's tool call approved from the
- * banner, then its changed files with a diff and a revert.
+ * banner (guidance sent and edited while it waits, then taken by the next model call with its receipt shown), then its
+ * changed files with a diff and a revert.
  */
 describe('console: Agent Chat (browser)', () => {
   const holder = useBrowser();
@@ -126,7 +128,7 @@ describe('console: Agent Chat (browser)', () => {
     }
   }, 120_000);
 
-  it("approves an agent's tool call from the banner, then shows the turn's changed files with a diff and reverts one", async () => {
+  it("approves an agent's tool call from the banner (guidance edited meanwhile, then taken), then shows the turn's changed files with a diff and reverts one", async () => {
     const repo = mkdtempSync(join(tmpdir(), 'hecate-console-chat-git-'));
     const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd: repo });
     git('init', '-q');
@@ -147,6 +149,8 @@ describe('console: Agent Chat (browser)', () => {
       await page.getByLabel('Title').fill('Agent with tools');
       await page.getByRole('button', { name: 'Create session' }).click();
       await page.getByRole('heading', { name: 'Agent with tools', level: 2 }).waitFor();
+      const sessionId = decodeURIComponent(new URL(page.url()).pathname.split('/').pop()!);
+      const api = sdkClient(suite.stack.url, TOKEN);
 
       suite.upstream.script({ toolCalls: [{ name: 'shell_exec', arguments: { command: 'echo gated' } }] });
       suite.upstream.script({ toolCalls: [{ name: 'file_write', arguments: { path: 'README.md', content: 'line one\nline 2\nline three\n' } }] });
@@ -159,14 +163,38 @@ describe('console: Agent Chat (browser)', () => {
       await banner.getByText('echo gated').first().waitFor();
       await checkA11y(page);
       await screenshot(page, 'agent-chat-approval');
+
+      // Guidance while the turn waits on the approval: a pending chip, edited from the page; no model call runs until
+      // the approval is decided, so nothing can take it meanwhile.
+      const guidanceOf = async () =>
+        (
+          (await api.get('/hecate/v1/agent-chat/sessions/{id}/guidance', { path: { id: sessionId }, query: { status: 'all' } }))
+            .data as Schemas['AgentChatGuidanceList']
+        ).items;
+      await page.getByLabel('Message', { exact: true }).fill('Keep the readme short');
+      await page.getByRole('button', { name: 'Send as guidance' }).click();
+      const guidance = page.getByRole('region', { name: 'Guidance' });
+      await guidance.getByRole('button', { name: 'Edit guidance: Keep the readme short' }).click();
+      await guidance.getByRole('textbox', { name: 'Edit guidance', exact: true }).fill('Keep the readme shorter');
+      await guidance.getByRole('button', { name: 'Save', exact: true }).click();
+      await guidance.getByRole('button', { name: 'Edit guidance: Keep the readme shorter' }).waitFor();
+      await guidance.getByRole('textbox').waitFor({ state: 'detached' });
+      expect((await guidanceOf()).map((g) => [g.status, g.content])).toEqual([['pending', 'Keep the readme shorter']]);
+
       await banner.getByRole('button', { name: 'Approve' }).click();
       await banner.waitFor({ state: 'detached', timeout: 30_000 });
       const reply = assistantReply(page, 'completed');
       await reply.getByText('Done after approval.').waitFor({ timeout: 30_000 });
 
-      const api = sdkClient(suite.stack.url, TOKEN);
-      const [session] = (await api.get('/hecate/v1/agent-chat/sessions')).data.filter((s) => s.title === 'Agent with tools');
-      const full = (await api.get('/hecate/v1/agent-chat/sessions/{id}', { path: { id: session.id } })).data;
+      // The model call after the approval took the edited guidance: in the transcript, and its chip shows the receipt.
+      const [taken] = await guidanceOf();
+      expect(taken).toMatchObject({ status: 'consumed', content: 'Keep the readme shorter', receipt: { model_call_index: expect.any(Number) } });
+      const transcript = page.getByRole('region', { name: 'Transcript' });
+      await transcript.getByRole('article', { name: 'Guidance, completed' }).getByText('Keep the readme shorter').waitFor();
+      await guidance.getByText(`taken at model call ${taken.receipt!.model_call_index}`).waitFor();
+      await guidance.getByRole('button', { name: /^Edit guidance/ }).waitFor({ state: 'detached' });
+
+      const full = (await api.get('/hecate/v1/agent-chat/sessions/{id}', { path: { id: sessionId } })).data;
       const approvals = (await api.get('/hecate/v1/tasks/{id}/approvals', { path: { id: full.task_id! } })).data;
       expect(approvals.map((a) => [a.status, a.kind])).toEqual([['approved', 'agent_loop_tool_call']]);
 

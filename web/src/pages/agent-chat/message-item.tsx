@@ -19,6 +19,8 @@ export interface MessageItemProps {
   streaming: boolean;
   tools: ToolActivity[];
   busy: boolean;
+  /** An External Agent's name for a reply that has none yet (a running one: its adapter fields come when it ends). */
+  agentName: string;
   onSession: (s: Session) => void;
 }
 
@@ -112,11 +114,12 @@ function Activities({ m }: { m: Message }) {
   );
 }
 
-function MessageItemInner({ client, sessionId, message: m, segmentStart, lastUser, latestAssistant, streaming, tools, busy, onSession }: MessageItemProps) {
+function MessageItemInner(props: MessageItemProps) {
+  const { client, sessionId, message: m, segmentStart, lastUser, latestAssistant, streaming, tools, busy, agentName, onSession } = props;
   const user = m.role === 'user';
   const guidance = user && typeof m.metadata?.guidance_id === 'string';
   const filesChanged = !!m.diff_stat || (m.activities ?? []).some((a) => a.type === 'files_changed');
-  const who = user ? (guidance ? 'Guidance' : 'You') : m.runtime_kind === 'external_agent' ? (m.adapter_name ?? 'Agent') : 'Assistant';
+  const who = user ? (guidance ? 'Guidance' : 'You') : m.runtime_kind === 'external_agent' ? (m.adapter_name ?? agentName) : 'Assistant';
   return (
     <>
       {segmentStart ? <SegmentBoundary m={m} /> : null}

@@ -41,7 +41,10 @@ export function NewSessionForm({ client, onCreated, onCancel }: { client: Hecate
   const create = useAction();
 
   const models = [...new Set(providers.filter((p) => !provider || p.name === provider).flatMap((p) => p.models))];
-  const adapter = adapters.find((a) => a.id === adapterId);
+  const external = runtime === 'external_agent';
+  // What the hidden pickers hold is not sent: an adapter chosen before switching to a model, a saved agent before
+  // switching to an external agent.
+  const adapter = external ? adapters.find((a) => a.id === adapterId) : undefined;
   const needsWorkspace = runtime !== 'model';
 
   async function pickFolder() {
@@ -64,10 +67,10 @@ export function NewSessionForm({ client, onCreated, onCancel }: { client: Hecate
     e.preventDefault();
     const body = {
       runtime_kind: runtime,
-      ...(agentId ? { agent_id: agentId } : {}),
+      ...(agentId && !external ? { agent_id: agentId } : {}),
       ...(provider ? { provider } : {}),
       ...(model ? { model } : {}),
-      ...(runtime === 'external_agent' && adapterId ? { adapter_id: adapterId } : {}),
+      ...(external && adapterId ? { adapter_id: adapterId } : {}),
       ...(needsWorkspace && workspace ? { workspace } : {}),
       ...(title ? { title } : {}),
     };

@@ -25,8 +25,13 @@ function EditableItem({
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState(text);
   const act = useAction();
+  // `run` answers undefined when the action failed: a save that resolves (with nothing) still closes the editor.
   const save = async () => {
-    if ((await act.run(() => onSave(draft.trim()))) !== undefined) setEditing(false);
+    const saved = await act.run(async () => {
+      await onSave(draft.trim());
+      return true;
+    });
+    if (saved) setEditing(false);
   };
   return (
     <li className="chat-chip-item">

@@ -31,8 +31,10 @@ export function Transcript({ client, session, messages, streamingId, streamedCha
       if (m.role === 'user' && m.status !== 'superseded' && typeof m.metadata?.guidance_id !== 'string') lastUser = i;
       if (m.role === 'assistant' && m.status !== 'superseded') latestAssistant = i;
     });
-    return { lastUser, latestAssistant };
-  }, [messages]);
+    // A running External Agent reply has no adapter name yet: it takes the one an earlier reply of the session has.
+    const agentName = messages.findLast((m) => m.adapter_name)?.adapter_name ?? session.adapter_id ?? 'Agent';
+    return { lastUser, latestAssistant, agentName };
+  }, [messages, session.adapter_id]);
   const keyOf = useCallback((i: number) => messages[i].id, [messages]);
   const render = useCallback(
     (i: number) => {
@@ -49,6 +51,7 @@ export function Transcript({ client, session, messages, streamingId, streamedCha
           streaming={streaming}
           tools={streaming ? tools : NO_TOOLS}
           busy={busy}
+          agentName={marks.agentName}
           onSession={onSession}
         />
       );
