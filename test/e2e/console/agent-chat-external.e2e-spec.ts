@@ -14,7 +14,8 @@ import { TOKEN } from './agent-chat-helpers';
  * The Agent Chat page with an External agent (docs/api.md §4 `runtime_kind: external_agent`) in a real browser against
  * the built server (embedded), the ACP fault agent as the operator-defined adapters (test/support/acp-agents.ts): the
  * catalog in the New session form with its "outside tested range" chip, a session made from the form, a reply streamed
- * by the agent, and a tool call of the agent asking permission, approved from the banner.
+ * by the agent, and tool calls of the agent asking permission: approved once, denied, and approved for the rest of the
+ * session from the banner (the grant then answers the next one).
  */
 describe('console: Agent Chat, External agent (browser)', () => {
   const holder = useBrowser();
@@ -26,7 +27,7 @@ describe('console: Agent Chat, External agent (browser)', () => {
     env: (upstream) => adapterEnv({ ...providerEnv('fake', upstream, { kind: 'local' }), GATEWAY_AGENT_ADAPTER_APPROVAL_MODE: 'prompt' }),
   });
 
-  it("creates an External agent session from the form (the catalog's range chip), chats with it and approves its tool call", async () => {
+  it("creates an External agent session from the form (the catalog's range chip), chats with it, approves, denies and grants its tool calls from the banner", async () => {
     // The adapter never runs as root: its workspace is the sandbox uid's (test/support/sandbox.ts).
     const workspace = mkdtempSync(join(tmpdir(), 'hecate-console-ext-'));
     execFileSync('git', ['init', '-q', workspace]);
@@ -100,6 +101,50 @@ describe('console: Agent Chat, External agent (browser)', () => {
         ['assistant', 'completed', 'echo: hello there'],
         ['user', 'completed', 'write notes.txt remember the milk'],
         ['assistant', 'completed', 'wrote notes.txt'],
+      ]);
+
+      // Denied from the banner: the agent hears it and writes nothing.
+      const send = async (text: string) => {
+        await page.getByLabel('Message', { exact: true }).fill(text);
+        await page.getByRole('button', { name: 'Send', exact: true }).click();
+      };
+      const reply = (text: string) =>
+        transcript.getByRole('article', { name: 'Fault Agent, completed' }).filter({ hasText: text }).waitFor({ timeout: 30_000 });
+      await send('write denied.txt not this');
+      const denyBanner = page.getByRole('region', { name: /Approval required: Write denied\.txt/ });
+      await denyBanner.waitFor({ timeout: 30_000 });
+      await denyBanner.getByRole('button', { name: 'Deny' }).click();
+      await denyBanner.waitFor({ state: 'detached', timeout: 30_000 });
+      await reply('not allowed to write denied.txt');
+      expect(existsSync(join(workspace, 'denied.txt'))).toBe(false);
+
+      // Approved for the rest of the session: the grant answers the session's next edit, no banner asks again.
+      await send('write first.txt one');
+      const grantBanner = page.getByRole('region', { name: /Approval required: Write first\.txt/ });
+      await grantBanner.waitFor({ timeout: 30_000 });
+      await grantBanner.getByRole('radio', { name: 'This tool kind for the rest of this session' }).check();
+      await checkA11y(page);
+      await grantBanner.getByRole('button', { name: 'Approve' }).click();
+      await grantBanner.waitFor({ state: 'detached', timeout: 30_000 });
+      await reply('wrote first.txt');
+      await send('write second.txt two');
+      await reply('wrote second.txt');
+      expect(await page.getByRole('region', { name: /Approval required/ }).count()).toBe(0);
+      expect(readFileSync(join(workspace, 'first.txt'), 'utf8')).toBe('one\n');
+      expect(readFileSync(join(workspace, 'second.txt'), 'utf8')).toBe('two\n');
+
+      // The API saw each decision as the page made it: one denied by the operator, one approved with a session
+      // grant, and the next answered by that grant.
+      const approvals = (await api.get('/hecate/v1/agent-chat/sessions/{id}/approvals', { path: { id: sessionId } })).data;
+      expect(approvals.map((a) => [a.tool_name, a.status, a.scope, a.path])).toEqual([
+        ['Write notes.txt', 'approved', 'once', 'operator'],
+        ['Write denied.txt', 'denied', 'once', 'operator'],
+        ['Write first.txt', 'approved', 'session', 'operator'],
+        ['Write second.txt', 'approved', 'session', 'grant'],
+      ]);
+      const grants = (await api.get('/hecate/v1/agent-chat/grants', {})).data;
+      expect(grants).toEqual([
+        expect.objectContaining({ scope: 'session', decision: 'allow', tool_kind: 'file_write', session_id: sessionId, adapter_id: 'fault' }),
       ]);
       await checkA11y(page);
       expect(pageProblems(page)).toEqual([]);
