@@ -26,10 +26,20 @@ const jest = (projectArgs, out) =>
     { stdio: 'inherit' },
   ).status ?? 1;
 
+/**
+ * In band unless HECATE_E2E_WORKERS=<n> asks for n lanes (an experiment, not CI's setting: two lanes ran the e2e
+ * project in 719 s against 1,043 s in band on the same machine, all 69 suites passing once; the kill and timeout tests
+ * have not yet been shown to hold at that load run after run).
+ */
+function e2eWorkers() {
+  const lanes = Number(process.env.HECATE_E2E_WORKERS);
+  return Number.isInteger(lanes) && lanes > 1 ? [`--maxWorkers=${lanes}`] : ['--runInBand'];
+}
+
 const runs = [
   ['unit', ['--maxWorkers=100%', '--selectProjects', 'unit']],
   ['integration', ['--maxWorkers=100%', '--selectProjects', 'integration']],
-  ['e2e', ['--runInBand', '--selectProjects', 'e2e']],
+  ['e2e', [...e2eWorkers(), '--selectProjects', 'e2e']],
 ];
 const parts = runs.map(([name]) => (outputFile ? `${outputFile}.${name}` : undefined));
 const statuses = runs.map(([, projectArgs], i) => jest(projectArgs, parts[i]));
