@@ -264,6 +264,30 @@ describe('the browser wall: Host, Origin and content type', () => {
     }
   });
 
+  it("the console's routes sit behind the same wall in loopback mode: whoami, usage/series and a provider's models refuse a foreign Origin and a rebound Host, while the local operator reads them (no token)", async () => {
+    const operator = new HttpClient(local.url, null);
+    const routes = [
+      { method: 'GET', path: '/hecate/v1/whoami' },
+      { method: 'GET', path: '/hecate/v1/usage/series?bucket=hour&group_by=provider' },
+      { method: 'GET', path: '/hecate/v1/providers/unconfigured/models' },
+    ];
+    const seen: string[] = [];
+    for (const r of routes) {
+      const fromPage = await rawRequest(local.url, { ...r, headers: { origin: 'https://evil.example' } });
+      const rebound = await rawRequest(local.url, { ...r, headers: { host: `evil.example:${port}` } });
+      const dnsRebound = await rawRequest(local.url, { ...r, headers: { host: `evil.example@127.0.0.1:${port}` } });
+      seen.push(
+        `${r.path}: ${refusedAs(fromPage).status} ${refusedAs(fromPage).type} / ${refusedAs(rebound).status} ${refusedAs(rebound).type} / ${refusedAs(dnsRebound).type}`,
+      );
+    }
+    expect(seen).toEqual(routes.map((r) => `${r.path}: 403 origin_not_allowed / 403 host_not_allowed / host_not_allowed`));
+    // The wall is what refused them: the local operator's own requests are answered.
+    expect(await operator.ok('GET', '/hecate/v1/whoami')).toMatchObject({ kind: 'local_operator' });
+    expect((await rawRequest(local.url, routes[1])).status).toBe(200);
+    // This server has no provider: the route itself answers (its 404), not the wall.
+    expect(refusedAs(await rawRequest(local.url, routes[2]))).toEqual({ status: 404, type: 'not_found' });
+  });
+
   it('still answers local clients: loopback names, the own origin, allowlisted names and origins, JSON with a charset (no token)', async () => {
     for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, `127.0.0.1`, 'LOCALHOST', `127.5.6.7:${port}`, `devbox.test:${port}`]) {
       const r = await rawRequest(local.url, { path: '/hecate/v1/tasks', headers: { host } });
