@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -57,6 +57,33 @@ function serverEnv(layout: ReturnType<typeof hostLayout>, extra: Record<string, 
   // The first server on each data directory starts from the migrated template, as every other e2e server does.
   seedOnFirstStart(env.GATEWAY_DATA_DIR);
   return env;
+}
+
+/**
+ * Starts `sleep <marker>` the way a worker does (test/support/doomed-worker-process.js) and SIGKILLs that worker 0–4 ms
+ * after the spawn, 15 times; counts the runs that left a `sleep <marker>` running a few seconds later.
+ */
+async function killDuringSpawn(marker: string, mode: 'auto' | 'none'): Promise<{ killed: number; leftBehind: number }> {
+  const workspaces = mkdtempSync(join(tmpdir(), 'hecate-doomed-ws-'));
+  const workspace = join(workspaces, 'run');
+  mkdirSync(workspace);
+  if (asRoot) execFileSync('chown', ['65534:65534', workspace]);
+  let killed = 0;
+  let leftBehind = 0;
+  for (let i = 0; i < 15; i++) {
+    const worker = spawn(process.execPath, [join(__dirname, '../../support/doomed-worker-process.js'), marker, String(i % 5), workspace, mode], { stdio: 'ignore' });
+    const { signal } = await new Promise<{ signal: NodeJS.Signals | null }>((resolve) => worker.once('exit', (_code, sig) => resolve({ signal: sig })));
+    if (signal === 'SIGKILL') killed++;
+    const gone = await waitFor(() => !processRunning(`sleep ${marker}`), { timeoutMs: 3000, what: 'x' }).then(
+      () => true,
+      () => false,
+    );
+    if (!gone) {
+      leftBehind++;
+      spawnSync('pkill', ['-KILL', '-f', `sleep ${marker}`]);
+    }
+  }
+  return { killed, leftBehind };
 }
 
 describe('tool isolation', () => {
@@ -142,9 +169,9 @@ describe('tool isolation', () => {
       expect(seen).not.toContain('GATEWAY_');
       expect(seen).not.toContain('pglite');
       if (asRoot) expect(stdout.split('\n')[0]).toBe('65534');
-      // Its own PID namespace: only the sandbox's processes exist.
+      // Its own PID namespace: only the sandbox's processes exist (bubblewrap's init, the lifeline's reader, the shell).
       const processes = stdout.split('---').pop()!.trim().split('\n');
-      expect(processes.length).toBeLessThanOrEqual(4);
+      expect(processes.length).toBeLessThanOrEqual(5);
     });
 
     it('a command that prints NUL bytes completes with its output kept (U+FFFD in their place)', async () => {
@@ -184,6 +211,12 @@ describe('tool isolation', () => {
       await doomed.stop('SIGKILL');
       await waitFor(() => !processRunning('sleep 3000123'), { timeoutMs: 5000, what: 'every process of the killed worker’s command to be gone' });
     });
+
+    it('a worker killed while bubblewrap is still setting the sandbox up leaves nothing behind either (15 kills, 0–4 ms after the spawn)', async () => {
+      // Without the lifeline most of these left a sandbox running for good: bubblewrap arms --die-with-parent only
+      // once the namespaces are made.
+      expect(await killDuringSpawn('3000124', 'auto')).toEqual({ killed: 15, leftBehind: 0 });
+    });
   });
 
   describe('without OS isolation', () => {
@@ -217,6 +250,12 @@ describe('tool isolation', () => {
         for (const secret of SECRETS) expect(stdout + stderr).not.toContain(secret);
         expect(stdout).toContain('Permission denied');
       }
+    });
+  });
+
+  describe('without OS isolation, a killed worker', () => {
+    it('leaves no command behind either: the lifeline kills its process group (15 kills, 0–4 ms after the spawn)', async () => {
+      expect(await killDuringSpawn('3000125', 'none')).toEqual({ killed: 15, leftBehind: 0 });
     });
   });
 

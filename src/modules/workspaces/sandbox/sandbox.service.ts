@@ -9,6 +9,7 @@ import { Liveness } from '@core/health/system-info.decorator';
 import { rootLogger } from '@core/logging/logger';
 import type { CommandSandbox, SandboxPolicy } from '../command-sandbox';
 import { EgressProxy, egressSettings } from './egress-proxy';
+import { behindLifeline } from './lifeline';
 import { describeLimits, limitArgv, limitsFor, tmpSizeArgs } from './sandbox-limits';
 import { serverCodePaths, writePathArgs } from './sandbox-paths';
 
@@ -173,6 +174,8 @@ export class SandboxService implements OnModuleInit, OnModuleDestroy, CommandSan
     const identity = this.identityFor(policy.workspace, policy.unprivileged);
     const limits = limitArgv(limitsFor(this.config.sandboxLimits, identity?.uid ?? null, this.config.tasks.sandboxIdentity.uid));
     if (this.egress && policy.network) argv = this.egress.command(argv);
+    // Killed with the worker, whenever that happens (./lifeline.ts).
+    const guarded = behindLifeline(argv, this.layer === 'none' ? 'group' : 'namespace');
     const command = identity
       ? [
           ...limits,
@@ -186,9 +189,9 @@ export class SandboxService implements OnModuleInit, OnModuleDestroy, CommandSan
           '--inh-caps=-all',
           '--bounding-set=-all',
           '--',
-          ...argv,
+          ...guarded,
         ]
-      : [...limits, ...argv];
+      : [...limits, ...guarded];
     if (this.layer === 'none') return command;
     return [this.config.tasks.sandboxBwrap, ...this.bwrapArgs(policy, identity === null && isRoot()), '--', ...command];
   }

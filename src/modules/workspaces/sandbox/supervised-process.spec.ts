@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { behindLifeline } from './lifeline';
 import { describeExit, SupervisedProcess, type SupervisedSpec } from './supervised-process';
 
 const sh = (script: string, over: Partial<SupervisedSpec> = {}): SupervisedProcess =>
@@ -23,6 +24,20 @@ async function waitFor(check: () => boolean, ms = 5000): Promise<void> {
 }
 
 describe('SupervisedProcess', () => {
+  it('behind the lifeline a command keeps its output and status, never sees fd 3, and `exited` follows its exit', async () => {
+    const p = SupervisedProcess.spawn({
+      argv: behindLifeline(['/bin/sh', '-c', 'test -e /proc/self/fd/3 && echo sees-fd-3; echo out; exit 4'], 'group'),
+      cwd: tmpdir(),
+      env: { PATH: '/usr/bin:/bin' },
+      stdin: 'ignore',
+      graceMs: 300,
+    });
+    let out = '';
+    p.child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    expect(await p.exited).toEqual({ code: 4, signal: null });
+    expect(out).toBe('out\n');
+  });
+
   it('reports how it ended in the words the MCP transport uses', async () => {
     const p = sh('exit 3');
     await p.started();

@@ -1,4 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
+import type { Readable } from 'node:stream';
+import { LIFELINE_FD } from './lifeline';
 
 /** How a process ended: its exit code, or the signal that killed it. */
 export interface ProcessExit {
@@ -28,7 +30,8 @@ export const describeExit = (exit: ProcessExit): string => (exit.signal ? `kille
  * to the group, SIGKILL to the group after a grace, and once the leader is gone whatever is left in the group is
  * SIGKILLed too (a background child, a helper the launcher did not wait for). Keeps the exit status and, when asked,
  * the tail of stderr. The one place the worker supervises a process: commands (`runProcess`), stdio MCP servers, ACP
- * adapters and the adapter `--version` probe.
+ * adapters and the adapter `--version` probe. Each gets the worker's lifeline as fd 3 (./lifeline.ts), closed here the
+ * moment the process exits.
  */
 export class SupervisedProcess {
   readonly child: ChildProcess;
@@ -41,8 +44,16 @@ export class SupervisedProcess {
   private stopping: Promise<void> | undefined;
 
   private constructor(private readonly spec: SupervisedSpec) {
-    const child = spawn(spec.argv[0], spec.argv.slice(1), { cwd: spec.cwd, env: spec.env, detached: true, stdio: [spec.stdin, 'pipe', 'pipe'] });
+    const child = spawn(spec.argv[0], spec.argv.slice(1), { cwd: spec.cwd, env: spec.env, detached: true, stdio: [spec.stdin, 'pipe', 'pipe', 'pipe'] });
     this.child = child;
+    // Nothing is ever written to the lifeline; closing it when the process exits lets `close` follow (a guard left
+    // waiting on it — no PID namespace to end it — sees end of file and kills what remains of its group).
+    const lifeline = child.stdio[LIFELINE_FD] as Readable | null | undefined;
+    if (lifeline) {
+      lifeline.on('error', () => undefined);
+      lifeline.resume();
+      child.once('exit', () => lifeline.destroy());
+    }
     this.running = new Promise<void>((resolve, reject) => {
       child.once('spawn', () => resolve());
       child.once('error', reject);
