@@ -71,7 +71,9 @@ async function killDuringSpawn(marker: string, mode: 'auto' | 'none'): Promise<{
   let killed = 0;
   let leftBehind = 0;
   for (let i = 0; i < 15; i++) {
-    const worker = spawn(process.execPath, [join(__dirname, '../../support/doomed-worker-process.js'), marker, String(i % 5), workspace, mode], { stdio: 'ignore' });
+    const worker = spawn(process.execPath, [join(__dirname, '../../support/doomed-worker-process.js'), marker, String(i % 5), workspace, mode], {
+      stdio: 'ignore',
+    });
     const { signal } = await new Promise<{ signal: NodeJS.Signals | null }>((resolve) => worker.once('exit', (_code, sig) => resolve({ signal: sig })));
     if (signal === 'SIGKILL') killed++;
     const gone = await waitFor(() => !processRunning(`sleep ${marker}`), { timeoutMs: 3000, what: 'x' }).then(
