@@ -42,6 +42,11 @@ describe('loadConfig', () => {
       expect.stringMatching(/^GATEWAY_ALLOWED_ORIGINS: "console\.test" is not an origin/),
       expect.stringMatching(/^GATEWAY_ALLOWED_ORIGINS: "http:\/\/x\.test\/path" is not an origin/),
     ]);
+    expect(loadConfig({ GATEWAY_CORS_ORIGINS: 'https://App.example/, http://127.0.0.1:5173' }).auth.corsOrigins).toEqual([
+      'https://app.example',
+      'http://127.0.0.1:5173',
+    ]);
+    expect(problemsOf({ GATEWAY_CORS_ORIGINS: '*' })).toEqual([expect.stringMatching(/^GATEWAY_CORS_ORIGINS: "\*" is not an origin/)]);
   });
 
   it('refuses a non-loopback HOST without an auth token unless insecure bind is allowed', () => {

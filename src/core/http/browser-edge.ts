@@ -19,6 +19,11 @@ import { DomainError } from './domain-error';
  *   Origin (an <img> or link GET) marked `Sec-Fetch-Site: cross-site` or `same-site` is refused the same way.
  * - Content type: a POST, PUT, PATCH or DELETE that sends a `Content-Type` other than `application/json` (or a body
  *   without one) answers 415 — a cross-site form can only send urlencoded, multipart or text/plain.
+ *
+ * CORS is opt-in: only an origin listed in GATEWAY_CORS_ORIGINS gets its preflight answered (204, the requested
+ * method and headers allowed, no credentials mode — the API's credentials are headers, never cookies) and
+ * `Access-Control-Allow-Origin` on its responses, so a page there can read what it called. Any other page still cannot
+ * read a response (no header) and its requests are refused above.
  */
 export interface EdgePolicy {
   /** No GATEWAY_AUTH_TOKEN: loopback callers are the local operator, so `Host` is checked too. */
@@ -27,7 +32,32 @@ export interface EdgePolicy {
   allowedHosts: readonly string[];
   /** Extra origins (`scheme://host[:port]`) accepted in `Origin`. Lower case, no trailing slash. */
   allowedOrigins: readonly string[];
+  /** Origins whose pages may call the API from a browser (CORS); accepted in `Origin` too. Same form. */
+  corsOrigins?: readonly string[];
 }
+
+/** What a page on a CORS origin may read besides the safelisted headers: correlation, rate limits, routing facts. */
+const EXPOSED_HEADERS = [
+  'x-request-id',
+  'x-trace-id',
+  'x-span-id',
+  'x-ratelimit-limit',
+  'x-ratelimit-remaining',
+  'x-ratelimit-reset',
+  'retry-after',
+  'x-runtime-provider',
+  'x-runtime-provider-kind',
+  'x-runtime-route-reason',
+  'x-runtime-requested-model',
+  'x-runtime-model',
+  'x-runtime-cost-usd',
+  'x-runtime-attempts',
+  'x-runtime-retries',
+  'x-runtime-fallback-from',
+].join(', ');
+const CORS_METHODS = 'GET, POST, PUT, PATCH, DELETE';
+/** A preflight's answer is cached this long (seconds) by the browser. */
+const PREFLIGHT_MAX_AGE = '600';
 
 const LOOPBACK_V4 = /^127\.(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){2}$/;
 /** A loopback host name as a URL parser gives it: exactly 127.0.0.0/8, `localhost` or `[::1]` (not `127.0.0.1.evil.example`). */
@@ -75,7 +105,7 @@ export function originProblem(origin: string | undefined, host: string | undefin
     return refused; // `null` (sandboxed frames, file: pages) and anything unparsable
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return refused;
-  if (policy.allowedOrigins.includes(url.origin.toLowerCase())) return undefined;
+  if (policy.allowedOrigins.includes(url.origin.toLowerCase()) || policy.corsOrigins?.includes(url.origin.toLowerCase())) return undefined;
   const target = host ? parseHost(host) : undefined;
   if (!target) return refused;
   const from = { hostname: url.hostname.toLowerCase(), port: url.port };
@@ -147,9 +177,39 @@ export function installBrowserEdge(fastify: FastifyInstance, policy: EdgePolicy)
         if (badType) problem = mediaTypeError(badType);
       }
     }
-    if (!problem) return;
+    if (!problem) return corsAnswer(request, reply, policy);
     void reply.header('connection', 'close');
     sendError(problem, request, reply);
     return reply;
   });
+}
+
+/**
+ * For a request from a GATEWAY_CORS_ORIGINS origin (already accepted above): answers its preflight here, before
+ * authentication (a preflight carries no credentials), or marks the response readable by that origin.
+ */
+function corsAnswer(request: FastifyRequest, reply: FastifyReply, policy: EdgePolicy): FastifyReply | undefined {
+  const origin = single(request.headers.origin);
+  if (!origin || !policy.corsOrigins?.length) return undefined;
+  let normal: string;
+  try {
+    normal = new URL(origin).origin.toLowerCase();
+  } catch {
+    return undefined;
+  }
+  if (!policy.corsOrigins.includes(normal)) return undefined;
+  void reply.header('access-control-allow-origin', origin).header('vary', 'Origin');
+  const requestedMethod = single(request.headers['access-control-request-method']);
+  if (request.method !== 'OPTIONS' || requestedMethod === undefined) {
+    void reply.header('access-control-expose-headers', EXPOSED_HEADERS);
+    return undefined;
+  }
+  const requestedHeaders = single(request.headers['access-control-request-headers']);
+  void reply
+    .header('access-control-allow-methods', CORS_METHODS)
+    .header('access-control-max-age', PREFLIGHT_MAX_AGE)
+    .header('vary', 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers');
+  if (requestedHeaders) void reply.header('access-control-allow-headers', requestedHeaders);
+  void reply.code(204).send();
+  return reply;
 }

@@ -100,6 +100,12 @@ function fromStatus(status: number, message: string, code?: string): DomainError
 }
 
 /** Renders the error body in the dialect of the path (docs/design.md §6). */
+/**
+ * Where Anthropic's protocol names the failure by its status, /v1/messages answers with that name (its clients and
+ * Claude Code branch on it); `code` keeps Hecate's stable type.
+ */
+const ANTHROPIC_TYPES: Record<number, string> = { 401: 'authentication_error', 403: 'permission_error' };
+
 export function renderError(dialect: ErrorDialect, err: DomainError, requestId: string, traceId: string | undefined): object {
   const common = {
     message: err.message,
@@ -112,6 +118,7 @@ export function renderError(dialect: ErrorDialect, err: DomainError, requestId: 
   if (dialect === 'openai')
     return { error: { ...common, type: err.type, code: err.type, param: typeof err.details.param === 'string' ? err.details.param : null } };
   // docs/api.md §4: the over-limit answer carries `code` on /v1/messages as on /v1/chat/completions.
-  if (dialect === 'anthropic') return { type: 'error', error: { type: err.type, code: err.type, ...common }, request_id: requestId };
+  if (dialect === 'anthropic')
+    return { type: 'error', error: { type: ANTHROPIC_TYPES[err.status] ?? err.type, code: err.type, ...common }, request_id: requestId };
   return { error: { type: err.type, ...common } };
 }

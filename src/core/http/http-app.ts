@@ -71,7 +71,12 @@ export async function createHttpApp(rootModule: unknown, config: AppConfig): Pro
     return reply;
   });
   // Host, Origin and content type, before authentication and before the body is read (browser-edge.ts).
-  installBrowserEdge(fastify, { localOperator: !config.auth.token, allowedHosts: config.auth.allowedHosts, allowedOrigins: config.auth.allowedOrigins });
+  installBrowserEdge(fastify, {
+    localOperator: !config.auth.token,
+    allowedHosts: config.auth.allowedHosts,
+    allowedOrigins: config.auth.allowedOrigins,
+    corsOrigins: config.auth.corsOrigins,
+  });
   fastify.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     recordResponse(metrics, request, reply);
     done();
@@ -90,7 +95,8 @@ type ParserDone = (err: Error | null, body?: unknown) => void;
 
 /**
  * Fastify's JSON parser (prototype-poisoning checks included) behind the ingress limits of json-limits.ts: nesting
- * deeper than MAX_JSON_DEPTH and NUL characters in strings or keys answer 400 before any handler sees the body.
+ * deeper than MAX_JSON_DEPTH and NUL characters in strings or keys answer 400 before any handler sees the body. An
+ * empty body is no body.
  */
 function guardedJsonParser(fastify: FastifyInstance) {
   const { onProtoPoisoning, onConstructorPoisoning } = fastify.initialConfig as {
@@ -100,6 +106,9 @@ function guardedJsonParser(fastify: FastifyInstance) {
   const parse = fastify.getDefaultJsonParser(onProtoPoisoning ?? 'error', onConstructorPoisoning ?? 'error');
   return (request: FastifyRequest, body: Buffer, done: ParserDone): void => {
     const text = body.toString('utf8');
+    // `Content-Type: application/json` with nothing after it (curl -X DELETE -H …, many clients' …/start and
+    // …/cancel) is a request without a body, not a malformed one; a route that needs a body says what is missing.
+    if (text.trim() === '') return done(null, undefined);
     if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
       return done(new InvalidRequestError(`the JSON body nests deeper than ${MAX_JSON_DEPTH} levels`, { details: { param: 'body' } }));
     }

@@ -3,13 +3,26 @@ import { DomainError, InvalidRequestError } from '@core/http/domain-error';
 import type { UpstreamError } from '@modules/providers';
 import type { TraceCandidate } from './usage/trace-store.service';
 
+/** What a server with no provider at all tells its operator: the exact variables, then the console. */
+export const NO_PROVIDER_ACTION =
+  'No provider is configured. Set PROVIDER_OPENAI_API_KEY=… (or PROVIDER_ANTHROPIC_API_KEY=…, or PROVIDER_<NAME>_BASE_URL for a ' +
+  'local OpenAI-compatible server such as Ollama) and restart, or add one in the console under Providers.';
+
 export class ModelNotConfiguredError extends DomainError {
-  constructor(message: string, details: { model?: string; provider?: string; suggested_models: string[]; [k: string]: unknown }) {
+  constructor(
+    message: string,
+    details: { model?: string; provider?: string; suggested_models: string[]; [k: string]: unknown },
+    { noProvider = false }: { noProvider?: boolean } = {},
+  ) {
     super(ErrorType.ModelNotConfigured, 422, message, {
-      userMessage: 'The selected model is not currently available from any configured provider.',
-      operatorAction: details.suggested_models.length
-        ? `Choose one of the suggested models, or refresh discovery (GET /v1/models?refresh=1) and check GET /hecate/v1/providers/status.`
-        : 'Configure a provider that serves this model, or refresh discovery (GET /v1/models?refresh=1).',
+      userMessage: noProvider
+        ? 'No model provider is configured on this server yet.'
+        : 'The selected model is not currently available from any configured provider.',
+      operatorAction: noProvider
+        ? NO_PROVIDER_ACTION
+        : details.suggested_models.length
+          ? `Choose one of the suggested models, or refresh discovery (GET /v1/models?refresh=1) and check GET /hecate/v1/providers/status.`
+          : 'Configure a provider that serves this model, or refresh discovery (GET /v1/models?refresh=1).',
       details,
     });
   }
@@ -30,7 +43,7 @@ export class UnknownProviderError extends InvalidRequestError {
   constructor(provider: string, known: string[]) {
     super(`unknown provider "${provider}"; configured providers: ${known.join(', ') || '(none)'}`, {
       userMessage: 'The requested provider is not configured.',
-      operatorAction: 'Use a provider name from GET /hecate/v1/providers/status, or add it under Settings → Providers.',
+      operatorAction: known.length ? 'Use a provider name from GET /hecate/v1/providers/status, or add it under Settings → Providers.' : NO_PROVIDER_ACTION,
       details: { param: 'provider' },
     });
   }

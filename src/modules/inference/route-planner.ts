@@ -108,6 +108,12 @@ function allKnownModels(ctx: PlannerContext, only?: RuntimeProvider): string[] {
   return out;
 }
 
+const providerIds = (ctx: PlannerContext): string[] => ctx.providers.map((x) => x.id);
+
+/** A server with no provider at all: the operator is told which variable to set. */
+const noProviderError = (model: string | undefined) =>
+  new ModelNotConfiguredError('no provider is configured', { ...(model ? { model } : {}), suggested_models: [] }, { noProvider: true });
+
 /**
  * Chooses the ordered candidate list for a request (route reasons of the API contract, docs/api.md). Pinned routes never fail
  * over; otherwise every routable provider serving the model is a candidate, ordered by health, stability,
@@ -119,11 +125,7 @@ export function planRoute(ctx: PlannerContext, req: RouteRequest): RoutePlan {
 
   if (req.provider) {
     const p = ctx.providers.find((x) => x.id === req.provider);
-    if (!p)
-      throw new UnknownProviderError(
-        req.provider,
-        ctx.providers.map((x) => x.id),
-      );
+    if (!p) throw new UnknownProviderError(req.provider, providerIds(ctx));
     const d = ctx.discovery(p);
     let model = req.model;
     const reason: RouteReason = model ? 'pinned_provider_model' : 'pinned_provider';
@@ -147,6 +149,8 @@ export function planRoute(ctx: PlannerContext, req: RouteRequest): RoutePlan {
     if (skip) throw new RouteImpossibleError(`provider ${p.id} cannot serve ${model} now (${skip})`, considered);
     return { reason, pinned: true, candidates: [{ provider: p, model }], considered };
   }
+
+  if (ctx.providers.length === 0) throw noProviderError(req.model);
 
   /** Every provider serving `model`, or model_not_configured with suggestions. */
   const servingPairs = (model: string, what: string): RouteCandidate[] => {

@@ -32,6 +32,8 @@ export class PlatformEnv {
   @IsOptional() @IsString() GATEWAY_ALLOWED_HOSTS?: string;
   /** Browser origins (`scheme://host[:port]`) accepted in `Origin` besides the server's own. */
   @IsOptional() @IsString() GATEWAY_ALLOWED_ORIGINS?: string;
+  /** Browser origins whose pages may call the API (CORS: preflights answered, responses readable); accepted in `Origin` too. */
+  @IsOptional() @IsString() GATEWAY_CORS_ORIGINS?: string;
   @IsOptional()
   @Matches(/^[A-Za-z0-9+/=_-]{32,}$/, { message: 'GATEWAY_SECRET_KEY must be a base64 or hex key of at least 32 bytes' })
   GATEWAY_SECRET_KEY?: string;
@@ -57,7 +59,14 @@ export interface PlatformConfig {
   database: { url: string | undefined; dataDir: string; migrateOnBoot: boolean; poolSize: number };
   redis: { url: string | undefined; allowEvictionPolicy: boolean; prefix: string };
   queue: { workerQueues: string[]; lockDurationMs: number; concurrency: number };
-  auth: { token: string | undefined; allowInsecureBind: boolean; secretKey: string | undefined; allowedHosts: string[]; allowedOrigins: string[] };
+  auth: {
+    token: string | undefined;
+    allowInsecureBind: boolean;
+    secretKey: string | undefined;
+    allowedHosts: string[];
+    allowedOrigins: string[];
+    corsOrigins: string[];
+  };
   liveStreams: { ttlSeconds: number };
   telemetry: { otlpEndpoint: string | undefined; serviceName: string; logLevel: string };
 }
@@ -87,8 +96,10 @@ export function checkPlatformEnv(env: PlatformEnv): string[] {
   if (!env.GATEWAY_AUTH_TOKEN && !isLoopbackHost(host) && !bool(env.GATEWAY_ALLOW_INSECURE_BIND, false)) {
     problems.push(`HOST: refusing to bind ${host} without GATEWAY_AUTH_TOKEN; set GATEWAY_AUTH_TOKEN or GATEWAY_ALLOW_INSECURE_BIND=true`);
   }
-  for (const origin of csv(env.GATEWAY_ALLOWED_ORIGINS, [])) {
-    if (!isOrigin(origin)) problems.push(`GATEWAY_ALLOWED_ORIGINS: ${JSON.stringify(origin)} is not an origin (scheme://host[:port], nothing after it)`);
+  for (const name of ['GATEWAY_ALLOWED_ORIGINS', 'GATEWAY_CORS_ORIGINS'] as const) {
+    for (const origin of csv(env[name], [])) {
+      if (!isOrigin(origin)) problems.push(`${name}: ${JSON.stringify(origin)} is not an origin (scheme://host[:port], nothing after it)`);
+    }
   }
   const unknownQueues = csv(env.WORKER_QUEUES, []).filter((q) => !(QUEUE_NAMES as readonly string[]).includes(q));
   if (unknownQueues.length > 0) {
@@ -128,7 +139,8 @@ export function platformConfig(env: PlatformEnv): PlatformConfig {
       allowInsecureBind: bool(env.GATEWAY_ALLOW_INSECURE_BIND, false),
       secretKey: env.GATEWAY_SECRET_KEY,
       allowedHosts: csv(env.GATEWAY_ALLOWED_HOSTS, []).map((h) => h.toLowerCase()),
-      allowedOrigins: csv(env.GATEWAY_ALLOWED_ORIGINS, []).map((o) => o.toLowerCase().replace(/\/+$/, '')),
+      allowedOrigins: csv(env.GATEWAY_ALLOWED_ORIGINS, []).map(normalOrigin),
+      corsOrigins: csv(env.GATEWAY_CORS_ORIGINS, []).map(normalOrigin),
     },
     liveStreams: { ttlSeconds: env.GATEWAY_LIVE_STREAM_TTL_SECONDS ?? 3600 },
     telemetry: {
@@ -138,3 +150,5 @@ export function platformConfig(env: PlatformEnv): PlatformConfig {
     },
   };
 }
+
+const normalOrigin = (origin: string): string => origin.toLowerCase().replace(/\/+$/, '');

@@ -1,0 +1,158 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import OpenAI from 'openai';
+import { launchBrowser } from '../../support/browser';
+import { HttpClient } from '../../support/http';
+import type { ServerProcess } from '../../support/server-process';
+import { OPERATOR_TOKEN, rawRequest, startSecured } from './security-harness';
+
+/**
+ * Issue 33, "an HTTP edge that forgives ordinary clients", played with the clients people use: curl-style requests
+ * that declare JSON and send nothing, the official SDKs against a server with no provider yet, and a real browser on
+ * a page whose origin the operator listed in GATEWAY_CORS_ORIGINS — next to a page on an origin nobody listed.
+ */
+describe('the HTTP edge for ordinary clients', () => {
+  let server: ServerProcess;
+  let api: HttpClient;
+  /** Serve the same page on two origins: one listed in GATEWAY_CORS_ORIGINS, one not. The page knows the API's URL. */
+  let listed: Server;
+  let unlisted: Server;
+  const origin = (s: Server) => `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+  const page = () => `<!doctype html><meta charset="utf-8"><title>client</title><script>window.API = ${JSON.stringify(server.url)};</script>`;
+
+  beforeAll(async () => {
+    [listed, unlisted] = [0, 1].map(() => createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(page())));
+    await Promise.all([listed, unlisted].map((s) => new Promise<void>((r) => s.listen(0, '127.0.0.1', r))));
+    server = await startSecured({ GATEWAY_CORS_ORIGINS: origin(listed) });
+    api = new HttpClient(server.url, OPERATOR_TOKEN);
+  }, 120_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await Promise.all([listed, unlisted].map((s) => new Promise((r) => s.close(r))));
+  });
+
+  const jsonNoBody = (method: string, path: string) =>
+    rawRequest(server.url, { method, path, headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-type': 'application/json' }, body: '' });
+
+  it('takes Content-Type: application/json with an empty body as no body: start, cancel and delete answer as without it', async () => {
+    const task = await api.ok('POST', '/hecate/v1/tasks', { title: 'empty-bodies', execution_kind: 'shell', shell_command: 'true' });
+    const started = await jsonNoBody('POST', `/hecate/v1/tasks/${task.id}/start`);
+    expect(started.status).toBe(200);
+    const run = (started.body as { data: { id: string } }).data;
+    const cancelled = await jsonNoBody('POST', `/hecate/v1/tasks/${task.id}/runs/${run.id}/cancel`);
+    expect({ status: cancelled.status, run_status: (cancelled.body as { data: { status: string } }).data.status }).toEqual({
+      status: 200,
+      run_status: 'cancelled',
+    });
+    expect((await jsonNoBody('DELETE', `/hecate/v1/tasks/${task.id}`)).status).toBe(204);
+    expect((await api.call('GET', `/hecate/v1/tasks/${task.id}`)).status).toBe(404);
+    // A route that needs a body says what is missing, not that the body was empty.
+    const create = await jsonNoBody('POST', '/hecate/v1/tasks');
+    expect(create.status).toBe(400);
+    expect(create.body.error?.type).toBe('invalid_request');
+    expect(create.body.error?.message).not.toContain('Body cannot be empty');
+    expect(create.body.error?.message).toMatch(/execution_kind/);
+  });
+
+  it('with no provider configured, a chat request answers 422 naming the variable to set (OpenAI SDK)', async () => {
+    const openai = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: OPERATOR_TOKEN, maxRetries: 0 });
+    const err = (await openai.chat.completions
+      .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    expect(err).toBeInstanceOf(OpenAI.UnprocessableEntityError);
+    const body = err.error as { type: string; message: string; operator_action: string };
+    expect(body).toMatchObject({ type: 'model_not_configured', message: 'no provider is configured' });
+    expect(body.operator_action).toContain('PROVIDER_OPENAI_API_KEY=');
+    expect(body.operator_action).toContain('PROVIDER_<NAME>_BASE_URL');
+  });
+
+  it("answers a bad credential on /v1/messages with Anthropic's authentication_error (code keeps Hecate's type)", async () => {
+    const anthropic = new Anthropic({ baseURL: server.url, apiKey: 'not-the-token', maxRetries: 0 });
+    const err = (await anthropic.messages
+      .create({ model: 'claude-x', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] })
+      .catch((e: unknown) => e)) as InstanceType<typeof Anthropic.APIError>;
+    expect(err).toBeInstanceOf(Anthropic.AuthenticationError);
+    expect((err.error as { error: { type: string; code: string } }).error).toMatchObject({ type: 'authentication_error', code: 'unauthorized' });
+  });
+
+  it('refuses a foreign Origin on /mcp with a valid token too (the MCP transport rule, in every mode)', async () => {
+    const r = await rawRequest(server.url, {
+      method: 'POST',
+      path: '/mcp',
+      headers: {
+        authorization: `Bearer ${OPERATOR_TOKEN}`,
+        origin: 'https://evil.example',
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect({ status: r.status, type: r.body.error?.type }).toEqual({ status: 403, type: 'origin_not_allowed' });
+  });
+
+  it('lets a page on a GATEWAY_CORS_ORIGINS origin call the API from a real browser, and not a page on any other origin', async () => {
+    const browser = await launchBrowser();
+    try {
+      const call = async (pageOrigin: string) => {
+        const context = await browser.newContext();
+        const tab = await context.newPage();
+        await tab.goto(`${pageOrigin}/`);
+        const result = await tab.evaluate(async (token) => {
+          const api = (window as unknown as { API: string }).API;
+          const auth = { authorization: `Bearer ${token}` };
+          try {
+            const models = await fetch(`${api}/v1/models`, { headers: auth });
+            const created = await fetch(`${api}/hecate/v1/tasks`, {
+              method: 'POST',
+              headers: { ...auth, 'content-type': 'application/json' },
+              body: JSON.stringify({ title: `cors-${location.port}`, execution_kind: 'shell', shell_command: 'true' }),
+            });
+            return {
+              models: models.status,
+              object: ((await models.json()) as { object: string }).object,
+              created: created.status,
+              requestId: created.headers.get('x-request-id'),
+            };
+          } catch (e) {
+            return { error: String(e) };
+          }
+        }, OPERATOR_TOKEN);
+        await context.close();
+        return result;
+      };
+      const fromListed = await call(origin(listed));
+      expect(fromListed).toEqual({ models: 200, object: 'list', created: 200, requestId: expect.stringMatching(/^req_/) });
+      const fromUnlisted = await call(origin(unlisted));
+      expect(fromUnlisted).toEqual({ error: expect.stringContaining('Failed to fetch') });
+    } finally {
+      await browser.close();
+    }
+    const titles = ((await api.ok('GET', '/hecate/v1/tasks')) as { title: string }[]).map((t) => t.title).filter((t) => t.startsWith('cors-'));
+    expect(titles).toEqual([`cors-${new URL(origin(listed)).port}`]);
+  });
+
+  it("answers the listed origin's preflight before authentication and no one else's", async () => {
+    const preflight = (from: string) =>
+      rawRequest(server.url, {
+        method: 'OPTIONS',
+        path: '/v1/chat/completions',
+        headers: { origin: from, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, x-stainless-os' },
+      });
+    const ok = await preflight(origin(listed));
+    expect(ok.status).toBe(204);
+    expect(ok.headers).toMatchObject({
+      'access-control-allow-origin': origin(listed),
+      'access-control-allow-methods': expect.stringContaining('POST'),
+      'access-control-allow-headers': 'authorization, content-type, x-stainless-os',
+    });
+    expect(ok.headers['access-control-allow-credentials']).toBeUndefined();
+    const refused = await preflight(origin(unlisted));
+    expect({ status: refused.status, type: refused.body.error?.type, acao: refused.headers['access-control-allow-origin'] }).toEqual({
+      status: 403,
+      type: 'origin_not_allowed',
+      acao: undefined,
+    });
+  });
+});
