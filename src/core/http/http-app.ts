@@ -77,6 +77,12 @@ export async function createHttpApp(rootModule: unknown, config: AppConfig): Pro
     allowedOrigins: config.auth.allowedOrigins,
     corsOrigins: config.auth.corsOrigins,
   });
+  // A 413 goes out while the client is still sending the body: keep reading (and dropping) it so the client gets the
+  // answer instead of a reset connection (Fastify closes the connection after a body error).
+  fastify.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void) => {
+    if (reply.statusCode === 413 && !request.raw.complete) drainOversizedBody(request, reply);
+    done(null, payload);
+  });
   fastify.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     recordResponse(metrics, request, reply);
     done();
@@ -92,6 +98,29 @@ export async function createHttpApp(rootModule: unknown, config: AppConfig): Pro
 }
 
 type ParserDone = (err: Error | null, body?: unknown) => void;
+
+/** How much of an oversized body is read and dropped after its 413, and for how long, before the socket is cut. */
+const OVERSIZE_DRAIN_BYTES = 256 * 1024 * 1024;
+const OVERSIZE_DRAIN_MS = 30_000;
+
+/**
+ * Reads the rest of a body already answered 413 and drops it, keeping the connection open until the client has sent
+ * it all (it reads the 413, and may reuse the connection); a client that sends more than OVERSIZE_DRAIN_BYTES or for
+ * longer than OVERSIZE_DRAIN_MS loses the connection instead.
+ */
+function drainOversizedBody(request: FastifyRequest, reply: FastifyReply): void {
+  void reply.removeHeader('connection');
+  const { raw } = request;
+  let dropped = 0;
+  const cut = () => raw.socket?.destroy();
+  const timer = setTimeout(cut, OVERSIZE_DRAIN_MS).unref();
+  raw.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > OVERSIZE_DRAIN_BYTES) cut();
+  });
+  raw.once('close', () => clearTimeout(timer));
+  raw.resume();
+}
 
 /**
  * Fastify's JSON parser (prototype-poisoning checks included) behind the ingress limits of json-limits.ts: nesting

@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import OpenAI from 'openai';
 import { launchBrowser } from '../../support/browser';
 import { HttpClient } from '../../support/http';
@@ -56,6 +56,50 @@ describe('the HTTP edge for ordinary clients', () => {
     expect(create.body.error?.message).toMatch(/execution_kind/);
   });
 
+  it('always answers an oversized body with its 413, while the client is still sending it (6 tries, 33 MB each)', async () => {
+    const body = JSON.stringify({ model: 'x', messages: [{ role: 'user', content: 'a'.repeat(33 * 1024 * 1024) }] });
+    const seen: unknown[] = [];
+    for (let i = 0; i < 6; i++) {
+      const r = await fetch(`${server.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-type': 'application/json' },
+        body,
+      }).then(
+        async (res) => ({ status: res.status, type: ((await res.json()) as { error: { type: string } }).error.type }),
+        (e: Error & { cause?: { code?: string } }) => ({ failed: e.cause?.code ?? e.message }),
+      );
+      seen.push(r);
+    }
+    expect(seen).toEqual(Array(6).fill({ status: 413, type: 'payload_too_large' }));
+    // The server is fine afterwards, on the same kind of connection.
+    expect((await api.call('GET', '/hecate/v1/tasks')).status).toBe(200);
+  });
+
+  it('cuts a client that goes on sending an oversized body past the drain cap (256 MB), and stays healthy', async () => {
+    const { port } = new URL(server.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    socket.write(
+      `POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\nauthorization: Bearer ${OPERATOR_TOKEN}\r\n` +
+        `content-type: application/json\r\ncontent-length: ${8 * 1024 ** 3}\r\n\r\n`,
+    );
+    let answer = '';
+    socket.on('data', (d: Buffer) => (answer += d.toString()));
+    const chunk = Buffer.alloc(1024 * 1024, 0x61);
+    let sent = 0;
+    const closed = new Promise((r) => socket.once('close', r));
+    socket.on('error', () => undefined);
+    while (!socket.destroyed && sent < 2 * 1024 ** 3) {
+      sent += chunk.length;
+      if (!socket.write(chunk)) await Promise.race([new Promise((r) => socket.once('drain', r)), closed]);
+    }
+    await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(sent).toBeGreaterThan(256 * 1024 ** 2);
+    expect(sent).toBeLessThan(1024 ** 3);
+    expect((await api.call('GET', '/hecate/v1/tasks')).status).toBe(200);
+  });
+
   it('with no provider configured, a chat request answers 422 naming the variable to set (OpenAI SDK)', async () => {
     const openai = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: OPERATOR_TOKEN, maxRetries: 0 });
     const err = (await openai.chat.completions
@@ -100,14 +144,18 @@ describe('the HTTP edge for ordinary clients', () => {
         const tab = await context.newPage();
         await tab.goto(`${pageOrigin}/`);
         const result = await tab.evaluate(async (token) => {
-          const api = (window as unknown as { API: string }).API;
+          const api = (globalThis as unknown as { API: string }).API;
           const auth = { authorization: `Bearer ${token}` };
           try {
             const models = await fetch(`${api}/v1/models`, { headers: auth });
             const created = await fetch(`${api}/hecate/v1/tasks`, {
               method: 'POST',
               headers: { ...auth, 'content-type': 'application/json' },
-              body: JSON.stringify({ title: `cors-${location.port}`, execution_kind: 'shell', shell_command: 'true' }),
+              body: JSON.stringify({
+                title: `cors-${(globalThis as unknown as { location: { port: string } }).location.port}`,
+                execution_kind: 'shell',
+                shell_command: 'true',
+              }),
             });
             return {
               models: models.status,
