@@ -120,7 +120,7 @@ export async function boot(role: Role): Promise<void> {
     // The console's build sits beside the server's (`dist/web` next to `dist/src`); without it `/` is a JSON 404.
     const consoleServed = serveConsole(app, resolve(__dirname, '..', 'web'));
     const url = await listen(app, config);
-    log.info({ url, mode: config.mode, role, console: consoleServed }, 'hecate listening');
+    log.info({ url, mode: config.mode, console: consoleServed }, 'hecate listening');
     keepCodeCache();
     onSignals(async (signal) => {
       log.info({ signal, graceMs }, 'shutting down');

@@ -35,12 +35,15 @@ export function scrubSecrets(text: string): string {
 
 let root: Logger | undefined;
 
-/** `destination`: stdout by default; a stdio protocol process (the ACP agent) logs to stderr (fd 2) instead. */
+/**
+ * `destination`: stdout by default; a stdio protocol process (the ACP agent) logs to stderr (fd 2) instead. Every line
+ * carries the process's role (`all` for `hecate`, `api` for `hecate-api`, …) once.
+ */
 export function createRootLogger(level: string, name: string, destination?: pino.DestinationStream): Logger {
   const options: pino.LoggerOptions = {
     name,
     level,
-    base: { pid: process.pid, role: name },
+    base: { pid: process.pid, role: name.replace(/^hecate-?/, '') || 'all' },
     redact: { paths: REDACT_PATHS, censor: '***' },
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
@@ -60,11 +63,17 @@ export function rootLogger(): Logger {
   return root;
 }
 
+/**
+ * Nest's own start-up narration — a line per module, controller and route (about 180 of them) — is `debug`: the
+ * `info` lines of a start are the server's own.
+ */
+const FRAMEWORK_NARRATION = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestFactory', 'NestApplication']);
+
 /** Nest's LoggerService on top of pino, so framework logs are JSON with the request id too. */
 export class PinoNestLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
   log(message: unknown, context?: string): void {
-    this.write('info', message, context);
+    this.write(context && FRAMEWORK_NARRATION.has(context) ? 'debug' : 'info', message, context);
   }
   error(message: unknown, traceOrContext?: string, context?: string): void {
     this.write('error', message, context ?? traceOrContext, context ? traceOrContext : undefined);
