@@ -11,6 +11,7 @@ import { openDatabase } from '@core/database/database.module';
 import { HealthService } from '@core/health/health.service';
 import { createHttpApp, listen } from '@core/http/http-app';
 import { serveOpenApi } from '@core/http/openapi';
+import { serveApiDocs } from '@core/http/openapi/api-docs';
 import { serveConsole } from '@core/http/web-console';
 import { openRedis } from '@core/infrastructure.module';
 import { createRootLogger, PinoNestLogger, rootLogger } from '@core/logging/logger';
@@ -117,6 +118,7 @@ export async function boot(role: Role): Promise<void> {
     }
     const app = await createHttpApp(role === 'all' ? AllInOneModule.forRoot(core) : ApiModule.forRoot(core), config);
     serveOpenApi(app, () => openApiDocument(app, config.version));
+    serveApiDocs(app);
     // The console's build sits beside the server's (`dist/web` next to `dist/src`); without it `/` is a JSON 404.
     const consoleServed = serveConsole(app, resolve(__dirname, '..', 'web'));
     const url = await listen(app, config);

@@ -77,12 +77,7 @@ export async function createHttpApp(rootModule: unknown, config: AppConfig): Pro
     allowedOrigins: config.auth.allowedOrigins,
     corsOrigins: config.auth.corsOrigins,
   });
-  // A 413 goes out while the client is still sending the body: keep reading (and dropping) it so the client gets the
-  // answer instead of a reset connection (Fastify closes the connection after a body error).
-  fastify.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void) => {
-    if (reply.statusCode === 413 && !request.raw.complete) drainOversizedBody(request, reply);
-    done(null, payload);
-  });
+  answerOversizedBodies(fastify);
   fastify.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     recordResponse(metrics, request, reply);
     done();
@@ -102,6 +97,17 @@ type ParserDone = (err: Error | null, body?: unknown) => void;
 /** How much of an oversized body is read and dropped after its 413, and for how long, before the socket is cut. */
 const OVERSIZE_DRAIN_BYTES = 256 * 1024 * 1024;
 const OVERSIZE_DRAIN_MS = 30_000;
+
+/**
+ * A 413 goes out while the client is still sending the body: keep reading (and dropping) it so the client gets the
+ * answer instead of a reset connection (Fastify closes the connection after a body error).
+ */
+function answerOversizedBodies(fastify: FastifyInstance): void {
+  fastify.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void) => {
+    if (reply.statusCode === 413 && !request.raw.complete) drainOversizedBody(request, reply);
+    done(null, payload);
+  });
+}
 
 /**
  * Reads the rest of a body already answered 413 and drops it, keeping the connection open until the client has sent

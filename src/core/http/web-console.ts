@@ -58,7 +58,7 @@ const TYPES: Record<string, string> = {
 /** Types worth compressing (images and fonts are compressed already). */
 const COMPRESSIBLE = new Set(['.html', '.js', '.css', '.svg', '.json', '.txt', '.map']);
 
-interface ConsoleFile {
+export interface ConsoleFile {
   body: Buffer;
   gzip: Buffer | undefined;
   type: string;
@@ -67,9 +67,10 @@ interface ConsoleFile {
   immutable: boolean;
 }
 
-function load(path: string, immutable: boolean): ConsoleFile {
-  const body = readFileSync(path);
-  const ext = extname(path).toLowerCase();
+/** A file served from memory: its bytes (gzipped too when worth it), type and entity tag. `name` gives the type. */
+export function load(path: string, immutable: boolean, contents?: Buffer, name = path): ConsoleFile {
+  const body = contents ?? readFileSync(path);
+  const ext = extname(name).toLowerCase();
   const gzip = COMPRESSIBLE.has(ext) && body.length > 1024 ? gzipSync(body, { level: 9 }) : undefined;
   const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
   return { body, gzip, type: TYPES[ext] ?? 'application/octet-stream', etag, immutable };
@@ -82,8 +83,14 @@ function filesUnder(dir: string): string[] {
   });
 }
 
-function send(request: FastifyRequest, reply: FastifyReply, file: ConsoleFile): FastifyReply {
-  void reply.headers(SECURITY_HEADERS).header('content-type', file.type).header('etag', file.etag).header('vary', 'accept-encoding');
+/** Sends a file with the page's security headers (`csp` replaces the console's policy), its cache rules and gzip when accepted. */
+export function send(request: FastifyRequest, reply: FastifyReply, file: ConsoleFile, csp = CONSOLE_CSP): FastifyReply {
+  void reply
+    .headers(SECURITY_HEADERS)
+    .header('content-security-policy', csp)
+    .header('content-type', file.type)
+    .header('etag', file.etag)
+    .header('vary', 'accept-encoding');
   void reply.header('cache-control', file.immutable ? 'public, max-age=31536000, immutable' : 'no-cache');
   if (request.headers['if-none-match'] === file.etag) return reply.code(304).send();
   const acceptsGzip = /\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''));

@@ -2,7 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import OpenAI from 'openai';
-import { launchBrowser } from '../../support/browser';
+import { launchBrowser, openPage, pageProblems } from '../../support/browser';
 import { HttpClient } from '../../support/http';
 import type { ServerProcess } from '../../support/server-process';
 import { OPERATOR_TOKEN, rawRequest, startSecured } from './security-harness';
@@ -179,6 +179,39 @@ describe('the HTTP edge for ordinary clients', () => {
     }
     const titles = ((await api.ok('GET', '/hecate/v1/tasks')) as { title: string }[]).map((t) => t.title).filter((t) => t.startsWith('cors-'));
     expect(titles).toEqual([`cors-${new URL(origin(listed)).port}`]);
+  });
+
+  it('serves the API reference at /docs from the server itself: Swagger UI renders the OpenAPI document in chromium, nothing loaded from elsewhere', async () => {
+    const browser = await launchBrowser();
+    try {
+      const { page: tab } = await openPage(browser, server.url, '/docs');
+      const requested = new Set<string>();
+      tab.on('request', (r) => requested.add(new URL(r.url()).origin));
+      await tab
+        .getByRole('heading', { name: /Hecate/ })
+        .first()
+        .waitFor({ timeout: 30_000 });
+      // Every tag is listed, collapsed; a click opens one.
+      const open = async () => {
+        await tab.getByRole('heading', { name: 'Tasks' }).waitFor();
+        await tab.getByRole('heading', { name: 'Provider-compatible ingress (/v1)' }).click();
+        await tab.getByText('/v1/chat/completions', { exact: true }).first().waitFor();
+      };
+      await open();
+      expect(pageProblems(tab)).toEqual([]);
+      await tab.reload();
+      await open();
+      expect([...requested]).toEqual([server.url]);
+    } finally {
+      await browser.close();
+    }
+    const asset = await fetch(`${server.url}/docs/swagger-ui-bundle.js`);
+    expect({ status: asset.status, type: asset.headers.get('content-type'), csp: asset.headers.get('content-security-policy') }).toEqual({
+      status: 200,
+      type: 'text/javascript; charset=utf-8',
+      csp: expect.stringContaining("script-src 'self'"),
+    });
+    expect((await fetch(`${server.url}/docs/package.json`)).status).toBe(404);
   });
 
   it("answers the listed origin's preflight before authentication and no one else's", async () => {
