@@ -13,6 +13,7 @@ import { createHttpApp, listen } from '@core/http/http-app';
 import { serveOpenApi } from '@core/http/openapi';
 import { serveApiDocs } from '@core/http/openapi/api-docs';
 import { serveConsole } from '@core/http/web-console';
+import { startSummary } from './start-summary';
 import { openRedis } from '@core/infrastructure.module';
 import { createRootLogger, PinoNestLogger, rootLogger } from '@core/logging/logger';
 import { MetricsService } from '@core/metrics/metrics.service';
@@ -122,7 +123,7 @@ export async function boot(role: Role): Promise<void> {
     // The console's build sits beside the server's (`dist/web` next to `dist/src`); without it `/` is a JSON 404.
     const consoleServed = serveConsole(app, resolve(__dirname, '..', 'web'));
     const url = await listen(app, config);
-    log.info({ url, mode: config.mode, console: consoleServed }, 'hecate listening');
+    log.info(startSummary(app, config, url, consoleServed), 'hecate listening');
     keepCodeCache();
     onSignals(async (signal) => {
       log.info({ signal, graceMs }, 'shutting down');

@@ -81,6 +81,7 @@ export async function startServer(
     timeoutMs = 90_000,
     hide = [],
     port: fixedPort,
+    terminal = false,
   }: {
     waitHealthy?: boolean;
     timeoutMs?: number;
@@ -88,6 +89,8 @@ export async function startServer(
     hide?: string[];
     /** Listen here (a restart at the same URL). */
     port?: number;
+    /** Run it on a terminal (a pseudo-terminal from util-linux `script`), as a person running `npm start` does. */
+    terminal?: boolean;
   } = {},
 ): Promise<ServerProcess> {
   const started = Date.now();
@@ -108,6 +111,8 @@ export async function startServer(
   }
   // Hidden directories: the process runs under bwrap (its own process group, so a signal reaches node, not only bwrap).
   const wrapped = hide.length > 0;
+  // On a terminal: `script` gives node a pseudo-terminal and copies what it prints to our pipe; a signal to script's
+  // group ends script, and node with it (SIGHUP when the terminal goes).
   const proc = wrapped
     ? spawn('bwrap', ['--dev-bind', '/', '/', ...hide.flatMap((d) => ['--tmpfs', d]), '--', process.execPath, ENTRY[role]], {
         cwd: ROOT,
@@ -115,7 +120,9 @@ export async function startServer(
         stdio: ['ignore', 'pipe', 'pipe'],
         detached: true,
       })
-    : spawn(process.execPath, [ENTRY[role]], { cwd: ROOT, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    : terminal
+      ? spawn('script', ['-qefc', `exec ${process.execPath} ${ENTRY[role]}`, '/dev/null'], { cwd: ROOT, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(process.execPath, [ENTRY[role]], { cwd: ROOT, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   const kill = (sig: NodeJS.Signals): void => {
     if (!wrapped || proc.pid === undefined) proc.kill(sig);
     else

@@ -1,5 +1,6 @@
 import pino, { Logger } from 'pino';
 import { LoggerService } from '@nestjs/common';
+import { prettyDestination } from './pretty-lines';
 
 /** Paths whose values never reach a log line (docs/design.md §4.8). */
 export const REDACT_PATHS = [
@@ -40,6 +41,9 @@ let root: Logger | undefined;
  * carries the process's role (`all` for `hecate`, `api` for `hecate-api`, …) once.
  */
 export function createRootLogger(level: string, name: string, destination?: pino.DestinationStream): Logger {
+  // A person at a terminal gets readable lines (GATEWAY_LOG_FORMAT=json keeps JSON there too); anything else, JSON.
+  const format = process.env.GATEWAY_LOG_FORMAT ?? (process.stdout.isTTY ? 'pretty' : 'json');
+  if (!destination && format === 'pretty') destination = prettyDestination(process.stdout);
   const options: pino.LoggerOptions = {
     name,
     level,

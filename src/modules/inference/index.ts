@@ -19,6 +19,7 @@ export {
   BudgetExceededError,
   InvalidInferenceRequestError,
   ModelNotConfiguredError,
+  NO_PROVIDER_ACTION,
   RouteImpossibleError,
   UnknownProviderError,
   UpstreamFailedError,

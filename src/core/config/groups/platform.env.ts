@@ -43,6 +43,8 @@ export class PlatformEnv {
   @IsOptional() @Matches(/^https?:\/\//, { message: 'OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL' }) OTEL_EXPORTER_OTLP_ENDPOINT?: string;
   @IsOptional() @IsString() OTEL_SERVICE_NAME?: string;
   @IsOptional() @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) LOG_LEVEL?: string;
+  /** `pretty` (readable lines; the default on a terminal) or `json` (the default otherwise). Read by the logger itself. */
+  @IsOptional() @IsIn(['pretty', 'json']) GATEWAY_LOG_FORMAT?: string;
 }
 
 export type StorageMode = 'embedded' | 'scaled';
