@@ -54,6 +54,7 @@ const EXPOSED_HEADERS = [
   'x-runtime-attempts',
   'x-runtime-retries',
   'x-runtime-fallback-from',
+  'x-runtime-token-count',
 ].join(', ');
 const CORS_METHODS = 'GET, POST, PUT, PATCH, DELETE';
 /** A preflight's answer is cached this long (seconds) by the browser. */

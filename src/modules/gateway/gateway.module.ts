@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { ProvidersModule } from '@modules/providers';
 import { ChatSessionsModule } from '@modules/chat-sessions';
 import { InferenceModule } from '@modules/inference';
+import { CountTokensService } from './count-tokens.service';
 import { IngressService } from './ingress.service';
 import { ModelsService } from './models.service';
 import { RateLimiterService } from './rate-limiter.service';
@@ -17,7 +18,16 @@ import { SessionExchangeService } from './session-exchange.service';
  */
 @Module({
   imports: [InferenceModule, ChatSessionsModule, ProvidersModule],
-  providers: [IngressService, ModelsService, RateLimiterService, SessionExchangeService, ResponsesRepository, ResponsesService, ResponsesRetention],
-  exports: [IngressService, ModelsService, SessionExchangeService, ResponsesService],
+  providers: [
+    CountTokensService,
+    IngressService,
+    ModelsService,
+    RateLimiterService,
+    SessionExchangeService,
+    ResponsesRepository,
+    ResponsesService,
+    ResponsesRetention,
+  ],
+  exports: [CountTokensService, IngressService, ModelsService, SessionExchangeService, ResponsesService],
 })
 export class GatewayModule {}

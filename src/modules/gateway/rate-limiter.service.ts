@@ -40,7 +40,8 @@ return {allowed, math.floor(tokens * 1000), now}
 `;
 
 const DISABLED_HEADERS = { 'x-ratelimit-limit': '0', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '0' };
-const COMPLETION_PATHS = new Set(['/v1/chat/completions', '/v1/messages', '/v1/responses']);
+/** Routes that call a provider, so each request spends a token: the completions, and counting (a tenant could otherwise drive unmetered upstream calls). */
+const COMPLETION_PATHS = new Set(['/v1/chat/completions', '/v1/messages', '/v1/responses', '/v1/messages/count_tokens']);
 const MAX_LOCAL_BUCKETS = 10_000;
 
 type PreParsingDone = (err: Error | null, payload?: RequestPayload) => void;

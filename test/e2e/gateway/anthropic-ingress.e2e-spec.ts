@@ -130,6 +130,46 @@ describe('Anthropic-compatible ingress (/v1/messages) and cross-protocol transla
     });
   });
 
+  describe('POST /v1/messages/count_tokens (the official SDK, as Claude Code calls it)', () => {
+    const request = { system: 'you are terse', messages: [{ role: 'user' as const, content: 'count the tokens of this sentence' }] };
+
+    it('returns the provider’s own count when it speaks Anthropic’s protocol (exact, with its key, nothing billed)', async () => {
+      const { data, response } = await anthropic.messages.countTokens({ model: 'claude-sonnet-4-5', ...request }).withResponse();
+      // The fake upstream counts characters / 4 over system and messages: (13 + 33) / 4 → 12.
+      expect(data).toEqual({ input_tokens: 12 });
+      expect(response.headers.get('x-runtime-token-count')).toBe('exact');
+      expect(response.headers.get('x-runtime-provider')).toBe('anth');
+      const sent = anth.requests.filter((r) => r.method === 'POST');
+      expect(sent.map((r) => r.path)).toEqual(['/v1/messages/count_tokens']);
+      expect(sent[0].headers['x-api-key']).toBe(ANTHROPIC_KEY);
+      expect(sent[0].body).toMatchObject({ model: 'claude-sonnet-4-5', system: 'you are terse' });
+    });
+
+    it('estimates, and says so, for a model served over the OpenAI protocol (nothing sent upstream)', async () => {
+      const { data, response } = await anthropic.messages.countTokens({ model: 'gpt-4o-mini', ...request }).withResponse();
+      expect(data.input_tokens).toBeGreaterThan(10);
+      expect(data.input_tokens).toBeLessThan(30);
+      expect(response.headers.get('x-runtime-token-count')).toBe('estimate');
+      expect(oai.requests.filter((r) => r.method === 'POST')).toEqual([]);
+    });
+
+    it('answers an unknown model and a request without messages in Anthropic’s error shape', async () => {
+      const unknown = (await anthropic.messages.countTokens({ model: 'no-such-model', ...request }).catch((e: unknown) => e)) as InstanceType<
+        typeof Anthropic.APIError
+      >;
+      expect(unknown.status).toBe(422);
+      expect((unknown.error as { error: { code: string } }).error.code).toBe('model_not_configured');
+      const empty = (await anthropic.messages.countTokens({ model: 'claude-sonnet-4-5', messages: [] }).catch((e: unknown) => e)) as InstanceType<
+        typeof Anthropic.APIError
+      >;
+      expect(empty).toBeInstanceOf(Anthropic.BadRequestError);
+      expect((empty.error as { type: string; error: { type: string; message: string } }).error).toMatchObject({
+        type: 'invalid_request',
+        message: 'messages must be a non-empty array',
+      });
+    });
+  });
+
   describe('the openai client against the Anthropic-protocol upstream', () => {
     it('completes and streams through the translation', async () => {
       const res = await openai.chat.completions.create({

@@ -237,6 +237,13 @@ describe('rate limit shared by two api processes (scaled mode)', () => {
     });
     expect(messages.status).toBe(429);
     expect(await messages.json()).toMatchObject({ type: 'error', error: { type: 'rate_limit_exceeded', code: 'rate_limit_exceeded' } });
+    // Counting tokens calls a provider too: it spends from the same bucket, so an empty one refuses it.
+    const count = await fetch(`${servers[1].url}/v1/messages/count_tokens`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm-rl', messages: [{ role: 'user', content: 'x' }] }),
+    });
+    expect(count.status).toBe(429);
     // Listing models does not spend a token, but still reports the bucket.
     const models = await fetch(`${servers[1].url}/v1/models`, { headers: { authorization: `Bearer ${OPERATOR_TOKEN}` } });
     expect(models.status).toBe(200);
