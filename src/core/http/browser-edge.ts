@@ -55,6 +55,7 @@ const EXPOSED_HEADERS = [
   'x-runtime-retries',
   'x-runtime-fallback-from',
   'x-runtime-token-count',
+  'x-runtime-dropped-tools',
 ].join(', ');
 const CORS_METHODS = 'GET, POST, PUT, PATCH, DELETE';
 /** A preflight's answer is cached this long (seconds) by the browser. */
