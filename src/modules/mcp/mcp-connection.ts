@@ -13,6 +13,7 @@ import { EnvSource, resolveSecretMap, scrubSecrets } from './mcp-secrets';
 import { secretReferenceAllowed, stdioNetwork } from './mcp-policy';
 import { SandboxedStdioTransport } from './sandboxed-stdio.transport';
 import { boundedResponse } from './bounded-response';
+import { stderrSummary } from './stderr-summary';
 
 const CLIENT_INFO = { name: 'hecate', version: '1' };
 
@@ -91,7 +92,7 @@ async function connectStdio(spec: McpServerSpec, ctx: McpSpawnContext, deps: Mcp
   const values = Object.values(secrets);
   const diagnostic = () => {
     const status = transport.exitStatus() ?? 'is not answering';
-    const stderr = scrubSecrets(transport.stderrTail(), values).slice(-500);
+    const stderr = stderrSummary(scrubSecrets(transport.stderrTail(), values));
     return `MCP server "${spec.name}" ${status}${stderr ? `; stderr: ${stderr}` : ''}`;
   };
   const client = new Client(CLIENT_INFO);

@@ -402,6 +402,20 @@ describe('tool isolation', () => {
       expect(hits).toBe(before);
     });
 
+    itWithBwrap("clones a local repository that belongs to another user than the sandbox's (root's checkout), as the sandbox's uid", async () => {
+      const local = join(layout.roots, 'owned-by-server');
+      mkdirSync(local);
+      const git = (...args: string[]) =>
+        execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@e', ...args], { cwd: local, env: { PATH: process.env.PATH } });
+      git('init', '-q', '-b', 'main');
+      writeFileSync(join(local, 'hello.txt'), 'cloned from a local path\n');
+      git('add', '.');
+      git('commit', '-qm', 'first');
+      const { run: r, stdout, stderr } = await run(a, { repo: local, shell_command: 'cat hello.txt; stat -c %u hello.txt; git log --format=%s' });
+      expect({ status: r.status, error: r.last_error ?? r.error ?? null, stderr }).toEqual({ status: 'completed', error: null, stderr: '' });
+      expect(stdout).toBe(`cloned from a local path\n${asRoot ? 65534 : process.getuid?.()}\nfirst\n`);
+    });
+
     itWithBwrap('clones an allowed URL inside the sandbox as the unprivileged uid, without following redirects', async () => {
       const { run: r, stdout } = await run(a, { repo: `${base}/repo.git`, sandbox_network: true, shell_command: 'cat hello.txt; stat -c %u hello.txt' });
       expect(r.status).toBe('completed');

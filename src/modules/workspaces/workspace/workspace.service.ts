@@ -1,4 +1,6 @@
-import { chmod, lchown, lstat, mkdir, readdir, realpath, rm, stat } from 'node:fs/promises';
+import { chmod, lchown, lstat, mkdir, mkdtemp, readdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
@@ -240,6 +242,7 @@ export class WorkspaceService {
     await this.adopt(dir);
     const argv = ['git', '-c', 'http.followRedirects=false'];
     const readPaths: string[] = [];
+    let trust: string | undefined;
     if (isRemote(task.repo)) {
       const verdict = await checkOutboundUrl(task.repo, { ...this.config.tasks.outbound, selfPort: this.config.server.port });
       if (!verdict.ok) throw new Error(`repo: ${verdict.message}`);
@@ -247,6 +250,10 @@ export class WorkspaceService {
       argv.push('-c', `http.curloptResolve=${verdict.host}:${verdict.port}:${address}`);
     } else {
       readPaths.push(task.repo);
+      // A local repository usually belongs to another user than the sandbox's (the operator's checkout, root's): git
+      // refuses it as "dubious ownership", and before 2.46 honours safe.directory only from a global or system file.
+      trust = await trustingGitConfig();
+      readPaths.push(dirname(trust));
     }
     argv.push('clone', '--quiet', '--no-hardlinks');
     if (task.baseBranch) argv.push('--branch', task.baseBranch);
@@ -255,7 +262,7 @@ export class WorkspaceService {
     const r = await runProcess({
       argv: sandbox.wrap(argv, { workspace: dir, cwd: dir, readOnly: false, network, readPaths }),
       cwd: dir,
-      env: commandEnv(this.config.tasks, dir, GIT_ENV),
+      env: commandEnv(this.config.tasks, dir, trust ? { ...GIT_ENV, GIT_CONFIG_GLOBAL: trust } : GIT_ENV),
       timeoutMs: 10 * 60_000,
       maxOutputBytes: 256 * 1024,
       signal,
@@ -334,4 +341,24 @@ export class WorkspaceService {
   taskDir(taskId: string): string {
     return join(this.root, taskId);
   }
+}
+
+let trustFile: Promise<string> | undefined;
+
+/**
+ * A global git configuration that trusts every directory (`safe.directory = *`), made once per process in a
+ * directory of its own (world-readable, so the sandbox's uid reads it once mounted): the clone of a local repository
+ * gets it as GIT_CONFIG_GLOBAL, and nothing else does.
+ */
+async function trustingGitConfig(): Promise<string> {
+  // Made again if something (a tmp cleaner) removed it since.
+  if (trustFile && !existsSync(await trustFile)) trustFile = undefined;
+  trustFile ??= (async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'hecate-git-trust-'));
+    await chmod(dir, 0o755);
+    const file = join(dir, 'gitconfig');
+    await writeFile(file, '[safe]\n\tdirectory = *\n', { mode: 0o644 });
+    return file;
+  })();
+  return trustFile;
 }
