@@ -143,8 +143,9 @@ export function gitArgvProblem(argv: string[]): string | null {
 
 /**
  * The environment every git process gets: no prompts or pager, system and global configuration ignored, only
- * plain transports (no `ext::`), and any directory trusted (workspaces belong to the sandbox's uid, not root). Whatever
- * the repository's own configuration says (it is workspace content), git runs no hook, fsmonitor, credential helper,
+ * plain transports (no `ext::`), and any directory trusted (workspaces belong to the sandbox's uid, not root; git
+ * 2.39 ignores that setting here, so the clone of a local repository gets it from a global file of its own:
+ * workspace.service.ts). Whatever the repository's own configuration says (it is workspace content), git runs no hook, fsmonitor, credential helper,
  * askpass, proxy or configured ssh command, and does not take a directory that merely looks like a bare repository.
  */
 export const GIT_ENV: Record<string, string> = {

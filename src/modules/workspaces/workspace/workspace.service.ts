@@ -251,7 +251,8 @@ export class WorkspaceService {
     } else {
       readPaths.push(task.repo);
       // A local repository usually belongs to another user than the sandbox's (the operator's checkout, root's): git
-      // refuses it as "dubious ownership", and before 2.46 honours safe.directory only from a global or system file.
+      // refuses it as "dubious ownership", and git 2.39 (Debian 12) honours safe.directory only from a global or
+      // system file.
       trust = await trustingGitConfig();
       readPaths.push(dirname(trust));
     }
