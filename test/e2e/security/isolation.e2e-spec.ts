@@ -214,6 +214,45 @@ describe('tool isolation', () => {
       await waitFor(() => !processRunning('sleep 3000123'), { timeoutMs: 5000, what: 'every process of the killed worker’s command to be gone' });
     });
 
+    it("the lifeline's reader never speaks in a command's output: 40 sandboxed `echo hi`, stdout 'hi', stderr empty", async () => {
+      // bubblewrap's outer process exits with the command, before its namespace is gone: the reader then sees end of
+      // file with nothing left to kill (3 in 40 printed "kill: No such process" into the command's stderr before).
+      const dist = join(__dirname, '../../../dist/src');
+      /* eslint-disable @typescript-eslint/no-require-imports */
+      const { loadConfig } = require(join(dist, 'core/config/config.loader.js')) as typeof import('../../../src/core/config/config.loader');
+      const { SandboxService } = require(
+        join(dist, 'modules/workspaces/sandbox/sandbox.service.js'),
+      ) as typeof import('../../../src/modules/workspaces/sandbox/sandbox.service');
+      const { SupervisedProcess } = require(
+        join(dist, 'modules/workspaces/sandbox/supervised-process.js'),
+      ) as typeof import('../../../src/modules/workspaces/sandbox/supervised-process');
+      /* eslint-enable @typescript-eslint/no-require-imports */
+      const workspaces = mkdtempSync(join(tmpdir(), 'hecate-quiet-ws-'));
+      const workspace = join(workspaces, 'run');
+      mkdirSync(workspace);
+      if (asRoot) execFileSync('chown', ['65534:65534', workspace]);
+      const sandbox = new SandboxService(
+        loadConfig({ PATH: process.env.PATH, GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'hecate-quiet-')), GATEWAY_WORKSPACES_DIR: workspaces }),
+      );
+      await sandbox.onModuleInit();
+      try {
+        const outputs = new Set<string>();
+        for (let i = 0; i < 40; i++) {
+          const argv = sandbox.wrap(['sh', '-c', 'echo hi'], { workspace, cwd: workspace, readOnly: false, network: false });
+          const proc = SupervisedProcess.spawn({ argv, cwd: workspace, env: { PATH: '/usr/bin:/bin' }, stdin: 'ignore', graceMs: 1000 });
+          let out = '';
+          let err = '';
+          proc.child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+          proc.child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+          const exit = await proc.exited;
+          outputs.add(JSON.stringify({ exit, out, err }));
+        }
+        expect([...outputs]).toEqual([JSON.stringify({ exit: { code: 0, signal: null }, out: 'hi\n', err: '' })]);
+      } finally {
+        await sandbox.onModuleDestroy();
+      }
+    });
+
     it('a worker killed while bubblewrap is still setting the sandbox up leaves nothing behind either (15 kills, 0–4 ms after the spawn)', async () => {
       // Without the lifeline most of these left a sandbox running for good: bubblewrap arms --die-with-parent only
       // once the namespaces are made.

@@ -18,5 +18,14 @@ export const LIFELINE_FD = 3;
  */
 export function behindLifeline(argv: string[], scope: 'namespace' | 'group'): string[] {
   const victims = scope === 'namespace' ? '-1' : '0';
-  return ['/bin/sh', '-c', `{ read -r _ <&${LIFELINE_FD}; kill -KILL ${victims}; } & exec ${LIFELINE_FD}<&-; exec "$@"`, 'hecate-lifeline', ...argv];
+  // The reader holds none of the command's stdio: nothing it says reaches the command's output, and the worker's view
+  // of the streams ends with the command. bubblewrap's outer process exits as soon as the command does, before the
+  // namespace is gone, so the reader may yet see end of file with nothing left to kill: it says nothing then either.
+  return [
+    '/bin/sh',
+    '-c',
+    `{ read -r _ <&${LIFELINE_FD}; kill -KILL ${victims}; } </dev/null >/dev/null 2>&1 & exec ${LIFELINE_FD}<&-; exec "$@"`,
+    'hecate-lifeline',
+    ...argv,
+  ];
 }
