@@ -27,7 +27,10 @@ export type Role = 'api' | 'worker' | 'all';
 
 async function openCore(role: Role): Promise<CoreResources> {
   const config = processConfig();
-  logConfigWarnings(createRootLogger(config.telemetry.logLevel, role === 'all' ? 'hecate' : `hecate-${role}`), config.warnings);
+  logConfigWarnings(
+    createRootLogger(config.telemetry.logLevel, role === 'all' ? 'hecate' : `hecate-${role}`, undefined, config.telemetry.logFormat),
+    config.warnings,
+  );
   // Entities are registered by importing the module files above; the DataSource sees them all.
   const dataSource = await openDatabase(config, role);
   const redis = await openRedis(config);

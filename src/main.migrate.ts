@@ -8,7 +8,7 @@ import { createRootLogger } from '@core/logging/logger';
 /** `npm run migrate`: applies pending migrations once (the Helm pre-install/pre-upgrade Job). */
 async function main(): Promise<void> {
   const config = processConfig();
-  const log = createRootLogger(config.telemetry.logLevel, 'hecate-migrate');
+  const log = createRootLogger(config.telemetry.logLevel, 'hecate-migrate', undefined, config.telemetry.logFormat);
   const dataSource = await createDataSource({
     url: config.database.url,
     dataDir: config.database.dataDir,

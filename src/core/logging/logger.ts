@@ -40,9 +40,7 @@ let root: Logger | undefined;
  * `destination`: stdout by default; a stdio protocol process (the ACP agent) logs to stderr (fd 2) instead. Every line
  * carries the process's role (`all` for `hecate`, `api` for `hecate-api`, …) once.
  */
-export function createRootLogger(level: string, name: string, destination?: pino.DestinationStream): Logger {
-  // A person at a terminal gets readable lines (GATEWAY_LOG_FORMAT=json keeps JSON there too); anything else, JSON.
-  const format = process.env.GATEWAY_LOG_FORMAT ?? (process.stdout.isTTY ? 'pretty' : 'json');
+export function createRootLogger(level: string, name: string, destination?: pino.DestinationStream, format: 'pretty' | 'json' = 'json'): Logger {
   if (!destination && format === 'pretty') destination = prettyDestination(process.stdout);
   const options: pino.LoggerOptions = {
     name,

@@ -5,7 +5,7 @@ import OpenAI from 'openai';
 import { launchBrowser, openPage, pageProblems } from '../../support/browser';
 import { HttpClient } from '../../support/http';
 import type { ServerProcess } from '../../support/server-process';
-import { OPERATOR_TOKEN, rawRequest, startSecured } from './security-harness';
+import { createKey, OPERATOR_TOKEN, rawRequest, startSecured } from './security-harness';
 
 /**
  * Issue 33, "an HTTP edge that forgives ordinary clients", played with the clients people use: curl-style requests
@@ -110,6 +110,34 @@ describe('the HTTP edge for ordinary clients', () => {
     expect(body).toMatchObject({ type: 'model_not_configured', message: 'no provider is configured' });
     expect(body.operator_action).toContain('PROVIDER_OPENAI_API_KEY=');
     expect(body.operator_action).toContain('PROVIDER_<NAME>_BASE_URL');
+  });
+
+  it('walls POST /v1/messages/count_tokens like /v1/messages: no credential, an operator-only key, a foreign Origin, hostile and oversized bodies', async () => {
+    const count = (headers: Record<string, string>, body: string) =>
+      rawRequest(server.url, { method: 'POST', path: '/v1/messages/count_tokens', headers: { 'content-type': 'application/json', ...headers }, body });
+    const ok = JSON.stringify({ model: 'claude-x', messages: [{ role: 'user', content: 'hi' }] });
+    const typeOf = (r: Awaited<ReturnType<typeof count>>) => ({ status: r.status, type: r.body.error?.type });
+    expect(typeOf(await count({}, ok))).toEqual({ status: 401, type: 'authentication_error' });
+    const operatorOnly = await createKey(server.url, ['operator'], 'tenant-count');
+    expect((await count({ 'x-api-key': operatorOnly.secret }, ok)).status).toBe(403);
+    const auth = { authorization: `Bearer ${OPERATOR_TOKEN}` };
+    const foreign = await count({ ...auth, origin: 'https://evil.example' }, ok);
+    expect({ ...typeOf(foreign), code: (foreign.body.error as { code?: string }).code }).toEqual({
+      status: 403,
+      type: 'permission_error',
+      code: 'origin_not_allowed',
+    });
+    for (const hostile of ['[1,2]', '"x"', JSON.stringify({ model: 'claude-x', messages: 'hi' }), JSON.stringify({ model: 7, messages: [] })]) {
+      expect({ hostile, ...typeOf(await count(auth, hostile)) }).toEqual({ hostile, status: 400, type: 'invalid_request' });
+    }
+    expect((await count(auth, JSON.stringify({ model: 'x', messages: [{ role: 'user', content: 'a'.repeat(33 * 1024 * 1024) }] }))).status).toBe(413);
+    // A tenant's inference key reaches it (no provider here: the 422 that names the variable), and nothing is stored.
+    const tenant = await createKey(server.url, ['inference'], 'tenant-count');
+    const answered = await count({ 'x-api-key': tenant.secret }, ok);
+    expect({ status: answered.status, code: (answered.body.error as { code?: string } | undefined)?.code }).toEqual({
+      status: 422,
+      code: 'model_not_configured',
+    });
   });
 
   it("answers a bad credential on /v1/messages with Anthropic's authentication_error (code keeps Hecate's type)", async () => {

@@ -43,7 +43,7 @@ export class PlatformEnv {
   @IsOptional() @Matches(/^https?:\/\//, { message: 'OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL' }) OTEL_EXPORTER_OTLP_ENDPOINT?: string;
   @IsOptional() @IsString() OTEL_SERVICE_NAME?: string;
   @IsOptional() @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) LOG_LEVEL?: string;
-  /** `pretty` (readable lines; the default on a terminal) or `json` (the default otherwise). Read by the logger itself. */
+  /** `pretty` (readable lines; the default on a terminal) or `json` (the default otherwise). */
   @IsOptional() @IsIn(['pretty', 'json']) GATEWAY_LOG_FORMAT?: string;
 }
 
@@ -70,7 +70,7 @@ export interface PlatformConfig {
     corsOrigins: string[];
   };
   liveStreams: { ttlSeconds: number };
-  telemetry: { otlpEndpoint: string | undefined; serviceName: string; logLevel: string };
+  telemetry: { otlpEndpoint: string | undefined; serviceName: string; logLevel: string; logFormat: 'pretty' | 'json' };
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
@@ -149,6 +149,8 @@ export function platformConfig(env: PlatformEnv): PlatformConfig {
       otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT,
       serviceName: env.OTEL_SERVICE_NAME ?? 'hecate',
       logLevel: env.LOG_LEVEL ?? 'info',
+      // A person at a terminal gets readable lines (GATEWAY_LOG_FORMAT=json keeps JSON there too); anything else, JSON.
+      logFormat: (env.GATEWAY_LOG_FORMAT ?? (process.stdout.isTTY ? 'pretty' : 'json')) as 'pretty' | 'json',
     },
   };
 }
