@@ -49,6 +49,16 @@ describe('the documents in docs/ are true', () => {
     expect(broken).toEqual([]);
   });
 
+  it("the README's module table names every folder of src/modules, and only those", () => {
+    const readme = read('README.md');
+    const table = readme.slice(readme.indexOf('The modules and who builds them'), readme.indexOf('`WorkerModule.workerOnlyModules`'));
+    const named = [...table.matchAll(/^\s*\| `([a-z/-]+)`/gm)].map((m) => m[1]);
+    const folders = readdirSync(join(root, 'src/modules'), { withFileTypes: true }).filter((d) => d.isDirectory());
+    expect(named.filter((n) => !n.includes('/')).sort()).toEqual(folders.map((d) => d.name).sort());
+    // A row for a part of a module (`tasks/runners`) names a folder that exists too.
+    for (const part of named.filter((n) => n.includes('/'))) expect([part, existsSync(join(root, 'src/modules', part))]).toEqual([part, true]);
+  });
+
   it('comments in src/ and libs/ cite documents in the repository, never the seeds, DESIGN, STYLE or an issue', () => {
     const out = execFileSync(process.execPath, [join(root, 'test/lint/code-metrics.mjs'), '--json'], { encoding: 'utf8' });
     const metrics = JSON.parse(out) as { outsideDocCitationSites: string[] };
