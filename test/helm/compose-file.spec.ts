@@ -1,7 +1,9 @@
 // docker-compose.yml rendered as Compose reads it (test/support/compose.ts), then what `docker compose up` would give
 // each container: the worker runs task commands under bubblewrap out of the box (issue 33), the api keeps Docker's
 // confinement. The seccomp profile is read the way the engine applies it (test/support/seccomp-profile.ts).
-import { existsSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { interpolate, renderCompose, securityOptions, serviceEnvironment, type ComposeProject } from '../support/compose';
 import { CLONE, readSeccompProfile, seccompVerdict, type SeccompProfile } from '../support/seccomp-profile';
@@ -94,6 +96,53 @@ describe('docker-compose.yml', () => {
     const runtime = dockerfile.slice(dockerfile.indexOf('AS runtime'));
     expect(runtime).toMatch(/apt-get install[^\n]*\bbubblewrap\b/);
     expect(project.services.worker.build).toMatchObject({ context: '.', dockerfile: 'Dockerfile' });
+  });
+});
+
+describe("the worker's seccomp profile, loaded by libseccomp as the engine loads it (no Docker engine here)", () => {
+  const IMAGE_UID = '10001';
+  const SECCOMP_EXEC = path.resolve(__dirname, '../support/seccomp-exec.py');
+
+  /** bubblewrap with the sandbox's namespaces and mounts (SandboxService.bwrapArgs), as the image's user, under `profile`. */
+  function bwrapUnder(profile: string, workspace: string) {
+    const bwrap = ['bwrap', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--die-with-parent', '--new-session'];
+    bwrap.push('--unshare-net', '--ro-bind', '/usr', '/usr', '--ro-bind', '/etc', '/etc');
+    for (const link of ['bin', 'lib', 'lib64', 'sbin']) bwrap.push('--symlink', `usr/${link}`, `/${link}`);
+    bwrap.push('--dev', '/dev', '--proc', '/proc', '--perms', '1777', '--tmpfs', '/tmp', '--bind', workspace, workspace, '--chdir', workspace);
+    const command = ['sh', '-c', 'echo "uid $(id -u), pid $$"; touch made-here'];
+    const setpriv = ['setpriv', '--reuid', IMAGE_UID, '--regid', IMAGE_UID, '--clear-groups'];
+    return spawnSync(setpriv[0], [...setpriv.slice(1), '/usr/bin/python3', SECCOMP_EXEC, profile, ...bwrap, '--', ...command], {
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+  }
+
+  it('needs Debian\'s python3-seccomp (.ci/run installs it)', () => {
+    const probe = spawnSync('/usr/bin/python3', ['-c', 'import seccomp'], { encoding: 'utf8' });
+    expect([probe.status, probe.stderr]).toEqual([0, '']);
+  });
+
+  it('lets bubblewrap build the sandbox as uid 10001 under the shipped profile; Docker\'s default profile stops it', () => {
+    const project = renderCompose(CREDENTIALS);
+    const profileFile = path.resolve(project.dir, securityOptions(project.services.worker).seccomp);
+    const scratch = mkdtempSync(path.join(tmpdir(), 'hecate-seccomp-'));
+    const workspace = path.join(scratch, 'ws');
+    chmodSync(scratch, 0o755); // the image's user reaches its workspace through it
+    mkdirSync(workspace);
+    chownSync(workspace, Number(IMAGE_UID), Number(IMAGE_UID));
+
+    const isolated = bwrapUnder(profileFile, workspace);
+    expect([isolated.status, isolated.stderr]).toEqual([0, '']);
+    // Its own PID namespace (bubblewrap's init is 1, the shell 2), as the image's user; the workspace writable.
+    expect(isolated.stdout).toBe('uid 10001, pid 2\n');
+    expect(existsSync(path.join(workspace, 'made-here'))).toBe(true);
+
+    const profile = readSeccompProfile(profileFile);
+    const dockerDefault = path.join(scratch, 'docker-default.json');
+    writeFileSync(dockerDefault, JSON.stringify({ ...profile, syscalls: profile.syscalls.filter((rule) => !rule.comment?.startsWith('Hecate worker')) }));
+    const refused = bwrapUnder(dockerDefault, workspace);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/^bwrap: No permissions to create new namespace/);
   });
 });
 
