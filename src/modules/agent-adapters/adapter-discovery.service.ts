@@ -39,8 +39,19 @@ export class AdapterDiscoveryService {
     return this.config.agent.adapters.dir;
   }
 
+  /** How to start the adapter here; a managed launcher left pointing at a removed checkout is repaired on the way. */
   resolve(def: AdapterDefinition): ResolvedAdapter {
-    return resolveAdapter(def, this.dir, this.config.tasks.childEnv.PATH ?? '');
+    const resolved = resolveAdapter(def, this.dir, this.config.tasks.childEnv.PATH ?? '');
+    if (resolved.repairedFrom) {
+      this.cache.delete(def.id);
+      rootLogger().warn(
+        { adapter_id: def.id, launcher: join(this.dir, def.command), missing: resolved.repairedFrom, now: resolved.path ?? null },
+        resolved.source === 'launcher'
+          ? 'agent adapter launcher pointed at a path that no longer exists; rewritten for this installation'
+          : 'agent adapter launcher pointed at a path that no longer exists and nothing here can replace it; removed',
+      );
+    }
+    return resolved;
   }
 
   /** The tenant's home of the adapter, owned by whoever the adapter in `workspace` runs as (never root). */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { accessSync, chmodSync, chownSync, constants, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, chownSync, constants, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
+import { installationRoot } from '@core/config/installation';
 import { type CommandSandbox, SupervisedProcess } from '@modules/workspaces';
 import type { AdapterDefinition } from './adapter-definitions';
 
@@ -16,6 +17,8 @@ export interface ResolvedAdapter {
   /** The installed package's own version (when `--version` prints none). */
   packageVersion?: string;
   error?: string;
+  /** The launcher pointed at this path, which is gone: it was rewritten (or removed, with nothing to point at). */
+  repairedFrom?: string;
 }
 
 const executable = (p: string): boolean => {
@@ -29,14 +32,8 @@ const executable = (p: string): boolean => {
 
 /** The node_modules directories an installed adapter package is looked for in: the adapters dir's, then the server's. */
 function moduleRoots(adaptersDir: string): string[] {
-  const roots = [join(adaptersDir, 'node_modules')];
-  for (let d = __dirname; dirname(d) !== d; d = dirname(d)) {
-    if (existsSync(join(d, 'node_modules'))) {
-      roots.push(join(d, 'node_modules'));
-      break;
-    }
-  }
-  return roots;
+  const root = installationRoot();
+  return [join(adaptersDir, 'node_modules'), ...(root ? [join(root, 'node_modules')] : [])];
 }
 
 function onPath(command: string, pathEnv: string): string | undefined {
@@ -50,19 +47,72 @@ function onPath(command: string, pathEnv: string): string | undefined {
  * package installed (in that dir's node_modules or the server's), else its command on PATH.
  */
 export function resolveAdapter(def: AdapterDefinition, adaptersDir: string, pathEnv: string): ResolvedAdapter {
+  const repairedFrom = def.managed ? repairStaleLauncher(def, adaptersDir, pathEnv) : undefined;
+  const repair = repairedFrom ? { repairedFrom } : {};
   if (def.managed) {
     const launcher = join(adaptersDir, def.command);
-    if (executable(launcher))
-      return { available: true, source: 'launcher', path: launcher, argv: [launcher, ...def.args], readPaths: [adaptersDir, ...moduleRoots(adaptersDir)] };
+    if (executable(launcher)) {
+      const readPaths = [adaptersDir, ...moduleRoots(adaptersDir)];
+      return { available: true, source: 'launcher', path: launcher, argv: [launcher, ...def.args], readPaths, ...repair };
+    }
   }
   const installed = installedLaunch(def, adaptersDir);
-  if (installed) return installed;
+  if (installed) return { ...installed, ...repair };
   const found = onPath(def.command, pathEnv);
-  if (found) return { available: true, source: 'path', path: found, argv: [found, ...def.args], readPaths: [dirname(found)] };
+  if (found) return { available: true, source: 'path', path: found, argv: [found, ...def.args], readPaths: [dirname(found)], ...repair };
   const managed = def.managed
     ? `; managed launcher unavailable: ${def.managedPackage} is not installed in ${adaptersDir} and no launcher script exists there`
     : '';
-  return { available: false, readPaths: [], error: `exec: "${def.command}": executable file not found in $PATH${managed}` };
+  return { available: false, readPaths: [], error: `exec: "${def.command}": executable file not found in $PATH${managed}`, ...repair };
+}
+
+/**
+ * A managed launcher whose `exec` names a path that no longer exists (the checkout or node it was written from is
+ * gone; it would exit 127 at spawn) is rewritten for this installation, or removed when nothing can start the
+ * adapter here. Returns the missing path when it did either. Launchers Hecate did not write are left alone.
+ */
+export function repairStaleLauncher(def: AdapterDefinition, adaptersDir: string, pathEnv: string): string | undefined {
+  const launcher = join(adaptersDir, def.command);
+  const missing = missingTarget(launcher);
+  if (!missing) return undefined;
+  try {
+    writeLauncher(def, adaptersDir, pathEnv);
+  } catch {
+    // nothing to point it at: writeLauncher removed it, and the adapter resolves as not installed
+  }
+  return missing;
+}
+
+function missingTarget(launcher: string): string | undefined {
+  let script: string;
+  try {
+    script = readFileSync(launcher, 'utf8');
+  } catch {
+    return undefined;
+  }
+  if (!script.includes(LAUNCHER_MARK)) return undefined;
+  const exec = script.split('\n').find((line) => line.startsWith('exec '));
+  return exec ? shellWords(exec.slice(5)).find((word) => word.startsWith('/') && !existsSync(word)) : undefined;
+}
+
+/** The words of a line written with shellQuote: plain, '…' (a quote inside as '\''), "…". */
+function shellWords(line: string): string[] {
+  const words: string[] = [];
+  let word: string | undefined;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (c === ' ' || c === '\t') {
+      if (word !== undefined) words.push(word);
+      word = undefined;
+    } else if (c === "'" || c === '"') {
+      const end = line.indexOf(c, i + 1);
+      word = (word ?? '') + line.slice(i + 1, end < 0 ? line.length : end);
+      i = end < 0 ? line.length : end;
+    } else if (c === '\\') word = (word ?? '') + (line[++i] ?? '');
+    else word = (word ?? '') + c;
+  }
+  if (word !== undefined) words.push(word);
+  return words;
 }
 
 function installedLaunch(def: AdapterDefinition, adaptersDir: string): ResolvedAdapter | undefined {
@@ -88,25 +138,32 @@ function installedLaunch(def: AdapterDefinition, adaptersDir: string): ResolvedA
  */
 export function writeLauncher(def: AdapterDefinition, adaptersDir: string, pathEnv: string): string {
   const launcher = join(adaptersDir, def.command);
-  rmSync(launcher, { force: true });
   const installed = installedLaunch(def, adaptersDir);
   let line: string;
   if (installed?.argv) line = `exec ${installed.argv.map(shellQuote).join(' ')} "$@"`;
   else {
     const npx = onPath('npx', pathEnv);
-    if (!npx) throw new Error(`no local package runner found for ${def.managedPackage} (npx is not on PATH and the package is not installed)`);
+    if (!npx) {
+      rmSync(launcher, { force: true });
+      throw new Error(`no local package runner found for ${def.managedPackage} (npx is not on PATH and the package is not installed)`);
+    }
     line = `exec ${shellQuote(npx)} -y ${shellQuote(def.managedPackage!)} ${def.args.map(shellQuote).join(' ')} "$@"`;
   }
   mkdirSync(adaptersDir, { recursive: true });
   // Mounted read-only into the sandbox as it is: the adapter's unprivileged uid must be able to enter it.
   chmodSync(adaptersDir, 0o755);
+  // Written beside and renamed into place: another worker of this installation never starts a half-written launcher.
+  const partial = `${launcher}.${process.pid}.partial`;
   writeFileSync(
-    launcher,
-    `#!/bin/sh\n# Hecate-managed launcher for ${def.name} (${def.managedPackage}); recreated by POST /hecate/v1/agent-adapters/${def.id}/refresh-launcher\n${line}\n`,
+    partial,
+    `#!/bin/sh\n${LAUNCHER_MARK} ${def.name} (${def.managedPackage}); recreated by POST /hecate/v1/agent-adapters/${def.id}/refresh-launcher\n${line}\n`,
   );
-  chmodSync(launcher, 0o755);
+  chmodSync(partial, 0o755);
+  renameSync(partial, launcher);
   return launcher;
 }
+
+const LAUNCHER_MARK = '# Hecate-managed launcher for';
 
 const VERSION_TIMEOUT_MS = 5000;
 

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adapterEnv, FAULT_AGENT_PROCESS } from '../../support/acp-agents';
@@ -145,6 +145,24 @@ describe('agent adapters (scaled: api + worker processes)', () => {
     const unmanaged = await c.call('POST', '/hecate/v1/agent-adapters/fault/refresh-launcher');
     expect(unmanaged.status).toBe(409);
     expect(unmanaged.body.error.type).toBe('conflict');
+  });
+
+  it('repairs by itself a launcher left pointing into a removed checkout: the probe starts Codex through it (issue 33)', async () => {
+    // What another installation on the machine wrote, before its checkout was removed: exec of its own codex-acp.
+    const gone = join(mkdtempSync(join(tmpdir(), 'hecate-removed-checkout-')), 'node_modules/@zed-industries/codex-acp-linux-x64/bin/codex-acp');
+    const launcher = join(env.GATEWAY_AGENT_ADAPTERS_DIR, 'codex-acp');
+    writeFileSync(launcher, `#!/bin/sh\n# Hecate-managed launcher for Codex (@zed-industries/codex-acp); recreated by …\nexec '${gone}' "$@"\n`);
+    chmodSync(launcher, 0o755);
+
+    const probe = await c.call('POST', '/hecate/v1/agent-adapters/codex/probe');
+    expect(probe.status).toBe(200);
+    // Started and initialized (it then asks for credentials, as it does without them): no exit 127 at initialize.
+    expect(probe.body.data.health).toMatchObject({ status: 'auth_required', stage: 'new_session', path: launcher });
+    expect(probe.body.data.adapter).toMatchObject({ id: 'codex', available: true, status: 'available', path: launcher });
+    const script = readFileSync(launcher, 'utf8');
+    expect(script).not.toContain(gone);
+    expect(script).toMatch(/\nexec \S*\/node_modules\/@zed-industries\/codex-acp-linux-x64\/bin\/codex-acp "\$@"\n$/);
+    expect(existsSync(script.match(/\nexec (\S+) /)![1])).toBe(true);
   });
 });
 

@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { IsIn, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
 import { bool, duration, IsBooleanString, IsDuration } from '../config-validators';
+import { installationKey, installationRoot } from '../installation';
 
 /** The agent loop (execution_kind=agent_loop): turn cap, system prompt, per-call limits, the http_request tool. */
 export class AgentEnv {
@@ -83,6 +84,16 @@ export interface AgentConfig {
   };
 }
 
+/**
+ * Where an installation keeps its managed launchers (and installed adapter packages, and the adapters' homes) unless
+ * told otherwise: under the user's cache, one directory per installation. A launcher points into its own
+ * installation's node_modules, so a shared one broke every other installation on the machine once the checkout it
+ * was written from was removed.
+ */
+export function defaultAdaptersDir(installRoot: string, cacheHome: string): string {
+  return join(cacheHome, 'hecate', 'agent-adapters', installationKey(installRoot));
+}
+
 /** The adapters directory may be named by the project's variable or the API contract's; two different directories is an error. */
 export function checkAgentEnv(env: AgentEnv): string[] {
   const ours = env.GATEWAY_AGENT_ADAPTERS_DIR;
@@ -115,7 +126,7 @@ export function agentConfig(env: AgentEnv): AgentConfig {
       dir:
         env.GATEWAY_AGENT_ADAPTERS_DIR ??
         env.HECATE_AGENT_ADAPTERS_DIR ??
-        join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'hecate', 'agent-adapters'),
+        defaultAdaptersDir(installationRoot() ?? process.cwd(), process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache')),
       operatorDefined: env.GATEWAY_AGENT_ADAPTERS ?? '',
       idleTimeoutMs: duration(env.GATEWAY_AGENT_ADAPTER_IDLE_TIMEOUT, 900_000),
       turnTimeoutMs: duration(env.GATEWAY_AGENT_ADAPTER_TURN_TIMEOUT, 1_800_000),

@@ -1,21 +1,7 @@
-import { existsSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
+import { installationRoot } from '@core/config/installation';
 
 const inside = (child: string, parent: string): boolean => child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
-
-let appRoot: string | null | undefined;
-/** The server's own package root (its package.json beside its node_modules; dist/ has a package.json of its own). */
-function serverRoot(): string | null {
-  if (appRoot !== undefined) return appRoot;
-  appRoot = null;
-  for (let d = __dirname; dirname(d) !== d; d = dirname(d)) {
-    if (existsSync(join(d, 'package.json')) && existsSync(join(d, 'node_modules'))) {
-      appRoot = d;
-      break;
-    }
-  }
-  return appRoot;
-}
 
 /**
  * The server's code (its built `dist/` and `src/`): hidden from every command, unless the command's workspace is the
@@ -23,7 +9,7 @@ function serverRoot(): string | null {
  * mounts it (adapters and MCP servers installed beside the server run from there, read-only).
  */
 export function serverCodePaths(workspace: string): string[] {
-  const root = serverRoot();
+  const root = installationRoot();
   if (!root || inside(workspace, root)) return [];
   return [join(root, 'dist'), join(root, 'src')];
 }
