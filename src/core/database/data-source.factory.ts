@@ -1,11 +1,12 @@
-import { mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { Client, type ClientConfig } from 'pg';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { MIGRATIONS } from '@migrations';
 import { rootLogger, scrubSecrets } from '@core/logging/logger';
 import { pgliteTypeormDriver } from './pglite-pool';
+import { baselineWasmOnly, pgliteOptions } from './pglite-template';
 
 export interface DataSourceSettings {
   /** Postgres URL (scaled mode); undefined selects PGlite in `dataDir`. */
@@ -61,10 +62,10 @@ export async function createDataSource(settings: DataSourceSettings): Promise<Da
   }
   const dataDir = resolve(settings.dataDir, 'pglite');
   mkdirSync(dataDir, { recursive: true });
-  const db = await PGlite.create({
-    dataDir,
-    relaxedDurability: true,
-    parsers: { [INT8_OID]: (value: string) => Number(value) },
-  });
+  baselineWasmOnly();
+  const { options, templateUsed } = pgliteOptions(dataDir);
+  if (!templateUsed && !existsSync(join(dataDir, 'PG_VERSION')))
+    rootLogger().info({ dataDir }, 'no PGlite template in the build (npm run build makes it): running initdb, which peaks at ~500 MB once');
+  const db = await PGlite.create({ ...options, parsers: { [INT8_OID]: (value: string) => Number(value) } });
   return new DataSource({ ...common, driver: pgliteTypeormDriver(db) } as DataSourceOptions);
 }
