@@ -142,17 +142,18 @@ export interface PrivateRedis {
 }
 
 /**
- * A throwaway redis-server on a free port (noeviction, no persistence), for tests that stop, restart or
- * `CLIENT KILL` Redis without disturbing the shared instance.
+ * A throwaway redis-server on a free port (noeviction unless `policy` says otherwise, no persistence, a password when
+ * given: its `url` carries it), for tests that stop, restart or `CLIENT KILL` Redis without disturbing the shared
+ * instance, or that need a Redis configured wrong.
  */
-export async function startPrivateRedis(): Promise<PrivateRedis> {
+export async function startPrivateRedis({ policy = 'noeviction', password }: { policy?: string; password?: string } = {}): Promise<PrivateRedis> {
   const port = await freePort();
   let proc: ChildProcess | undefined;
-  const url = `redis://127.0.0.1:${port}`;
+  const url = `redis://${password ? `:${encodeURIComponent(password)}@` : ''}127.0.0.1:${port}`;
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', policy];
+  if (password) args.push('--requirepass', password);
   const start = async () => {
-    proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction'], {
-      stdio: 'ignore',
-    });
+    proc = spawn('redis-server', args, { stdio: 'ignore' });
     await waitFor(
       async () => {
         const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });

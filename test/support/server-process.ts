@@ -69,6 +69,26 @@ async function seedDataDir(role: ServerRole, env: Record<string, string | undefi
   return true;
 }
 
+/**
+ * The environment of a process the suite starts from the built server: this one's, without the suite's own service
+ * URLs and server configuration (TEST_*, DATABASE_URL, REDIS_URL, GATEWAY_*, PROVIDER_*, WORKER_*, PORT, HOST), then
+ * `env` (an undefined value removes a variable).
+ */
+export function childEnv(env: Record<string, string | undefined>): Record<string, string> {
+  const fullEnv: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && !k.startsWith('TEST_') && !/^(DATABASE_URL|REDIS_URL|GATEWAY_|PROVIDER_|WORKER_|PORT|HOST)/.test(k)) fullEnv[k] = v;
+  }
+  // Every server of a run shares V8's code cache of dist/ (the server writes it once ready, src/bootstrap.ts): a start
+  // after the first compiles far less of its ~2 s of module loading.
+  Object.assign(fullEnv, { LOG_LEVEL: 'info', NODE_ENV: 'test', NODE_COMPILE_CACHE: COMPILE_CACHE });
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined) delete fullEnv[k];
+    else fullEnv[k] = v;
+  }
+  return fullEnv;
+}
+
 /** What the embedded server logs when its migration step applied something (nothing, on a template copy). */
 const MIGRATED_LOG = 'embedded database migrated';
 
@@ -96,19 +116,7 @@ export async function startServer(
   const started = Date.now();
   const port = fixedPort ?? (await freePort());
   const seeded = await seedDataDir(role, env);
-  const fullEnv: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !k.startsWith('TEST_') && !/^(DATABASE_URL|REDIS_URL|GATEWAY_|PROVIDER_|WORKER_|PORT|HOST)/.test(k)) fullEnv[k] = v;
-  }
-  // Every server of a run shares V8's code cache of dist/ (the server writes it once ready, src/bootstrap.ts): a start
-  // after the first compiles far less of its ~2 s of module loading.
-  Object.assign(fullEnv, { LOG_LEVEL: 'info', NODE_ENV: 'test', NODE_COMPILE_CACHE: COMPILE_CACHE });
-  if (role === 'worker') fullEnv.WORKER_HEALTH_PORT = String(port);
-  else fullEnv.PORT = String(port);
-  for (const [k, v] of Object.entries(env)) {
-    if (v === undefined) delete fullEnv[k];
-    else fullEnv[k] = v;
-  }
+  const fullEnv = childEnv(role === 'worker' ? { WORKER_HEALTH_PORT: String(port), ...env } : { PORT: String(port), ...env });
   // Hidden directories: the process runs under bwrap (its own process group, so a signal reaches node, not only bwrap).
   const wrapped = hide.length > 0;
   // On a terminal: `script` gives node a pseudo-terminal and copies what it prints to our pipe; a signal to script's

@@ -1,4 +1,6 @@
 import { DataSource } from 'typeorm';
+import type { PlatformConfig } from '@core/config/groups/platform.env';
+import { createDataSource } from './data-source.factory';
 
 /** Arbitrary but fixed: the advisory lock that serialises migrate-on-boot across pods. */
 export const MIGRATION_LOCK_KEY = 726_354_001;
@@ -43,4 +45,25 @@ export async function migrateWithLock(dataSource: DataSource): Promise<string[]>
 export async function migrateEmbedded(dataSource: DataSource): Promise<string[]> {
   const applied = await dataSource.runMigrations({ transaction: 'each' });
   return applied.map((m) => m.name);
+}
+
+export interface MigrationReport {
+  storage: 'postgres' | 'pglite';
+  /** Names of the migrations applied now, in order (empty when the database was up to date). */
+  applied: string[];
+}
+
+/**
+ * Applies pending migrations to the configured database once: Postgres at DATABASE_URL under the advisory lock, or the
+ * embedded PGlite database in GATEWAY_DATA_DIR. `npm run migrate` (the Helm hook Job) and `hecate migrate` run this.
+ */
+export async function migrateConfigured(database: PlatformConfig['database'], applicationName: string): Promise<MigrationReport> {
+  const dataSource = await createDataSource({ url: database.url, dataDir: database.dataDir, poolSize: 2, entities: [], applicationName });
+  await dataSource.initialize();
+  try {
+    if (database.url) return { storage: 'postgres', applied: await migrateWithLock(dataSource) };
+    return { storage: 'pglite', applied: await migrateEmbedded(dataSource) };
+  } finally {
+    await dataSource.destroy();
+  }
 }

@@ -11,6 +11,12 @@ export class RedisEvictionPolicyError extends Error {
   }
 }
 
+/** Redis's `maxmemory-policy` (throws when CONFIG is hidden, as on some managed Redis). */
+export async function evictionPolicy(client: Redis): Promise<string> {
+  const reply = (await client.config('GET', 'maxmemory-policy')) as string[];
+  return reply[1] ?? 'unknown';
+}
+
 /**
  * Owns every ioredis connection of the process. Producers fail fast when Redis is down
  * (`enableOfflineQueue: false`); blocking/worker connections retry forever (`maxRetriesPerRequest: null`).
@@ -67,8 +73,7 @@ export class RedisConnections {
   async checkEvictionPolicy(allowOverride: boolean): Promise<void> {
     let policy: string;
     try {
-      const reply = (await this.command.config('GET', 'maxmemory-policy')) as string[];
-      policy = reply[1] ?? 'unknown';
+      policy = await evictionPolicy(this.command);
     } catch (err) {
       if (allowOverride) {
         rootLogger().warn(
