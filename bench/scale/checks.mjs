@@ -51,7 +51,7 @@ export async function waitTerminal(db, limitMs) {
   }
 }
 
-/** Every run's events, read page by page from `GET …/runs/{id}/events`. */
+/** Every run's events, read page by page from `GET …/runs/{run_id}/events`. */
 async function runEvents(ctx, run) {
   const out = [];
   let after = 0;

@@ -59,6 +59,35 @@ describe('the documents in docs/ are true', () => {
     for (const part of named.filter((n) => n.includes('/'))) expect([part, existsSync(join(root, 'src/modules', part))]).toEqual([part, true]);
   });
 
+  it("path templates in the README, the SDK README and docs/ are the OpenAPI document's, parameters spelt as it spells them", () => {
+    // The document `npm run build` writes (the same one GET /openapi.json serves).
+    const document = JSON.parse(read('libs/sdk/openapi.json')) as { paths: Record<string, unknown> };
+    const paths = Object.keys(document.paths);
+    const names = new Set(paths.flatMap((p) => [...p.matchAll(/\{([^}]*)\}/g)].map((m) => m[1])));
+    const pages = [
+      'README.md',
+      'libs/sdk/README.md',
+      ...readdirSync(join(root, 'docs'))
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => `docs/${f}`),
+    ];
+    const wrong: string[] = [];
+    let checked = 0;
+    for (const page of pages) {
+      // `/hecate/v1/…` and `/v1/…` templates, and the `…/{x}/…` shorthand of the tables.
+      for (const [template] of read(page).matchAll(/(?:…|\/hecate\/v1|(?<![\w:/])\/v1)\/[^\s`|]*\{[^\s`|]*/g)) {
+        checked++;
+        const unknown = [...template.matchAll(/\{([^}]*)\}/g)].map((m) => m[1]).filter((name) => !names.has(name));
+        if (unknown.length > 0) wrong.push(`${page}: ${template} ({${unknown.join('}, {')}} is no path parameter of the document)`);
+        const full = template.match(/^\/(?:hecate\/)?v1\/[\w/{}.-]*/)?.[0].replace(/\/$/, '');
+        if (full && !paths.some((p) => p === full || p.startsWith(`${full}/`))) wrong.push(`${page}: ${full} is no path of the document`);
+      }
+    }
+    expect(checked).toBeGreaterThan(40);
+    expect([...names].filter((name) => !/^[a-z][a-z0-9_]*$/.test(name))).toEqual([]);
+    expect(wrong).toEqual([]);
+  });
+
   it('comments in src/ and libs/ cite documents in the repository, never the seeds, DESIGN, STYLE or an issue', () => {
     const out = execFileSync(process.execPath, [join(root, 'test/lint/code-metrics.mjs'), '--json'], { encoding: 'utf8' });
     const metrics = JSON.parse(out) as { outsideDocCitationSites: string[] };

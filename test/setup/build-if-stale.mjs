@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const stamp = join(root, 'dist', '.build-inputs');
 // The build's own outputs under libs/ are not inputs.
-const outputs = new Set(['libs/sdk/src/generated', 'libs/sdk/openapi.json', 'libs/sdk/dist', 'libs/sdk/node_modules']);
+const outputs = new Set(['libs/sdk/src/generated', 'libs/sdk/openapi.json', 'libs/sdk/dist', 'libs/sdk/node_modules', 'libs/sdk/.build-inputs.json']);
 
 function inputsHash() {
   const hash = createHash('sha256');

@@ -30,4 +30,4 @@ writeFileSync(
   join(out, 'operations.ts'),
   `${HEADER}\n/** Operations whose body takes \`client_request_id\`: retrying them with the same id never acts twice. */\nexport const IDEMPOTENT_BODY_OPERATIONS: ReadonlySet<string> = new Set(${JSON.stringify(idempotent.sort(), null, 2)});\n`,
 );
-process.stdout.write(`sdk types: ${Object.keys(doc.paths).length} paths, ${Object.keys(doc.components.schemas).length} schemas → ${out}\n`);
+process.stderr.write(`sdk types: ${Object.keys(doc.paths).length} paths, ${Object.keys(doc.components.schemas).length} schemas → ${out}\n`);

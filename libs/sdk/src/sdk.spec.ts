@@ -91,7 +91,7 @@ describe('HecateClient', () => {
   it('throws the error envelope as a HecateError carrying status, type, message, request_id and operator_action', async () => {
     const s = await server((_req, _body, res) => json(res, 404, envelope('not_found')));
     const hecate = new HecateClient({ baseUrl: s.url, apiKey: 'k', retry: fast });
-    const err = (await hecate.get('/hecate/v1/tasks/{id}', { path: { id: 'task_1' } }).catch((e: unknown) => e)) as HecateError;
+    const err = (await hecate.get('/hecate/v1/tasks/{task_id}', { path: { task_id: 'task_1' } }).catch((e: unknown) => e)) as HecateError;
     expect(err).toBeInstanceOf(HecateError);
     expect({ status: err.status, type: err.type, message: err.message, request_id: err.request_id, operator_action: err.operator_action }).toEqual({
       status: 404,
@@ -124,7 +124,7 @@ describe('HecateClient', () => {
       json(res, 200, { object: 'chat_session_turn', data: { session_id: 'chat_1' } });
     });
     const hecate = new HecateClient({ baseUrl: s.url, retry: fast });
-    await hecate.post('/hecate/v1/chat/sessions/{id}/messages', { path: { id: 'chat_1' }, body: { content: 'hi' } });
+    await hecate.post('/hecate/v1/chat/sessions/{session_id}/messages', { path: { session_id: 'chat_1' }, body: { content: 'hi' } });
     const ids = s.seen.map((line) => (JSON.parse(line.slice(line.indexOf('{'))) as { client_request_id?: string }).client_request_id);
     expect(ids).toHaveLength(2);
     expect(ids[0]).toMatch(/^[0-9a-f-]{36}$/);

@@ -42,7 +42,7 @@ export interface RunLiveDone {
 }
 
 /**
- * A frame of an agent_loop run's live stream (`GET …/runs/{runId}/live`), `id` = its index; `done` ends it. A `delta`
+ * A frame of an agent_loop run's live stream (`GET …/runs/{run_id}/live`), `id` = its index; `done` ends it. A `delta`
  * whose data has a `type` is not a model delta (guidance the loop took, a receipt): read it by that type.
  */
 export type RunLiveFrame =
@@ -53,7 +53,7 @@ export type RunLiveFrame =
   | { event: 'approval.resolved'; id: number; data: Schemas['AgentChatApprovalResolvedFrame'] }
   | { event: 'done'; id?: undefined; data: RunLiveDone };
 
-/** A frame of an agent-chat session stream (`GET …/agent-chat/sessions/{id}/stream`); `done` ends it. */
+/** A frame of an agent-chat session stream (`GET …/agent-chat/sessions/{session_id}/stream`); `done` ends it. */
 export type AgentChatFrame =
   | { event: 'snapshot' | 'done'; id?: undefined; data: Schemas['AgentChatSession'] }
   | { event: 'delta'; id: string; data: Schemas['LiveDeltaFrame'] }
@@ -105,14 +105,14 @@ export class HecateStreams {
   }
 
   /**
-   * `GET /hecate/v1/tasks/{id}/runs/{run_id}/stream`: one frame per run event after `afterSequence`, in `sequence`
+   * `GET /hecate/v1/tasks/{task_id}/runs/{run_id}/stream`: one frame per run event after `afterSequence`, in `sequence`
    * order, each exactly once; resumes with `Last-Event-ID: <sequence>`; ends after `done`.
    */
   run(taskId: string, runId: string, options: StreamOptions & { afterSequence?: number } = {}): AsyncGenerator<RunStreamFrame> {
     let last = options.afterSequence ?? 0;
     return this.resume<RunStreamFrame>(
       {
-        url: () => this.host.url('/hecate/v1/tasks/{id}/runs/{runId}/stream', { path: { id: taskId, runId } }),
+        url: () => this.host.url('/hecate/v1/tasks/{task_id}/runs/{run_id}/stream', { path: { task_id: taskId, run_id: runId } }),
         lastEventId: () => String(last),
         accept: (frame) => {
           if (frame.event !== 'snapshot' && frame.event !== 'done') return undefined;
@@ -128,14 +128,14 @@ export class HecateStreams {
   }
 
   /**
-   * `GET /hecate/v1/tasks/{id}/runs/{runId}/live`: an agent_loop run's model deltas, tool output and approval frames
+   * `GET /hecate/v1/tasks/{task_id}/runs/{run_id}/live`: an agent_loop run's model deltas, tool output and approval frames
    * after index `afterIndex`, each exactly once in index order; resumes with `Last-Event-ID: <index>`; ends after `done`.
    */
   live(taskId: string, runId: string, options: StreamOptions & { afterIndex?: number } = {}): AsyncGenerator<RunLiveFrame> {
     let last = options.afterIndex ?? 0;
     return this.resume<RunLiveFrame>(
       {
-        url: () => this.host.url('/hecate/v1/tasks/{id}/runs/{runId}/live', { path: { id: taskId, runId } }),
+        url: () => this.host.url('/hecate/v1/tasks/{task_id}/runs/{run_id}/live', { path: { task_id: taskId, run_id: runId } }),
         lastEventId: () => (last > 0 ? String(last) : undefined),
         accept: (frame) => {
           if (frame.event === 'done') return { event: 'done', data: json(frame) as RunLiveDone };
@@ -177,7 +177,7 @@ export class HecateStreams {
   }
 
   /**
-   * `GET /hecate/v1/agent-chat/sessions/{id}/stream`: a `snapshot` of the session, the running (or next) turn's frames,
+   * `GET /hecate/v1/agent-chat/sessions/{session_id}/stream`: a `snapshot` of the session, the running (or next) turn's frames,
    * its settled `message`, then `done`. Resumes after the last turn frame (`Last-Event-ID: <turn>:<stream>:<index>`,
    * or the turn named by the last snapshot from its start); a reconnection starts with a fresh `snapshot` (the state
    * now), and what the server repeats of what was already delivered (the settled message) is dropped. Approval frames
@@ -191,8 +191,8 @@ export class HecateStreams {
     return this.resume<AgentChatFrame>(
       {
         url: () =>
-          this.host.url('/hecate/v1/agent-chat/sessions/{id}/stream', {
-            path: { id: sessionId },
+          this.host.url('/hecate/v1/agent-chat/sessions/{session_id}/stream', {
+            path: { session_id: sessionId },
             query: cursor ? {} : { last_index: options.lastIndex },
           }),
         lastEventId: () => (cursor ? `${cursor.turn}:${cursor.stream}:${cursor.index}` : undefined),

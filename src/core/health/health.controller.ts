@@ -1,5 +1,5 @@
 import { Controller, Get, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiProduces, ApiResponse } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiProduces, ApiResponse } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Public } from '@core/http/auth/public.decorator';
 import { MetricsService } from '@core/metrics/metrics.service';
@@ -21,6 +21,7 @@ export class HealthController {
     },
   })
   @Public()
+  @ApiOperation({ summary: 'Check liveness' })
   @Get('healthz')
   healthz() {
     return this.health.liveness();
@@ -33,6 +34,7 @@ export class HealthController {
   })
   @ApiResponse({ status: 503, description: 'A dependency is down.', schema: { type: 'object', additionalProperties: true } })
   @Public()
+  @ApiOperation({ summary: 'Check readiness' })
   @Get('readyz')
   async readyz(@Res() reply: FastifyReply) {
     const readiness = await this.health.readiness();
@@ -42,6 +44,7 @@ export class HealthController {
   @ApiProduces('text/plain')
   @ApiOkResponse({ description: 'Prometheus exposition format.', schema: { type: 'string' } })
   @Public()
+  @ApiOperation({ summary: 'Export Prometheus metrics' })
   @Get('metrics')
   async metricsText(@Res() reply: FastifyReply) {
     const { contentType, body } = await this.metrics.render();

@@ -1,4 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, ParseUUIDPipe, Post } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import { RequireScope } from '@core/http/auth/require-scope.decorator';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import type { Principal } from '@core/context/request-context';
@@ -13,6 +14,7 @@ export class QueueProbesController {
   constructor(private readonly probes: QueueProbeService) {}
 
   @ApiEnvelope('queue_probe', QueueProbeResponseDto)
+  @ApiOperation({ summary: 'Start a queue probe' })
   @Post()
   @HttpCode(202)
   async create(@CurrentPrincipal() caller: Principal, @Body() dto: CreateQueueProbeDto) {
@@ -20,8 +22,9 @@ export class QueueProbesController {
   }
 
   @ApiEnvelope('queue_probe', QueueProbeResponseDto)
-  @Get(':id')
-  async get(@CurrentPrincipal() caller: Principal, @Param('id', new ParseUUIDPipe()) id: string) {
+  @ApiOperation({ summary: "Get a queue probe's result" })
+  @Get(':probe_id')
+  async get(@CurrentPrincipal() caller: Principal, @Param('probe_id', new ParseUUIDPipe()) id: string) {
     return { object: 'queue_probe', data: await this.probes.get(caller.tenantId, id) };
   }
 }

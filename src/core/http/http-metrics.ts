@@ -5,7 +5,7 @@ import type { MetricsService } from '@core/metrics/metrics.service';
 /** Responses that are SSE streams: recorded when the stream opened, not again when (or if) it finishes. */
 const streams = new WeakSet<ServerResponse>();
 
-/** The route pattern (`/hecate/v1/tasks/:id`), never the URL: `unmatched` when no route matched (404s, probes). */
+/** The route pattern (`/hecate/v1/tasks/:task_id`), never the URL: `unmatched` when no route matched (404s, probes). */
 const routeOf = (request: FastifyRequest): string => request.routeOptions?.url ?? 'unmatched';
 
 /** A finished response in hecate_http_request_duration_seconds (Fastify's onResponse). */

@@ -77,7 +77,7 @@ describe('MetricsService (core/metrics)', () => {
   });
 
   it('records what modules report through its methods', async () => {
-    metrics.httpRequest('GET', '/hecate/v1/tasks/:id', 200, 0.003);
+    metrics.httpRequest('GET', '/hecate/v1/tasks/:task_id', 200, 0.003);
     metrics.runFinished('shell', 'completed', 2);
     metrics.stepFinished('tool', 'failed', 0.2);
     metrics.leaseReclaimed('turn');
@@ -97,7 +97,7 @@ describe('MetricsService (core/metrics)', () => {
     metrics.modelRequest('/v1/chat/completions', 'fake', 'gpt-4o-mini', 'ok', 0.0025);
     metrics.modelRequest('/v1/chat/completions', '', '', 'error', 0);
     const s = await scrape();
-    expect(s.get('hecate_http_request_duration_seconds_count{method="GET",route="/hecate/v1/tasks/:id",status="200"}')).toBe(1);
+    expect(s.get('hecate_http_request_duration_seconds_count{method="GET",route="/hecate/v1/tasks/:task_id",status="200"}')).toBe(1);
     expect(s.get('hecate_runs_total{kind="shell",status="completed"}')).toBe(1);
     expect(s.get('hecate_run_duration_seconds_bucket{kind="shell",status="completed",le="2.5"}')).toBe(1);
     expect(s.get('hecate_step_duration_seconds_count{kind="tool",status="failed"}')).toBe(1);

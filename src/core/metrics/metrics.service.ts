@@ -207,7 +207,7 @@ export class MetricsService {
 
   // ---- HTTP ----------------------------------------------------------------------------------------------------
 
-  /** `route` is the route pattern (`/hecate/v1/tasks/:id`), never the URL; `unmatched` when no route matched. */
+  /** `route` is the route pattern (`/hecate/v1/tasks/:task_id`), never the URL; `unmatched` when no route matched. */
   httpRequest(method: string, route: string, status: number, seconds: number): void {
     this.http.of(method, route, String(status)).observe(seconds);
   }

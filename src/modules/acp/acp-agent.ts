@@ -99,7 +99,7 @@ export async function serveAcp(config: AcpConfig, io: { input: Readable; output:
  * does the credential's tenant have the saved agent?
  */
 async function checkAccess(api: HecateClient, agentId: string | undefined): Promise<void> {
-  if (agentId) await api.get('/hecate/v1/agents/{id}', { path: { id: agentId }, ...callOptions() });
+  if (agentId) await api.get('/hecate/v1/agents/{agent_id}', { path: { agent_id: agentId }, ...callOptions() });
   else await api.get('/hecate/v1/tasks', { query: { limit: 1 }, ...callOptions() });
 }
 

@@ -85,8 +85,8 @@ export class EditorSession {
 
   private async cancelRun(run: TaskRun): Promise<void> {
     try {
-      await this.api.post('/hecate/v1/tasks/{id}/runs/{runId}/cancel', {
-        path: { id: run.task_id, runId: run.id },
+      await this.api.post('/hecate/v1/tasks/{task_id}/runs/{run_id}/cancel', {
+        path: { task_id: run.task_id, run_id: run.id },
         body: { reason: 'cancelled in the editor (ACP)' },
         ...callOptions(),
       });
@@ -99,8 +99,8 @@ export class EditorSession {
   private async startRun(prompt: string): Promise<TaskRun> {
     if (this.taskId && this.lastRunId) {
       try {
-        const { data } = await this.api.post('/hecate/v1/tasks/{id}/runs/{runId}/continue', {
-          path: { id: this.taskId, runId: this.lastRunId },
+        const { data } = await this.api.post('/hecate/v1/tasks/{task_id}/runs/{run_id}/continue', {
+          path: { task_id: this.taskId, run_id: this.lastRunId },
           body: { prompt },
           ...callOptions(),
         });
@@ -126,13 +126,13 @@ export class EditorSession {
       ...callOptions(),
     });
     try {
-      const { data: run } = await this.api.post('/hecate/v1/tasks/{id}/start', { path: { id: task.id }, ...callOptions() });
+      const { data: run } = await this.api.post('/hecate/v1/tasks/{task_id}/start', { path: { task_id: task.id }, ...callOptions() });
       this.taskId = task.id;
       return run;
     } catch (err) {
       // Not startable (e.g. 422 model_not_configured): no task is left behind.
       await this.api
-        .delete('/hecate/v1/tasks/{id}', { path: { id: task.id }, ...callOptions() })
+        .delete('/hecate/v1/tasks/{task_id}', { path: { task_id: task.id }, ...callOptions() })
         .catch((e: unknown) =>
           this.log.warn({ session_id: this.id, task_id: task.id, err: String(e) }, 'deleting the unstarted task failed; it stays, never run'),
         );

@@ -92,8 +92,8 @@ export class RunFollower {
   }
 
   private async currentRun(): Promise<TaskRun> {
-    const path = { id: this.ref.taskId, runId: this.ref.runId };
-    return (await this.api.get('/hecate/v1/tasks/{id}/runs/{runId}', { path, ...callOptions() })).data;
+    const path = { task_id: this.ref.taskId, run_id: this.ref.runId };
+    return (await this.api.get('/hecate/v1/tasks/{task_id}/runs/{run_id}', { path, ...callOptions() })).data;
   }
 
   private async onFrame(frame: RunStreamEvent): Promise<void> {
@@ -152,8 +152,8 @@ export class RunFollower {
       }
     }
     try {
-      await this.api.post('/hecate/v1/tasks/{id}/approvals/{approvalId}/resolve', {
-        path: { id: this.ref.taskId, approvalId: approval.id },
+      await this.api.post('/hecate/v1/tasks/{task_id}/approvals/{approval_id}/resolve', {
+        path: { task_id: this.ref.taskId, approval_id: approval.id },
         body: { decision, note: decision === 'approve' ? 'allowed in the editor (ACP)' : 'rejected in the editor (ACP)' },
         ...callOptions(),
       });

@@ -1,4 +1,5 @@
 import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import { RequireScope } from '@core/http/auth/require-scope.decorator';
 import { ApiEnvelope } from '@core/http/openapi';
 import { AgentAdaptersService } from './agent-adapters.service';
@@ -14,31 +15,35 @@ export class AgentAdaptersController {
   constructor(private readonly adapters: AgentAdaptersService) {}
 
   @ApiEnvelope('agent_adapters', [AgentAdapterDto])
+  @ApiOperation({ summary: 'List the agent adapters' })
   @Get()
   async list() {
     return { object: 'agent_adapters', data: await this.adapters.list() };
   }
 
   @ApiEnvelope('agent_adapter_health', AgentAdapterHealthDto)
-  @Get(':id/health')
+  @ApiOperation({ summary: "Check an agent adapter's health" })
+  @Get(':adapter_id/health')
   @RequireScope('admin')
-  async health(@Param('id') id: string) {
+  async health(@Param('adapter_id') id: string) {
     return { object: 'agent_adapter_health', data: await this.adapters.health(id) };
   }
 
   @ApiEnvelope('agent_adapter_probe', AgentAdapterProbeDto)
-  @Post(':id/probe')
+  @ApiOperation({ summary: 'Probe an agent adapter' })
+  @Post(':adapter_id/probe')
   @RequireScope('admin')
   @HttpCode(200)
-  async probe(@Param('id') id: string) {
+  async probe(@Param('adapter_id') id: string) {
     return { object: 'agent_adapter_probe', data: await this.adapters.probe(id) };
   }
 
   @ApiEnvelope('agent_adapters', [AgentAdapterDto])
-  @Post(':id/refresh-launcher')
+  @ApiOperation({ summary: "Refresh an agent adapter's launcher" })
+  @Post(':adapter_id/refresh-launcher')
   @RequireScope('admin')
   @HttpCode(200)
-  async refreshLauncher(@Param('id') id: string) {
+  async refreshLauncher(@Param('adapter_id') id: string) {
     return { object: 'agent_adapters', data: await this.adapters.refreshLauncher(id) };
   }
 }

@@ -19,7 +19,7 @@ export interface AdapterRow {
   auth_error?: string;
 }
 
-/** `GET …/{id}/health` and the `health` half of `POST …/{id}/probe` (docs/api.md §4). */
+/** `GET …/{adapter_id}/health` and the `health` half of `POST …/{adapter_id}/probe` (docs/api.md §4). */
 export interface AdapterHealth {
   adapter_id: string;
   status: 'ready' | 'not_installed' | 'auth_required' | 'error';

@@ -18,7 +18,7 @@ interface Frame {
   data: string;
 }
 
-/** The frames a client of `GET …/sessions/{id}/stream` receives, in order, and when the server ends the stream. */
+/** The frames a client of `GET …/sessions/{session_id}/stream` receives, in order, and when the server ends the stream. */
 class RecordingStream {
   readonly frames: Frame[] = [];
   private readonly abort = new AbortController();
@@ -144,7 +144,7 @@ class Chat {
 }
 
 /**
- * The session stream (`GET …/agent-chat/sessions/{id}/stream`) of an idle session, against the turns a queued-next
+ * The session stream (`GET …/agent-chat/sessions/{session_id}/stream`) of an idle session, against the turns a queued-next
  * prompt starts: a turn that begins while the stream reads its snapshot, and ends before the stream looks for it,
  * still reaches the client — its answer and `done` — instead of the stream waiting for the turn after it.
  */

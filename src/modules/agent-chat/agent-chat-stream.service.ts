@@ -61,7 +61,7 @@ function sendChunks(sse: SseStream, turn: TurnRow, stream: string, chunks: LiveC
 }
 
 /**
- * `GET /hecate/v1/agent-chat/sessions/{id}/stream` (docs/api.md §4 and §5, docs/design.md §11.4): a `snapshot` of the session, then the
+ * `GET /hecate/v1/agent-chat/sessions/{session_id}/stream` (docs/api.md §4 and §5, docs/design.md §11.4): a `snapshot` of the session, then the
  * running turn's frames from its live stream — `delta`, `tool_progress`, … each with `id: <turn>:<stream>:<index>` —
  * then `message` (the settled assistant message, from Postgres) and `done`. Any api process serves any session; a
  * cursor resumes after its index; when the buffer lost the stream (expired, or a turn restarted after a lost buffer)

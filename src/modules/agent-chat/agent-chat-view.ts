@@ -207,7 +207,7 @@ export function toSessionSummary(s: SessionRow, limits: AgentConfig['chat']) {
   };
 }
 
-/** The full session (GET …/{id}, the stream's snapshot): header, the latest agent segment's task, the active turn, messages, segments. */
+/** The full session (GET …/{session_id}, the stream's snapshot): header, the latest agent segment's task, the active turn, messages, segments. */
 export function toSessionView(s: SessionRow, messages: MessageRow[], active: TurnRow | null, limits: AgentConfig['chat']) {
   const lastAgent = [...messages].reverse().find((m) => m.task_id);
   return {

@@ -1,4 +1,5 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import type { Principal, RequestOrigin } from '@core/context/request-context';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
@@ -83,18 +84,21 @@ export class AgentChatController {
     'session.busy': AgentChatActiveSessionDto,
     'session.idle': AgentChatActiveSessionDto,
   })
+  @ApiOperation({ summary: "Stream agent chat sessions' activity" })
   @Get('active-sessions')
   async active(@CurrentPrincipal() p: Principal, @Res() reply: FastifyReply): Promise<void> {
     await this.streams.serveActive(this.sse.opener(reply, { stream: 'agent_chat_active' }), p.tenantId);
   }
 
   @ApiEnvelope('agent_chat_sessions', [AgentChatSessionSummaryDto])
+  @ApiOperation({ summary: 'List agent chat sessions' })
   @Get('sessions')
   async list(@CurrentPrincipal() p: Principal, @Query() q: ListAgentChatSessionsDto) {
     return { object: 'agent_chat_sessions', data: await this.chats.list(p.tenantId, q.limit ?? 50) };
   }
 
   @ApiEnvelope('agent_chat_session', AgentChatSessionDto)
+  @ApiOperation({ summary: 'Create an agent chat session' })
   @Post('sessions')
   @HttpCode(200)
   async create(@CurrentPrincipal() p: Principal, @Body() dto: CreateAgentChatSessionDto) {
@@ -102,14 +106,16 @@ export class AgentChatController {
   }
 
   @ApiEnvelope('agent_chat_session', AgentChatSessionDto)
-  @Get('sessions/:id')
-  async get(@CurrentPrincipal() p: Principal, @Param('id') id: string) {
+  @ApiOperation({ summary: 'Get an agent chat session' })
+  @Get('sessions/:session_id')
+  async get(@CurrentPrincipal() p: Principal, @Param('session_id') id: string) {
     return { object: 'agent_chat_session', data: await this.chats.view(p.tenantId, id) };
   }
 
   @ApiEnvelope('agent_chat_session', AgentChatDeletedDto)
-  @Delete('sessions/:id')
-  async remove(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string) {
+  @ApiOperation({ summary: 'Delete an agent chat session' })
+  @Delete('sessions/:session_id')
+  async remove(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('session_id') id: string) {
     await this.chats.remove(p.tenantId, id, origin);
     return { object: 'agent_chat_session', data: { id, deleted: true } };
   }
@@ -131,11 +137,12 @@ export class AgentChatController {
         '`wait: false`, or the turn still running or awaiting an approval when GATEWAY_AGENT_CHAT_WAIT_TIMEOUT ended the wait: the turn; `on_busy: enqueue` while busy: the queued item.',
     },
   )
-  @Post('sessions/:id/messages')
+  @ApiOperation({ summary: 'Send an agent chat message' })
+  @Post('sessions/:session_id/messages')
   async post(
     @CurrentPrincipal() p: Principal,
     @Origin() origin: RequestOrigin,
-    @Param('id') id: string,
+    @Param('session_id') id: string,
     @Body() dto: PostAgentChatMessageDto,
     @Res() reply: FastifyReply,
   ): Promise<void> {
@@ -153,11 +160,12 @@ export class AgentChatController {
     status: 202,
     description: '`wait: false`, or the turn still going when GATEWAY_AGENT_CHAT_WAIT_TIMEOUT ended the wait: the turn.',
   })
-  @Post('sessions/:id/rerun')
+  @ApiOperation({ summary: 'Rerun the last agent chat message' })
+  @Post('sessions/:session_id/rerun')
   async rerun(
     @CurrentPrincipal() p: Principal,
     @Origin() origin: RequestOrigin,
-    @Param('id') id: string,
+    @Param('session_id') id: string,
     @Body() dto: RerunDto,
     @Res() reply: FastifyReply,
   ): Promise<void> {
@@ -165,27 +173,31 @@ export class AgentChatController {
   }
 
   @ApiEnvelope('agent_chat_session', AgentChatSessionDto)
-  @Post('sessions/:id/edit-last-user-message')
+  @ApiOperation({ summary: 'Edit the last user message' })
+  @Post('sessions/:session_id/edit-last-user-message')
   @HttpCode(200)
-  async editLast(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() dto: EditLastUserMessageDto) {
+  async editLast(@CurrentPrincipal() p: Principal, @Param('session_id') id: string, @Body() dto: EditLastUserMessageDto) {
     return { object: 'agent_chat_session', data: await this.chats.editLastUserMessage(p.tenantId, id, dto.content) };
   }
 
   @ApiEnvelope('agent_chat_queue', [AgentChatQueueItemDto])
-  @Get('sessions/:id/queue')
-  async listQueue(@CurrentPrincipal() p: Principal, @Param('id') id: string) {
+  @ApiOperation({ summary: "List an agent chat session's queue" })
+  @Get('sessions/:session_id/queue')
+  async listQueue(@CurrentPrincipal() p: Principal, @Param('session_id') id: string) {
     return { object: 'agent_chat_queue', data: await this.queue.list(p.tenantId, id) };
   }
 
   @ApiEnvelope('agent_chat_queue_item', AgentChatQueueItemDto)
-  @Patch('sessions/:id/queue/:itemId')
-  async patchQueue(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('itemId') itemId: string, @Body() dto: PatchQueueItemDto) {
+  @ApiOperation({ summary: 'Update a queued agent chat message' })
+  @Patch('sessions/:session_id/queue/:item_id')
+  async patchQueue(@CurrentPrincipal() p: Principal, @Param('session_id') id: string, @Param('item_id') itemId: string, @Body() dto: PatchQueueItemDto) {
     return { object: 'agent_chat_queue_item', data: await this.queue.update(p.tenantId, id, itemId, dto) };
   }
 
   @ApiEnvelope('agent_chat_queue_item', AgentChatDeletedDto)
-  @Delete('sessions/:id/queue/:itemId')
-  async deleteQueue(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('itemId') itemId: string) {
+  @ApiOperation({ summary: 'Remove a queued agent chat message' })
+  @Delete('sessions/:session_id/queue/:item_id')
+  async deleteQueue(@CurrentPrincipal() p: Principal, @Param('session_id') id: string, @Param('item_id') itemId: string) {
     return { object: 'agent_chat_queue_item', data: await this.queue.remove(p.tenantId, id, itemId) };
   }
 
@@ -210,10 +222,11 @@ export class AgentChatController {
   @ApiSse("A `snapshot` of the session, then the running (or next) turn's frames, its `message` and `done`.", TURN_FRAMES, {
     lastEventId: 'The id of the last turn frame received, `<turn>:<stream>:<index>` (or `?last_index=` for the current turn).',
   })
-  @Get('sessions/:id/stream')
+  @ApiOperation({ summary: 'Stream an agent chat session' })
+  @Get('sessions/:session_id/stream')
   async stream(
     @CurrentPrincipal() p: Principal,
-    @Param('id') id: string,
+    @Param('session_id') id: string,
     @Query() q: AgentChatStreamQueryDto,
     @Headers('last-event-id') lastEventId: string | undefined,
     @Res() reply: FastifyReply,
@@ -222,71 +235,81 @@ export class AgentChatController {
   }
 
   @ApiEnvelope('agent_chat_cancel', AgentChatCancelDto)
-  @Post('sessions/:id/cancel')
+  @ApiOperation({ summary: 'Cancel an agent chat turn' })
+  @Post('sessions/:session_id/cancel')
   @HttpCode(202)
-  async cancel(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string) {
+  async cancel(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('session_id') id: string) {
     return { object: 'agent_chat_cancel', data: await this.chats.cancel(p.tenantId, id, origin) };
   }
 
   /** docs/api.md §5's interrupt: the same stop as cancel. */
   @ApiEnvelope('agent_chat_cancel', AgentChatCancelDto)
-  @Post('sessions/:id/interrupt')
+  @ApiOperation({ summary: 'Interrupt an agent chat turn' })
+  @Post('sessions/:session_id/interrupt')
   @HttpCode(202)
-  async interrupt(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string) {
+  async interrupt(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('session_id') id: string) {
     return this.cancel(p, origin, id);
   }
 
   @ApiEnvelope('agent_chat_session', AgentChatSessionDto)
-  @Post('sessions/:id/close')
+  @ApiOperation({ summary: 'Close an agent chat session' })
+  @Post('sessions/:session_id/close')
   @HttpCode(200)
-  async close(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string) {
+  async close(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('session_id') id: string) {
     return { object: 'agent_chat_session', data: await this.chats.close(p.tenantId, id, origin) };
   }
 
   /** Guidance for the running turn (docs/api.md §5 inject-user-message): consumed before its next model call. */
   @ApiEnvelope('agent_chat_guidance', AgentChatGuidanceAcceptedDto)
-  @Post('sessions/:id/guidance')
+  @ApiOperation({ summary: 'Add guidance to the running turn' })
+  @Post('sessions/:session_id/guidance')
   @HttpCode(200)
-  async addGuidance(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() dto: AddGuidanceDto) {
+  async addGuidance(@CurrentPrincipal() p: Principal, @Param('session_id') id: string, @Body() dto: AddGuidanceDto) {
     return { object: 'agent_chat_guidance', data: await this.guidance.add(p.tenantId, id, dto) };
   }
 
   @ApiEnvelope('agent_chat_guidance', AgentChatGuidanceListDto)
-  @Get('sessions/:id/guidance')
-  async listGuidance(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Query() q: ListGuidanceDto) {
+  @ApiOperation({ summary: "List an agent chat session's guidance" })
+  @Get('sessions/:session_id/guidance')
+  async listGuidance(@CurrentPrincipal() p: Principal, @Param('session_id') id: string, @Query() q: ListGuidanceDto) {
     return { object: 'agent_chat_guidance', data: await this.guidance.list(p.tenantId, id, q.status === 'all') };
   }
 
   @ApiEnvelope('agent_chat_guidance', AgentChatGuidanceUpdatedDto)
-  @Patch('sessions/:id/guidance/:guidanceId')
-  async patchGuidance(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('guidanceId') gid: string, @Body() dto: PatchGuidanceDto) {
+  @ApiOperation({ summary: 'Update a guidance message' })
+  @Patch('sessions/:session_id/guidance/:guidance_id')
+  async patchGuidance(@CurrentPrincipal() p: Principal, @Param('session_id') id: string, @Param('guidance_id') gid: string, @Body() dto: PatchGuidanceDto) {
     return { object: 'agent_chat_guidance', data: await this.guidance.update(p.tenantId, id, gid, dto.content) };
   }
 
   @ApiEnvelope('agent_chat_guidance', AgentChatGuidanceDeletedDto)
-  @Delete('sessions/:id/guidance/:guidanceId')
-  async deleteGuidance(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('guidanceId') gid: string) {
+  @ApiOperation({ summary: 'Delete a guidance message' })
+  @Delete('sessions/:session_id/guidance/:guidance_id')
+  async deleteGuidance(@CurrentPrincipal() p: Principal, @Param('session_id') id: string, @Param('guidance_id') gid: string) {
     return { object: 'agent_chat_guidance', data: await this.guidance.remove(p.tenantId, id, gid) };
   }
 
   /** Files an agent turn changed (from its captured diff). */
   @ApiEnvelope('agent_chat_changed_files', [AgentChatChangedFileDto])
-  @Get('sessions/:id/messages/:messageId/files')
-  async changedFiles(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('messageId') messageId: string) {
+  @ApiOperation({ summary: 'List the files an agent turn changed' })
+  @Get('sessions/:session_id/messages/:message_id/files')
+  async changedFiles(@CurrentPrincipal() p: Principal, @Param('session_id') id: string, @Param('message_id') messageId: string) {
     return { object: 'agent_chat_changed_files', data: await this.files.files(p.tenantId, id, messageId) };
   }
 
   /** One file's diff block; the path is one URL path component (`encodeURIComponent`). */
   @ApiEnvelope('agent_chat_changed_file_diff', AgentChatChangedFileDiffDto)
-  @Get('sessions/:id/messages/:messageId/files/:path')
-  async changedFile(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('messageId') messageId: string, @Param('path') path: string) {
+  @ApiOperation({ summary: "Get one changed file's diff" })
+  @Get('sessions/:session_id/messages/:message_id/files/:path')
+  async changedFile(@CurrentPrincipal() p: Principal, @Param('session_id') id: string, @Param('message_id') messageId: string, @Param('path') path: string) {
     return { object: 'agent_chat_changed_file_diff', data: await this.files.file(p.tenantId, id, messageId, path) };
   }
 
   @ApiEnvelope('agent_chat_revert', AgentChatRevertDto)
-  @Post('sessions/:id/messages/:messageId/revert')
+  @ApiOperation({ summary: "Revert an agent turn's file changes" })
+  @Post('sessions/:session_id/messages/:message_id/revert')
   @HttpCode(200)
-  async revert(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('messageId') messageId: string, @Body() dto: RevertFilesDto) {
+  async revert(@CurrentPrincipal() p: Principal, @Param('session_id') id: string, @Param('message_id') messageId: string, @Body() dto: RevertFilesDto) {
     return { object: 'agent_chat_revert', data: await this.files.revert(p.tenantId, id, messageId, dto.paths ?? []) };
   }
 }

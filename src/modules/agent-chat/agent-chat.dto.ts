@@ -94,7 +94,7 @@ export class RevertFilesDto {
   @IsOptional() @IsArray() @ArrayMaxSize(10_000) @IsString({ each: true }) @MaxLength(4096, { each: true }) paths?: string[];
 }
 
-/** `POST …/approvals/{id}/resolve` (docs/api.md §4): `reject` is accepted for `deny`. */
+/** `POST …/approvals/{approval_id}/resolve` (docs/api.md §4): `reject` is accepted for `deny`. */
 export class ResolveAgentChatApprovalDto {
   @IsIn(['approve', 'deny', 'reject']) decision!: 'approve' | 'deny' | 'reject';
   @IsOptional() @IsIn(SCOPE_CHOICES) scope?: ApprovalScope;

@@ -1,5 +1,5 @@
 import { Controller, Post } from '@nestjs/common';
-import { ApiResponse } from '@nestjs/swagger';
+import { ApiOperation, ApiResponse } from '@nestjs/swagger';
 import { ApiEnvelope } from '@core/http/openapi';
 import { WorkspaceDialogDto } from './agent-chat-responses.dto';
 import { workspaceDialogUnsupported } from './agent-chat.errors';
@@ -12,6 +12,7 @@ export class WorkspaceDialogController {
     status: 200,
     description: "The seed's answer where the gateway has a native folder picker; never sent by this server (it has none: 501).",
   })
+  @ApiOperation({ summary: 'Open a workspace picker (not supported)' })
   @Post('workspace-dialog')
   open(): never {
     throw workspaceDialogUnsupported();

@@ -1,4 +1,5 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import type { Principal, RequestOrigin } from '@core/context/request-context';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
@@ -11,7 +12,7 @@ import { AgentLoopRunsService } from './agent-loop-runs.service';
 import { ContinueRunDto, LiveDoneFrameDto, LiveQueryDto, RetryFromTurnDto } from './agent-loop-runs.dto';
 
 /** The agent loop's own run operations (docs/api.md §4 "Continue" and "Retry-from-turn-N" semantics). */
-@Controller('hecate/v1/tasks/:id/runs')
+@Controller('hecate/v1/tasks/:task_id/runs')
 export class AgentLoopRunsController {
   constructor(
     private readonly runs: AgentLoopRunsService,
@@ -24,11 +25,12 @@ export class AgentLoopRunsController {
     { delta: LiveDeltaFrameDto, tool_progress: ToolProgressFrameDto, reset: LiveResetFrameDto, done: LiveDoneFrameDto },
     { lastEventId: 'The last index received (`?after=` does the same).' },
   )
-  @Get(':runId/live')
+  @ApiOperation({ summary: "Stream an agent run's live output" })
+  @Get(':run_id/live')
   async live(
     @CurrentPrincipal() p: Principal,
-    @Param('id') id: string,
-    @Param('runId') runId: string,
+    @Param('task_id') id: string,
+    @Param('run_id') runId: string,
     @Query() q: LiveQueryDto,
     @Headers('last-event-id') lastEventId: string | undefined,
     @Res() reply: FastifyReply,
@@ -38,26 +40,28 @@ export class AgentLoopRunsController {
   }
 
   @ApiEnvelope('task_run', TaskRunResponseDto)
-  @Post(':runId/continue')
+  @ApiOperation({ summary: 'Continue an agent run with a prompt' })
+  @Post(':run_id/continue')
   @HttpCode(200)
   async continue(
     @CurrentPrincipal() p: Principal,
     @Origin() origin: RequestOrigin,
-    @Param('id') id: string,
-    @Param('runId') runId: string,
+    @Param('task_id') id: string,
+    @Param('run_id') runId: string,
     @Body() dto: ContinueRunDto,
   ) {
     return { object: 'task_run', data: await this.runs.continue(p.tenantId, id, runId, dto.prompt ?? '', origin) };
   }
 
   @ApiEnvelope('task_run', TaskRunResponseDto)
-  @Post(':runId/retry-from-turn')
+  @ApiOperation({ summary: 'Retry an agent run from a turn' })
+  @Post(':run_id/retry-from-turn')
   @HttpCode(200)
   async retryFromTurn(
     @CurrentPrincipal() p: Principal,
     @Origin() origin: RequestOrigin,
-    @Param('id') id: string,
-    @Param('runId') runId: string,
+    @Param('task_id') id: string,
+    @Param('run_id') runId: string,
     @Body() dto: RetryFromTurnDto,
   ) {
     return { object: 'task_run', data: await this.runs.retryFromTurn(p.tenantId, id, runId, dto.turn, dto.reason ?? '', origin) };

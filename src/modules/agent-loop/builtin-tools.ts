@@ -110,9 +110,9 @@ async function runScan(ctx: ToolContext, spec: Parameters<typeof scanWorkspace>[
   return { text: [...lines, ...notes].join('\n') || '(no matches)', isError: false };
 }
 
-/** A file change as the runtime records it: a patch artifact (applied, or proposed for `…/patches/{id}/apply`). */
+/** A file change as the runtime records it: a patch artifact (applied, or proposed for `…/patches/{artifact_id}/apply`). */
 function patchArtifact(path: string, operation: 'write' | 'edit', before: string | null, after: string, status: 'applied' | 'proposed'): NewArtifact {
-  // PatchMetadata of the tasks module: what …/patches/{id}/apply and revert need.
+  // PatchMetadata of the tasks module: what …/patches/{artifact_id}/apply and revert need.
   const metadata = {
     path,
     operation: 'write',

@@ -43,12 +43,12 @@ class AgentFieldsDto {
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(1000) max_turns?: number;
 }
 
-/** `POST /hecate/v1/agents` and `PUT /hecate/v1/agents/{id}` (a whole definition). */
+/** `POST /hecate/v1/agents` and `PUT /hecate/v1/agents/{agent_id}` (a whole definition). */
 export class CreateAgentDto extends AgentFieldsDto {
   @IsString() @MaxLength(200) @Matches(NAME, { message: 'name must not be blank or start or end with whitespace' }) name!: string;
 }
 
-/** `PATCH /hecate/v1/agents/{id}`: the fields to change. */
+/** `PATCH /hecate/v1/agents/{agent_id}`: the fields to change. */
 export class PatchAgentDto extends AgentFieldsDto {
   @IsOptional() @IsString() @MaxLength(200) @Matches(NAME, { message: 'name must not be blank or start or end with whitespace' }) name?: string;
 }

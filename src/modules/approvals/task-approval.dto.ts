@@ -3,7 +3,7 @@ import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import type { Assert, Documents } from '@core/http/openapi';
 import type { ApprovalKind, ApprovalRecord, ApprovalStatus } from './approvals.service';
 
-/** `POST /hecate/v1/tasks/{id}/approvals/{approval_id}/resolve`. */
+/** `POST /hecate/v1/tasks/{task_id}/approvals/{approval_id}/resolve`. */
 export class ResolveApprovalDto {
   @IsIn(['approve', 'reject']) decision!: 'approve' | 'reject';
   @IsOptional() @IsString() @MaxLength(4000) note?: string;

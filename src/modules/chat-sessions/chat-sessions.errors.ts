@@ -30,7 +30,7 @@ export class ChatSessionSupersededError extends ConflictError {
       `chat session ${id} is a pre-compression snapshot; the conversation continues in ${canonicalVisibleSessionId}`,
       {
         userMessage: 'This chat was compacted and continues in a newer session.',
-        operatorAction: 'Send writes to canonical_visible_session_id (GET /hecate/v1/chat/sessions/{id}/resolve).',
+        operatorAction: 'Send writes to canonical_visible_session_id (GET /hecate/v1/chat/sessions/{session_id}/resolve).',
         details: { canonical_visible_session_id: canonicalVisibleSessionId },
       },
       ChatSessionErrorType.Superseded,

@@ -1,4 +1,5 @@
 import { Body, Controller, HttpCode, Param, Post, Res } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import type { Principal, RequestOrigin } from '@core/context/request-context';
@@ -25,7 +26,7 @@ import { TurnSseWriter } from './chat-turn-sse';
 import { ChatTurnsService, SinkFactory } from './chat-turns.service';
 
 /** docs/api.md §3 turns (JSON, or SSE with `stream: true`) and docs/api.md §2 compaction. */
-@Controller('hecate/v1/chat/sessions/:id')
+@Controller('hecate/v1/chat/sessions/:session_id')
 export class ChatTurnsController {
   constructor(
     private readonly turns: ChatTurnsService,
@@ -44,11 +45,12 @@ export class ChatTurnsController {
   }
 
   @ApiSse(TURN('A user message and its reply'), TURN_FRAMES, { status: 200, json: ['chat_session_turn', ChatTurnResultDto] })
+  @ApiOperation({ summary: 'Send a chat message' })
   @Post('messages')
   send(
     @CurrentPrincipal() caller: Principal,
     @Origin() origin: RequestOrigin,
-    @Param('id') id: string,
+    @Param('session_id') id: string,
     @Body() dto: SendChatMessageDto,
     @Res() reply: FastifyReply,
   ) {
@@ -56,12 +58,13 @@ export class ChatTurnsController {
   }
 
   @ApiSse(TURN('A new reply to the message'), TURN_FRAMES, { status: 200, json: ['chat_session_turn', ChatTurnResultDto] })
-  @Post('messages/:messageId/regenerate')
+  @ApiOperation({ summary: 'Regenerate a chat reply' })
+  @Post('messages/:message_id/regenerate')
   regenerate(
     @CurrentPrincipal() caller: Principal,
     @Origin() origin: RequestOrigin,
-    @Param('id') id: string,
-    @Param('messageId') messageId: string,
+    @Param('session_id') id: string,
+    @Param('message_id') messageId: string,
     @Body() dto: RegenerateChatMessageDto,
     @Res() reply: FastifyReply,
   ) {
@@ -69,12 +72,13 @@ export class ChatTurnsController {
   }
 
   @ApiSse(TURN('An edited sibling of the message and its reply'), TURN_FRAMES, { status: 200, json: ['chat_session_turn', ChatTurnResultDto] })
-  @Post('messages/:messageId/edit')
+  @ApiOperation({ summary: 'Edit a chat message' })
+  @Post('messages/:message_id/edit')
   edit(
     @CurrentPrincipal() caller: Principal,
     @Origin() origin: RequestOrigin,
-    @Param('id') id: string,
-    @Param('messageId') messageId: string,
+    @Param('session_id') id: string,
+    @Param('message_id') messageId: string,
     @Body() dto: EditChatMessageDto,
     @Res() reply: FastifyReply,
   ) {
@@ -82,12 +86,13 @@ export class ChatTurnsController {
   }
 
   @ApiSse(TURN('The cut-short reply, continued'), TURN_FRAMES, { status: 200, json: ['chat_session_turn', ChatTurnResultDto] })
-  @Post('messages/:messageId/continue')
+  @ApiOperation({ summary: 'Continue a chat reply' })
+  @Post('messages/:message_id/continue')
   continue(
     @CurrentPrincipal() caller: Principal,
     @Origin() origin: RequestOrigin,
-    @Param('id') id: string,
-    @Param('messageId') messageId: string,
+    @Param('session_id') id: string,
+    @Param('message_id') messageId: string,
     @Body() dto: ContinueChatMessageDto,
     @Res() reply: FastifyReply,
   ) {
@@ -95,9 +100,10 @@ export class ChatTurnsController {
   }
 
   @ApiEnvelope('chat_session', ChatSessionDto, { description: 'The continuation session.' })
+  @ApiOperation({ summary: 'Compact a chat session' })
   @Post('compact')
   @HttpCode(200)
-  async compact(@CurrentPrincipal() caller: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string, @Body() dto: CompactChatSessionDto) {
+  async compact(@CurrentPrincipal() caller: Principal, @Origin() origin: RequestOrigin, @Param('session_id') id: string, @Body() dto: CompactChatSessionDto) {
     const continuation = await this.compaction.compact(caller.tenantId, id, {
       model: dto.model,
       provider: dto.provider,

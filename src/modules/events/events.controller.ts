@@ -1,4 +1,5 @@
 import { Controller, Get, Headers, Query, Res } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import type { Principal } from '@core/context/request-context';
@@ -29,6 +30,7 @@ export class EventsController {
       },
     },
   })
+  @ApiOperation({ summary: 'List the event feed' })
   @Get()
   async list(@CurrentPrincipal() caller: Principal, @Query() q: EventFeedQueryDto) {
     const after = parseCursor(q.after_sequence, 'after_sequence') ?? 0;
@@ -41,6 +43,7 @@ export class EventsController {
     { event: ['event', EventEnvelopeDto] },
     { lastEventId: 'The `sequence` (= `id:`) of the last event received (the larger of it and `after_sequence` wins).' },
   )
+  @ApiOperation({ summary: 'Stream the event feed' })
   @Get('stream')
   async stream(
     @CurrentPrincipal() caller: Principal,

@@ -1,4 +1,5 @@
 import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import type { Principal } from '@core/context/request-context';
@@ -13,6 +14,7 @@ export class ChatCompletionsController {
     private readonly chatExchanges: SessionExchangeService,
   ) {}
 
+  @ApiOperation({ summary: 'Create a chat completion (OpenAI Chat Completions API)' })
   @Post('chat/completions')
   @HttpCode(200)
   complete(@CurrentPrincipal() caller: Principal, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {

@@ -1,4 +1,5 @@
 import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import type { Principal } from '@core/context/request-context';
@@ -13,6 +14,7 @@ export class MessagesController {
     private readonly tokens: CountTokensService,
   ) {}
 
+  @ApiOperation({ summary: 'Create a message (Anthropic Messages API)' })
   @Post('messages')
   @HttpCode(200)
   create(@CurrentPrincipal() caller: Principal, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
@@ -20,6 +22,7 @@ export class MessagesController {
   }
 
   /** Anthropic's shape (`{input_tokens}`); `X-Runtime-Token-Count` says whether the provider counted (`exact`) or Hecate estimated. */
+  @ApiOperation({ summary: "Count a message's input tokens" })
   @Post('messages/count_tokens')
   @HttpCode(200)
   async countTokens(@Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply): Promise<{ input_tokens: number }> {

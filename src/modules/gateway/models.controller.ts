@@ -1,4 +1,5 @@
 import { Controller, Get, Headers, Query } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import { ModelsService } from './models.service';
 
 @Controller('v1')
@@ -6,6 +7,7 @@ export class ModelsController {
   constructor(private readonly models: ModelsService) {}
 
   /** OpenAI list shape; Anthropic's shape when the client sends `anthropic-version` (the Anthropic SDK does). */
+  @ApiOperation({ summary: 'List the models' })
   @Get('models')
   async list(@Query('refresh') refresh?: string, @Headers('anthropic-version') anthropicVersion?: string) {
     const rows = await this.models.list(refresh === '1' || refresh === 'true');

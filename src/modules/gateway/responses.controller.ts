@@ -1,4 +1,5 @@
 import { Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import type { Principal } from '@core/context/request-context';
@@ -19,26 +20,30 @@ function listQuery(limit?: string, order?: string, after?: string): { limit?: nu
 export class ResponsesController {
   constructor(private readonly responses: ResponsesService) {}
 
+  @ApiOperation({ summary: 'Create a response (OpenAI Responses API)' })
   @Post()
   @HttpCode(200)
   create(@CurrentPrincipal() caller: Principal, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     return this.responses.create(caller, request, reply);
   }
 
-  @Get(':id')
-  get(@CurrentPrincipal() caller: Principal, @Param('id') id: string): Promise<Json> {
+  @ApiOperation({ summary: 'Get a stored response' })
+  @Get(':response_id')
+  get(@CurrentPrincipal() caller: Principal, @Param('response_id') id: string): Promise<Json> {
     return this.responses.get(caller, id);
   }
 
-  @Delete(':id')
-  delete(@CurrentPrincipal() caller: Principal, @Param('id') id: string): Promise<Json> {
+  @ApiOperation({ summary: 'Delete a stored response' })
+  @Delete(':response_id')
+  delete(@CurrentPrincipal() caller: Principal, @Param('response_id') id: string): Promise<Json> {
     return this.responses.delete(caller, id);
   }
 
-  @Get(':id/input_items')
+  @ApiOperation({ summary: "List a response's input items" })
+  @Get(':response_id/input_items')
   inputItems(
     @CurrentPrincipal() caller: Principal,
-    @Param('id') id: string,
+    @Param('response_id') id: string,
     @Query('limit') limit?: string,
     @Query('order') order?: string,
     @Query('after') after?: string,

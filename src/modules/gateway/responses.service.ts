@@ -167,7 +167,7 @@ export class ResponsesService {
     return { id, object: 'response.deleted', deleted: true };
   }
 
-  /** `GET /v1/responses/{id}/input_items`: the response's own input items, paged like the API (`limit`, `order`, `after`). */
+  /** `GET /v1/responses/{response_id}/input_items`: the response's own input items, paged like the API (`limit`, `order`, `after`). */
   async inputItems(principal: Principal, id: string, q: { limit?: number; order?: 'asc' | 'desc'; after?: string }): Promise<Json> {
     const found = await this.store.find(principal.tenantId, id);
     if (!found) throw new ResponseNotFoundError(id);

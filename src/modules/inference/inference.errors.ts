@@ -57,7 +57,7 @@ export class UpstreamFailedError extends DomainError {
       userMessage: user,
       operatorAction:
         type === ErrorType.UpstreamAuthFailed
-          ? 'Check the provider API key (PUT /hecate/v1/settings/providers/{id}/api-key).'
+          ? 'Check the provider API key (PUT /hecate/v1/settings/providers/{provider_id}/api-key).'
           : 'Check GET /hecate/v1/providers/status and the trace (GET /hecate/v1/traces?request_id=...).',
       details,
       headers: status === 429 || status === 503 ? { 'retry-after': String(Math.max(1, Math.ceil((last.info.retryAfterMs ?? 1000) / 1000))) } : {},

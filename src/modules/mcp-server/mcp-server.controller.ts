@@ -1,4 +1,5 @@
 import { Controller, Delete, Get, Post, Req, Res } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal, RequestOrigin } from '@core/context/request-context';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
@@ -15,6 +16,7 @@ import { McpServerService } from './mcp-server.service';
 export class McpServerController {
   constructor(private readonly mcp: McpServerService) {}
 
+  @ApiOperation({ summary: 'Send an MCP message (Streamable HTTP)' })
   @Post()
   async post(
     @CurrentPrincipal() principal: Principal,
@@ -28,11 +30,13 @@ export class McpServerController {
     await this.mcp.handle({ principal, origin }, request.raw, reply.raw, request.body);
   }
 
+  @ApiOperation({ summary: 'Open an MCP server stream (always 405)' })
   @Get()
   get(@Res() reply: FastifyReply): Promise<void> {
     return notAllowed(reply);
   }
 
+  @ApiOperation({ summary: 'End an MCP session (always 405)' })
   @Delete()
   delete(@Res() reply: FastifyReply): Promise<void> {
     return notAllowed(reply);

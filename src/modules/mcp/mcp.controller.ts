@@ -4,7 +4,7 @@ import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import { RequireScope } from '@core/http/auth/require-scope.decorator';
 import { InvalidRequestError } from '@core/http/domain-error';
 import { ApiEnvelope } from '@core/http/openapi';
-import { ApiBody } from '@nestjs/swagger';
+import { ApiBody, ApiOperation } from '@nestjs/swagger';
 import { McpCacheStatsDto, McpProbeDto, McpServerEntryDto } from './mcp.dto';
 import { McpCacheStatsService } from './mcp-cache-stats.service';
 import { McpProbeService } from './mcp-probe.service';
@@ -19,6 +19,7 @@ export class McpController {
 
   @ApiEnvelope('mcp_probe', McpProbeDto)
   @ApiBody({ type: McpServerEntryDto })
+  @ApiOperation({ summary: 'Probe an MCP server' })
   @Post('mcp/probe')
   // A probe starts the entry's command (or calls its URL) on a worker with no task, run or approval around it: `admin`.
   @RequireScope('admin')
@@ -29,6 +30,7 @@ export class McpController {
   }
 
   @ApiEnvelope('mcp_cache_stats', McpCacheStatsDto)
+  @ApiOperation({ summary: "Get the MCP client cache's stats" })
   @Get('system/mcp/cache')
   async cacheStats() {
     return { object: 'mcp_cache_stats', data: await this.cache.collect() };

@@ -1,4 +1,5 @@
 import { Body, Controller, Delete, HttpCode, Post, Put, Query } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import { RequireScope } from '@core/http/auth/require-scope.decorator';
 import { ApiEnvelope } from '@core/http/openapi';
 import { ModelCapabilityRecordDto, ModelCapabilityRemovedDto } from './provider-responses.dto';
@@ -12,12 +13,14 @@ export class ModelCapabilitiesController {
   constructor(private readonly capabilities: ModelCapabilitiesService) {}
 
   @ApiEnvelope('model_capability', ModelCapabilityRecordDto)
+  @ApiOperation({ summary: "Override a model's capabilities" })
   @Put('overrides')
   async override(@Body() dto: CapabilityOverrideDto) {
     return { object: 'model_capability', data: await this.capabilities.setOverride(dto) };
   }
 
   @ApiEnvelope('model_capability', ModelCapabilityRemovedDto)
+  @ApiOperation({ summary: "Remove a model's capability override" })
   @Delete('overrides')
   async removeOverride(@Query() q: CapabilityKeyQuery) {
     const { removed, effective } = await this.capabilities.deleteOverride(q.provider, q.model);
@@ -25,6 +28,7 @@ export class ModelCapabilitiesController {
   }
 
   @ApiEnvelope('model_capability', ModelCapabilityRecordDto)
+  @ApiOperation({ summary: "Probe a model's capabilities" })
   @Post('probes')
   @HttpCode(200)
   async probe(@Body() dto: CapabilityProbeDto) {

@@ -1,4 +1,5 @@
 import { Body, Controller, Delete, Get, Param, Put } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import { RequireScope } from '@core/http/auth/require-scope.decorator';
 import { ApiEnvelope } from '@core/http/openapi';
 import { ModelPriceDeletedDto, ModelPriceDto } from './provider-responses.dto';
@@ -12,12 +13,14 @@ export class PricingController {
   constructor(private readonly pricing: PricingService) {}
 
   @ApiEnvelope('pricing', [ModelPriceDto])
+  @ApiOperation({ summary: 'List the price overrides' })
   @Get()
   list() {
     return { object: 'pricing', data: this.pricing.listOverrides() };
   }
 
   @ApiEnvelope('model_price', ModelPriceDto)
+  @ApiOperation({ summary: "Set a model's price" })
   @Put(':provider/:model')
   @RequireScope('admin')
   async put(@Param('provider') provider: string, @Param('model') model: string, @Body() dto: PutPriceDto) {
@@ -25,6 +28,7 @@ export class PricingController {
   }
 
   @ApiEnvelope('model_price', ModelPriceDeletedDto)
+  @ApiOperation({ summary: "Remove a model's price override" })
   @Delete(':provider/:model')
   @RequireScope('admin')
   async remove(@Param('provider') provider: string, @Param('model') model: string) {

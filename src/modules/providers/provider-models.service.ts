@@ -7,7 +7,7 @@ import { ProviderRegistryService } from './provider-registry.service';
 import { ProviderNotFoundError } from './providers.errors';
 
 /**
- * `GET /hecate/v1/providers/{id}/models`: the models a provider serves now, each with the capabilities and the price
+ * `GET /hecate/v1/providers/{provider_id}/models`: the models a provider serves now, each with the capabilities and the price
  * routing and billing use (the same precedence: override > probe > catalog > provider; manual price > built-in).
  */
 @Injectable()

@@ -1,4 +1,5 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import { ApiEnvelope } from '@core/http/openapi';
 import { ProviderModelDto, ProviderPresetDto, ProviderStatusDto } from './provider-responses.dto';
 import { ProviderModelsService } from './provider-models.service';
@@ -15,20 +16,23 @@ export class ProvidersController {
   ) {}
 
   @ApiEnvelope('provider_presets', [ProviderPresetDto])
+  @ApiOperation({ summary: 'List the provider presets' })
   @Get('presets')
   presets() {
     return { object: 'provider_presets', data: PROVIDER_PRESETS.map(toPresetResponse) };
   }
 
   @ApiEnvelope('provider_status', [ProviderStatusDto])
+  @ApiOperation({ summary: "Get every provider's status" })
   @Get('status')
   async status(@Query('refresh') refresh?: string) {
     return { object: 'provider_status', data: await this.readiness.statusAll(truthy(refresh)) };
   }
 
   @ApiEnvelope('provider_models', [ProviderModelDto])
-  @Get(':id/models')
-  async providerModels(@Param('id') id: string) {
+  @ApiOperation({ summary: "List a provider's models" })
+  @Get(':provider_id/models')
+  async providerModels(@Param('provider_id') id: string) {
     return { object: 'provider_models', data: await this.models.models(id) };
   }
 }

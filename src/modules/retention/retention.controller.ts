@@ -1,4 +1,5 @@
 import { Controller, Get, HttpCode, Post } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import { RequireScope } from '@core/http/auth/require-scope.decorator';
 import { ApiEnvelope } from '@core/http/openapi';
 import { RetentionRunDto } from './retention.dto';
@@ -11,12 +12,14 @@ export class RetentionController {
   constructor(private readonly retention: RetentionService) {}
 
   @ApiEnvelope('retention_runs', [RetentionRunDto])
+  @ApiOperation({ summary: 'List the retention sweeps' })
   @Get('runs')
   async runs() {
     return { object: 'retention_runs', data: await this.retention.list() };
   }
 
   @ApiEnvelope('retention_run', RetentionRunDto)
+  @ApiOperation({ summary: 'Run a retention sweep now' })
   @Post('run')
   @HttpCode(200)
   async run() {

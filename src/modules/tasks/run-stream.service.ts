@@ -39,7 +39,7 @@ const snapshotFrame = (e: EventEnvelope, snapshot: RunSnapshot, terminal: boolea
 };
 
 /**
- * `GET /hecate/v1/tasks/{id}/runs/{run_id}/stream` (docs/api.md §4): replay from Postgres after the cursor,
+ * `GET /hecate/v1/tasks/{task_id}/runs/{run_id}/stream` (docs/api.md §4): replay from Postgres after the cursor,
  * then tail; each event is one `snapshot` frame (`id:` = sequence); the terminal event is followed by
  * `event: done` and the stream closes.
  */

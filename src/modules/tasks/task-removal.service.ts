@@ -7,7 +7,7 @@ import { TaskRepository } from './task.repository';
 import { TaskBusyError, TaskNotFoundError } from './tasks.errors';
 import { WorkspaceOps } from './workspace/workspace-ops';
 
-/** `DELETE /hecate/v1/tasks/{id}`: a task and everything it left behind. */
+/** `DELETE /hecate/v1/tasks/{task_id}`: a task and everything it left behind. */
 @Injectable()
 export class TaskRemovalService {
   constructor(

@@ -57,7 +57,7 @@ export class TaskRunChainsService {
     return this.tasks.list(tenantId, q);
   }
 
-  /** `POST /hecate/v1/tasks/{id}/start`: the task's next run (queued, or awaiting_approval when a policy gates it). */
+  /** `POST /hecate/v1/tasks/{task_id}/start`: the task's next run (queued, or awaiting_approval when a policy gates it). */
   startTask(tenantId: string, taskId: string, origin: RequestOrigin | null): Promise<RunResponse> {
     return this.attempts.start(tenantId, taskId, origin);
   }
@@ -67,7 +67,7 @@ export class TaskRunChainsService {
     return this.queries.listEvents(tenantId, taskId, runId, afterSequence, limit);
   }
 
-  /** `POST /hecate/v1/tasks/{id}/approvals/{approval_id}/resolve`: approve requeues the run, reject cancels it. */
+  /** `POST /hecate/v1/tasks/{task_id}/approvals/{approval_id}/resolve`: approve requeues the run, reject cancels it. */
   resolveApproval(
     tenantId: string,
     taskId: string,

@@ -1,4 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import type { Principal, RequestOrigin } from '@core/context/request-context';
 import { Origin } from '@core/http/origin.decorator';
@@ -26,6 +27,7 @@ export class TasksController {
   ) {}
 
   @ApiEnvelope('task', TaskResponseDto)
+  @ApiOperation({ summary: 'Create a task' })
   @Post()
   @HttpCode(200)
   async create(@CurrentPrincipal() p: Principal, @Body() dto: CreateTaskDto) {
@@ -33,56 +35,64 @@ export class TasksController {
   }
 
   @ApiEnvelope('tasks', [TaskResponseDto])
+  @ApiOperation({ summary: 'List tasks' })
   @Get()
   async list(@CurrentPrincipal() p: Principal, @Query() q: ListTasksQueryDto) {
     return { object: 'tasks', data: await this.tasks.list(p.tenantId, q) };
   }
 
   @ApiEnvelope('task', TaskResponseDto)
-  @Get(':id')
-  async get(@CurrentPrincipal() p: Principal, @Param('id') id: string) {
+  @ApiOperation({ summary: 'Get a task' })
+  @Get(':task_id')
+  async get(@CurrentPrincipal() p: Principal, @Param('task_id') id: string) {
     return { object: 'task', data: await this.tasks.get(p.tenantId, id) };
   }
 
-  @Delete(':id')
+  @ApiOperation({ summary: 'Delete a task' })
+  @Delete(':task_id')
   @HttpCode(204)
-  async delete(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<void> {
+  async delete(@CurrentPrincipal() p: Principal, @Param('task_id') id: string): Promise<void> {
     await this.removal.delete(p.tenantId, id);
   }
 
   @ApiEnvelope('task_run', TaskRunResponseDto)
-  @Post(':id/start')
+  @ApiOperation({ summary: "Start a task's next run" })
+  @Post(':task_id/start')
   @HttpCode(200)
-  async start(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('id') id: string) {
+  async start(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Param('task_id') id: string) {
     return { object: 'task_run', data: await this.attempts.start(p.tenantId, id, origin) };
   }
 
   @ApiEnvelope('task_artifacts', [TaskArtifactResponseDto])
-  @Get(':id/artifacts')
-  async artifacts(@CurrentPrincipal() p: Principal, @Param('id') id: string) {
+  @ApiOperation({ summary: "List a task's artifacts" })
+  @Get(':task_id/artifacts')
+  async artifacts(@CurrentPrincipal() p: Principal, @Param('task_id') id: string) {
     return { object: 'task_artifacts', data: await this.queries.listTaskArtifacts(p.tenantId, id) };
   }
 
   @ApiEnvelope('task_approvals', [TaskApprovalResponseDto])
-  @Get(':id/approvals')
-  async approvals(@CurrentPrincipal() p: Principal, @Param('id') id: string) {
+  @ApiOperation({ summary: "List a task's approvals" })
+  @Get(':task_id/approvals')
+  async approvals(@CurrentPrincipal() p: Principal, @Param('task_id') id: string) {
     return { object: 'task_approvals', data: await this.queries.listApprovals(p.tenantId, id) };
   }
 
   @ApiEnvelope('task_approval', TaskApprovalResponseDto)
-  @Get(':id/approvals/:approvalId')
-  async approval(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('approvalId') approvalId: string) {
+  @ApiOperation({ summary: 'Get a task approval' })
+  @Get(':task_id/approvals/:approval_id')
+  async approval(@CurrentPrincipal() p: Principal, @Param('task_id') id: string, @Param('approval_id') approvalId: string) {
     return { object: 'task_approval', data: await this.queries.getApproval(p.tenantId, id, approvalId) };
   }
 
   @ApiEnvelope('task_approval', TaskApprovalResponseDto)
-  @Post(':id/approvals/:approvalId/resolve')
+  @ApiOperation({ summary: 'Resolve a task approval' })
+  @Post(':task_id/approvals/:approval_id/resolve')
   @HttpCode(200)
   async resolve(
     @CurrentPrincipal() p: Principal,
     @Origin() origin: RequestOrigin,
-    @Param('id') id: string,
-    @Param('approvalId') approvalId: string,
+    @Param('task_id') id: string,
+    @Param('approval_id') approvalId: string,
     @Body() dto: ResolveApprovalDto,
   ) {
     return { object: 'task_approval', data: await this.interventions.resolveApproval(p.tenantId, id, approvalId, dto.decision, dto.note ?? '', by(p), origin) };

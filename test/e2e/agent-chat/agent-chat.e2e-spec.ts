@@ -27,7 +27,12 @@ describe('agent chat (embedded)', () => {
   // The suite's calls go through the SDK (libs/sdk); `settle` keeps refusals as {status, body} for the assertions.
   const createSession = (client: Client, body: Json) => settle(client.api.request('post', '/hecate/v1/agent-chat/sessions', { body }));
   const post = (client: Client, id: string, body: Json) =>
-    settle(client.api.request('post', '/hecate/v1/agent-chat/sessions/{id}/messages', { path: { id }, body: body as Schemas['PostAgentChatMessageDto'] }));
+    settle(
+      client.api.request('post', '/hecate/v1/agent-chat/sessions/{session_id}/messages', {
+        path: { session_id: id },
+        body: body as Schemas['PostAgentChatMessageDto'],
+      }),
+    );
   const newModelSession = async (client = c) =>
     (await client.api.post('/hecate/v1/agent-chat/sessions', { body: { runtime_kind: 'model', model: 'gpt-4o-mini' } })).data.id;
 

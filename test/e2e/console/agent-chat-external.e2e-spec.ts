@@ -94,7 +94,7 @@ describe('console: Agent Chat, External agent (browser)', () => {
 
       // The API agrees with the page.
       const api = sdkClient(suite.stack.url, TOKEN);
-      const stored = (await api.get('/hecate/v1/agent-chat/sessions/{id}', { path: { id: sessionId } })).data;
+      const stored = (await api.get('/hecate/v1/agent-chat/sessions/{session_id}', { path: { session_id: sessionId } })).data;
       expect(stored).toMatchObject({ runtime_kind: 'external_agent', adapter_id: 'fault', title: 'Fault agent chat' });
       expect(stored.messages.map((m) => [m.role, m.status, m.content])).toEqual([
         ['user', 'completed', 'hello there'],
@@ -135,7 +135,7 @@ describe('console: Agent Chat, External agent (browser)', () => {
 
       // The API saw each decision as the page made it: one denied by the operator, one approved with a session
       // grant, and the next answered by that grant.
-      const approvals = (await api.get('/hecate/v1/agent-chat/sessions/{id}/approvals', { path: { id: sessionId } })).data;
+      const approvals = (await api.get('/hecate/v1/agent-chat/sessions/{session_id}/approvals', { path: { session_id: sessionId } })).data;
       expect(approvals.map((a) => [a.tool_name, a.status, a.scope, a.path])).toEqual([
         ['Write notes.txt', 'approved', 'once', 'operator'],
         ['Write denied.txt', 'denied', 'once', 'operator'],
@@ -149,7 +149,7 @@ describe('console: Agent Chat, External agent (browser)', () => {
       await checkA11y(page);
       expect(pageProblems(page)).toEqual([]);
       // Deleted: its adapter process goes with it.
-      await api.delete('/hecate/v1/agent-chat/sessions/{id}', { path: { id: sessionId } });
+      await api.delete('/hecate/v1/agent-chat/sessions/{session_id}', { path: { session_id: sessionId } });
     } finally {
       await context.close();
     }

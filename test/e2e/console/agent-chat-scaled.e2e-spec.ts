@@ -39,8 +39,8 @@ describe('console: Agent Chat, scaled (browser)', () => {
       await pageA.getByRole('heading', { name: 'Across pods', level: 2 }).waitFor();
       // 90 tokens, 300 ms apart: 27 seconds, long enough to act while it runs on a loaded machine.
       suite.upstream.script({ content: words(90), chunks: 90, chunkIntervalMs: 300 });
-      const started = await onB.request('post', '/hecate/v1/agent-chat/sessions/{id}/messages', {
-        path: { id: session.id },
+      const started = await onB.request('post', '/hecate/v1/agent-chat/sessions/{session_id}/messages', {
+        path: { session_id: session.id },
         body: { content: 'Count slowly', wait: false },
       });
       expect(started.status).toBe(202);
@@ -72,7 +72,8 @@ describe('console: Agent Chat, scaled (browser)', () => {
       await checkA11y(pageA);
       await pageA.getByRole('button', { name: 'Stop' }).click();
 
-      const viewOf = async () => (await sdkClient(apiA.url, TOKEN).get('/hecate/v1/agent-chat/sessions/{id}', { path: { id: session.id } })).data;
+      const viewOf = async () =>
+        (await sdkClient(apiA.url, TOKEN).get('/hecate/v1/agent-chat/sessions/{session_id}', { path: { session_id: session.id } })).data;
       await waitFor(async () => ((await viewOf()).messages.at(-1)?.content === 'echo: after this' ? true : undefined), {
         timeoutMs: 30_000,
         what: 'the queued message to be answered',
@@ -85,7 +86,7 @@ describe('console: Agent Chat, scaled (browser)', () => {
         // the page's stream was reconnecting after the stopped turn's `done`.
         await assistantReply(page, 'completed').filter({ hasText: 'echo: after this' }).waitFor({ timeout: 20_000 });
       }
-      const stored = (await sdkClient(apiA.url, TOKEN).get('/hecate/v1/agent-chat/sessions/{id}', { path: { id: session.id } })).data;
+      const stored = (await sdkClient(apiA.url, TOKEN).get('/hecate/v1/agent-chat/sessions/{session_id}', { path: { session_id: session.id } })).data;
       expect(stored.messages.map((m) => [m.role, m.status])).toEqual([
         ['user', 'completed'],
         ['assistant', 'cancelled'],

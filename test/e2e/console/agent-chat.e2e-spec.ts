@@ -83,7 +83,7 @@ describe('console: Agent Chat (browser)', () => {
 
       // What the server stored is what the page shows.
       const api = sdkClient(suite.stack.url, TOKEN);
-      const stored = (await api.get('/hecate/v1/agent-chat/sessions/{id}', { path: { id: sessionId } })).data;
+      const stored = (await api.get('/hecate/v1/agent-chat/sessions/{session_id}', { path: { session_id: sessionId } })).data;
       expect(stored.messages.map((m) => [m.role, m.content])).toEqual([
         ['user', 'Count for me'],
         ['assistant', expected],
@@ -106,7 +106,7 @@ describe('console: Agent Chat (browser)', () => {
       // The rerun supersedes the answer at once; its own answer completes a moment later.
       const after = await waitFor(
         async () => {
-          const s = (await api.get('/hecate/v1/agent-chat/sessions/{id}', { path: { id: sessionId } })).data;
+          const s = (await api.get('/hecate/v1/agent-chat/sessions/{session_id}', { path: { session_id: sessionId } })).data;
           return s.messages.length === 4 && s.messages[3].status === 'completed' ? s : undefined;
         },
         { timeoutMs: 20_000, what: 'the rerun to complete' },
@@ -168,7 +168,7 @@ describe('console: Agent Chat (browser)', () => {
       // the approval is decided, so nothing can take it meanwhile.
       const guidanceOf = async () =>
         (
-          (await api.get('/hecate/v1/agent-chat/sessions/{id}/guidance', { path: { id: sessionId }, query: { status: 'all' } }))
+          (await api.get('/hecate/v1/agent-chat/sessions/{session_id}/guidance', { path: { session_id: sessionId }, query: { status: 'all' } }))
             .data as Schemas['AgentChatGuidanceList']
         ).items;
       await page.getByLabel('Message', { exact: true }).fill('Keep the readme short');
@@ -194,8 +194,8 @@ describe('console: Agent Chat (browser)', () => {
       await guidance.getByText(`taken at model call ${taken.receipt!.model_call_index}`).waitFor();
       await guidance.getByRole('button', { name: /^Edit guidance/ }).waitFor({ state: 'detached' });
 
-      const full = (await api.get('/hecate/v1/agent-chat/sessions/{id}', { path: { id: sessionId } })).data;
-      const approvals = (await api.get('/hecate/v1/tasks/{id}/approvals', { path: { id: full.task_id! } })).data;
+      const full = (await api.get('/hecate/v1/agent-chat/sessions/{session_id}', { path: { session_id: sessionId } })).data;
+      const approvals = (await api.get('/hecate/v1/tasks/{task_id}/approvals', { path: { task_id: full.task_id! } })).data;
       expect(approvals.map((a) => [a.status, a.kind])).toEqual([['approved', 'agent_loop_tool_call']]);
 
       // The changed files, a diff, and a revert of that path on a worker.

@@ -88,7 +88,7 @@ describe('operator console: providers (browser)', () => {
     const editButton = page.getByRole('button', { name: 'Edit editme', exact: true });
     const form = page.getByRole('form', { name: 'Edit editme' });
     const item = providerItem(page, 'editme');
-    const stored = async () => (await api.get('/hecate/v1/settings/providers/{id}', { path: { id: 'editme' } })).data;
+    const stored = async () => (await api.get('/hecate/v1/settings/providers/{provider_id}', { path: { provider_id: 'editme' } })).data;
     try {
       await editButton.click();
       await form.getByLabel('Default model').fill('gpt-4o');
@@ -136,7 +136,8 @@ describe('operator console: providers (browser)', () => {
 
   it('sets and removes a capability override, records a probe (a refused one shows its error type), and edits a price', async () => {
     const { api, context, page } = await openWithProvider('capped');
-    const model = async () => (await api.get('/hecate/v1/providers/{id}/models', { path: { id: 'capped' } })).data.find((m) => m.model === 'gpt-4o-mini')!;
+    const model = async () =>
+      (await api.get('/hecate/v1/providers/{provider_id}/models', { path: { provider_id: 'capped' } })).data.find((m) => m.model === 'gpt-4o-mini')!;
     try {
       await page.getByRole('button', { name: 'Models of capped' }).click();
       const table = page.getByRole('table', { name: 'Models of capped' });

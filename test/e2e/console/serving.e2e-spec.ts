@@ -118,7 +118,7 @@ describe('operator console served by the api', () => {
     expect((await request(suite.stack.url, 'GET', '/hecate/v1/tasks', { token: key.secret })).status).toBe(403);
 
     expect((await request(suite.stack.url, 'GET', '/hecate/v1/whoami')).status).toBe(401);
-    await operator.delete('/hecate/v1/api-keys/{id}', { path: { id: key.id } });
+    await operator.delete('/hecate/v1/api-keys/{key_id}', { path: { key_id: key.id } });
     expect((await request(suite.stack.url, 'GET', '/hecate/v1/whoami', { token: key.secret })).status).toBe(401);
   });
 });

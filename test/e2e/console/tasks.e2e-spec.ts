@@ -56,7 +56,7 @@ describe('Tasks page (browser)', () => {
   /** The task the page shows (`/tasks/:taskId`) and its latest run, read through the API. */
   const shownRun = async (page: Page) => {
     const taskId = new URL(page.url()).pathname.split('/')[2];
-    const { data: runs } = await api().get('/hecate/v1/tasks/{id}/runs', { path: { id: taskId } });
+    const { data: runs } = await api().get('/hecate/v1/tasks/{task_id}/runs', { path: { task_id: taskId } });
     return { taskId, run: runs.sort((a, b) => b.number - a.number)[0] };
   };
   const newTask = async (page: Page, kind: string, fields: Record<string, string>) => {

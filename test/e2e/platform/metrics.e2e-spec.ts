@@ -153,11 +153,12 @@ describe('metrics and dashboards (scaled: api + worker)', () => {
 
   it('HTTP: by route pattern and status, never a raw URL; an SSE request counted once, when its stream opened', () => {
     expect(apiScrape.sum('hecate_http_request_duration_seconds_count', { route: '/v1/chat/completions', status: '200' })).toBe(3);
-    expect(apiScrape.sum('hecate_http_request_duration_seconds_count', { route: '/hecate/v1/tasks/:id/runs/:runId/stream', status: '200' })).toBe(2);
+    expect(apiScrape.sum('hecate_http_request_duration_seconds_count', { route: '/hecate/v1/tasks/:task_id/runs/:run_id/stream', status: '200' })).toBe(2);
     expect(apiScrape.sum('hecate_http_request_duration_seconds_count', { route: '/hecate/v1/events/stream', status: '200' })).toBeGreaterThanOrEqual(2);
     const routes = new Set(apiScrape.series('hecate_http_request_duration_seconds_count').map((s) => s.labels.route));
     for (const route of routes) expect(route === 'unmatched' || route.startsWith('/')).toBe(true);
-    expect([...routes].some((r) => /task_|run_|[0-9a-f]{8}-/.test(r))).toBe(false);
+    // No id in a route: outside its `:task_id`-style parameters, no `task_…`/`run_…` id and no UUID.
+    expect([...routes].some((r) => /task_|run_|[0-9a-f]{8}-/.test(r.replace(/:[a-z_]+/g, '')))).toBe(false);
     // SSE opens fast; a stream that lasted seconds is not in the histogram as a seconds-long request.
     const sseSlow = apiScrape.sum('hecate_http_request_duration_seconds_bucket', { route: '/hecate/v1/events/stream', le: '1' });
     expect(sseSlow).toBe(apiScrape.sum('hecate_http_request_duration_seconds_count', { route: '/hecate/v1/events/stream' }));

@@ -110,6 +110,43 @@ describe('OpenAPI document', () => {
     expect(undocumented).toEqual([]);
   });
 
+  /** Every operation of the document: `METHOD path` and the operation object. */
+  const operations = () =>
+    Object.entries(doc.paths as Record<string, Loose>).flatMap(([path, item]) =>
+      Object.entries(item as Record<string, Loose>).map(([method, op]) => ({ route: `${method.toUpperCase()} ${path}`, path, op })),
+    );
+
+  it('gives every operation a summary of its own, short enough for the reference sidebar', () => {
+    const ops = operations();
+    expect(ops.length).toBe(routes().length);
+    const without = ops.filter(({ op }) => typeof op.summary !== 'string' || op.summary.trim() === '').map((o) => o.route);
+    expect(without).toEqual([]);
+    const tooLong = ops.filter(({ op }) => op.summary.length > 60).map(({ route, op }) => `${route}: ${op.summary}`);
+    expect(tooLong).toEqual([]);
+    const byText = new Map<string, string[]>();
+    for (const { route, op } of ops) byText.set(String(op.summary).toLowerCase(), [...(byText.get(String(op.summary).toLowerCase()) ?? []), route]);
+    expect([...byText.entries()].filter(([, list]) => list.length > 1)).toEqual([]);
+    // The handlers' doc comments stay, as descriptions.
+    expect(doc.paths['/hecate/v1/tasks/{task_id}/runs/{run_id}/live'].get).toMatchObject({
+      summary: "Stream an agent run's live output",
+      description: expect.stringContaining('resumable by index'),
+    });
+  });
+
+  it('names every path parameter in snake_case, once in the path and once in the parameters', () => {
+    const wrong: string[] = [];
+    for (const { route, path, op } of operations()) {
+      const inPath = [...path.matchAll(/\{([^}]*)\}/g)].map((m) => m[1]);
+      const declared = ((op.parameters ?? []) as Loose[]).filter((p) => p.in === 'path').map((p) => String(p.name));
+      for (const name of inPath) if (!/^[a-z][a-z0-9_]*$/.test(name)) wrong.push(`${route}: {${name}} is not snake_case`);
+      if ([...declared].sort().join() !== [...inPath].sort().join()) wrong.push(`${route}: declares ${declared.join(', ') || 'none'}`);
+    }
+    expect(wrong).toEqual([]);
+    expect(doc.paths['/hecate/v1/tasks/{task_id}/runs/{run_id}/stream'].get.parameters).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'task_id', in: 'path' }), expect.objectContaining({ name: 'run_id', in: 'path' })]),
+    );
+  });
+
   it('documents the request body (a DTO with its fields) of every route that reads one, and none elsewhere', () => {
     const wrong: string[] = [];
     for (const r of product()) {

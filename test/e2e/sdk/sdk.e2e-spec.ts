@@ -59,7 +59,7 @@ describe('SDK against the built server (scaled)', () => {
     const { data: task } = await hecate.post('/hecate/v1/tasks', {
       body: { execution_kind: 'shell', title: 'slow counter', shell_command: 'for i in $(seq 1 100); do echo line $i; sleep 0.2; done' },
     });
-    const { data: run } = await hecate.post('/hecate/v1/tasks/{id}/start', { path: { id: task.id } });
+    const { data: run } = await hecate.post('/hecate/v1/tasks/{task_id}/start', { path: { task_id: task.id } });
 
     const feed: Schemas['EventEnvelope'][] = [];
     const frames: RunStreamFrame[] = [];
@@ -96,7 +96,10 @@ describe('SDK against the built server (scaled)', () => {
     expect(frames.length).toBeGreaterThan(cutAt[1] + 1);
 
     // What the stream delivered is exactly the run's event list, and so is the feed.
-    const { data: events } = await hecate.get('/hecate/v1/tasks/{id}/runs/{runId}/events', { path: { id: task.id, runId: run.id }, query: { limit: '1000' } });
+    const { data: events } = await hecate.get('/hecate/v1/tasks/{task_id}/runs/{run_id}/events', {
+      path: { task_id: task.id, run_id: run.id },
+      query: { limit: '1000' },
+    });
     expect(snapshots.map((f) => f.data.event?.event_id)).toEqual(events.map((e) => e.event_id));
     expect(feed.map((e) => e.event_id)).toEqual(events.map((e) => e.event_id));
     expect(events.filter((e) => e.type === 'tool.shell.output_chunk').length).toBeGreaterThan(5);
@@ -124,7 +127,7 @@ describe('SDK against the built server (scaled)', () => {
   });
 
   it('throws refusals as HecateError with the seed error type, request id and operator action', async () => {
-    const missing = (await hecate.get('/hecate/v1/tasks/{id}', { path: { id: 'task_missing' } }).catch((e: unknown) => e)) as HecateError;
+    const missing = (await hecate.get('/hecate/v1/tasks/{task_id}', { path: { task_id: 'task_missing' } }).catch((e: unknown) => e)) as HecateError;
     expect(missing).toBeInstanceOf(HecateError);
     expect({ status: missing.status, type: missing.type }).toEqual({ status: 404, type: 'not_found' });
     expect(missing.request_id).toMatch(/^req_/);

@@ -51,9 +51,9 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
   const startApproved = async (dto: Json) => {
     const started = await c.startTask(dto);
     if (started.run.status === 'awaiting_approval') {
-      const [approval] = (await c.api.get('/hecate/v1/tasks/{id}/approvals', { path: { id: started.taskId } })).data;
-      await c.api.post('/hecate/v1/tasks/{id}/approvals/{approvalId}/resolve', {
-        path: { id: started.taskId, approvalId: approval.id },
+      const [approval] = (await c.api.get('/hecate/v1/tasks/{task_id}/approvals', { path: { task_id: started.taskId } })).data;
+      await c.api.post('/hecate/v1/tasks/{task_id}/approvals/{approval_id}/resolve', {
+        path: { task_id: started.taskId, approval_id: approval.id },
         body: { decision: 'approve' },
       });
     }
@@ -68,9 +68,9 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     });
     const run = await c.waitStatus(taskId, runId, ['completed', 'failed']);
     expect(run).toMatchObject({ status: 'completed', number: 1, attempts: 1 });
-    expect((await c.api.get('/hecate/v1/tasks/{id}', { path: { id: taskId } })).data.status).toBe('completed');
+    expect((await c.api.get('/hecate/v1/tasks/{task_id}', { path: { task_id: taskId } })).data.status).toBe('completed');
 
-    const { data: steps } = await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/steps', { path: { id: taskId, runId } });
+    const { data: steps } = await c.api.get('/hecate/v1/tasks/{task_id}/runs/{run_id}/steps', { path: { task_id: taskId, run_id: runId } });
     expect(steps.map((s) => [s.index, s.kind, s.status])).toEqual([
       [1, 'workspace', 'completed'],
       [2, 'shell', 'completed'],
@@ -78,16 +78,18 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     expect(steps[1]).toMatchObject({ tool_name: 'shell_exec', exit_code: 0, input: { argv: ['/bin/sh', '-c', expect.stringContaining('echo hello')] } });
     expect(steps[1].input.env_keys).toEqual(expect.arrayContaining(['HOME', 'PATH']));
     expect(steps[1].input.env_keys).not.toContain('GATEWAY_AUTH_TOKEN');
-    expect((await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/steps/{stepId}', { path: { id: taskId, runId, stepId: steps[1].id } })).data.id).toBe(
-      steps[1].id,
-    );
+    expect(
+      (await c.api.get('/hecate/v1/tasks/{task_id}/runs/{run_id}/steps/{step_id}', { path: { task_id: taskId, run_id: runId, step_id: steps[1].id } })).data.id,
+    ).toBe(steps[1].id);
 
-    const { data: artifacts } = await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/artifacts', { path: { id: taskId, runId } });
+    const { data: artifacts } = await c.api.get('/hecate/v1/tasks/{task_id}/runs/{run_id}/artifacts', { path: { task_id: taskId, run_id: runId } });
     const stdout = artifacts.find((a) => a.kind === 'stdout')!;
-    const { data: full } = await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/artifacts/{artifactId}', { path: { id: taskId, runId, artifactId: stdout.id } });
+    const { data: full } = await c.api.get('/hecate/v1/tasks/{task_id}/runs/{run_id}/artifacts/{artifact_id}', {
+      path: { task_id: taskId, run_id: runId, artifact_id: stdout.id },
+    });
     expect(full.content_text).toBe(`hello\nhome=${run.workspace_path}\nsecret=none\n`);
     expect(artifacts.find((a) => a.kind === 'stderr')).toBeDefined();
-    expect((await c.api.get('/hecate/v1/tasks/{id}/artifacts', { path: { id: taskId } })).data.length).toBe(artifacts.length);
+    expect((await c.api.get('/hecate/v1/tasks/{task_id}/artifacts', { path: { task_id: taskId } })).data.length).toBe(artifacts.length);
 
     const events = await c.events(taskId, runId);
     expectGapFree(events);
@@ -125,7 +127,7 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     const { taskId, runId } = await startApproved({ execution_kind: 'shell', shell_command: 'echo partial; exit 3' });
     const run = await c.waitStatus(taskId, runId, ['completed', 'failed']);
     expect(run).toMatchObject({ status: 'failed', error_kind: 'exit_status', last_error: 'exit status 3' });
-    const { data: steps } = await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/steps', { path: { id: taskId, runId } });
+    const { data: steps } = await c.api.get('/hecate/v1/tasks/{task_id}/runs/{run_id}/steps', { path: { task_id: taskId, run_id: runId } });
     expect(steps[1]).toMatchObject({ status: 'failed', exit_code: 3 });
     const events = await c.events(taskId, runId);
     expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(['tool.failed', 'run.failed']));
@@ -137,9 +139,9 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
 
     const loud = await startApproved({ execution_kind: 'shell', shell_command: 'yes hecate | head -c 300000' });
     expect(await c.waitStatus(loud.taskId, loud.runId, ['completed', 'failed'])).toMatchObject({ status: 'failed', error_kind: 'output_limit_exceeded' });
-    const [stdout] = (await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/artifacts', { path: { id: loud.taskId, runId: loud.runId } })).data.filter(
-      (a) => a.kind === 'stdout',
-    );
+    const [stdout] = (
+      await c.api.get('/hecate/v1/tasks/{task_id}/runs/{run_id}/artifacts', { path: { task_id: loud.taskId, run_id: loud.runId } })
+    ).data.filter((a) => a.kind === 'stdout');
     expect(stdout).toMatchObject({ size_bytes: MAX_OUTPUT, truncated: true });
   });
 
@@ -148,7 +150,7 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     const { taskId, runId, run } = await c.startTask({ execution_kind: 'shell', shell_command: 'touch ran' });
     const marker = join(run.workspace_path as string, 'ran');
     expect(run.status).toBe('awaiting_approval');
-    const { data: approvals } = await c.api.get('/hecate/v1/tasks/{id}/approvals', { path: { id: taskId } });
+    const { data: approvals } = await c.api.get('/hecate/v1/tasks/{task_id}/approvals', { path: { task_id: taskId } });
     expect(approvals).toHaveLength(1);
     const approval = approvals[0];
     expect(approval).toMatchObject({
@@ -158,14 +160,16 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
       details: { argv: ['/bin/sh', '-c', 'touch ran'], cwd: run.workspace_path, env_keys: expect.arrayContaining(['HOME', 'PATH', 'TERM']) },
     });
     expect(approval.action_summary.join('\n')).toContain('touch ran');
-    expect((await c.api.get('/hecate/v1/tasks/{id}/approvals/{approvalId}', { path: { id: taskId, approvalId: approval.id } })).data).toMatchObject({
-      id: approval.id,
-    });
-    expect((await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/steps', { path: { id: taskId, runId } })).data).toEqual([]);
+    expect((await c.api.get('/hecate/v1/tasks/{task_id}/approvals/{approval_id}', { path: { task_id: taskId, approval_id: approval.id } })).data).toMatchObject(
+      {
+        id: approval.id,
+      },
+    );
+    expect((await c.api.get('/hecate/v1/tasks/{task_id}/runs/{run_id}/steps', { path: { task_id: taskId, run_id: runId } })).data).toEqual([]);
     expect(existsSync(marker)).toBe(false);
 
-    const { data: resolved } = await c.api.post('/hecate/v1/tasks/{id}/approvals/{approvalId}/resolve', {
-      path: { id: taskId, approvalId: approval.id },
+    const { data: resolved } = await c.api.post('/hecate/v1/tasks/{task_id}/approvals/{approval_id}/resolve', {
+      path: { task_id: taskId, approval_id: approval.id },
       body: { decision: 'approve', note: 'looks fine' },
     });
     expect(resolved).toMatchObject({ status: 'approved', resolution_note: 'looks fine' });
@@ -174,8 +178,8 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     expect(
       (
         await settle(
-          c.api.request('post', '/hecate/v1/tasks/{id}/approvals/{approvalId}/resolve', {
-            path: { id: taskId, approvalId: approval.id },
+          c.api.request('post', '/hecate/v1/tasks/{task_id}/approvals/{approval_id}/resolve', {
+            path: { task_id: taskId, approval_id: approval.id },
             body: { decision: 'approve' },
           }),
         )
@@ -184,26 +188,28 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
 
     // Reject cancels the same run.
     const second = await c.startTask({ execution_kind: 'shell', shell_command: 'true' });
-    const [a2] = (await c.api.get('/hecate/v1/tasks/{id}/approvals', { path: { id: second.taskId } })).data;
-    await c.api.post('/hecate/v1/tasks/{id}/approvals/{approvalId}/resolve', {
-      path: { id: second.taskId, approvalId: a2.id },
+    const [a2] = (await c.api.get('/hecate/v1/tasks/{task_id}/approvals', { path: { task_id: second.taskId } })).data;
+    await c.api.post('/hecate/v1/tasks/{task_id}/approvals/{approval_id}/resolve', {
+      path: { task_id: second.taskId, approval_id: a2.id },
       body: { decision: 'reject', note: 'no' },
     });
     expect(await c.run(second.taskId, second.runId)).toMatchObject({ status: 'cancelled', error_kind: 'approval_rejected' });
 
     // Cancelling an awaiting run cancels its approval; resolving it afterwards is a conflict.
     const third = await c.startTask({ execution_kind: 'shell', shell_command: 'true' });
-    const [a3] = (await c.api.get('/hecate/v1/tasks/{id}/approvals', { path: { id: third.taskId } })).data;
-    expect((await c.api.post('/hecate/v1/tasks/{id}/runs/{runId}/cancel', { path: { id: third.taskId, runId: third.runId }, body: {} })).data.status).toBe(
-      'cancelled',
+    const [a3] = (await c.api.get('/hecate/v1/tasks/{task_id}/approvals', { path: { task_id: third.taskId } })).data;
+    expect(
+      (await c.api.post('/hecate/v1/tasks/{task_id}/runs/{run_id}/cancel', { path: { task_id: third.taskId, run_id: third.runId }, body: {} })).data.status,
+    ).toBe('cancelled');
+    expect((await c.api.get('/hecate/v1/tasks/{task_id}/approvals/{approval_id}', { path: { task_id: third.taskId, approval_id: a3.id } })).data).toMatchObject(
+      {
+        status: 'cancelled',
+      },
     );
-    expect((await c.api.get('/hecate/v1/tasks/{id}/approvals/{approvalId}', { path: { id: third.taskId, approvalId: a3.id } })).data).toMatchObject({
-      status: 'cancelled',
-    });
     const resolveA3 = (decision: string) =>
       settle(
-        c.api.request('post', '/hecate/v1/tasks/{id}/approvals/{approvalId}/resolve', {
-          path: { id: third.taskId, approvalId: a3.id },
+        c.api.request('post', '/hecate/v1/tasks/{task_id}/approvals/{approval_id}/resolve', {
+          path: { task_id: third.taskId, approval_id: a3.id },
           body: { decision } as never,
         }),
       );
@@ -219,7 +225,7 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     expect(run.status).toBe('completed');
     const target = join(run.workspace_path, 'notes', 'todo.txt');
     expect(readFileSync(target, 'utf8')).toBe('one\ntwo\n');
-    const { data: patches } = await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/patches', { path: { id: taskId, runId } });
+    const { data: patches } = await c.api.get('/hecate/v1/tasks/{task_id}/runs/{run_id}/patches', { path: { task_id: taskId, run_id: runId } });
     expect(patches).toHaveLength(1);
     expect(patches[0]).toMatchObject({ status: 'applied', path: 'notes/todo.txt', before_existed: false, diff: expect.stringContaining('+one') });
     const id = patches[0].artifact.id as string;
@@ -227,7 +233,11 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
 
     // apply needs a proposed patch
     const patchOp = (op: 'apply' | 'revert') =>
-      settle(c.api.request('post', `/hecate/v1/tasks/{id}/runs/{runId}/patches/{artifactId}/${op}`, { path: { id: taskId, runId, artifactId: id } }));
+      settle(
+        c.api.request('post', `/hecate/v1/tasks/{task_id}/runs/{run_id}/patches/{artifact_id}/${op}`, {
+          path: { task_id: taskId, run_id: runId, artifact_id: id },
+        }),
+      );
     expect((await patchOp('apply')).status).toBe(409);
     // drift: the file changed since the patch
     writeFileSync(target, 'edited by hand\n');
@@ -237,7 +247,9 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     writeFileSync(target, 'one\ntwo\n');
     expect((await patchOp('revert')).body.data).toMatchObject({ status: 'reverted' });
     expect(existsSync(target)).toBe(false);
-    expect((await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/patches/{artifactId}', { path: { id: taskId, runId, artifactId: id } })).data).toMatchObject({
+    expect(
+      (await c.api.get('/hecate/v1/tasks/{task_id}/runs/{run_id}/patches/{artifact_id}', { path: { task_id: taskId, run_id: runId, artifact_id: id } })).data,
+    ).toMatchObject({
       status: 'reverted',
     });
     expect((await patchOp('revert')).status).toBe(409);
@@ -268,14 +280,22 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
   it('records the request that started a run on the run and its events; the events its worker writes carry the job', async () => {
     const task = await c.createTask({ execution_kind: 'file', file_path: 'origin.txt', file_content: 'o\n' });
     const requestId = `origin-${mode}-${Date.now()}`;
-    const started = await settle(c.api.request('post', '/hecate/v1/tasks/{id}/start', { path: { id: task.id }, headers: { 'x-request-id': requestId } }));
+    const started = await settle(
+      c.api.request('post', '/hecate/v1/tasks/{task_id}/start', { path: { task_id: task.id }, headers: { 'x-request-id': requestId } }),
+    );
     expect(started.status).toBe(200);
     expect(started.body.data.request_id).toBe(requestId);
     const runId = started.body.data.id as string;
     expect(await c.waitStatus(task.id as string, runId, ['completed', 'failed'])).toMatchObject({ status: 'completed', request_id: requestId });
     // Retry and resume record their own request; an external event records the request that posted it.
     const runOp = (op: 'retry' | 'resume', body: { reason?: string }, header: string) =>
-      settle(c.api.request('post', `/hecate/v1/tasks/{id}/runs/{runId}/${op}`, { path: { id: task.id, runId }, body, headers: { 'x-request-id': header } }));
+      settle(
+        c.api.request('post', `/hecate/v1/tasks/{task_id}/runs/{run_id}/${op}`, {
+          path: { task_id: task.id, run_id: runId },
+          body,
+          headers: { 'x-request-id': header },
+        }),
+      );
     const retried = await runOp('retry', {}, `${requestId}-retry`);
     expect(retried.body.data).toMatchObject({ number: 2, request_id: `${requestId}-retry` });
     await c.waitStatus(task.id as string, retried.body.data.id as string, ['completed', 'failed']);
@@ -283,8 +303,8 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     expect(resumed.body.data).toMatchObject({ number: 3, request_id: `${requestId}-resume` });
     await c.waitStatus(task.id as string, resumed.body.data.id as string, ['completed', 'failed']);
     const posted = await settle(
-      c.api.request('post', '/hecate/v1/tasks/{id}/runs/{runId}/events', {
-        path: { id: task.id, runId },
+      c.api.request('post', '/hecate/v1/tasks/{task_id}/runs/{run_id}/events', {
+        path: { task_id: task.id, run_id: runId },
         body: { note: 'from outside' },
         headers: { 'x-request-id': `${requestId}-event` },
       }),
@@ -302,12 +322,14 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
   it('records the request that cancels a run on the events the cancel writes', async () => {
     const requestId = `cancel-${mode}-${Date.now()}`;
     const task = await c.createTask({ execution_kind: 'shell', shell_command: 'true' });
-    const started = await settle(c.api.request('post', '/hecate/v1/tasks/{id}/start', { path: { id: task.id }, headers: { 'x-request-id': requestId } }));
+    const started = await settle(
+      c.api.request('post', '/hecate/v1/tasks/{task_id}/start', { path: { task_id: task.id }, headers: { 'x-request-id': requestId } }),
+    );
     expect(started.body.data).toMatchObject({ status: 'awaiting_approval', request_id: requestId });
     const runId = started.body.data.id as string;
     const cancelled = await settle(
-      c.api.request('post', '/hecate/v1/tasks/{id}/runs/{runId}/cancel', {
-        path: { id: task.id, runId },
+      c.api.request('post', '/hecate/v1/tasks/{task_id}/runs/{run_id}/cancel', {
+        path: { task_id: task.id, run_id: runId },
         body: { reason: 'origin check' },
         headers: { 'x-request-id': `${requestId}-cancel` },
       }),
@@ -336,20 +358,20 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     const approved = await c.startTask({ execution_kind: 'shell', shell_command: 'true' });
     const resolve = (taskId: string, approvalId: string, decision: 'approve' | 'reject', header: string) =>
       settle(
-        c.api.request('post', '/hecate/v1/tasks/{id}/approvals/{approvalId}/resolve', {
-          path: { id: taskId, approvalId },
+        c.api.request('post', '/hecate/v1/tasks/{task_id}/approvals/{approval_id}/resolve', {
+          path: { task_id: taskId, approval_id: approvalId },
           body: { decision },
           headers: { 'x-request-id': header },
         }),
       );
-    const [gate] = (await c.api.get('/hecate/v1/tasks/{id}/approvals', { path: { id: approved.taskId } })).data;
+    const [gate] = (await c.api.get('/hecate/v1/tasks/{task_id}/approvals', { path: { task_id: approved.taskId } })).data;
     const approve = await resolve(approved.taskId, gate.id, 'approve', `${requestId}-approve`);
     expect(approve.status).toBe(200);
     expect(approve.body.data.status).toBe('approved');
     await c.waitStatus(approved.taskId, approved.runId, ['completed', 'failed']);
 
     const rejected = await c.startTask({ execution_kind: 'shell', shell_command: 'true' });
-    const [gate2] = (await c.api.get('/hecate/v1/tasks/{id}/approvals', { path: { id: rejected.taskId } })).data;
+    const [gate2] = (await c.api.get('/hecate/v1/tasks/{task_id}/approvals', { path: { task_id: rejected.taskId } })).data;
     const reject = await resolve(rejected.taskId, gate2.id, 'reject', `${requestId}-reject`);
     expect(reject.status).toBe(200);
     expect(reject.body.data.status).toBe('rejected');
@@ -369,12 +391,12 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     const run = await c.waitStatus(taskId, runId, ['completed', 'failed']);
     expect(run.status).toBe('completed');
     const target = join(run.workspace_path, 'patched.txt');
-    const [patch] = (await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/patches', { path: { id: taskId, runId } })).data;
+    const [patch] = (await c.api.get('/hecate/v1/tasks/{task_id}/runs/{run_id}/patches', { path: { task_id: taskId, run_id: runId } })).data;
     const id = patch.artifact.id;
     const patchOp = (op: 'apply' | 'revert', header: string) =>
       settle(
-        c.api.request('post', `/hecate/v1/tasks/{id}/runs/{runId}/patches/{artifactId}/${op}`, {
-          path: { id: taskId, runId, artifactId: id },
+        c.api.request('post', `/hecate/v1/tasks/{task_id}/runs/{run_id}/patches/{artifact_id}/${op}`, {
+          path: { task_id: taskId, run_id: runId, artifact_id: id },
           headers: { 'x-request-id': header },
         }),
       );
@@ -411,11 +433,11 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     writeFileSync(join(repo, 'a.txt'), 'changed\n');
     const { taskId, runId } = await c.startTask({ execution_kind: 'git', git_command: 'git log --format=%s', working_directory: repo });
     expect(await c.waitStatus(taskId, runId, ['completed', 'failed'])).toMatchObject({ status: 'completed' });
-    const { data: artifacts } = await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/artifacts', { path: { id: taskId, runId } });
+    const { data: artifacts } = await c.api.get('/hecate/v1/tasks/{task_id}/runs/{run_id}/artifacts', { path: { task_id: taskId, run_id: runId } });
     const byKind = async (kind: string) =>
       (
-        await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/artifacts/{artifactId}', {
-          path: { id: taskId, runId, artifactId: artifacts.find((a) => a.kind === kind)!.id },
+        await c.api.get('/hecate/v1/tasks/{task_id}/runs/{run_id}/artifacts/{artifact_id}', {
+          path: { task_id: taskId, run_id: runId, artifact_id: artifacts.find((a) => a.kind === kind)!.id },
         })
       ).data.content_text as string;
     expect(await byKind('stdout')).toBe('first\n');
@@ -425,32 +447,39 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
   it('resume reuses the workspace with checkpoint context; retry starts from a fresh copy', async () => {
     const { taskId, runId } = await startApproved({ execution_kind: 'shell', shell_command: 'echo x >> log.txt; wc -l < log.txt' });
     await c.waitStatus(taskId, runId, ['completed']);
-    const { data: resumed } = await c.api.post('/hecate/v1/tasks/{id}/runs/{runId}/resume', { path: { id: taskId, runId }, body: { reason: 'again' } });
+    const { data: resumed } = await c.api.post('/hecate/v1/tasks/{task_id}/runs/{run_id}/resume', {
+      path: { task_id: taskId, run_id: runId },
+      body: { reason: 'again' },
+    });
     expect(resumed).toMatchObject({ number: 2, resumed_from_run_id: runId, checkpoint: { source_run_id: runId, reason: 'again' } });
     const approveGateOf = async (rid: string) => {
-      const [gate] = (await c.api.get('/hecate/v1/tasks/{id}/approvals', { path: { id: taskId } })).data.filter((a) => a.run_id === rid);
-      await c.api.post('/hecate/v1/tasks/{id}/approvals/{approvalId}/resolve', { path: { id: taskId, approvalId: gate.id }, body: { decision: 'approve' } });
+      const [gate] = (await c.api.get('/hecate/v1/tasks/{task_id}/approvals', { path: { task_id: taskId } })).data.filter((a) => a.run_id === rid);
+      await c.api.post('/hecate/v1/tasks/{task_id}/approvals/{approval_id}/resolve', {
+        path: { task_id: taskId, approval_id: gate.id },
+        body: { decision: 'approve' },
+      });
     };
     await approveGateOf(resumed.id);
     const done = await c.waitStatus(taskId, resumed.id as string, ['completed', 'failed']);
     expect(done.workspace_path).toBe((await c.run(taskId, runId)).workspace_path);
     const out = async (rid: string) => {
-      const arts = (await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/artifacts', { path: { id: taskId, runId: rid } })).data;
+      const arts = (await c.api.get('/hecate/v1/tasks/{task_id}/runs/{run_id}/artifacts', { path: { task_id: taskId, run_id: rid } })).data;
       const stdout = arts.find((a) => a.kind === 'stdout')!;
-      return (await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/artifacts/{artifactId}', { path: { id: taskId, runId: rid, artifactId: stdout.id } })).data
-        .content_text as string;
+      return (
+        await c.api.get('/hecate/v1/tasks/{task_id}/runs/{run_id}/artifacts/{artifact_id}', { path: { task_id: taskId, run_id: rid, artifact_id: stdout.id } })
+      ).data.content_text as string;
     };
     expect((await out(resumed.id as string)).trim()).toBe('2');
-    const { data: steps } = await c.api.get('/hecate/v1/tasks/{id}/runs/{runId}/steps', { path: { id: taskId, runId: resumed.id } });
+    const { data: steps } = await c.api.get('/hecate/v1/tasks/{task_id}/runs/{run_id}/steps', { path: { task_id: taskId, run_id: resumed.id } });
     expect(steps[1].input.checkpoint).toMatchObject({ source_run_id: runId, last_completed_step_index: 2, last_event_sequence: expect.any(Number) });
     const events = await c.events(taskId, resumed.id as string);
     expect(events[1]).toMatchObject({ type: 'run.resumed_from_event', data: { from_run_id: runId, reason: 'again' } });
 
-    const { data: retried } = await c.api.post('/hecate/v1/tasks/{id}/runs/{runId}/retry', { path: { id: taskId, runId: resumed.id }, body: {} });
+    const { data: retried } = await c.api.post('/hecate/v1/tasks/{task_id}/runs/{run_id}/retry', { path: { task_id: taskId, run_id: resumed.id }, body: {} });
     await approveGateOf(retried.id);
     await c.waitStatus(taskId, retried.id as string, ['completed']);
     expect((await out(retried.id as string)).trim()).toBe('1');
-    expect((await c.api.get('/hecate/v1/tasks/{id}/runs', { path: { id: taskId } })).data.map((r) => r.number)).toEqual([1, 2, 3]);
+    expect((await c.api.get('/hecate/v1/tasks/{task_id}/runs', { path: { task_id: taskId } })).data.map((r) => r.number)).toEqual([1, 2, 3]);
   });
 
   it('cancel kills the running command; one active run per task; delete waits for it; terminal cancel is 409', async () => {
@@ -462,25 +491,32 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     const pid = Number(readFileSync(pidFile, 'utf8'));
     const alive = () => pidAlive(pid);
     expect(alive()).toBe(true);
-    const busy = await settle(c.api.request('post', '/hecate/v1/tasks/{id}/start', { path: { id: taskId } }));
+    const busy = await settle(c.api.request('post', '/hecate/v1/tasks/{task_id}/start', { path: { task_id: taskId } }));
     expect(busy.status).toBe(409);
     expect(busy.body.error).toMatchObject({ type: 'conflict', latest_run_id: runId, run_status: 'running' });
-    const deleteTask = () => settle(c.api.request('delete', '/hecate/v1/tasks/{id}', { path: { id: taskId } }));
+    const deleteTask = () => settle(c.api.request('delete', '/hecate/v1/tasks/{task_id}', { path: { task_id: taskId } }));
     expect((await deleteTask()).status).toBe(409);
 
-    const { data: cancelled } = await c.api.post('/hecate/v1/tasks/{id}/runs/{runId}/cancel', { path: { id: taskId, runId }, body: { reason: 'stop' } });
+    const { data: cancelled } = await c.api.post('/hecate/v1/tasks/{task_id}/runs/{run_id}/cancel', {
+      path: { task_id: taskId, run_id: runId },
+      body: { reason: 'stop' },
+    });
     expect(cancelled.status).toBe('cancelled');
-    expect((await c.api.get('/hecate/v1/tasks/{id}', { path: { id: taskId } })).data.status).toBe('cancelled');
+    expect((await c.api.get('/hecate/v1/tasks/{task_id}', { path: { task_id: taskId } })).data.status).toBe('cancelled');
     const events = await c.events(taskId, runId);
     expectGapFree(events);
     expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(['run.cancelled', 'tool.cancelled']));
     expect(events.filter((e) => ['run.finished', 'run.failed', 'run.cancelled'].includes(e.type as string))).toHaveLength(1);
     // The worker killed the command's process group.
     await waitFor(() => !alive(), { what: `pid ${pid} to be killed` });
-    expect((await settle(c.api.request('post', '/hecate/v1/tasks/{id}/runs/{runId}/cancel', { path: { id: taskId, runId }, body: {} }))).status).toBe(409);
+    expect(
+      (await settle(c.api.request('post', '/hecate/v1/tasks/{task_id}/runs/{run_id}/cancel', { path: { task_id: taskId, run_id: runId }, body: {} }))).status,
+    ).toBe(409);
     expect((await deleteTask()).status).toBe(204);
-    expect((await settle(c.api.request('get', '/hecate/v1/tasks/{id}', { path: { id: taskId } }))).status).toBe(404);
-    expect((await settle(c.api.request('get', '/hecate/v1/tasks/{id}/runs/{runId}/events', { path: { id: taskId, runId } }))).status).toBe(404);
+    expect((await settle(c.api.request('get', '/hecate/v1/tasks/{task_id}', { path: { task_id: taskId } }))).status).toBe(404);
+    expect((await settle(c.api.request('get', '/hecate/v1/tasks/{task_id}/runs/{run_id}/events', { path: { task_id: taskId, run_id: runId } }))).status).toBe(
+      404,
+    );
   });
 
   it('refuses every path that leaves the workspace or the allowed root', async () => {
@@ -568,7 +604,7 @@ describe.each(['embedded', 'scaled'] as const)('task lifecycle (%s)', (mode) => 
     expect(files.map((t) => t.id)).toContain(file.id);
     expect(files.map((t) => t.id)).not.toContain(shell.id);
     expect(files.every((t) => t.execution_kind === 'file')).toBe(true);
-    expect((await settle(c.api.request('get', '/hecate/v1/tasks/{id}', { path: { id: 'task_nope' } }))).status).toBe(404);
+    expect((await settle(c.api.request('get', '/hecate/v1/tasks/{task_id}', { path: { task_id: 'task_nope' } }))).status).toBe(404);
   });
 
   if (mode === 'embedded') {

@@ -29,15 +29,20 @@ export class Client extends HttpClient {
   }
 
   async start(taskId: string): Promise<Json> {
-    return (await this.api.post('/hecate/v1/tasks/{id}/start', { path: { id: taskId } })).data;
+    return (await this.api.post('/hecate/v1/tasks/{task_id}/start', { path: { task_id: taskId } })).data;
   }
 
   async run(taskId: string, runId: string): Promise<Json> {
-    return (await this.api.get('/hecate/v1/tasks/{id}/runs/{runId}', { path: { id: taskId, runId } })).data;
+    return (await this.api.get('/hecate/v1/tasks/{task_id}/runs/{run_id}', { path: { task_id: taskId, run_id: runId } })).data;
   }
 
   async events(taskId: string, runId: string, after = 0): Promise<Json[]> {
-    return (await this.api.get('/hecate/v1/tasks/{id}/runs/{runId}/events', { path: { id: taskId, runId }, query: { after_sequence: String(after) } })).data;
+    return (
+      await this.api.get('/hecate/v1/tasks/{task_id}/runs/{run_id}/events', {
+        path: { task_id: taskId, run_id: runId },
+        query: { after_sequence: String(after) },
+      })
+    ).data;
   }
 
   async waitStatus(taskId: string, runId: string, statuses: string[], timeoutMs = 30_000): Promise<Json> {

@@ -1,4 +1,5 @@
 import { Controller, Get } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import type { Principal } from '@core/context/request-context';
 import { ApiEnvelope } from '@core/http/openapi';
 import { CallerResponseDto, toCallerResponse } from './caller.dto';
@@ -10,6 +11,7 @@ export class CallerController {
   /** The credential's kind, tenant and scopes: what a client may offer its user (docs/security.md, "Who is trusted"). */
   @ApiEnvelope('caller', CallerResponseDto)
   @AnyScope()
+  @ApiOperation({ summary: 'Describe the calling credential' })
   @Get()
   whoami(@CurrentPrincipal() caller: Principal) {
     return { object: 'caller', data: toCallerResponse(caller) };

@@ -37,7 +37,8 @@ const errorSchemas = (errorTypes: readonly string[]) => ({
 /**
  * The OpenAPI 3.1 document of the app's routes, from the controllers and DTOs (@nestjs/swagger with its CLI plugin,
  * which reads the DTOs' types and class-validator rules at build time). Every /hecate/v1 operation answers errors with
- * the error envelope; `/v1/*` keeps its providers' shapes and is listed without schemas.
+ * the error envelope; `/v1/*` keeps its providers' shapes and is listed without schemas. An operation's `summary` is its
+ * `@ApiOperation`; the handler's doc comment becomes its `description` (nest-cli.json `controllerKeyOfComment`).
  */
 export function buildOpenApiDocument(app: INestApplication, options: OpenApiOptions): OpenAPIObject {
   const config = new DocumentBuilder()
@@ -65,7 +66,8 @@ export function buildOpenApiDocument(app: INestApplication, options: OpenApiOpti
         op.responses.default = { description: 'Error envelope', content: { 'application/json': { schema: { $ref: ERROR_ENVELOPE } } } };
       } else if (path.startsWith('/v1/')) {
         op.tags = ['Provider-compatible ingress (/v1)'];
-        op.description = 'OpenAI/Anthropic-shaped: request and response bodies follow the provider API this path mirrors.';
+        const shaped = 'OpenAI/Anthropic-shaped: request and response bodies follow the provider API this path mirrors.';
+        op.description = op.description ? `${shaped} ${op.description}` : shaped;
       }
     }
   }

@@ -1,4 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import type { Principal } from '@core/context/request-context';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import { ApiEnvelope } from '@core/http/openapi';
@@ -12,40 +13,51 @@ export class AgentChatApprovalsController {
   constructor(private readonly approvals: AgentChatApprovalsService) {}
 
   @ApiEnvelope('agent_chat_approvals', [AgentChatApprovalDto])
-  @Get('sessions/:id/approvals')
-  async list(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Query() q: ListAgentChatApprovalsDto) {
+  @ApiOperation({ summary: "List an agent chat session's approvals" })
+  @Get('sessions/:session_id/approvals')
+  async list(@CurrentPrincipal() p: Principal, @Param('session_id') id: string, @Query() q: ListAgentChatApprovalsDto) {
     return { object: 'agent_chat_approvals', data: await this.approvals.list(p.tenantId, id, q.status) };
   }
 
   @ApiEnvelope('agent_chat_approval', AgentChatApprovalDto)
-  @Get('sessions/:id/approvals/:approvalId')
-  async get(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('approvalId') approvalId: string) {
+  @ApiOperation({ summary: 'Get an agent chat approval' })
+  @Get('sessions/:session_id/approvals/:approval_id')
+  async get(@CurrentPrincipal() p: Principal, @Param('session_id') id: string, @Param('approval_id') approvalId: string) {
     return { object: 'agent_chat_approval', data: await this.approvals.get(p.tenantId, id, approvalId) };
   }
 
   @ApiEnvelope('agent_chat_approval', AgentChatApprovalDto)
-  @Post('sessions/:id/approvals/:approvalId/resolve')
+  @ApiOperation({ summary: 'Resolve an agent chat approval' })
+  @Post('sessions/:session_id/approvals/:approval_id/resolve')
   @HttpCode(200)
-  async resolve(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('approvalId') approvalId: string, @Body() dto: ResolveAgentChatApprovalDto) {
+  async resolve(
+    @CurrentPrincipal() p: Principal,
+    @Param('session_id') id: string,
+    @Param('approval_id') approvalId: string,
+    @Body() dto: ResolveAgentChatApprovalDto,
+  ) {
     return { object: 'agent_chat_approval', data: await this.approvals.resolve(p.tenantId, id, approvalId, dto) };
   }
 
   @ApiEnvelope('agent_chat_approval', AgentChatApprovalDto)
-  @Post('sessions/:id/approvals/:approvalId/cancel')
+  @ApiOperation({ summary: 'Cancel an agent chat approval' })
+  @Post('sessions/:session_id/approvals/:approval_id/cancel')
   @HttpCode(200)
-  async cancel(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('approvalId') approvalId: string) {
+  async cancel(@CurrentPrincipal() p: Principal, @Param('session_id') id: string, @Param('approval_id') approvalId: string) {
     return { object: 'agent_chat_approval', data: await this.approvals.cancel(p.tenantId, id, approvalId) };
   }
 
   @ApiEnvelope('agent_chat_grants', [AgentChatGrantDto])
+  @ApiOperation({ summary: 'List approval grants' })
   @Get('grants')
   async grants(@CurrentPrincipal() p: Principal, @Query() q: ListAgentChatGrantsDto) {
     return { object: 'agent_chat_grants', data: await this.approvals.grants(p.tenantId, q) };
   }
 
   @ApiEnvelope('agent_chat_grant', AgentChatGrantRevokedDto)
-  @Delete('grants/:grantId')
-  async revoke(@CurrentPrincipal() p: Principal, @Param('grantId') grantId: string) {
+  @ApiOperation({ summary: 'Revoke an approval grant' })
+  @Delete('grants/:grant_id')
+  async revoke(@CurrentPrincipal() p: Principal, @Param('grant_id') grantId: string) {
     return { object: 'agent_chat_grant', data: await this.approvals.revokeGrant(p.tenantId, grantId) };
   }
 }

@@ -60,7 +60,7 @@ export class AgentChatGrantRevokedDto extends AgentChatGrantDto {
 
 /**
  * `approval.requested` on the session stream (docs/api.md §4), one shape for every runtime: an External Agent's permission
- * request (`adapter_id`, `expires_at`; decided at `POST …/agent-chat/sessions/{id}/approvals/{approval_id}/resolve`) or
+ * request (`adapter_id`, `expires_at`; decided at `POST …/agent-chat/sessions/{session_id}/approvals/{approval_id}/resolve`) or
  * the task approval a Hecate Agent turn's run waits on (`task_id`, `run_id`, `kind`; decided at
  * `POST /hecate/v1/tasks/{task_id}/approvals/{approval_id}/resolve`). Sent when the request commits, in order with the
  * turn's other frames (it has their `id:`), so a client resuming later gets it too.

@@ -13,7 +13,7 @@ import {
 
 const iso = (d: Date | null): string | null => (d ? new Date(d).toISOString() : null);
 
-/** An approval as `GET …/approvals[/{id}]` shows it (docs/api.md §4). */
+/** An approval as `GET …/approvals[/{approval_id}]` shows it (docs/api.md §4). */
 export const toApprovalView = (a: ApprovalRow) => ({
   id: a.id,
   session_id: a.session_id,
@@ -134,7 +134,7 @@ export const taskRequestedFrame = (a: ApprovalRecord): ApprovalRequestedFrame =>
   expires_at: null,
 });
 
-/** Decided by an operator (`POST /hecate/v1/tasks/{id}/approvals/{approval_id}/resolve`), or cancelled with its run. */
+/** Decided by an operator (`POST /hecate/v1/tasks/{task_id}/approvals/{approval_id}/resolve`), or cancelled with its run. */
 export const taskResolvedFrame = (a: ApprovalRecord): ApprovalResolvedFrame => ({
   type: 'approval.resolved',
   approval_id: a.id,

@@ -1,5 +1,5 @@
 import { applyDecorators, Body, Controller, HttpCode, Post, Res } from '@nestjs/common';
-import { ApiExtraModels, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+import { ApiExtraModels, ApiOperation, ApiResponse, getSchemaPath } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import type { Principal, RequestOrigin } from '@core/context/request-context';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
@@ -46,6 +46,7 @@ export class OptimizeInputController {
   /** The rewrite; the client leaving before it is ready cancels the upstream request. */
   @ModelCallRoute()
   @ApiEnvelope('optimized_input', OptimizedInputDto)
+  @ApiOperation({ summary: 'Optimise a prompt' })
   @Post('optimize-input')
   @HttpCode(200)
   async optimize(
@@ -68,6 +69,7 @@ export class OptimizeInputController {
   /** The rewrite as the model writes it; the client leaving cancels the upstream request. */
   @ModelCallRoute()
   @ApiNdjsonLines()
+  @ApiOperation({ summary: 'Stream an optimised prompt' })
   @Post('optimize-input/stream')
   @HttpCode(200)
   async stream(@CurrentPrincipal() p: Principal, @Origin() origin: RequestOrigin, @Body() dto: OptimizeInputDto, @Res() reply: FastifyReply): Promise<void> {

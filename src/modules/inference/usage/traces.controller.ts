@@ -1,4 +1,5 @@
 import { Controller, Get, Query } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import type { Principal } from '@core/context/request-context';
 import { NotFoundError } from '@core/http/domain-error';
@@ -18,6 +19,7 @@ export class TracesController {
     ],
     { description: "With `request_id`: that request's trace; otherwise the recent traces." },
   )
+  @ApiOperation({ summary: 'List request traces' })
   @Get()
   async list(@CurrentPrincipal() caller: Principal, @Query() q: TracesQueryDto) {
     const scope = tenantScope(caller, q.tenant_id);

@@ -1,4 +1,5 @@
 import { Controller, Get, Query } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import { CurrentPrincipal } from '@core/http/auth/current-principal.decorator';
 import type { Principal } from '@core/context/request-context';
 import { tenantScope, UsageQueryDto, UsageSeriesQueryDto } from './usage.dto';
@@ -11,18 +12,21 @@ export class UsageController {
   constructor(private readonly ledger: UsageLedgerService) {}
 
   @ApiEnvelope('usage_summary', UsageSummaryDto)
+  @ApiOperation({ summary: 'Summarise usage' })
   @Get('summary')
   async summary(@CurrentPrincipal() caller: Principal, @Query() q: UsageQueryDto) {
     return { object: 'usage_summary', data: await this.ledger.summary(this.filter(caller, q)) };
   }
 
   @ApiEnvelope('usage_events', [UsageEventDto])
+  @ApiOperation({ summary: 'List usage events' })
   @Get('events')
   async events(@CurrentPrincipal() caller: Principal, @Query() q: UsageQueryDto) {
     return { object: 'usage_events', data: await this.ledger.events(this.filter(caller, q), q.limit ?? 100) };
   }
 
   @ApiEnvelope('usage_series', UsageSeriesDto)
+  @ApiOperation({ summary: 'Get usage as a time series' })
   @Get('series')
   async series(@CurrentPrincipal() caller: Principal, @Query() q: UsageSeriesQueryDto) {
     return { object: 'usage_series', data: await this.ledger.series(this.filter(caller, q), q.bucket ?? 'hour', q.group_by ?? 'provider') };

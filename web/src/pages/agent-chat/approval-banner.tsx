@@ -53,11 +53,13 @@ export function pendingApprovals(
 function ApprovalDetail({ client, approval }: { client: HecateClient; approval: ApprovalRequested }) {
   const { data } = useResource(async () => {
     if (approval.task_id) {
-      const r = await client.get('/hecate/v1/tasks/{id}/approvals/{approvalId}', { path: { id: approval.task_id, approvalId: approval.approval_id } });
+      const r = await client.get('/hecate/v1/tasks/{task_id}/approvals/{approval_id}', {
+        path: { task_id: approval.task_id, approval_id: approval.approval_id },
+      });
       return { lines: (r.data as Schemas['TaskApproval']).action_summary, reason: (r.data as Schemas['TaskApproval']).reason };
     }
-    const r = await client.get('/hecate/v1/agent-chat/sessions/{id}/approvals/{approvalId}', {
-      path: { id: approval.session_id!, approvalId: approval.approval_id },
+    const r = await client.get('/hecate/v1/agent-chat/sessions/{session_id}/approvals/{approval_id}', {
+      path: { session_id: approval.session_id!, approval_id: approval.approval_id },
     });
     const a = r.data as Schemas['AgentChatApproval'];
     return { lines: [`${a.tool_name} in ${a.workspace}`, ...a.options.map((o) => `option: ${o.name}`)], reason: '' };
@@ -90,13 +92,13 @@ function OneApproval({ client, approval }: { client: HecateClient; approval: App
   async function resolve(decision: 'approve' | 'deny') {
     const ok = await decide.run(async () => {
       if (approval.task_id) {
-        await client.post('/hecate/v1/tasks/{id}/approvals/{approvalId}/resolve', {
-          path: { id: approval.task_id, approvalId: approval.approval_id },
+        await client.post('/hecate/v1/tasks/{task_id}/approvals/{approval_id}/resolve', {
+          path: { task_id: approval.task_id, approval_id: approval.approval_id },
           body: { decision: decision === 'approve' ? 'approve' : 'reject' },
         });
       } else {
-        await client.post('/hecate/v1/agent-chat/sessions/{id}/approvals/{approvalId}/resolve', {
-          path: { id: approval.session_id!, approvalId: approval.approval_id },
+        await client.post('/hecate/v1/agent-chat/sessions/{session_id}/approvals/{approval_id}/resolve', {
+          path: { session_id: approval.session_id!, approval_id: approval.approval_id },
           body: { decision, scope, ...(scope !== 'once' && expires ? { grant_expires_at: new Date(expires).toISOString() } : {}) },
         });
       }

@@ -11,8 +11,8 @@ function DiffView({ client, sessionId, messageId, file }: { client: HecateClient
   const { data, error } = useResource(
     async () =>
       (
-        await client.get('/hecate/v1/agent-chat/sessions/{id}/messages/{messageId}/files/{path}', {
-          path: { id: sessionId, messageId, path: file.path },
+        await client.get('/hecate/v1/agent-chat/sessions/{session_id}/messages/{message_id}/files/{path}', {
+          path: { session_id: sessionId, message_id: messageId, path: file.path },
         })
       ).data as Schemas['AgentChatChangedFileDiff'],
     [client, sessionId, messageId, file.path],
@@ -55,7 +55,11 @@ export function ChangedFiles({ client, sessionId, messageId, diffStat }: { clien
   const { data, error } = useResource(
     async () =>
       open
-        ? ((await client.get('/hecate/v1/agent-chat/sessions/{id}/messages/{messageId}/files', { path: { id: sessionId, messageId } })).data as ChangedFile[])
+        ? ((
+            await client.get('/hecate/v1/agent-chat/sessions/{session_id}/messages/{message_id}/files', {
+              path: { session_id: sessionId, message_id: messageId },
+            })
+          ).data as ChangedFile[])
         : undefined,
     [client, sessionId, messageId, open, tick],
   );
@@ -63,7 +67,12 @@ export function ChangedFiles({ client, sessionId, messageId, diffStat }: { clien
   async function revertPaths(paths: string[]) {
     const r = await revert.run(
       async () =>
-        (await client.post('/hecate/v1/agent-chat/sessions/{id}/messages/{messageId}/revert', { path: { id: sessionId, messageId }, body: { paths } })).data,
+        (
+          await client.post('/hecate/v1/agent-chat/sessions/{session_id}/messages/{message_id}/revert', {
+            path: { session_id: sessionId, message_id: messageId },
+            body: { paths },
+          })
+        ).data,
     );
     if (r) {
       setResult(r as Schemas['AgentChatRevert']);

@@ -24,18 +24,18 @@ export function Composer({ client, sessionId, busy, closed, onGuidance, onQueued
   const id = useId();
   const [text, setText] = useState('');
   const act = useAction();
-  const path = { id: sessionId };
+  const path = { session_id: sessionId };
 
   async function send(mode: 'send' | 'guidance' | 'enqueue' | 'interrupt') {
     const content = text.trim();
     if (!content) return;
     const done = await act.run(async () => {
       if (mode === 'guidance') {
-        await client.post('/hecate/v1/agent-chat/sessions/{id}/guidance', { path, body: { content, metadata: { source_ui: 'console_composer' } } });
+        await client.post('/hecate/v1/agent-chat/sessions/{session_id}/guidance', { path, body: { content, metadata: { source_ui: 'console_composer' } } });
         onGuidance();
       } else {
         const on_busy = mode === 'send' ? 'reject' : mode;
-        await client.post('/hecate/v1/agent-chat/sessions/{id}/messages', { path, body: { content, wait: false, on_busy } });
+        await client.post('/hecate/v1/agent-chat/sessions/{session_id}/messages', { path, body: { content, wait: false, on_busy } });
         if (mode === 'enqueue') onQueued();
       }
       return true;
@@ -43,7 +43,7 @@ export function Composer({ client, sessionId, busy, closed, onGuidance, onQueued
     if (done) setText('');
   }
 
-  const stop = () => void act.run(() => client.post('/hecate/v1/agent-chat/sessions/{id}/cancel', { path }));
+  const stop = () => void act.run(() => client.post('/hecate/v1/agent-chat/sessions/{session_id}/cancel', { path }));
 
   function onKeyDown(e: KeyboardEvent<HTMLTextAreaElement>) {
     if (e.key !== 'Enter' || e.shiftKey || e.nativeEvent.isComposing) return;

@@ -54,11 +54,11 @@ function LastUserActions({
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState(message.content);
   const act = useAction();
-  const path = { id: sessionId };
-  const rerun = () => act.run(() => client.post('/hecate/v1/agent-chat/sessions/{id}/rerun', { path, body: { wait: false } }));
+  const path = { session_id: sessionId };
+  const rerun = () => act.run(() => client.post('/hecate/v1/agent-chat/sessions/{session_id}/rerun', { path, body: { wait: false } }));
   async function saveAndRerun() {
     const edited = await act.run(
-      async () => (await client.post('/hecate/v1/agent-chat/sessions/{id}/edit-last-user-message', { path, body: { content: draft } })).data,
+      async () => (await client.post('/hecate/v1/agent-chat/sessions/{session_id}/edit-last-user-message', { path, body: { content: draft } })).data,
     );
     if (!edited) return;
     onSession(edited as Session);

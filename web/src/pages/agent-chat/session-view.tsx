@@ -21,7 +21,7 @@ function useChatStore(client: HecateClient, sessionId: string): ChatStore {
 
 function SessionHeader({ client, session, onDeleted }: { client: HecateClient; session: Session; onDeleted: () => void }) {
   const act = useAction();
-  const path = { id: session.id };
+  const path = { session_id: session.id };
   const closed = !!session.closed_at;
   const turn = session.active_turn;
   return (
@@ -45,7 +45,11 @@ function SessionHeader({ client, session, onDeleted }: { client: HecateClient; s
       </p>
       <div className="chat-actions">
         {!closed ? (
-          <button type="button" disabled={act.busy} onClick={() => void act.run(() => client.post('/hecate/v1/agent-chat/sessions/{id}/close', { path }))}>
+          <button
+            type="button"
+            disabled={act.busy}
+            onClick={() => void act.run(() => client.post('/hecate/v1/agent-chat/sessions/{session_id}/close', { path }))}
+          >
             Close session
           </button>
         ) : null}
@@ -55,7 +59,7 @@ function SessionHeader({ client, session, onDeleted }: { client: HecateClient; s
           onClick={() =>
             void act.run(async () => {
               if (!window.confirm('Delete this session and its transcript?')) return;
-              await client.delete('/hecate/v1/agent-chat/sessions/{id}', { path });
+              await client.delete('/hecate/v1/agent-chat/sessions/{session_id}', { path });
               onDeleted();
             })
           }

@@ -77,17 +77,18 @@ function EditableItem({
  * `agent_chat.guidance_consumed` after); taken ones show their receipt (which model call, when).
  */
 export function GuidanceChips({ client, sessionId, version }: { client: HecateClient; sessionId: string; version: number }) {
-  const path = { id: sessionId };
+  const path = { session_id: sessionId };
   const { data, error, reload } = useResource(
     async () =>
-      ((await client.get('/hecate/v1/agent-chat/sessions/{id}/guidance', { path, query: { status: 'all' } })).data as Schemas['AgentChatGuidanceList']).items,
+      ((await client.get('/hecate/v1/agent-chat/sessions/{session_id}/guidance', { path, query: { status: 'all' } })).data as Schemas['AgentChatGuidanceList'])
+        .items,
     [client, sessionId, version],
   );
   const items = data ?? [];
   const pending = items.filter((g) => g.status === 'pending');
   const taken = items.filter((g) => g.status === 'consumed').slice(-5);
   if (items.length === 0 && !error) return null;
-  const at = (g: GuidanceItem) => ({ id: sessionId, guidanceId: g.guidance_id });
+  const at = (g: GuidanceItem) => ({ session_id: sessionId, guidance_id: g.guidance_id });
   return (
     <section className="chat-guidance" aria-label="Guidance">
       <h3>Guidance</h3>
@@ -99,11 +100,11 @@ export function GuidanceChips({ client, sessionId, version }: { client: HecateCl
             label="guidance"
             text={g.content}
             onSave={async (content) => {
-              await client.patch('/hecate/v1/agent-chat/sessions/{id}/guidance/{guidanceId}', { path: at(g), body: { content } });
+              await client.patch('/hecate/v1/agent-chat/sessions/{session_id}/guidance/{guidance_id}', { path: at(g), body: { content } });
               reload();
             }}
             onDelete={async () => {
-              await client.delete('/hecate/v1/agent-chat/sessions/{id}/guidance/{guidanceId}', { path: at(g) });
+              await client.delete('/hecate/v1/agent-chat/sessions/{session_id}/guidance/{guidance_id}', { path: at(g) });
               reload();
             }}
           >
@@ -126,14 +127,14 @@ export function GuidanceChips({ client, sessionId, version }: { client: HecateCl
 
 /** The durable queued-next list: prompts that run in order when the active turn ends; editable until they start. */
 export function QueueList({ client, sessionId, version }: { client: HecateClient; sessionId: string; version: number }) {
-  const path = { id: sessionId };
+  const path = { session_id: sessionId };
   const { data, error, reload } = useResource(
-    async () => (await client.get('/hecate/v1/agent-chat/sessions/{id}/queue', { path })).data as QueueItem[],
+    async () => (await client.get('/hecate/v1/agent-chat/sessions/{session_id}/queue', { path })).data as QueueItem[],
     [client, sessionId, version],
   );
   const items = (data ?? []).filter((q) => q.status === 'queued' || q.status === 'starting' || q.status === 'failed');
   if (items.length === 0 && !error) return null;
-  const at = (q: QueueItem) => ({ id: sessionId, itemId: q.id });
+  const at = (q: QueueItem) => ({ session_id: sessionId, item_id: q.id });
   return (
     <section className="chat-queue" aria-label="Queued next">
       <h3>Queued next</h3>
@@ -146,11 +147,11 @@ export function QueueList({ client, sessionId, version }: { client: HecateClient
               label="queued message"
               text={q.content}
               onSave={async (content) => {
-                await client.patch('/hecate/v1/agent-chat/sessions/{id}/queue/{itemId}', { path: at(q), body: { content } });
+                await client.patch('/hecate/v1/agent-chat/sessions/{session_id}/queue/{item_id}', { path: at(q), body: { content } });
                 reload();
               }}
               onDelete={async () => {
-                await client.delete('/hecate/v1/agent-chat/sessions/{id}/queue/{itemId}', { path: at(q) });
+                await client.delete('/hecate/v1/agent-chat/sessions/{session_id}/queue/{item_id}', { path: at(q) });
                 reload();
               }}
             />

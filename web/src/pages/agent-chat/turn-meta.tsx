@@ -34,7 +34,7 @@ async function turnCost(client: HecateClient, m: Message): Promise<Cost | null> 
     return { micros: metered.cost_micros_usd, input: u?.input_tokens ?? 0, output: u?.output_tokens ?? 0, calls: u?.requests ?? 0, source: 'gateway' };
   }
   if (m.task_id && m.run_id) {
-    const run = (await client.get('/hecate/v1/tasks/{id}/runs/{runId}', { path: { id: m.task_id, runId: m.run_id } })).data as Schemas['TaskRun'];
+    const run = (await client.get('/hecate/v1/tasks/{task_id}/runs/{run_id}', { path: { task_id: m.task_id, run_id: m.run_id } })).data as Schemas['TaskRun'];
     return { micros: run.total_cost_micros_usd, input: 0, output: 0, calls: Number(m.timing?.turn_count ?? 0), source: 'run' };
   }
   if (!m.request_id) return null;

@@ -130,7 +130,7 @@ export function AddProviderForm({
 export function EditProviderForm({ providerId, onDone }: { providerId: string; onDone: () => void }) {
   const hecate = useHecate();
   const provider = useResource(
-    async (signal) => (await hecate.get('/hecate/v1/settings/providers/{id}', { signal, path: { id: providerId } })).data,
+    async (signal) => (await hecate.get('/hecate/v1/settings/providers/{provider_id}', { signal, path: { provider_id: providerId } })).data,
     [hecate, providerId],
   );
   const p = provider.data;
@@ -143,13 +143,14 @@ export function EditProviderForm({ providerId, onDone }: { providerId: string; o
 
   const save = async (event: FormEvent) => {
     event.preventDefault();
-    if (await submit.run(() => hecate.patch('/hecate/v1/settings/providers/{id}', { path: { id: p.id }, body: edits }))) onDone();
+    if (await submit.run(() => hecate.patch('/hecate/v1/settings/providers/{provider_id}', { path: { provider_id: p.id }, body: edits }))) onDone();
   };
   const setKey = async (value: string | null) => {
-    if (await submit.run(() => hecate.put('/hecate/v1/settings/providers/{id}/api-key', { path: { id: p.id }, body: { api_key: value } }))) onDone();
+    if (await submit.run(() => hecate.put('/hecate/v1/settings/providers/{provider_id}/api-key', { path: { provider_id: p.id }, body: { api_key: value } })))
+      onDone();
   };
   const remove = async () => {
-    if (await submit.run(() => hecate.delete('/hecate/v1/settings/providers/{id}', { path: { id: p.id } }))) onDone();
+    if (await submit.run(() => hecate.delete('/hecate/v1/settings/providers/{provider_id}', { path: { provider_id: p.id } }))) onDone();
   };
 
   return (

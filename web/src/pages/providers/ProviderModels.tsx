@@ -20,7 +20,7 @@ const perMillion = (micros: number): string => `${formatMicrosUsd(micros)} / 1M`
 export function ProviderModels({ providerId, admin }: { providerId: string; admin: boolean }) {
   const hecate = useHecate();
   const models = useResource(
-    async (signal) => (await hecate.get('/hecate/v1/providers/{id}/models', { signal, path: { id: providerId } })).data,
+    async (signal) => (await hecate.get('/hecate/v1/providers/{provider_id}/models', { signal, path: { provider_id: providerId } })).data,
     [hecate, providerId],
   );
   const [open, setOpen] = useState<string>();

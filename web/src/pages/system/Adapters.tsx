@@ -21,7 +21,8 @@ function ProbeCell({ adapter }: { adapter: Adapter }) {
   const caller = useCaller();
   const [health, setHealth] = useState<Health>();
   const probe = useAction();
-  const run = () => probe.run(async () => setHealth((await hecate.post('/hecate/v1/agent-adapters/{id}/probe', { path: { id: adapter.id } })).data.health));
+  const run = () =>
+    probe.run(async () => setHealth((await hecate.post('/hecate/v1/agent-adapters/{adapter_id}/probe', { path: { adapter_id: adapter.id } })).data.health));
   return (
     <>
       {caller.can('admin') && (

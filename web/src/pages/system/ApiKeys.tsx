@@ -119,7 +119,7 @@ function RevokeCell({ apiKey, onRevoked }: { apiKey: ApiKey; onRevoked: () => vo
   const revoke = useAction();
   const confirm = () =>
     revoke.run(async () => {
-      await hecate.delete('/hecate/v1/api-keys/{id}', { path: { id: apiKey.id } });
+      await hecate.delete('/hecate/v1/api-keys/{key_id}', { path: { key_id: apiKey.id } });
       setConfirming(false);
       onRevoked();
     });

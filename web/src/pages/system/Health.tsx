@@ -116,7 +116,7 @@ function QueueProbeButton() {
       setProbe(current);
       for (let i = 0; i < 60 && (current.status === 'queued' || current.status === 'running'); i++) {
         await new Promise((r) => setTimeout(r, 500));
-        current = (await hecate.get('/hecate/v1/system/queue-probes/{id}', { path: { id: current.id } })).data;
+        current = (await hecate.get('/hecate/v1/system/queue-probes/{probe_id}', { path: { probe_id: current.id } })).data;
         setProbe(current);
       }
     });

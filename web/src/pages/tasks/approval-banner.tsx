@@ -25,8 +25,8 @@ export function ApprovalBanner({ client, approval, onResolved }: { client: Hecat
 
   const resolve = (decision: 'approve' | 'reject') =>
     action.run(async () => {
-      await client.post('/hecate/v1/tasks/{id}/approvals/{approvalId}/resolve', {
-        path: { id: approval.task_id, approvalId: approval.id },
+      await client.post('/hecate/v1/tasks/{task_id}/approvals/{approval_id}/resolve', {
+        path: { task_id: approval.task_id, approval_id: approval.id },
         body: { decision, ...(note.trim() ? { note: note.trim() } : {}) },
       });
       onResolved?.();

@@ -60,8 +60,12 @@ export function ArtifactContent({
 }) {
   const content = useResource(
     async (signal) =>
-      (await client.get('/hecate/v1/tasks/{id}/runs/{runId}/artifacts/{artifactId}', { path: { id: a.task_id, runId: a.run_id, artifactId: a.id }, signal }))
-        .data,
+      (
+        await client.get('/hecate/v1/tasks/{task_id}/runs/{run_id}/artifacts/{artifact_id}', {
+          path: { task_id: a.task_id, run_id: a.run_id, artifact_id: a.id },
+          signal,
+        })
+      ).data,
     [client, a.task_id, a.run_id, a.id],
   );
   return (

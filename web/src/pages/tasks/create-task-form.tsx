@@ -73,7 +73,7 @@ export function CreateTaskForm({ client, onCreated }: { client: HecateClient; on
     e.preventDefault();
     void create.run(async () => {
       const { data: task } = await client.post('/hecate/v1/tasks', { body: createBody(f) });
-      if (f.start) await client.post('/hecate/v1/tasks/{id}/start', { path: { id: task.id } });
+      if (f.start) await client.post('/hecate/v1/tasks/{task_id}/start', { path: { task_id: task.id } });
       onCreated(task.id);
     });
   };

@@ -13,7 +13,7 @@ import type { TaskPatch } from './types';
  */
 export function PatchesPanel({ client, taskId, runId, version }: { client: HecateClient; taskId: string; runId: string; version: string }) {
   const patches = useResource(
-    async (signal) => (await client.get('/hecate/v1/tasks/{id}/runs/{runId}/patches', { path: { id: taskId, runId }, signal })).data,
+    async (signal) => (await client.get('/hecate/v1/tasks/{task_id}/runs/{run_id}/patches', { path: { task_id: taskId, run_id: runId }, signal })).data,
     [client, taskId, runId, version],
   );
   const headingId = useId();
@@ -37,15 +37,15 @@ function PatchItem({ client, taskId, runId, patch: initial }: { client: HecateCl
   useEffect(() => setPatch(initial), [initial]);
   const change = useAction();
   const [done, setDone] = useState('');
-  const path = { id: taskId, runId, artifactId: patch.artifact.id };
+  const path = { task_id: taskId, run_id: runId, artifact_id: patch.artifact.id };
 
   const act = (action: 'apply' | 'revert') => {
     setDone('');
     return change.run(async () => {
       const answer =
         action === 'apply'
-          ? await client.post('/hecate/v1/tasks/{id}/runs/{runId}/patches/{artifactId}/apply', { path })
-          : await client.post('/hecate/v1/tasks/{id}/runs/{runId}/patches/{artifactId}/revert', { path });
+          ? await client.post('/hecate/v1/tasks/{task_id}/runs/{run_id}/patches/{artifact_id}/apply', { path })
+          : await client.post('/hecate/v1/tasks/{task_id}/runs/{run_id}/patches/{artifact_id}/revert', { path });
       setPatch(answer.data);
       setDone(action === 'apply' ? `Applied ${answer.data.path}.` : `Reverted ${answer.data.path}.`);
     });

@@ -18,7 +18,7 @@ export function RunActions({ client, run, onNewRun }: Props) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
   const [message, setMessage] = useState('');
-  const path = { id: run.task_id, runId: run.id };
+  const path = { task_id: run.task_id, run_id: run.id };
 
   const act = async (what: string, call: () => Promise<{ data: TaskRun }>) => {
     setBusy(true);
@@ -45,7 +45,7 @@ export function RunActions({ client, run, onNewRun }: Props) {
             type="button"
             className="danger"
             disabled={busy}
-            onClick={() => void act('Cancel', () => client.post('/hecate/v1/tasks/{id}/runs/{runId}/cancel', { path, body: {} }))}
+            onClick={() => void act('Cancel', () => client.post('/hecate/v1/tasks/{task_id}/runs/{run_id}/cancel', { path, body: {} }))}
           >
             Cancel run
           </button>
@@ -56,7 +56,7 @@ export function RunActions({ client, run, onNewRun }: Props) {
               type="button"
               className="secondary"
               disabled={busy}
-              onClick={() => void act('Retry', () => client.post('/hecate/v1/tasks/{id}/runs/{runId}/retry', { path, body: {} }))}
+              onClick={() => void act('Retry', () => client.post('/hecate/v1/tasks/{task_id}/runs/{run_id}/retry', { path, body: {} }))}
             >
               Retry
             </button>
@@ -64,7 +64,7 @@ export function RunActions({ client, run, onNewRun }: Props) {
               type="button"
               className="secondary"
               disabled={busy}
-              onClick={() => void act('Resume', () => client.post('/hecate/v1/tasks/{id}/runs/{runId}/resume', { path, body: {} }))}
+              onClick={() => void act('Resume', () => client.post('/hecate/v1/tasks/{task_id}/runs/{run_id}/resume', { path, body: {} }))}
             >
               Resume
             </button>
@@ -88,16 +88,16 @@ function AgentRunActions({ client, run, busy, act }: { client: HecateClient; run
   const [turn, setTurn] = useState('1');
   const [reason, setReason] = useState('');
   const ids = { prompt: useId(), turn: useId(), reason: useId() };
-  const path = { id: run.task_id, runId: run.id };
+  const path = { task_id: run.task_id, run_id: run.id };
 
   const continueRun = (e: FormEvent) => {
     e.preventDefault();
-    void act('Continue', () => client.post('/hecate/v1/tasks/{id}/runs/{runId}/continue', { path, body: { prompt } }));
+    void act('Continue', () => client.post('/hecate/v1/tasks/{task_id}/runs/{run_id}/continue', { path, body: { prompt } }));
   };
   const retryFromTurn = (e: FormEvent) => {
     e.preventDefault();
     const body = { turn: Number(turn), ...(reason.trim() ? { reason: reason.trim() } : {}) };
-    void act('Retry from turn', () => client.post('/hecate/v1/tasks/{id}/runs/{runId}/retry-from-turn', { path, body }));
+    void act('Retry from turn', () => client.post('/hecate/v1/tasks/{task_id}/runs/{run_id}/retry-from-turn', { path, body }));
   };
 
   return (

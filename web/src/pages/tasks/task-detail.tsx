@@ -15,7 +15,7 @@ import { kindLabel, statusLabel, taskSummary, type Task, type TaskRun } from './
  * task never started offers Start; a run that made another (retry, resume, continue) switches to the new one.
  */
 export function TaskDetail({ client, taskId, onDeleted }: { client: HecateClient; taskId: string; onDeleted(): void }) {
-  const task = useResource(async (signal) => (await client.get('/hecate/v1/tasks/{id}', { path: { id: taskId }, signal })).data, [client, taskId]);
+  const task = useResource(async (signal) => (await client.get('/hecate/v1/tasks/{task_id}', { path: { task_id: taskId }, signal })).data, [client, taskId]);
   return (
     <Loaded resource={task} what="the task" title="The task did not load">
       {(t) => <TaskView client={client} task={t} reloadTask={task.reload} onDeleted={onDeleted} />}
@@ -24,7 +24,7 @@ export function TaskDetail({ client, taskId, onDeleted }: { client: HecateClient
 }
 
 function TaskView({ client, task: t, reloadTask, onDeleted }: { client: HecateClient; task: Task; reloadTask(): void; onDeleted(): void }) {
-  const runs = useResource(async (signal) => (await client.get('/hecate/v1/tasks/{id}/runs', { path: { id: t.id }, signal })).data, [client, t.id]);
+  const runs = useResource(async (signal) => (await client.get('/hecate/v1/tasks/{task_id}/runs', { path: { task_id: t.id }, signal })).data, [client, t.id]);
   const [picked, setPicked] = useState<string>();
   const action = useAction();
 
@@ -44,11 +44,11 @@ function TaskView({ client, task: t, reloadTask, onDeleted }: { client: HecateCl
   const list = [...(runs.data ?? [])].sort((a, b) => b.number - a.number);
   const runId = picked ?? t.latest_run_id ?? list[0]?.id;
   const run = list.find((r) => r.id === runId);
-  const start = () => action.run(async () => showRun((await client.post('/hecate/v1/tasks/{id}/start', { path: { id: t.id } })).data));
+  const start = () => action.run(async () => showRun((await client.post('/hecate/v1/tasks/{task_id}/start', { path: { task_id: t.id } })).data));
   const remove = () =>
     window.confirm('Delete this task, its runs and artifacts?') &&
     void action.run(async () => {
-      await client.delete('/hecate/v1/tasks/{id}', { path: { id: t.id } });
+      await client.delete('/hecate/v1/tasks/{task_id}', { path: { task_id: t.id } });
       onDeleted();
     });
 
