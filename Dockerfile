@@ -45,6 +45,8 @@ WORKDIR /app
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# The CLI (`npx hecate doctor`, `hecate migrate`, `hecate keys create`): a small wrapper around dist/src/cli.js.
+COPY --from=build /app/bin ./bin
 # GATEWAY_DATA_DIR (.data, relative to /app) is used by the embedded mode only.
 RUN mkdir -p /app/.data && chown 10001:10001 /app/.data
 

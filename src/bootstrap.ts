@@ -73,8 +73,8 @@ function onSignals(shutdown: (signal: string) => Promise<void>): void {
 }
 
 /**
- * Once ready, writes V8's code cache of every module loaded so far when NODE_COMPILE_CACHE names a directory (a no-op
- * otherwise; errors are ignored by Node itself): the next start of the same build on that directory compiles less, and
+ * Once ready, writes V8's code cache of every module loaded so far (core/compile-cache.ts enables it; errors are
+ * ignored by Node itself): the next start of the same build on that directory compiles less, and
  * a process killed later, which never reaches the exit that writes it otherwise, still leaves it behind.
  */
 function keepCodeCache(): void {

@@ -7,16 +7,20 @@
  *   - `main.js` (embedded: a fresh GATEWAY_DATA_DIR, seeded by one start before the measured ones);
  * each Hecate entry with and without NODE_COMPILE_CACHE (a directory per variant, filled by its warm-up start) and
  * with OTEL_EXPORTER_OTLP_ENDPOINT unset and set (set loads the telemetry SDK; the endpoint is a closed local port,
- * nothing is exported before /healthz answers). Every variant has one warm-up start (not counted), then the measured
- * rounds run the variants in turn, so machine noise spreads over all of them. Medians are reported, with the
- * difference to and the ratio of the baseline's median.
+ * nothing is exported before /healthz answers);
+ *   - Portkey's open-source gateway (`@portkey-ai/gateway`, installed once into ~/.cache/hecate-bench), until `GET /`;
+ *   - `npm start` on the seeded embedded data directory (a second start: the build is current, so it only checks).
+ * Every variant has one warm-up start (not counted), then the measured rounds run the variants in turn, so machine
+ * noise spreads over all of them. Medians are reported, with the difference to and the ratio of the baseline's median.
+ * Then memory: each of Portkey, the embedded server's first boot (a fresh data directory) and later start, the scaled
+ * api and the scaled worker is started, left idle for 10 s after it answers, and its RSS and peak RSS (VmHWM) read.
  * Writes bench/results/server-start-<date>.{md,json}.
  *
  *   npm run bench server-start
  *   node bench/server-start/run.mjs --runs 5
  */
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, homedir, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync, spawn } from 'node:child_process';
 import { scratchDatabase } from '../lib/database.mjs';
@@ -40,46 +44,92 @@ function cpuSeconds(pid) {
   return (Number(f[11]) + Number(f[12])) / CLK_TCK;
 }
 
-/** Spawns `node <args>`, polls /healthz every 20 ms, and returns the CPU and wall seconds at its first 200. */
-async function measureStart(label, args, env) {
+/**
+ * Spawns a variant (`node <args>` unless it names another command), polls its health path every 20 ms, and returns the
+ * CPU and wall seconds at its first 200; with `idleMs`, also its RSS and peak RSS (MB) that long after.
+ */
+async function measureStart(label, v, { idleMs = 0 } = {}) {
   const port = await freePort();
   const t0 = performance.now();
-  const proc = spawn(process.execPath, args, {
+  const args = typeof v.args === 'function' ? v.args(port) : v.args;
+  const proc = spawn(v.command ?? process.execPath, args, {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port) },
+    env: { ...process.env, LOG_LEVEL: 'warn', ...v.env, [v.portVar ?? 'PORT']: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true, // its own process group: `npm start` runs node as a child, and both are stopped
   });
   children.add(proc);
   let out = '';
   proc.stdout.on('data', (d) => (out += d));
   proc.stderr.on('data', (d) => (out += d));
   const exited = new Promise((res) => proc.once('exit', res));
+  const signal = (sig) => {
+    try {
+      process.kill(-proc.pid, sig);
+    } catch {
+      // gone
+    }
+  };
   try {
     const until = Date.now() + 120_000;
     for (;;) {
       if (proc.exitCode !== null) throw new Error(`${label} exited (${proc.exitCode}):\n${out}`);
-      if (Date.now() > until) throw new Error(`${label} did not answer /healthz:\n${out}`);
+      if (Date.now() > until) throw new Error(`${label} did not answer ${v.health ?? '/healthz'}:\n${out}`);
       try {
-        const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+        const res = await fetch(`http://127.0.0.1:${port}${v.health ?? '/healthz'}`);
         if (res.ok) {
-          const cpu = cpuSeconds(proc.pid);
+          const cpu = v.command ? NaN : cpuSeconds(proc.pid);
           const wall = (performance.now() - t0) / 1000;
           await res.arrayBuffer();
-          return { cpu, wall };
+          if (!idleMs) return { cpu, wall };
+          await sleep(idleMs);
+          return { cpu, wall, ...rssOf(v.command ? nodeChild(proc.pid) : proc.pid) };
         }
         await res.arrayBuffer();
-      } catch {
+      } catch (err) {
+        if (err instanceof Error && /ENOENT|ESRCH/.test(err.message)) throw err;
         // not listening yet
       }
       await sleep(20);
     }
   } finally {
-    proc.kill('SIGTERM');
-    const hard = setTimeout(() => proc.kill('SIGKILL'), 15_000);
+    signal('SIGTERM');
+    const hard = setTimeout(() => signal('SIGKILL'), 15_000);
     await exited;
     clearTimeout(hard);
     children.delete(proc);
   }
+}
+
+/** RSS and peak RSS (VmHWM) of a process, in MB. */
+function rssOf(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]);
+  return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
+}
+
+/** The node process `npm start` runs (a descendant of npm's pid whose command line names dist/src/main.js). */
+function nodeChild(pid) {
+  const kids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  for (const kid of kids) {
+    if (readFileSync(`/proc/${kid}/cmdline`, 'utf8').includes('dist/src/main.js')) return kid;
+    const deeper = nodeChild(kid);
+    if (deeper) return deeper;
+  }
+  return 0;
+}
+
+const PORTKEY_VERSION = '1.15.2';
+/** Portkey's gateway from the npm registry, installed once per machine outside the repository. */
+function portkeyEntry() {
+  const dir = join(homedir(), '.cache', 'hecate-bench', `portkey-${PORTKEY_VERSION}`);
+  const entry = join(dir, 'node_modules', '@portkey-ai', 'gateway', 'build', 'start-server.js');
+  if (!existsSync(entry)) {
+    mkdirSync(dir, { recursive: true });
+    log(`installing @portkey-ai/gateway@${PORTKEY_VERSION} into ${dir}`);
+    execFileSync('npm', ['install', '--prefix', dir, '--no-audit', '--no-fund', '--no-save', `@portkey-ai/gateway@${PORTKEY_VERSION}`], { stdio: 'ignore' });
+  }
+  return entry;
 }
 
 async function main() {
@@ -105,7 +155,9 @@ async function main() {
       for (const otel of [false, true]) {
         const key = `${mode}${cache ? '+cache' : ''}${otel ? '+otel' : ''}`;
         const env = { ...NODE_ENV_VARS, ...e.env };
+        // On by default since core/compile-cache.ts; off is Node's own switch.
         if (cache) env.NODE_COMPILE_CACHE = join(cacheRoot, key);
+        else env.NODE_DISABLE_COMPILE_CACHE = '1';
         if (otel) env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${otelPort}`;
         variants.push({
           key,
@@ -119,28 +171,48 @@ async function main() {
       }
     }
   }
+  const portkey = portkeyEntry();
+  variants.push(
+    {
+      key: 'portkey',
+      label: `Portkey gateway ${PORTKEY_VERSION} (node build/start-server.js --headless), until GET / answers`,
+      args: (port) => [portkey, `--port=${port}`, '--headless'],
+      env: {},
+      health: '/',
+    },
+    {
+      key: 'npm-start',
+      mode: 'embedded',
+      label: '`npm start` (embedded, a second start: the build is current)',
+      command: 'npm',
+      args: ['start'],
+      env: { ...NODE_ENV_VARS, ...entries.embedded.env },
+    },
+  );
+  const only = opt('--only', '').split(',').filter(Boolean);
+  if (only.length) variants.splice(1, variants.length, ...variants.slice(1).filter((v) => only.includes(v.key)));
   try {
     // Seeding, not measured: the scaled database's migrations, the embedded data directory's first start.
-    await measureStart('migrate', variants.find((v) => v.key === 'scaled').args, {
-      ...variants.find((v) => v.key === 'scaled').env,
-      GATEWAY_MIGRATE_ON_BOOT: 'true',
-    });
-    await measureStart('seed', variants.find((v) => v.key === 'embedded').args, variants.find((v) => v.key === 'embedded').env);
+    const scaled = { args: [...NODE_FLAGS['main.api.js'], join(DIST, 'src', 'main.api.js')], env: { ...NODE_ENV_VARS, ...entries.scaled.env } };
+    const embedded = { args: [...NODE_FLAGS['main.js'], join(DIST, 'src', 'main.js')], env: { ...NODE_ENV_VARS, ...entries.embedded.env } };
+    await measureStart('migrate', { ...scaled, env: { ...scaled.env, GATEWAY_MIGRATE_ON_BOOT: 'true' } });
+    await measureStart('seed', embedded);
     // One warm-up start per variant (fills its compile cache, the page cache).
     for (const v of variants) {
-      const w = await measureStart(v.key, v.args, v.env);
-      log(`warm-up ${v.key}: cpu ${w.cpu.toFixed(2)} s, wall ${w.wall.toFixed(2)} s`);
+      const w = await measureStart(v.key, v);
+      log(`warm-up ${v.key}: cpu ${f2(w.cpu)} s, wall ${w.wall.toFixed(2)} s`);
     }
     const samples = Object.fromEntries(variants.map((v) => [v.key, []]));
     const load = [];
     for (let round = 1; round <= RUNS; round++) {
       load.push(loadavg()[0]);
       for (const v of variants) {
-        const s = await measureStart(v.key, v.args, v.env);
+        const s = await measureStart(v.key, v);
         samples[v.key].push(s);
-        log(`round ${round} ${v.key}: cpu ${s.cpu.toFixed(2)} s, wall ${s.wall.toFixed(2)} s`);
+        log(`round ${round} ${v.key}: cpu ${f2(s.cpu)} s, wall ${s.wall.toFixed(2)} s`);
       }
     }
+    const memory = await footprint({ portkey, scaled, embedded, rounds: Number(opt('--memory-runs', 3)) });
     const rows = variants.map((v) => {
       const spread = (xs) => ({ ...stats(xs), min: Math.min(...xs) });
       const cpu = spread(samples[v.key].map((s) => s.cpu));
@@ -158,6 +230,7 @@ async function main() {
       clk_tck: CLK_TCK,
       baseline: base,
       variants: rows.slice(1),
+      memory,
     };
     const md = report(out, rows);
     log(`\n${md}`);
@@ -168,6 +241,40 @@ async function main() {
   } finally {
     await db.drop().catch(() => undefined);
   }
+}
+
+/**
+ * Memory after start: each process left idle 10 s after it answers, then its RSS and peak RSS read; `rounds` times,
+ * the processes in turn. The embedded first boot gets a fresh data directory every round; the worker's health is on
+ * its side port.
+ */
+async function footprint({ portkey, scaled, embedded, rounds }) {
+  const worker = { args: [...NODE_FLAGS['main.worker.js'], join(DIST, 'src', 'main.worker.js')], env: scaled.env, portVar: 'WORKER_HEALTH_PORT' };
+  const subjects = [
+    { key: 'portkey', label: 'Portkey gateway (idle)', v: { args: (port) => [portkey, `--port=${port}`, '--headless'], env: {}, health: '/' } },
+    { key: 'embedded-first-boot', label: 'main.js (embedded), first boot: a new data directory', fresh: true, v: embedded },
+    { key: 'embedded', label: 'main.js (embedded), existing data directory', v: embedded },
+    { key: 'api', label: 'main.api.js (scaled api)', v: scaled },
+    { key: 'worker', label: 'main.worker.js (scaled worker)', v: worker },
+  ];
+  const samples = Object.fromEntries(subjects.map((s) => [s.key, []]));
+  for (let round = 1; round <= rounds; round++) {
+    for (const s of subjects) {
+      const dir = s.fresh ? mkdtempSync(join(tmpdir(), 'hecate-bench-first-boot-')) : undefined;
+      const v = dir ? { ...s.v, env: { ...s.v.env, GATEWAY_DATA_DIR: dir } } : s.v;
+      const m = await measureStart(s.key, v, { idleMs: 10_000 });
+      if (dir) rmSync(dir, { recursive: true, force: true });
+      samples[s.key].push(m);
+      log(`memory round ${round} ${s.key}: rss ${m.rss.toFixed(0)} MB, peak ${m.hwm.toFixed(0)} MB`);
+    }
+  }
+  return subjects.map((s) => ({
+    key: s.key,
+    label: s.label,
+    rss_mb: stats(samples[s.key].map((m) => m.rss)),
+    peak_mb: stats(samples[s.key].map((m) => m.hwm)),
+    samples: samples[s.key],
+  }));
 }
 
 const f2 = (n) => (Number.isFinite(n) ? n.toFixed(2) : 'n/a');
@@ -191,8 +298,31 @@ function report(out, rows) {
     );
   }
   const by = Object.fromEntries(rows.map((r) => [r.key, r.cpu.p50]));
+  const wall = Object.fromEntries(rows.map((r) => [r.key, r.wall.p50]));
+  const ratio = (a, b) => (Number.isFinite(a / b) ? `${(a / b).toFixed(2)} ×` : 'n/a');
+  lines.push(
+    '',
+    'Targets (issue 33; ratios of wall medians in this run):',
+    '',
+    `- a second \`npm start\` ÷ the built embedded server's own start: **${ratio(wall['npm-start'], wall.embedded)}** (target ≤ 1.2 ×)`,
+    `- the built embedded server's start (existing data directory) ÷ Portkey's start: **${ratio(wall.embedded, wall.portkey)}** (target ≤ 6 ×); with the compile cache: ${ratio(wall['embedded+cache'], wall.portkey)}`,
+    `- the scaled api's start ÷ Portkey's start: ${ratio(wall.scaled, wall.portkey)}`,
+  );
+  if (out.memory) {
+    const pk = out.memory.find((m) => m.key === 'portkey');
+    const targets = { 'embedded-first-boot': ['peak', 600], embedded: ['rss', 350], api: ['rss', 200], worker: ['rss', 250] };
+    lines.push('', `Memory (MB; ${out.memory[0].samples.length} starts each, medians; RSS 10 s after the first answer, peak = VmHWM then):`, '');
+    lines.push('| process | RSS | peak | RSS ÷ Portkey idle | target |', '|---|---|---|---|---|');
+    for (const m of out.memory) {
+      const t = targets[m.key];
+      lines.push(
+        `| ${m.label} | ${m.rss_mb.p50.toFixed(0)} | ${m.peak_mb.p50.toFixed(0)} | ${m === pk ? '1' : ratio(m.rss_mb.p50, pk.rss_mb.p50)} | ${t ? `${t[0]} ≤ ${t[1]} MB: ${(t[0] === 'peak' ? m.peak_mb.p50 : m.rss_mb.p50) <= t[1] ? 'met' : 'not met'}` : '—'} |`,
+      );
+    }
+  }
   lines.push('', 'Effects (differences of CPU medians, seconds):', '');
   for (const mode of ['scaled', 'embedded']) {
+    if (!(mode in by) || !(`${mode}+cache+otel` in by)) continue;
     lines.push(
       `- ${mode}: compile cache ${f2(by[`${mode}+cache`] - by[mode])} (OTLP unset), ${f2(by[`${mode}+cache+otel`] - by[`${mode}+otel`])} (OTLP set); OTLP endpoint set ${f2(by[`${mode}+otel`] - by[mode])} (no cache), ${f2(by[`${mode}+cache+otel`] - by[`${mode}+cache`])} (cache)`,
     );
