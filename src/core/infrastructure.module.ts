@@ -6,7 +6,7 @@ import { RedisEventBus } from '@core/bus/redis-event-bus.adapter';
 import { LiveStreamBuffer } from '@core/live-streams/live-stream-buffer.port';
 import { MemoryLiveStreamBuffer } from '@core/live-streams/memory-live-stream-buffer.adapter';
 import { RedisLiveStreamBuffer } from '@core/live-streams/redis-live-stream-buffer.adapter';
-import { BullmqRunQueue } from '@core/queue/bullmq-run-queue.adapter';
+import type { BullmqRunQueue } from '@core/queue/bullmq-run-queue.adapter';
 import { InProcessRunQueue } from '@core/queue/in-process-run-queue.adapter';
 import { RunQueue } from '@core/queue/run-queue.port';
 import { RedisConnections } from '@core/redis/redis-connections';
@@ -53,10 +53,13 @@ export class InfrastructureModule {
         {
           provide: RunQueue,
           inject: [AppConfig],
-          useFactory: (config: AppConfig): RunQueue =>
-            redis
-              ? new BullmqRunQueue(redis, { prefix: config.redis.prefix, lockDurationMs: config.queue.lockDurationMs, enqueueTimeoutMs: 2000 })
-              : new InProcessRunQueue(),
+          useFactory: (config: AppConfig): RunQueue => {
+            if (!redis) return new InProcessRunQueue();
+            // Required here, not imported: BullMQ is 170 modules the embedded mode never uses (bench/server-start).
+            // eslint-disable-next-line @typescript-eslint/no-require-imports
+            const { BullmqRunQueue: Bullmq } = require('./queue/bullmq-run-queue.adapter') as { BullmqRunQueue: typeof BullmqRunQueue };
+            return new Bullmq(redis, { prefix: config.redis.prefix, lockDurationMs: config.queue.lockDurationMs, enqueueTimeoutMs: 2000 });
+          },
         },
         {
           provide: EventBus,
