@@ -1,3 +1,4 @@
+import '@core/compile-cache';
 import '@core/telemetry/instrumentation';
 import { boot } from './bootstrap';
 

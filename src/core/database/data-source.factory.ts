@@ -1,12 +1,9 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Client, type ClientConfig } from 'pg';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { MIGRATIONS } from '@migrations';
 import { rootLogger, scrubSecrets } from '@core/logging/logger';
-import { pgliteTypeormDriver } from './pglite-pool';
-import { baselineWasmOnly, pgliteOptions } from './pglite-template';
 
 export interface DataSourceSettings {
   /** Postgres URL (scaled mode); undefined selects PGlite in `dataDir`. */
@@ -62,10 +59,11 @@ export async function createDataSource(settings: DataSourceSettings): Promise<Da
   }
   const dataDir = resolve(settings.dataDir, 'pglite');
   mkdirSync(dataDir, { recursive: true });
-  baselineWasmOnly();
-  const { options, templateUsed } = pgliteOptions(dataDir);
-  if (!templateUsed && !existsSync(join(dataDir, 'PG_VERSION')))
-    rootLogger().info({ dataDir }, 'no PGlite template in the build (npm run build makes it): running initdb, which peaks at ~500 MB once');
-  const db = await PGlite.create({ ...options, parsers: { [INT8_OID]: (value: string) => Number(value) } });
+  // Required here, not imported: the scaled processes never load PGlite's JavaScript (bench/server-start, RSS).
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { openPglite } = require('./pglite-template') as typeof import('./pglite-template');
+  const { pgliteTypeormDriver } = require('./pglite-pool') as typeof import('./pglite-pool');
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  const db = await openPglite(dataDir, { [INT8_OID]: (value: string) => Number(value) });
   return new DataSource({ ...common, driver: pgliteTypeormDriver(db) } as DataSourceOptions);
 }

@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
-import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
+import { PGlite, type PGliteOptions, type ParserOptions } from '@electric-sql/pglite';
+import { rootLogger } from '@core/logging/logger';
 import { installationRoot } from '@core/config/installation';
 
 /**
@@ -49,6 +50,15 @@ export function pgliteOptions(dataDir: string): { options: PGliteOptions; templa
   const template = pgliteTemplatePath();
   if (existsSync(join(dataDir, 'PG_VERSION')) || !existsSync(template)) return { options, templateUsed: false };
   return { options: { ...options, loadDataDir: new Blob([readFileSync(template)]) }, templateUsed: true };
+}
+
+/** Opens (creating when new) the embedded database in `dataDir` with the settings above. */
+export async function openPglite(dataDir: string, parsers: ParserOptions): Promise<PGlite> {
+  baselineWasmOnly();
+  const { options, templateUsed } = pgliteOptions(dataDir);
+  if (!templateUsed && !existsSync(join(dataDir, 'PG_VERSION')))
+    rootLogger().info({ dataDir }, 'no PGlite template in the build (npm run build makes it): running initdb, which peaks at ~500 MB once');
+  return PGlite.create({ ...options, parsers });
 }
 
 /** `npm run build:pglite`: runs initdb in memory and writes the archive a first boot unpacks. */

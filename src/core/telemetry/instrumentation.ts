@@ -5,7 +5,6 @@
  * its instrumentations are required only then, synchronously (patching must precede the entrypoint's own imports):
  * loading them is about a second of CPU per process start, which every pod without an endpoint would pay.
  */
-import '@core/compile-cache';
 import type { NodeSDK } from '@opentelemetry/sdk-node';
 import { readProcessEnv } from '@core/config/env';
 import { version } from '../../../package.json';
