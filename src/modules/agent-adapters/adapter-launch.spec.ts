@@ -2,13 +2,15 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { readProcessEnv } from '@core/config/env';
 import { BUILT_IN_ADAPTERS, type AdapterDefinition } from './adapter-definitions';
 import { resolveAdapter } from './adapter-launch';
 
 const codex = BUILT_IN_ADAPTERS.find((def) => def.id === 'codex')!;
 /** This checkout's codex-acp (the platform binary npm installed), what a repaired launcher must run. */
 const CODEX_BINARY = resolve(__dirname, '../../../node_modules', codex.installed!.package, codex.installed!.file);
-const PATH = process.env.PATH ?? '';
+/** The PATH the server would hand resolveAdapter: the environment as core/config reads it. */
+const PATH = readProcessEnv().PATH ?? '';
 
 const tmp = (prefix: string): string => mkdtempSync(join(tmpdir(), prefix));
 
