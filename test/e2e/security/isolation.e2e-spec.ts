@@ -207,11 +207,13 @@ describe('tool isolation', () => {
     it('a killed worker leaves no running command behind (kill -9)', async () => {
       const doomed = await procs.start('all', serverEnv(layout, { GATEWAY_DATA_DIR: join(layout.base, 'doomed-data') }));
       const c = new Client(doomed.url);
-      const { taskId, runId } = await c.startTask({ execution_kind: 'shell', shell_command: 'sleep 3000123 & sleep 3000123; wait' });
+      // A marker of this run's own: a command another run left behind (an older build's, say) must not be counted.
+      const sleep = `sleep ${3_000_000 + Math.floor(Math.random() * 900_000)}`;
+      const { taskId, runId } = await c.startTask({ execution_kind: 'shell', shell_command: `${sleep} & ${sleep}; wait` });
       await c.waitStatus(taskId, runId, ['running']);
-      await waitFor(() => processRunning('sleep 3000123'), { what: 'the sandboxed commands to run' });
+      await waitFor(() => processRunning(sleep), { what: 'the sandboxed commands to run' });
       await doomed.stop('SIGKILL');
-      await waitFor(() => !processRunning('sleep 3000123'), { timeoutMs: 5000, what: 'every process of the killed worker’s command to be gone' });
+      await waitFor(() => !processRunning(sleep), { timeoutMs: 5000, what: 'every process of the killed worker’s command to be gone' });
     });
 
     it("the lifeline's reader never speaks in a command's output: 40 sandboxed `echo hi`, stdout 'hi', stderr empty", async () => {
