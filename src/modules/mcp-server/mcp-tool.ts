@@ -1,11 +1,6 @@
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Principal, RequestOrigin } from '@core/context/request-context';
-import { renderError, toDomainError } from '@core/http/error-rendering';
-import { createValidationPipe } from '@core/http/validation.pipe';
-import { rootLogger, scrubSecrets } from '@core/logging/logger';
 
 /** Who calls a tool, and the request it came in on (recorded on runs and events like the REST routes record theirs). */
 export interface ToolCaller {
@@ -45,50 +40,4 @@ export function listing(tools: readonly McpTool[]): Tool[] {
     outputSchema: jsonSchema(t.output, 'output'),
     annotations: { title: t.title, ...t.annotations },
   }));
-}
-
-const pipe = createValidationPipe();
-
-/** A tool's answer: the structured result, and the same JSON as text for clients that read only `content`. */
-const ok = (structured: Record<string, unknown>): CallToolResult => ({
-  structuredContent: structured,
-  content: [{ type: 'text', text: JSON.stringify(structured) }],
-});
-
-/**
- * A tool error (`isError: true`) whose text is the /hecate/v1 error envelope: the API contract's `type`, message, user message,
- * operator action and the request id. Unclassified failures are logged and answer an opaque `gateway_error`, as HTTP does.
- */
-function failed(err: unknown, tool: string, { origin }: ToolCaller): CallToolResult {
-  const { domain, internal } = toDomainError(err);
-  if (internal) {
-    const e = err instanceof Error ? err : new Error(String(err));
-    rootLogger().error(
-      { request_id: origin.requestId, trace_id: origin.traceId, tool, err: { message: scrubSecrets(e.message), stack: scrubSecrets(e.stack ?? '') } },
-      'mcp tool failed',
-    );
-  }
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify(renderError('hecate', domain, origin.requestId, origin.traceId)) }] };
-}
-
-/**
- * Installs tools/list and tools/call on a server. Not McpServer.registerTool: it validates arguments against the zod
- * schema before the handler and answers its own message without Hecate's error `type`; here every argument goes
- * through the route's DTO instead, and every failure answers the error envelope.
- */
-export function installTools(server: Server, tools: readonly McpTool[], listed: Tool[], caller: ToolCaller): void {
-  const byName = new Map(tools.map((t) => [t.name, t]));
-  server.registerCapabilities({ tools: {} });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
-    const tool = byName.get(request.params.name);
-    // A protocol error (MCP: unknown tools are not tool errors); plain, for the reason given in mcp-resources.ts.
-    if (!tool) throw Object.assign(new Error(`Tool ${request.params.name} not found`), { code: ErrorCode.InvalidParams });
-    try {
-      const args = (await pipe.transform(request.params.arguments ?? {}, { type: 'body', metatype: tool.args })) as object;
-      return ok(await tool.run(args, caller));
-    } catch (err) {
-      return failed(err, tool.name, caller);
-    }
-  });
 }

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { AppConfig } from '@core/config/app-config';
 import { Liveness } from '@core/health/system-info.decorator';
@@ -9,7 +8,7 @@ import { rootLogger } from '@core/logging/logger';
 import { resolveSecretKey, openSecret } from '@core/crypto/secret-box';
 import { COMMAND_SANDBOX, type CommandSandbox } from '@modules/workspaces';
 import { unsealMcpServers } from './mcp-servers-redaction';
-import { connectMcpServer, listAllTools, McpConnectDeps, McpConnection, McpSpawnContext } from './mcp-connection';
+import type { McpConnectDeps, McpConnection, McpSpawnContext } from './mcp-connection';
 import { McpApprovalPolicy, McpServerSpec, mcpToolAlias } from './mcp-server-spec';
 import { renderToolResult } from './mcp-tool-result';
 import { within } from '@core/async/within';
@@ -74,6 +73,14 @@ interface Entry {
   /** Why it is unusable (evicted); null while healthy. */
   dead: string | null;
 }
+
+/**
+ * The MCP client half (the SDK's client, its schemas and undici's fetch), required at the first connect instead of
+ * imported: about 0.2 s of start and 8 MB of heap that a process whose runs name no MCP server never uses
+ * (bench/server-start). McpError and ErrorCode come through it too, so nothing here loads the SDK before then.
+ */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const sdk = (): typeof import('./mcp-connection') => require('./mcp-connection') as typeof import('./mcp-connection');
 
 const DEFAULT_CALL_TIMEOUT_MS = 60_000;
 const CONNECT_TIMEOUT_MS = 30_000;
@@ -206,8 +213,8 @@ export class McpClientPool implements OnModuleInit, OnModuleDestroy {
     });
     let conn: McpConnection | undefined;
     const work = (async () => {
-      conn = await connectMcpServer(spec, ctx, this.deps, { signal, timeoutMs });
-      return listAllTools(conn.client, { signal, timeout: timeoutMs });
+      conn = await sdk().connectMcpServer(spec, ctx, this.deps, { signal, timeoutMs });
+      return sdk().listAllTools(conn.client, { signal, timeout: timeoutMs });
     })();
     // Teardown once the work settles (the abort makes it settle promptly); the answer waits for it, briefly.
     const teardown = work.then(
@@ -271,6 +278,7 @@ export class McpClientPool implements OnModuleInit, OnModuleDestroy {
       return renderToolResult(result);
     } catch (err) {
       if (opts.signal.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('aborted');
+      const { McpError, ErrorCode } = sdk();
       if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
         void this.checkAlive(entry);
         return { text: `MCP tool ${tool.alias} did not answer within ${timeoutMs} ms`, isError: true };
@@ -308,10 +316,10 @@ export class McpClientPool implements OnModuleInit, OnModuleDestroy {
   }
 
   private async connect(key: string, spec: McpServerSpec, ctx: McpOpenContext): Promise<Entry> {
-    const conn = await connectMcpServer(spec, ctx, this.deps, { signal: ctx.signal, timeoutMs: CONNECT_TIMEOUT_MS });
+    const conn = await sdk().connectMcpServer(spec, ctx, this.deps, { signal: ctx.signal, timeoutMs: CONNECT_TIMEOUT_MS });
     let tools: Tool[];
     try {
-      tools = await listAllTools(conn.client, { signal: ctx.signal, timeout: CONNECT_TIMEOUT_MS });
+      tools = await sdk().listAllTools(conn.client, { signal: ctx.signal, timeout: CONNECT_TIMEOUT_MS });
     } catch (err) {
       await conn.close();
       throw new Error(`MCP server "${spec.name}": tools/list failed: ${(err as Error).message}`, { cause: err });

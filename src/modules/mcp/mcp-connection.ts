@@ -2,6 +2,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+// Re-exported for the client pool, which requires this module lazily (mcp-client-pool.service.ts).
+export { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { Agent, fetch as undiciFetch } from 'undici';
 import type { McpConfig } from '@core/config/groups/mcp.env';
 import type { TasksConfig } from '@core/config/groups/tasks.env';
