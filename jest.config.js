@@ -29,6 +29,7 @@ const transformIgnorePatterns = ['/node_modules/(?!@nestjs/(common|core|terminus
 const base = { rootDir: __dirname, transform, transformIgnorePatterns, moduleNameMapper, testEnvironment: 'node' };
 
 module.exports = {
+  testSequencer: '<rootDir>/test/setup/sequencer.cjs',
   projects: [
     {
       ...base,

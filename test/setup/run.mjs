@@ -43,7 +43,12 @@ const runs = [
   ['e2e', [...e2eWorkers(), '--selectProjects', 'e2e']],
 ];
 const parts = runs.map(([name]) => (outputFile ? `${outputFile}.${name}` : undefined));
-const statuses = runs.map(([, projectArgs], i) => jest(projectArgs, parts[i]));
+const statuses = runs.map(([name, projectArgs], i) => {
+  const started = Date.now();
+  const status = jest(projectArgs, parts[i]);
+  process.stdout.write(`\n== ${name}: exit ${status} in ${Math.round((Date.now() - started) / 1000)} s\n`);
+  return status;
+});
 
 if (outputFile) {
   const reports = parts.map((p) => {
