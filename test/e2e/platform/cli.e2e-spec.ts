@@ -1,10 +1,12 @@
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
 import { MIGRATIONS } from '@migrations';
 import { runCli, spawnCli } from '../../support/cli';
 import { migratedEmbeddedDataDir } from '../../support/database';
 import { queryEmbedded } from '../../support/embedded-db';
 import { scaledStackEnv } from '../../support/harness';
 import { createScratchDatabase, freePort, sql, waitFor } from '../../support/infra';
-import { embeddedEnv, ServerProcess, startServer } from '../../support/server-process';
+import { childEnv, embeddedEnv, ServerProcess, startServer } from '../../support/server-process';
 import { auth, OPERATOR_TOKEN } from './platform-checks';
 
 interface Caller {
@@ -156,5 +158,36 @@ describe('hecate start', () => {
     const run = await runCli(['start', '--role', 'api']);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('DATABASE_URL and REDIS_URL');
+  });
+});
+
+describe('npm start', () => {
+  // The suite runs after `npm test` built dist/ from this checkout (what a person's second `npm start` finds); npm
+  // start always runs dist/, whatever HECATE_DIST says.
+  it('on an unchanged checkout only checks the build, then runs the embedded server; SIGTERM to its group stops it', async () => {
+    const port = await freePort();
+    const env = childEnv({ GATEWAY_DATA_DIR: await migratedEmbeddedDataDir(), PORT: String(port) });
+    const proc = spawn('npm', ['start'], { cwd: resolve(__dirname, '../../..'), env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let out = '';
+    proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    proc.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((res) => proc.once('close', res));
+    try {
+      const health = await waitFor(
+        async () => {
+          if (proc.exitCode !== null) throw new Error(`npm start exited ${proc.exitCode}:\n${out}`);
+          const res = await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined);
+          return res?.ok ? ((await res.json()) as { status: string }) : undefined;
+        },
+        { timeoutMs: 90_000, intervalMs: 100, what: 'npm start to answer /healthz' },
+      );
+      expect(health.status).toBe('ok');
+      expect(out).toContain('build: dist/ and the SDK types are current');
+      expect(out).not.toMatch(/nest build|vite build/);
+    } finally {
+      process.kill(-proc.pid!, 'SIGTERM');
+    }
+    await exited;
+    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
   });
 });
