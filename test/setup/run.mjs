@@ -28,9 +28,9 @@ const jest = (projectArgs, out) =>
 /**
  * Two lanes unless HECATE_E2E_WORKERS=<n> says otherwise (1: in band). Two lanes ran the e2e project in 652 s of
  * wall time against 989 s in band on this 2-core CI machine (whole CI run 924 s against 1,286 s, same head, same
- * day), all 75 suites passing: the suites wait on servers, databases and browsers more than they compute. Four runs at two
- * lanes: three passed whole (e2e 719 s, 652 s, and the 850 s CI run), kill and timeout tests included; the fourth
- * failed only where a sandbox left by an older build's run was still alive on the machine.
+ * day), all 75 suites passing, kill and timeout tests included. More lanes gain little: at two the e2e project
+ * already keeps both cores busy (three lanes: 654 s against 699 s, 1.94 cores busy; 41 % of CI's CPU is the servers
+ * the suites start), so what shortens it is fewer and cheaper server starts, not more lanes.
  */
 function e2eWorkers() {
   const lanes = Number(process.env.HECATE_E2E_WORKERS ?? 2);
