@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TasksConfig } from '@core/config/groups/tasks.env';
 import { commandEnv } from './command-env';
@@ -45,8 +46,13 @@ export class WorkspaceGit {
     }
   }
 
-  /** The working tree as a tree id, or null when the workspace is not a git work tree. */
+  /**
+   * The working tree as a tree id, or null when the workspace is not a git work tree. Only a git dir inside the workspace
+   * counts (see `inside`), and git finds one from the root only through a `.git` entry there: without one, no git
+   * process is started (a run in a plain directory costs no child process).
+   */
   async tree(): Promise<string | null> {
+    if (!(await this.mayBeGitTree())) return null;
     const top = await this.git(['rev-parse', '--show-toplevel', '--git-dir']);
     if (!top.ok) return null;
     const [, gitDir] = top.out.trim().split('\n');
@@ -61,6 +67,14 @@ export class WorkspaceGit {
     } finally {
       await writeWorkspaceFile(this.workspace, index, null);
     }
+  }
+
+  /** False when git could find no work tree of the workspace's own (no `.git` at its root; the child env names no git dir). */
+  private mayBeGitTree(): Promise<boolean> {
+    return lstat(join(this.workspace, '.git')).then(
+      () => true,
+      (err: NodeJS.ErrnoException) => err.code !== 'ENOENT' && err.code !== 'ENOTDIR',
+    );
   }
 
   /** Unified diff from `base` (a tree id) to the working tree now, optionally limited to `paths` (names, never globs). */
