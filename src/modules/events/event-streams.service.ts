@@ -124,10 +124,9 @@ export class EventStreams {
         after,
         closed: sse.closed,
         replayed: (n) => sse.replayed(n),
-        deliver: (items) => {
-          for (const e of items) if (!sse.write(feedFrame(e))) return false;
-          return true;
-        },
+        // A page from the store goes at the client's pace (one write, then wait for the socket); live batches keep the
+        // slow-consumer bound.
+        deliver: (items, fromStore) => (fromStore ? sse.paced(items.map(feedFrame).join('')) : items.every((e) => sse.write(feedFrame(e)))),
       });
     } catch (err) {
       sseFailure(sse, err);

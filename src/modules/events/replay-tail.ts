@@ -26,8 +26,11 @@ export interface TailSource<T> {
 
 export interface TailOptions<T> {
   after: number;
-  /** Delivers items in order; resolve false to stop (e.g. terminal event written). */
-  deliver(items: T[]): Promise<boolean> | boolean;
+  /**
+   * Delivers items in order; resolve false to stop (e.g. terminal event written). `fromStore`: read from the store (a
+   * replay or refill, which may go at the consumer's pace) rather than a live batch.
+   */
+  deliver(items: T[], fromStore: boolean): Promise<boolean> | boolean;
   /** Resolves when the consumer is gone. */
   closed: Promise<void>;
   /** Live batches buffered while a delivery is in progress; beyond this they are dropped and refilled. */
@@ -73,7 +76,7 @@ export async function replayThenTail<T>(source: TailSource<T>, options: TailOpti
     const fresh = items.filter((i) => source.positionOf(i) > last);
     if (fresh.length === 0) return true;
     if (fromStore) options.replayed?.(fresh.length);
-    return options.deliver(fresh);
+    return options.deliver(fresh, fromStore);
   };
   let first = true;
   try {

@@ -55,14 +55,16 @@ export class RunStreamService {
     await this.queries.requireRun(tenantId, taskId, runId);
     const sse = open();
     const source = this.streams.runSource(tenantId, runId);
-    const send = async (events: EventEnvelope[]): Promise<boolean> => {
+    // Frames read from the store go at the client's pace; live ones keep the slow-consumer bound.
+    const send = async (events: EventEnvelope[], fromStore: boolean): Promise<boolean> => {
       const changing = events.filter((e) => !STATE_NEUTRAL.has(e.type));
       const snapshot = await (changing.length === 0
         ? (this.snapshots.cached(tenantId, runId) ?? this.snapshots.get(tenantId, runId, events[events.length - 1].sequence))
         : this.snapshots.get(tenantId, runId, changing[changing.length - 1].sequence));
       for (const e of events) {
         const terminal = TERMINAL_RUN_EVENTS.has(e.type);
-        if (!sse.write(snapshotFrame(e, snapshot, terminal))) return false;
+        const frame = snapshotFrame(e, snapshot, terminal);
+        if (!(fromStore ? await sse.paced(frame) : sse.write(frame))) return false;
         if (terminal) return done(sse, e, snapshot);
       }
       return true;
@@ -79,7 +81,7 @@ export class RunStreamService {
           const run = await this.queries.requireRun(tenantId, taskId, runId);
           if (!isTerminal(run.status)) return true;
           const rest = await source.read(position);
-          if (rest.items.length > 0) return send(rest.items);
+          if (rest.items.length > 0) return send(rest.items, true);
           const snapshot = await this.snapshots.get(tenantId, runId, position);
           sse.write(
             renderFrame({

@@ -1,3 +1,4 @@
+import { get, type IncomingMessage } from 'node:http';
 import { connect, Socket } from 'node:net';
 import type { ScratchDatabase } from '../../support/infra';
 import { waitFor } from '../../support/infra';
@@ -171,6 +172,59 @@ describe('task event streams (scaled, two api processes)', () => {
     );
     expect(new Set(seen).size).toBe(seen.length);
     expect(new Set(seen)).toEqual(posted);
+  });
+
+  it('replays a feed of many MB from cursor 0 at the pace its reader reads: every event once, in order, then the live tail', async () => {
+    const { taskId, runId } = await a.startTask({ execution_kind: 'shell', shell_command: 'true' });
+    await a.waitStatus(taskId, runId, ['completed']);
+    const before = ((await a.ok('GET', '/hecate/v1/system/stats')).sse as Json).slow_consumer_disconnects as number;
+    // 800 events of 16 KiB: 13 MB, well past the 1 MiB slow-consumer bound and loopback's socket buffers.
+    const pad = 'p'.repeat(16 * 1024);
+    const posted: string[] = [];
+    for (let i = 0; i < 100; i++) {
+      const batch = await Promise.all(
+        Array.from({ length: 8 }, (_, j) => (j % 2 ? a : b).ok('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/events`, { data: { i, j, pad } })),
+      );
+      posted.push(...batch.map((e) => e.event_id as string));
+    }
+    // A reader that reads nothing for two seconds, then everything as fast as it can.
+    const frames: { id: number; eventId: string; batch: number }[] = [];
+    let buffered = '';
+    const req = get(`${b.url}/hecate/v1/events/stream?task_id=${taskId}&event_type=external.event`, {
+      headers: { authorization: `Bearer ${TOKEN}`, 'last-event-id': '0' },
+    });
+    const res = await new Promise<IncomingMessage>((resolve) => req.once('response', resolve));
+    expect(res.statusCode).toBe(200);
+    res.pause();
+    await new Promise((r) => setTimeout(r, 2000));
+    let ended = false;
+    res.on('close', () => (ended = true));
+    res.on('error', () => (ended = true));
+    res.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      let cut: number;
+      while ((cut = buffered.indexOf('\n\n')) >= 0) {
+        const frame = buffered.slice(0, cut);
+        buffered = buffered.slice(cut + 2);
+        const id = /^id: (\d+)$/m.exec(frame);
+        const data = /^data: (.*)$/m.exec(frame);
+        if (!id || !data) continue;
+        const e = JSON.parse(data[1]).data as Json;
+        frames.push({ id: Number(id[1]), eventId: e.event_id as string, batch: (e.data as Json).data.i as number });
+      }
+    });
+    res.resume();
+    await waitFor(() => ended || frames.length >= posted.length, { what: 'every replayed frame', timeoutMs: 60_000 });
+    expect(ended).toBe(false);
+    // In feed order: batches were posted one after another (the order within a batch of 8 is the commits').
+    expect(frames.every((f, i) => i === 0 || f.batch >= frames[i - 1].batch)).toBe(true);
+    expect(new Set(frames.map((f) => f.eventId))).toEqual(new Set(posted));
+    expect(frames.every((f, i) => i === 0 || f.id > frames[i - 1].id)).toBe(true);
+    // Then the live tail on the same connection.
+    const live = await a.ok('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/events`, { data: { live: true } });
+    await waitFor(() => frames.some((f) => f.eventId === live.event_id), { what: 'the live event after the replay' });
+    req.destroy();
+    expect(((await a.ok('GET', '/hecate/v1/system/stats')).sse as Json).slow_consumer_disconnects).toBe(before);
   });
 
   it('disconnects a consumer that never reads, keeps memory bounded, and keeps serving a reading consumer', async () => {

@@ -100,7 +100,8 @@ export class SseStream {
       });
     });
     if (options.heartbeatMs > 0) {
-      this.heartbeat = setInterval(() => this.comment('ping'), options.heartbeatMs);
+      // Bytes still queued mean the connection is not idle: a ping then would only count against a paced write's backlog.
+      this.heartbeat = setInterval(() => this.raw.writableLength === 0 && this.comment('ping'), options.heartbeatMs);
       this.heartbeat.unref();
     }
   }
@@ -166,6 +167,15 @@ export class SseStream {
   relay(chunk: string | Buffer): boolean {
     if (!this.isOpenFlag) return false;
     return this.raw.write(chunk);
+  }
+
+  /**
+   * A write at the client's pace, for what it asked to be replayed from the store: while the socket is full it waits
+   * for the client to read rather than counting it slow (one page is held meanwhile). False once the stream is closed.
+   */
+  async paced(chunk: string | Buffer): Promise<boolean> {
+    if (!this.relay(chunk)) await this.drained();
+    return this.isOpenFlag;
   }
 
   /** Resolves when a response that refused a write can take more, or is gone. */
