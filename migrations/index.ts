@@ -16,6 +16,7 @@ import { AgentChatMessageSpans1796500000000 } from './1796500000000-AgentChatMes
 import { SavedAgents1796600000000 } from './1796600000000-SavedAgents';
 import { WorkerRequests1796700000000 } from './1796700000000-WorkerRequests';
 import { OneApprovalsStore1796800000000 } from './1796800000000-OneApprovalsStore';
+import { TaskAgentChat1796900000000 } from './1796900000000-TaskAgentChat';
 
 /** Every migration, in order. Add new ones at the end (files: `<epoch>-<PascalName>.ts`). */
 export const MIGRATIONS = [
@@ -37,4 +38,5 @@ export const MIGRATIONS = [
   SavedAgents1796600000000,
   WorkerRequests1796700000000,
   OneApprovalsStore1796800000000,
+  TaskAgentChat1796900000000,
 ];

@@ -39,6 +39,7 @@ export function taskRow(over: Partial<TaskEntity> = {}): TaskEntity {
     maxTurns: 0,
     builtinTools: null,
     approvalPolicies: null,
+    agentChat: false,
     status: 'queued',
     latestRunId: null,
     lastError: '',

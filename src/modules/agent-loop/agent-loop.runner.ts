@@ -204,8 +204,9 @@ export class AgentLoopRunner implements RunRunner {
     return this.models.spec(ctx, after);
   }
 
+  /** Only an Agent Chat turn's loop can be sent guidance: another run asks nothing. */
   private async guidanceWaiting(ctx: ExecutionContext): Promise<boolean> {
-    return this.guidance.pendingFor(ctx.run.tenantId, ctx.run.id);
+    return ctx.task.agentChat && this.guidance.pendingFor(ctx.run.tenantId, ctx.run.id);
   }
 
   /** Built-in tools by GATEWAY_TASK_APPROVAL_POLICIES, MCP tools by their server's approval_policy. */
@@ -225,7 +226,7 @@ export class AgentLoopRunner implements RunRunner {
    * run's live stream then carries each as a `message` frame and a `guidance.consumed` receipt.
    */
   private async takeGuidance(ctx: ExecutionContext, conv: Conversation): Promise<void> {
-    if (!(await this.guidance.pendingFor(ctx.run.tenantId, ctx.run.id))) return;
+    if (!(await this.guidanceWaiting(ctx))) return;
     const modelCallIndex = conv.model_calls + 1;
     let taken: ConsumedGuidance[] = [];
     let next: Conversation | undefined;

@@ -11,7 +11,7 @@ import { type ActivityItem, buildActivity } from './run-activity';
 import { type ApprovalResponse, toApprovalResponse } from '@modules/approvals';
 import { toRunResponse } from './task-run.dto';
 import type { CreateTaskDto, ListTasksQueryDto, toTaskResponse } from './task.dto';
-import { TasksService } from './tasks.service';
+import { type TaskCaller, TasksService } from './tasks.service';
 import type { WorkspaceCaller } from '@modules/workspaces';
 
 export type RunResponse = ReturnType<typeof toRunResponse>;
@@ -92,7 +92,7 @@ export class TaskRunChainsService {
    * Creates a task and starts its first run (validation 400s and the start-time 422 as `POST /hecate/v1/tasks` and
    * `…/start` answer them; a task whose start is refused is removed again).
    */
-  async createAndStart(tenantId: string, spec: TaskSpec, caller: WorkspaceCaller, origin: RequestOrigin | null): Promise<RunResponse> {
+  async createAndStart(tenantId: string, spec: TaskSpec, caller: TaskCaller, origin: RequestOrigin | null): Promise<RunResponse> {
     const task = await this.tasks.create(tenantId, spec, caller);
     try {
       return await this.attempts.start(tenantId, task.id, origin);

@@ -37,6 +37,8 @@ export class TaskEntity {
   @Column('jsonb', { name: 'builtin_tools', nullable: true }) builtinTools!: string[] | null;
   /** Approval policies of the loop's built-in tool calls; null: GATEWAY_TASK_APPROVAL_POLICIES. */
   @Column('jsonb', { name: 'approval_policies', nullable: true }) approvalPolicies!: string[] | null;
+  /** Created by Agent Chat for its turns: only such a loop takes guidance (docs/design.md §11.5). */
+  @Column('boolean', { name: 'agent_chat' }) agentChat!: boolean;
   @Column('text') status!: TaskStatus;
   @Column('text', { name: 'latest_run_id', nullable: true }) latestRunId!: string | null;
   @Column('text', { name: 'last_error' }) lastError!: string;

@@ -25,6 +25,9 @@ const PROFILES: Record<string, Partial<CreateTaskDto>> = {
   },
 };
 
+/** Who creates a task: its workspace rights, and whether Agent Chat creates it for its turns (`tasks.agent_chat`). */
+export type TaskCaller = WorkspaceCaller & { agentChat?: boolean };
+
 /** Task CRUD. Runs are created by RunAttemptsService. */
 @Injectable()
 export class TasksService {
@@ -42,7 +45,7 @@ export class TasksService {
   private readonly secretKey: Buffer | undefined;
 
   /** `caller.hostPaths`: the operator may point a task at any host directory; API keys only under GATEWAY_WORKSPACE_ROOTS. */
-  async create(tenantId: string, input: CreateTaskDto, caller: WorkspaceCaller) {
+  async create(tenantId: string, input: CreateTaskDto, caller: TaskCaller) {
     const agent = input.agent_id ? await this.agents.resolve(tenantId, input.agent_id, input.agent_version) : null;
     const dto: CreateTaskDto = {
       ...(PROFILES[input.execution_profile ?? ''] ?? {}),
@@ -87,6 +90,7 @@ export class TasksService {
       maxTurns: agent?.maxTurns ?? 0,
       builtinTools: agent?.builtinTools ?? null,
       approvalPolicies: agent?.approvalPolicies ?? null,
+      agentChat: caller.agentChat ?? false,
       status: 'not_started',
       latestRunId: null,
       lastError: '',
@@ -100,7 +104,7 @@ export class TasksService {
       ...(kind !== 'agent_loop' && task.mcpServers.length > 0 ? [`mcp_servers: only execution_kind agent_loop uses MCP servers (not ${kind})`] : []),
       ...(kind !== 'agent_loop' && agent ? [`agent_id: only execution_kind agent_loop runs a saved agent (not ${kind})`] : []),
     ];
-    const problems = [...kindProblems, ...(await executor.validate(task, caller)), ...(await this.workspaceProblems(task, caller))];
+    const problems = [...kindProblems, ...(await executor.validate(task, caller)), ...(await this.workspaceProblems(task, { hostPaths: caller.hostPaths }))];
     if (problems.length > 0) throw new InvalidTaskError(problems);
     // Literal env/header values are secrets: stored sealed like provider keys (the response redacts them anyway).
     if (hasLiteralMcpValues(task.mcpServers)) {

@@ -58,7 +58,7 @@ export class AgentTurnRuntime implements TurnRuntime {
               agent_id: session.agent_id || undefined,
               agent_version: session.agent_version ?? undefined,
             },
-            { hostPaths: p.kind !== 'api_key' },
+            { hostPaths: p.kind !== 'api_key', agentChat: true },
             origin,
           );
     } catch (err) {
