@@ -98,22 +98,28 @@ export class AgentLoopRunner implements RunRunner {
   /**
    * A git workspace's state when the run began (a tree id, kept as the `workspace_base` artifact so a run taken over or
    * resumed after an approval keeps its first base): the run's changes are everything since (docs/api.md §4 changed files).
+   * A workspace that was no git work tree then has no base and no artifact: once the run's loop has begun (it has a
+   * checkpoint), a missing base means that, and none is taken later (it would diff only part of the run).
    */
   private async diffBase(ctx: ExecutionContext): Promise<string | null> {
     if (ctx.workspace.readOnly) return null;
     const saved = await ctx.writer.latestArtifact('workspace_base');
+    // An empty one: saved so by an earlier version for a workspace that was no git work tree.
     if (saved) return saved.content || null;
+    if (await ctx.writer.latestArtifact('agent_conversation')) return null;
     const tree = await this.tools
       .workspaceGit(ctx.workspace.path, ctx.signal)
       .tree()
       // git failing here counts as a workspace that is no git work tree: no base, so no diff of the run is captured.
       .catch(() => null);
-    await ctx.writer.addArtifact({
-      kind: 'workspace_base',
-      name: 'workspace_base',
-      content: tree ?? '',
-      description: 'git tree of the workspace when the run began',
-    });
+    if (tree) {
+      await ctx.writer.addArtifact({
+        kind: 'workspace_base',
+        name: 'workspace_base',
+        content: tree,
+        description: 'git tree of the workspace when the run began',
+      });
+    }
     return tree;
   }
 
