@@ -25,6 +25,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import pg from 'pg';
+import { apiCall } from '../lib/api.mjs';
 import { rssMb, sleep, stats } from '../lib/load.mjs';
 import { scratchDatabase } from '../lib/database.mjs';
 import { ROOT, startHecate, stopChildren } from '../lib/processes.mjs';
@@ -136,16 +137,7 @@ async function floorPerTurn(query) {
 }
 
 // ---------------------------------------------------------------- Hecate
-async function call(base, method, path, body) {
-  const res = await fetch(base + path, {
-    method,
-    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = await res.json();
-  if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status}: ${JSON.stringify(json)}`);
-  return json.data;
-}
+const call = (base, method, path, body) => apiCall(base, TOKEN, method, path, body);
 
 async function agentRun(base, project, extra = {}) {
   const task = await call(base, 'POST', '/hecate/v1/tasks', {

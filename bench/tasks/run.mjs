@@ -20,6 +20,7 @@ import { request, Agent } from 'node:http';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { apiCall } from '../lib/api.mjs';
 import { rssMb, sleep } from '../lib/load.mjs';
 import { cpuMs, ROOT, startHecate } from '../lib/processes.mjs';
 
@@ -90,13 +91,7 @@ async function deployment(extra = {}) {
 }
 
 // ---------------------------------------------------------------- http helpers
-async function call(base, method, path, body) {
-  const headers = { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) };
-  const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const json = await res.json();
-  if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
+const call = (base, method, path, body) => apiCall(base, TOKEN, method, path, body);
 
 async function pool(items, concurrency, fn) {
   const out = [];
