@@ -124,9 +124,9 @@ export class EventStreams {
         after,
         closed: sse.closed,
         replayed: (n) => sse.replayed(n),
-        // A page from the store goes at the client's pace (one write, then wait for the socket); live batches keep the
-        // slow-consumer bound.
-        deliver: (items, fromStore) => (fromStore ? sse.paced(items.map(feedFrame).join('')) : items.every((e) => sse.write(feedFrame(e)))),
+        // A page of the replay asked for goes at the client's pace (one write, then wait for the socket); live batches
+        // and later refills keep the slow-consumer bound.
+        deliver: (items, replay) => (replay ? sse.paced(items.map(feedFrame).join('')) : items.every((e) => sse.write(feedFrame(e)))),
       });
     } catch (err) {
       sseFailure(sse, err);

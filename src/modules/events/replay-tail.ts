@@ -27,10 +27,11 @@ export interface TailSource<T> {
 export interface TailOptions<T> {
   after: number;
   /**
-   * Delivers items in order; resolve false to stop (e.g. terminal event written). `fromStore`: read from the store (a
-   * replay or refill, which may go at the consumer's pace) rather than a live batch.
+   * Delivers items in order; resolve false to stop (e.g. terminal event written). `replay`: the replay the consumer
+   * asked for, from the store, before it caught up (it may go at the consumer's pace); false for live batches and for
+   * the refills that make up for live batches missed later (those keep the slow-consumer bound).
    */
-  deliver(items: T[], fromStore: boolean): Promise<boolean> | boolean;
+  deliver(items: T[], replay: boolean): Promise<boolean> | boolean;
   /** Resolves when the consumer is gone. */
   closed: Promise<void>;
   /** Live batches buffered while a delivery is in progress; beyond this they are dropped and refilled. */
@@ -72,13 +73,13 @@ export async function replayThenTail<T>(source: TailSource<T>, options: TailOpti
     stopped = true;
     notify();
   });
+  let first = true;
   const deliverAfter = async (items: T[], fromStore: boolean): Promise<boolean> => {
     const fresh = items.filter((i) => source.positionOf(i) > last);
     if (fresh.length === 0) return true;
     if (fromStore) options.replayed?.(fresh.length);
-    return options.deliver(fresh, fromStore);
+    return options.deliver(fresh, fromStore && first);
   };
-  let first = true;
   try {
     while (!stopped) {
       if (needRefill) {

@@ -55,8 +55,8 @@ export class RunStreamService {
     await this.queries.requireRun(tenantId, taskId, runId);
     const sse = open();
     const source = this.streams.runSource(tenantId, runId);
-    // Frames read from the store go at the client's pace; live ones keep the slow-consumer bound.
-    const send = async (events: EventEnvelope[], fromStore: boolean): Promise<boolean> => {
+    // The replay asked for goes at the client's pace; live frames and later refills keep the slow-consumer bound.
+    const send = async (events: EventEnvelope[], replay: boolean): Promise<boolean> => {
       const changing = events.filter((e) => !STATE_NEUTRAL.has(e.type));
       const snapshot = await (changing.length === 0
         ? (this.snapshots.cached(tenantId, runId) ?? this.snapshots.get(tenantId, runId, events[events.length - 1].sequence))
@@ -64,7 +64,7 @@ export class RunStreamService {
       for (const e of events) {
         const terminal = TERMINAL_RUN_EVENTS.has(e.type);
         const frame = snapshotFrame(e, snapshot, terminal);
-        if (!(fromStore ? await sse.paced(frame) : sse.write(frame))) return false;
+        if (!(replay ? await sse.paced(frame) : sse.write(frame))) return false;
         if (terminal) return done(sse, e, snapshot);
       }
       return true;

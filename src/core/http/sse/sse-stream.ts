@@ -42,6 +42,9 @@ export const sseCounters = { open: 0, opened: 0, slowConsumerDisconnects: 0, lar
 
 export const renderFrame = (f: SseFrame): string => `${f.id !== undefined ? `id: ${f.id}\n` : ''}${f.event ? `event: ${f.event}\n` : ''}data: ${f.data}\n\n`;
 
+/** A paced replay's client that takes no byte for this long is a slow consumer (SseStream.paced). */
+export const PACE_STALL_MS = 30_000;
+
 /** How long a client waits before reconnecting after a shutdown close (the `retry:` field). */
 export const SHUTDOWN_RETRY_MS = 1000;
 
@@ -150,14 +153,18 @@ export class SseStream {
     if (!this.isOpenFlag) return false;
     this.raw.write(chunk);
     if (this.raw.writableLength > this.options.maxBufferBytes) {
-      sseCounters.slowConsumerDisconnects += 1;
-      sseCounters.largestDisconnectBacklogBytes = Math.max(sseCounters.largestDisconnectBacklogBytes, this.raw.writableLength);
-      this.endReason = 'slow_consumer';
-      this.teardown();
-      this.raw.destroy();
+      this.slowConsumer();
       return false;
     }
     return true;
+  }
+
+  private slowConsumer(): void {
+    sseCounters.slowConsumerDisconnects += 1;
+    sseCounters.largestDisconnectBacklogBytes = Math.max(sseCounters.largestDisconnectBacklogBytes, this.raw.writableLength);
+    this.endReason = 'slow_consumer';
+    this.teardown();
+    this.raw.destroy();
   }
 
   /**
@@ -170,12 +177,37 @@ export class SseStream {
   }
 
   /**
-   * A write at the client's pace, for what it asked to be replayed from the store: while the socket is full it waits
-   * for the client to read rather than counting it slow (one page is held meanwhile). False once the stream is closed.
+   * A write at the client's pace, for the history it asked to be replayed: while the socket is full it waits for the
+   * client to read rather than counting it slow (one page is held meanwhile). A client that takes no byte for
+   * PACE_STALL_MS is a slow consumer all the same and is disconnected. False once the stream is closed.
    */
   async paced(chunk: string | Buffer): Promise<boolean> {
-    if (!this.relay(chunk)) await this.drained();
+    if (this.relay(chunk)) return this.isOpenFlag;
+    let queued = this.raw.writableLength;
+    while (this.isOpenFlag && !(await this.drainedWithin(PACE_STALL_MS))) {
+      if (this.raw.writableLength >= queued) {
+        this.slowConsumer();
+        return false;
+      }
+      queued = this.raw.writableLength;
+    }
     return this.isOpenFlag;
+  }
+
+  /** True when the response drained (or is gone) within `ms`. */
+  private drainedWithin(ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const done = (drained: boolean) => {
+        clearTimeout(timer);
+        this.raw.off('drain', onDrain);
+        this.raw.off('close', onDrain);
+        resolve(drained);
+      };
+      const onDrain = () => done(true);
+      const timer = setTimeout(done, ms, false);
+      this.raw.once('drain', onDrain);
+      this.raw.once('close', onDrain);
+    });
   }
 
   /** Resolves when a response that refused a write can take more, or is gone. */
