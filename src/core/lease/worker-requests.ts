@@ -87,7 +87,7 @@ const INPUT_WAIT_MS = 5_000;
  * envelope it threw, which the api raises again unchanged. A worker that dies mid-request stops beating: once its
  * lease expires the api enqueues the job again and another worker takes the row over. When no worker answers in
  * time the api raises the route's one "no worker answered" error, and a request nobody took is closed so that a
- * late worker does not run it.
+ * late worker does not run it. A process that is its own worker (embedded) runs the kind in place (`askHere`).
  */
 @Injectable()
 export class WorkerRequests<T extends WorkerRequestTypeMap = WorkerRequestTypes> {
@@ -118,6 +118,8 @@ export class WorkerRequests<T extends WorkerRequestTypeMap = WorkerRequestTypes>
   /** api: runs `kind` on a worker and returns its answer, or raises the error it threw (or the route's no-worker error). */
   async ask<K extends keyof T & string>(tenantId: string, kind: K, payload: T[K]['payload'], opts: AskOptions): Promise<T[K]['answer']> {
     const id = `wreq_${randomUUID().replace(/-/g, '')}`;
+    const local = this.handlers.get(kind);
+    if (local) return (await this.askHere(id, tenantId, kind, payload as Json, local.run, opts)) as T[K]['answer'];
     await execSql(this.dataSource.manager, `INSERT INTO worker_requests (id, tenant_id, kind, payload) VALUES ($1, $2, $3, $4)`, [
       id,
       tenantId,
@@ -157,6 +159,46 @@ export class WorkerRequests<T extends WorkerRequestTypeMap = WorkerRequestTypes>
     const error = opts.noWorker(taken);
     await this.closeUntaken(id, error);
     throw error;
+  }
+
+  /**
+   * The api's own process runs the kind (embedded: api and worker are one process, and die together, so a row, a queue
+   * and a lease would add round trips and no safety): the handler is called here, its error raised as a worker's would
+   * be (the same lossless envelope), and past `waitMs` it is aborted and the route's no-worker error raised.
+   */
+  private async askHere(id: string, tenantId: string, kind: string, payload: Json, handler: WorkerRequestRun, opts: AskOptions): Promise<Json> {
+    const abort = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        abort.abort(new Error('the worker request took longer than the api waits'));
+        reject(opts.noWorker(true));
+      }, opts.waitMs);
+    });
+    try {
+      const ctx = { requestId: id, tenantId, signal: abort.signal, ...(opts.input ? { input: opts.input } : {}) };
+      const outcome = await Promise.race([this.outcomeOf({ id, kind, payload }, handler, ctx), late]);
+      if (outcome.status === 'done') return outcome.result;
+      throw fromErrorEnvelope(outcome.error, 'lossless');
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** A handler's answer, or the error it threw as the lossless envelope the api raises again. */
+  private async outcomeOf(
+    row: Pick<RequestRow, 'id' | 'kind' | 'payload'>,
+    handler: WorkerRequestRun | undefined,
+    ctx: WorkerRequestContext,
+  ): Promise<Outcome> {
+    try {
+      if (!handler) throw new Error(`no handler for worker request ${row.kind} on this worker`);
+      return { status: 'done', result: await handler(row.payload, ctx) };
+    } catch (err) {
+      const { domain, internal } = toDomainError(err);
+      if (internal) rootLogger().error({ request_id: row.id, kind: row.kind, err: String(err) }, 'worker request failed');
+      return { status: 'failed', error: toErrorEnvelope(domain, 'lossless') };
+    }
   }
 
   /** worker: the `worker.request` and `worker.request.runs` jobs. */
@@ -219,13 +261,7 @@ export class WorkerRequests<T extends WorkerRequestTypeMap = WorkerRequestTypes>
       what: { request_id: row.id, kind: row.kind },
     });
     try {
-      if (!handler) throw new Error(`no handler for worker request ${row.kind} on this worker`);
-      const result = await handler(row.payload, { requestId: row.id, tenantId: row.tenant_id, signal: abort.signal, ...(input ? { input } : {}) });
-      return { status: 'done', result };
-    } catch (err) {
-      const { domain, internal } = toDomainError(err);
-      if (internal) rootLogger().error({ request_id: row.id, kind: row.kind, err: String(err) }, 'worker request failed');
-      return { status: 'failed', error: toErrorEnvelope(domain, 'lossless') };
+      return await this.outcomeOf(row, handler, { requestId: row.id, tenantId: row.tenant_id, signal: abort.signal, ...(input ? { input } : {}) });
     } finally {
       stop();
       signal.removeEventListener('abort', onAbort);

@@ -192,6 +192,37 @@ describe('worker requests (postgres, bullmq, redis bus)', () => {
     expect((await row(String(closed.id))).status).toBe('failed');
   });
 
+  it('a process that is its own worker (embedded) runs the kind in place: the answer, the error unchanged, input, no row; past waitMs the no-worker error and the handler aborted', async () => {
+    let aborted = false;
+    const thrown = new ConflictError('the patch drifted', { details: { paths: ['a.txt'] } }, 'patch_conflict');
+    const here = await proc({
+      concurrency: 1,
+      input: ['test.here'],
+      handlers: {
+        'test.here': async (payload, ctx) => ({ echo: payload.text, tenant: ctx.tenantId, key: ctx.input?.key ?? null }),
+        'test.here.fail': () => Promise.reject(thrown),
+        'test.here.slow': (_p, ctx) =>
+          new Promise((_, reject) => ctx.signal.addEventListener('abort', () => ((aborted = true), reject(ctx.signal.reason)), { once: true })),
+      },
+    });
+    expect(await here.requests.ask('tenant-h', 'test.here', { text: 'hi' }, { waitMs: 10_000, noWorker, input: { key: 'k' } })).toEqual({
+      echo: 'hi',
+      tenant: 'tenant-h',
+      key: 'k',
+    });
+    const err = (await here.requests.ask('t', 'test.here.fail', {}, { waitMs: 10_000, noWorker }).catch((e: unknown) => e)) as DomainError;
+    expect({ type: err.type, status: err.status, message: err.message, details: err.details }).toEqual({
+      type: 'patch_conflict',
+      status: 409,
+      message: 'the patch drifted',
+      details: { paths: ['a.txt'] },
+    });
+    const late = (await here.requests.ask('t', 'test.here.slow', {}, { waitMs: 300, noWorker }).catch((e: unknown) => e)) as DomainError;
+    expect({ status: late.status, message: late.message }).toEqual({ status: 503, message: 'the worker did not answer' });
+    expect(aborted).toBe(true);
+    for (const kind of ['test.here', 'test.here.fail', 'test.here.slow']) expect(await lastOfKind(kind)).toBeUndefined();
+  });
+
   it('claimMs: a request no worker takes in time fails early with taken = false', async () => {
     const api = await proc();
     const started = Date.now();
