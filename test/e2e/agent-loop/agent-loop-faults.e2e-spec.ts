@@ -5,7 +5,7 @@ import { useStack, type Stack } from '../../support/harness';
 import { uniqueId, waitFor } from '../../support/infra';
 import { EVERYTHING, MCP_SANDBOX_READ_PATHS, MISBEHAVING, processesMatching } from '../../support/mcp-servers';
 import type { ServerProcess } from '../../support/server-process';
-import { Client, expectGapFree, Json, SseClient, takeoverEnv, TOKEN } from '../tasks/tasks-harness';
+import { Client, expectGapFree, Json, slowReply, SseClient, takeoverEnv, TOKEN } from '../tasks/tasks-harness';
 
 const LEASE_MS = 2000;
 
@@ -69,7 +69,7 @@ describe('agent loop under faults (scaled)', () => {
   };
 
   it('kill -9 mid model stream: the other worker makes the call again and the run completes', async () => {
-    upstream.script({ content: 'a slow reply that the first worker never finishes reading', chunks: 40, chunkIntervalMs: 100 });
+    upstream.script({ content: slowReply('first', 300), chunks: 300, chunkIntervalMs: 100 });
     upstream.script({ content: 'Finished on the second worker.' });
     const workers = await Promise.all([stack.start('worker'), stack.start('worker')]);
     const { taskId, runId } = await c.startTask({ execution_kind: 'agent_loop', requested_model: 'gpt-4o-mini', prompt: 'answer slowly' });
@@ -85,8 +85,8 @@ describe('agent loop under faults (scaled)', () => {
   });
 
   it('kill -9 twice under the same model call: the third worker does not make it again; the run fails as worker_lost', async () => {
-    upstream.script({ content: 'a slow reply the first worker never finishes', chunks: 60, chunkIntervalMs: 100 });
-    upstream.script({ content: 'a slow reply the second worker never finishes', chunks: 60, chunkIntervalMs: 100 });
+    upstream.script({ content: slowReply('first', 300), chunks: 300, chunkIntervalMs: 100 });
+    upstream.script({ content: slowReply('second', 300), chunks: 300, chunkIntervalMs: 100 });
     const workers = await Promise.all([stack.start('worker'), stack.start('worker')]);
     const { taskId, runId } = await c.startTask({ execution_kind: 'agent_loop', requested_model: 'gpt-4o-mini', prompt: 'answer slowly' });
     await upstream.waitFor((u) => u.requests.some((r) => r.path === '/v1/chat/completions'), 20_000);

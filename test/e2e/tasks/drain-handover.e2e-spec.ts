@@ -1,7 +1,7 @@
 import type { FakeUpstream } from '../../support/fake-upstream/fake-upstream.js';
 import { useStack, type Stack } from '../../support/harness';
 import { providerEnv } from '../../support/provider-env';
-import { Client, expectGapFree, Json, SseClient, TOKEN } from './tasks-harness';
+import { Client, expectGapFree, Json, slowReply, SseClient, TOKEN } from './tasks-harness';
 
 const LEASE_S = 20;
 
@@ -33,7 +33,7 @@ describe('graceful drain hands runs over (scaled, 20 s lease, 1 s shutdown grace
   beforeEach(() => upstream.reset());
 
   it('SIGTERM mid model stream: the run is handed over and finished by the other worker well inside the lease', async () => {
-    upstream.script({ content: 'a slow reply the draining worker never finishes reading', chunks: 200, chunkIntervalMs: 100 });
+    upstream.script({ content: slowReply('draining', 400), chunks: 400, chunkIntervalMs: 100 });
     upstream.script({ content: 'Finished after the hand-over.' });
     const draining = await stack.start('worker');
     const { taskId, runId } = await c.startTask({ execution_kind: 'agent_loop', requested_model: 'gpt-4o-mini', prompt: 'answer slowly' });
@@ -59,8 +59,7 @@ describe('graceful drain hands runs over (scaled, 20 s lease, 1 s shutdown grace
   });
 
   it('SIGTERM mid Agent Chat model turn: the turn is handed over at once and the other worker makes the call again (a reset frame, the new answer alone)', async () => {
-    const first = Array.from({ length: 200 }, (_, i) => `slow${i} `).join('');
-    upstream.script({ content: first, chunks: 200, chunkIntervalMs: 100 });
+    upstream.script({ content: slowReply('slow', 400), chunks: 400, chunkIntervalMs: 100 });
     upstream.script({ content: 'and the rest.', chunks: 3 });
     const draining = await stack.start('worker');
     const id = (await c.ok('POST', '/hecate/v1/agent-chat/sessions', { runtime_kind: 'model', model: 'gpt-4o-mini' })).id as string;

@@ -94,7 +94,14 @@ describe('task runtime under faults (scaled)', () => {
     const taker = await procs.start('worker', env);
     const run = await c.waitStatus(taskId, runId, ['completed', 'failed', 'cancelled'], 20_000);
     expect(run).toMatchObject({ status: 'failed', error_kind: 'ambiguous_side_effect', attempts: 2 });
-    const atTakeover = await c.events(taskId, runId);
+    // Feed cursors are stamped after commit: compare once every event has its own.
+    const atTakeover = await waitFor(
+      async () => {
+        const events = await c.events(taskId, runId);
+        return events.every((e) => e.cursor !== undefined) ? events : undefined;
+      },
+      { what: 'every event of the run stamped with its feed cursor' },
+    );
     expect(atTakeover.filter((e) => e.type === 'run.started')[1].data.worker).toContain(`:${taker.proc.pid}:`);
 
     paused.proc.kill('SIGCONT');

@@ -178,10 +178,10 @@ describe('task event streams (scaled, two api processes)', () => {
     const { taskId, runId } = await a.startTask({ execution_kind: 'shell', shell_command: 'true' });
     await a.waitStatus(taskId, runId, ['completed']);
     const before = ((await a.ok('GET', '/hecate/v1/system/stats')).sse as Json).slow_consumer_disconnects as number;
-    // 200 events of 64 KiB: 13 MB, well past the 1 MiB slow-consumer bound and loopback's socket buffers.
-    const pad = 'p'.repeat(64 * 1024);
+    // 56 events of 256 KiB: 14 MB, well past the 1 MiB slow-consumer bound and loopback's socket buffers.
+    const pad = 'p'.repeat(256 * 1024);
     const posted: string[] = [];
-    for (let i = 0; i < 25; i++) {
+    for (let i = 0; i < 7; i++) {
       const batch = await Promise.all(
         Array.from({ length: 8 }, (_, j) => (j % 2 ? a : b).ok('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/events`, { data: { i, j, pad } })),
       );

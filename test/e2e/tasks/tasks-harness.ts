@@ -110,3 +110,9 @@ export function embeddedTasksEnv(extra: Record<string, string> = {}): Record<str
 
 /** Processes started and stopped together: the support harness's group. */
 export { ProcessGroup as Processes } from '../../support/harness';
+
+/**
+ * A reply the fake upstream streams one word per delta (`n` deltas): with `chunkIntervalMs: 100` it lasts n × 100 ms, so a
+ * stream a test interrupts outlasts a worker's start on a loaded machine (explicit content yields at most one delta per character).
+ */
+export const slowReply = (tag: string, n: number): string => Array.from({ length: n }, (_, i) => `${tag}${i} `).join('');
