@@ -17,6 +17,7 @@ import { SavedAgents1796600000000 } from './1796600000000-SavedAgents';
 import { WorkerRequests1796700000000 } from './1796700000000-WorkerRequests';
 import { OneApprovalsStore1796800000000 } from './1796800000000-OneApprovalsStore';
 import { TaskAgentChat1796900000000 } from './1796900000000-TaskAgentChat';
+import { Schedules1797000000000 } from './1797000000000-Schedules';
 
 /** Every migration, in order. Add new ones at the end (files: `<epoch>-<PascalName>.ts`). */
 export const MIGRATIONS = [
@@ -39,4 +40,5 @@ export const MIGRATIONS = [
   WorkerRequests1796700000000,
   OneApprovalsStore1796800000000,
   TaskAgentChat1796900000000,
+  Schedules1797000000000,
 ];

@@ -29,6 +29,7 @@ import { McpServerController, McpServerModule } from '@modules/mcp-server';
 import { AgentChatApprovalsController, AgentChatController, WorkspaceDialogController, OptimizeInputController } from '@modules/agent-chat';
 import { AgentAdaptersController } from '@modules/agent-adapters';
 import { AgentsController } from '@modules/agents';
+import { SchedulesController } from '@modules/schedules';
 
 /** The HTTP role: every controller is mounted here and nowhere else (docs/style.md rule 1). */
 @Module({})
@@ -42,6 +43,7 @@ export class ApiModule {
     OptimizeInputController,
     AgentAdaptersController,
     AgentsController,
+    SchedulesController,
     TaskRunsController,
     EventsController,
     RetentionController,

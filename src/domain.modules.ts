@@ -12,6 +12,7 @@ import { AgentChatModule } from '@modules/agent-chat';
 import { AgentAdaptersModule } from '@modules/agent-adapters';
 import { ExternalAgentsModule } from '@modules/external-agents';
 import { AgentsModule } from '@modules/agents';
+import { SchedulesModule } from '@modules/schedules';
 
 /**
  * Domain modules both roles load (services, repositories, entities). Controllers and the edges (`gateway`) are
@@ -31,5 +32,6 @@ export const DOMAIN_MODULES = [
   ExternalAgentsModule,
   AgentChatModule,
   AgentsModule,
+  SchedulesModule,
   RetentionModule,
 ];

@@ -13,6 +13,7 @@ import { McpWorkerModule } from '@modules/mcp';
 import { AgentChatGuidanceModule, AgentChatTurnJob, AgentChatWorkerModule } from '@modules/agent-chat';
 import { AgentAdaptersWorkerModule } from '@modules/agent-adapters';
 import { ExternalAgentsWorkerModule } from '@modules/external-agents';
+import { SchedulesWorkerModule } from '@modules/schedules';
 
 /** The worker role: job processors are provided here and nowhere else (docs/style.md rule 1). */
 @Module({})
@@ -31,6 +32,7 @@ export class WorkerModule {
     ExternalAgentsWorkerModule,
     AgentChatWorkerModule,
     AgentChatGuidanceModule,
+    SchedulesWorkerModule,
   ];
 
   static forRoot(core: CoreResources, options: { standalone: boolean } = { standalone: true }): DynamicModule {

@@ -6,7 +6,7 @@ import type { Principal } from '@core/context/request-context';
 import { InvalidRequestError } from '@core/http/domain-error';
 import { decodePageCursor, encodePageCursor, keysetPage } from '@core/http/page-cursor';
 import { openSecret, resolveSecretKey, sealSecret } from '@core/crypto/secret-box';
-import { checkMcpServers, hasLiteralMcpValues, REDACTED, sealMcpServers, unsealMcpServers } from '@modules/mcp';
+import { checkMcpServers, hasLiteralMcpValues, keepRedactedMcpValues, sealMcpServers, unsealMcpServers } from '@modules/mcp';
 import { McpSecretKeyMissingError, type SavedAgentSource, type SavedAgentSpec } from '@modules/tasks';
 import { type CreateAgentDto, type ListAgentsQueryDto, type PatchAgentDto, toAgentResponse, toAgentVersionResponse } from './agents.dto';
 import { AgentNameTakenError, AgentNotFoundError, AgentVersionNotFoundError, InvalidAgentError } from './agents.errors';
@@ -124,7 +124,7 @@ export class AgentsService implements SavedAgentSource {
    * sent back as `[redacted]` (a GET edited and PUT back) keeps what the previous version stored under that name.
    */
   private definition(p: Principal, dto: CreateAgentDto, previous: AgentDefinition | null): AgentDefinition {
-    const servers = keepRedacted(dto.mcp_servers ?? [], previous ? this.opened(previous.mcp_servers) : []);
+    const servers = keepRedactedMcpValues(dto.mcp_servers ?? [], previous ? this.opened(previous.mcp_servers) : []);
     const problems = checkMcpServers(servers.list, this.config.mcp, this.config.tasks.mcp.maxServersPerTask, { hostPaths: p.kind !== 'api_key' });
     problems.push(...servers.problems);
     if (problems.length > 0) throw new InvalidAgentError(problems);
@@ -157,29 +157,6 @@ export class AgentsService implements SavedAgentSource {
   private opened(list: Record<string, unknown>[]): Record<string, unknown>[] {
     return unsealMcpServers(list, (sealed) => openSecret(this.secretKey, sealed)) as Record<string, unknown>[];
   }
-}
-
-/** `[redacted]` env/header values replaced by the previous version's value of the same server and key. */
-function keepRedacted(list: Record<string, unknown>[], previous: Record<string, unknown>[]): { list: Record<string, unknown>[]; problems: string[] } {
-  const problems: string[] = [];
-  const before = new Map(previous.map((e) => [String(e.name), e]));
-  const out = list.map((entry, i) => {
-    const copy: Record<string, unknown> = { ...entry };
-    for (const field of ['env', 'headers'] as const) {
-      const map = entry[field];
-      if (!map || typeof map !== 'object' || Array.isArray(map)) continue;
-      const old = before.get(String(entry.name))?.[field] as Record<string, unknown> | undefined;
-      copy[field] = Object.fromEntries(
-        Object.entries(map as Record<string, unknown>).map(([k, v]) => {
-          if (v !== REDACTED) return [k, v];
-          if (typeof old?.[k] !== 'string') problems.push(`mcp_servers[${i}].${field}.${k} is ${REDACTED} but no previous version stored a value for it`);
-          return [k, old?.[k] ?? v];
-        }),
-      );
-    }
-    return copy;
-  });
-  return { list: out, problems };
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

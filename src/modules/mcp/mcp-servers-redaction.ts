@@ -69,3 +69,32 @@ export const unsealMcpServers = (list: unknown, open: (sealed: string) => string
     if (plain === undefined) throw new Error(`${at} cannot be decrypted with this worker's GATEWAY_SECRET_KEY`);
     return plain;
   });
+
+/**
+ * `[redacted]` env/header values (a GET's answer edited and sent back) replaced by the previously stored value of the same
+ * server and key; one with no stored value is a problem.
+ */
+export function keepRedactedMcpValues(
+  list: Record<string, unknown>[],
+  previous: Record<string, unknown>[],
+): { list: Record<string, unknown>[]; problems: string[] } {
+  const problems: string[] = [];
+  const before = new Map(previous.map((e) => [String(e.name), e]));
+  const out = list.map((entry, i) => {
+    const copy: Record<string, unknown> = { ...entry };
+    for (const field of ['env', 'headers'] as const) {
+      const map = entry[field];
+      if (!map || typeof map !== 'object' || Array.isArray(map)) continue;
+      const old = before.get(String(entry.name))?.[field] as Record<string, unknown> | undefined;
+      copy[field] = Object.fromEntries(
+        Object.entries(map as Record<string, unknown>).map(([k, v]) => {
+          if (v !== REDACTED) return [k, v];
+          if (typeof old?.[k] !== 'string') problems.push(`mcp_servers[${i}].${field}.${k} is ${REDACTED} but no stored value exists for it`);
+          return [k, old?.[k] ?? v];
+        }),
+      );
+    }
+    return copy;
+  });
+  return { list: out, problems };
+}

@@ -29,6 +29,8 @@ export interface AttemptOptions {
   input?: Record<string, unknown>;
   /** The request (or job) that asked for the attempt: recorded on the run and its events. */
   origin: RequestOrigin | null;
+  /** Only a task's first run: a task already started answers with its latest run and starts nothing. */
+  firstOnly?: boolean;
 }
 
 type PreExecutionGate = NonNullable<ReturnType<ApprovalsService['preExecutionGate']>>;
@@ -64,6 +66,11 @@ export class RunAttemptsService {
 
   async start(tenantId: string, taskId: string, origin: RequestOrigin | null) {
     return toRunResponse(await this.createAttempt(tenantId, taskId, { trigger: 'start', origin }));
+  }
+
+  /** The task's first run, started at most once whoever asks how often: a started task answers with its latest run. */
+  async startFirst(tenantId: string, taskId: string, origin: RequestOrigin | null) {
+    return toRunResponse(await this.createAttempt(tenantId, taskId, { trigger: 'start', origin, firstOnly: true }));
   }
 
   async retry(tenantId: string, taskId: string, runId: string, reason: string, origin: RequestOrigin | null) {
@@ -140,6 +147,10 @@ export class RunAttemptsService {
     const { trigger } = options;
     const locked = await this.tasks.lock(tx.manager, tenantId, taskId);
     if (!locked) throw new TaskNotFoundError(taskId);
+    if (options.firstOnly && locked.latestRunId) {
+      const latest = await this.runs.find(tenantId, taskId, locked.latestRunId, tx.manager);
+      if (latest) return latest;
+    }
     const active = await this.runs.active(tx.manager, tenantId, taskId);
     if (active) throw new TaskBusyError(taskId, active.id, active.status);
     const status: RunStatus = gate ? 'awaiting_approval' : 'queued';

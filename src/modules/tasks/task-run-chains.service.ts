@@ -4,6 +4,7 @@ import type { RequestOrigin } from '@core/context/request-context';
 import { RunAttemptsService, type RunTrigger } from './run-attempts.service';
 import { RunInterventionsService } from './run-interventions.service';
 import { ignoreFailure } from '@core/logging/ignore-failure';
+import { isUniqueViolation } from '@core/database/database.errors';
 import { TaskRemovalService } from './task-removal.service';
 import { RunQueriesService } from './run-queries.service';
 import { runTiming, type RunTiming } from './run-timing';
@@ -94,11 +95,29 @@ export class TaskRunChainsService {
    */
   async createAndStart(tenantId: string, spec: TaskSpec, caller: TaskCaller, origin: RequestOrigin | null): Promise<RunResponse> {
     const task = await this.tasks.create(tenantId, spec, caller);
+    return this.startOrRemove(tenantId, task.id, () => this.attempts.start(tenantId, task.id, origin));
+  }
+
+  /**
+   * The task `taskId` made from `dto` and started, at most once however often it is asked (a schedule's fire finished by
+   * another worker after the first died): a task already there is not created again, a started one not started again.
+   */
+  async createAndStartOnce(tenantId: string, taskId: string, dto: CreateTaskDto, caller: TaskCaller, origin: RequestOrigin | null): Promise<RunResponse> {
+    if (!(await this.tasks.exists(tenantId, taskId))) {
+      await this.tasks.create(tenantId, dto, caller, taskId).catch((err: unknown) => {
+        if (!isUniqueViolation(err)) throw err;
+      });
+    }
+    return this.startOrRemove(tenantId, taskId, () => this.attempts.startFirst(tenantId, taskId, origin));
+  }
+
+  /** The start's run; a task whose start is refused is removed again (the refusal is what the caller gets). */
+  private async startOrRemove(tenantId: string, taskId: string, start: () => Promise<RunResponse>): Promise<RunResponse> {
     try {
-      return await this.attempts.start(tenantId, task.id, origin);
+      return await start();
     } catch (err) {
       await this.removal
-        .delete(tenantId, task.id)
+        .delete(tenantId, taskId)
         .catch(ignoreFailure('removing a task whose start was refused', 'the refusal is what the caller gets; a leftover task can be deleted'));
       throw err;
     }

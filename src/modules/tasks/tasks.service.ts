@@ -44,8 +44,11 @@ export class TasksService {
 
   private readonly secretKey: Buffer | undefined;
 
-  /** `caller.hostPaths`: the operator may point a task at any host directory; API keys only under GATEWAY_WORKSPACE_ROOTS. */
-  async create(tenantId: string, input: CreateTaskDto, caller: TaskCaller) {
+  /**
+   * `caller.hostPaths`: the operator may point a task at any host directory; API keys only under GATEWAY_WORKSPACE_ROOTS.
+   * `id`: the task's id when the caller derives it (a schedule's fire), so a second attempt finds the first one's task.
+   */
+  async create(tenantId: string, input: CreateTaskDto, caller: TaskCaller, id = newId('task')) {
     const agent = input.agent_id ? await this.agents.resolve(tenantId, input.agent_id, input.agent_version) : null;
     const dto: CreateTaskDto = {
       ...(PROFILES[input.execution_profile ?? ''] ?? {}),
@@ -60,7 +63,7 @@ export class TasksService {
     const workingDirectory = dto.working_directory ? resolve(dto.working_directory) : '';
     const now = new Date();
     const task: TaskEntity = {
-      id: newId('task'),
+      id,
       tenantId,
       title: dto.title ?? '',
       prompt: dto.prompt ?? '',
@@ -140,6 +143,10 @@ export class TasksService {
 
   async get(tenantId: string, id: string) {
     return toTaskResponse(await this.require(tenantId, id));
+  }
+
+  async exists(tenantId: string, id: string): Promise<boolean> {
+    return (await this.tasks.find(tenantId, id)) !== null;
   }
 
   async require(tenantId: string, id: string): Promise<TaskEntity> {

@@ -18,6 +18,9 @@ export class TasksEnv {
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(3600) GATEWAY_TASK_QUEUE_LEASE_SECONDS?: number;
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_TASK_MAX_CONCURRENT?: number;
   @IsOptional() @IsDuration() GATEWAY_TASK_RECONCILE_INTERVAL?: string;
+  /** How often each worker looks for due schedules, and how late a fire may be before it counts as missed (catch-up). */
+  @IsOptional() @IsDuration() GATEWAY_SCHEDULER_INTERVAL?: string;
+  @IsOptional() @IsDuration() GATEWAY_SCHEDULER_MISFIRE_GRACE?: string;
   @IsOptional() @Type(() => Number) @IsInt() @Min(1024) GATEWAY_TASK_MAX_OUTPUT_BYTES?: number;
   /** What one run may store: one artifact (content and metadata), and all of its artifacts and step results; 0 = none. */
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_TASK_MAX_ARTIFACT_BYTES?: number;
@@ -79,6 +82,8 @@ export interface TasksConfig {
   /** 0 = no cluster-wide cap on running runs. */
   maxConcurrent: number;
   reconcileIntervalMs: number;
+  /** Schedules (docs/schedules.md): each worker's polling period, and the lateness beyond which a fire time counts as missed. */
+  scheduler: { intervalMs: number; misfireGraceMs: number };
   maxOutputBytes: number;
   /** Storage caps of a run (0 = none): beyond them the run fails with `storage_limit_exceeded`. */
   storage: { maxArtifactBytes: number; maxRunStoredBytes: number };
@@ -158,6 +163,7 @@ export function tasksConfig(env: TasksEnv, raw: Record<string, string | undefine
     leaseSeconds: env.GATEWAY_TASK_QUEUE_LEASE_SECONDS ?? 30,
     maxConcurrent: env.GATEWAY_TASK_MAX_CONCURRENT ?? 0,
     reconcileIntervalMs: duration(env.GATEWAY_TASK_RECONCILE_INTERVAL, 30_000),
+    scheduler: { intervalMs: duration(env.GATEWAY_SCHEDULER_INTERVAL, 5_000), misfireGraceMs: duration(env.GATEWAY_SCHEDULER_MISFIRE_GRACE, 60_000) },
     maxOutputBytes: env.GATEWAY_TASK_MAX_OUTPUT_BYTES ?? 4 * 1024 * 1024,
     storage: {
       maxArtifactBytes: env.GATEWAY_TASK_MAX_ARTIFACT_BYTES ?? 32 * 1024 * 1024,

@@ -1,0 +1,3 @@
+/** The schedules module's public face. */
+export { SchedulesController } from './schedules.controller';
+export { SchedulesModule, SchedulesWorkerModule } from './schedules.module';
