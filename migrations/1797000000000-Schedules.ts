@@ -1,11 +1,11 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Schedules (docs/schedules.md): a cron expression in a time zone or one time, the task each fire starts, and the
- * ledger of fires. `schedule_firings` has one row per fire time (UNIQUE (schedule_id, scheduled_for)): the row is written
+ * Schedules (docs/schedules.md): a cron expression in a time zone or one time, what each fire does (start a task, or
+ * queue an Agent Chat message), and the ledger of fires. `schedule_firings` has one row per fire time (UNIQUE (schedule_id, scheduled_for)): the row is written
  * in the transaction that moves the schedule's `next_fire_at`, under a claim (owner, token, expiry) a worker holds while
- * it starts the task; an expired claim is taken over, and the task's id is derived from the firing's, so a fire happens
- * once whichever worker finishes it.
+ * it fires; an expired claim is taken over, and the task's (or queued message's) id is derived from the firing's, so a
+ * fire happens once whichever worker finishes it.
  */
 export class Schedules1797000000000 implements MigrationInterface {
   name = 'Schedules1797000000000';
@@ -47,6 +47,8 @@ export class Schedules1797000000000 implements MigrationInterface {
       attempts integer NOT NULL DEFAULT 0,
       task_id text,
       run_id text,
+      session_id text,
+      queue_item_id text,
       error jsonb,
       created_at timestamptz NOT NULL DEFAULT now(),
       finished_at timestamptz,

@@ -2,7 +2,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '@core/config/app-config';
 import { randomHex } from '@core/context/random-hex';
-import { newRequestId } from '@core/context/request-context';
+import { newRequestId, type Principal } from '@core/context/request-context';
+import { AgentChatQueueService } from '@modules/agent-chat';
 import { openSecret, resolveSecretKey } from '@core/crypto/secret-box';
 import { DomainError } from '@core/http/domain-error';
 import { asDomainError, toErrorEnvelope } from '@core/http/error-envelope';
@@ -10,7 +11,7 @@ import { LEASE_OWNER } from '@core/lease';
 import { rootLogger } from '@core/logging/logger';
 import { unsealMcpServers } from '@modules/mcp';
 import { type CreateTaskDto, TaskRunChainsService } from '@modules/tasks';
-import { type ClaimedFiring, type FiringRow, type NewFiring, type ScheduleRow, SchedulesRepository } from './schedules.repository';
+import { type ClaimedFiring, type FiringRow, type NewFiring, type Outcome, type ScheduleRow, SchedulesRepository } from './schedules.repository';
 import { planDue } from './schedule-times';
 import { timingOf } from './schedules.service';
 
@@ -23,9 +24,9 @@ const MAX_ATTEMPTS = 5;
  * Fires schedules on workers (docs/schedules.md). Each pass, under `FOR UPDATE SKIP LOCKED`, it plans the due schedules:
  * the fire times due now become `pending` firings claimed by this worker until the lease ends, missed ones follow the
  * schedule's catch-up policy, and `next_fire_at` moves on — in one transaction, so a fire time is planned once whatever
- * the number of workers (UNIQUE (schedule_id, scheduled_for) besides). It then starts each claimed firing's task, whose
- * id is derived from the firing's: a worker that dies after the task was created or started leaves a pending firing whose
- * claim expires, and the worker that takes it over finds that task (and its run) instead of making another.
+ * the number of workers (UNIQUE (schedule_id, scheduled_for) besides). It then fires each claimed firing under ids derived
+ * from the firing's (the task, or the Agent Chat queued item): a worker that dies mid-fire leaves a pending firing whose
+ * claim expires, and the worker that takes it over finds what the first one made instead of making another.
  */
 @Injectable()
 export class ScheduleFirer implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -37,6 +38,7 @@ export class ScheduleFirer implements OnApplicationBootstrap, OnApplicationShutd
   constructor(
     private readonly repo: SchedulesRepository,
     private readonly chains: TaskRunChainsService,
+    private readonly queue: AgentChatQueueService,
     private readonly config: AppConfig,
   ) {
     this.secretKey = resolveSecretKey(config);
@@ -104,19 +106,17 @@ export class ScheduleFirer implements OnApplicationBootstrap, OnApplicationShutd
     }
   }
 
-  /** Starts the firing's task (once, whoever finishes it) and records the outcome while this worker still holds the claim. */
+  /** Does what the firing's target says (once, whoever finishes it) and records it while this worker still holds the claim. */
   private async fire(f: ClaimedFiring): Promise<void> {
     const token = f.claim_token!;
-    const taskId = `task_${createHash('sha256').update(f.id).digest('hex').slice(0, 24)}`;
     try {
-      const run = await this.chains.createAndStartOnce(f.tenant_id, taskId, this.taskOf(f), { hostPaths: f.host_paths }, { requestId: newRequestId() });
-      await this.repo.finish(f.id, token, { status: 'fired', task_id: taskId, run_id: run.id, error: null });
+      await this.repo.finish(f.id, token, { status: 'fired', error: null, ...(await this.act(f)) });
     } catch (err) {
-      // A refusal (the template no longer valid, the saved agent gone, no model configured) is the firing's answer; anything
-      // else (the database went away) leaves it pending for the next claim, up to MAX_ATTEMPTS workers.
+      // A refusal (the template no longer valid, the saved agent or session gone, no model configured) is the firing's
+      // answer; anything else (the database went away) leaves it pending for the next claim, up to MAX_ATTEMPTS workers.
       if (err instanceof DomainError || f.attempts >= MAX_ATTEMPTS) {
         const error = toErrorEnvelope(asDomainError(err, (message) => new DomainError('schedule_fire_failed', 500, message)));
-        await this.repo.finish(f.id, token, { status: 'failed', task_id: null, run_id: null, error });
+        await this.repo.finish(f.id, token, { status: 'failed', error });
         rootLogger().warn({ schedule_id: f.schedule_id, firing_id: f.id, error_type: error.type }, 'schedule fire refused');
       } else {
         rootLogger().warn({ schedule_id: f.schedule_id, firing_id: f.id, err: String(err) }, 'schedule fire failed; another claim retries it');
@@ -124,9 +124,27 @@ export class ScheduleFirer implements OnApplicationBootstrap, OnApplicationShutd
     }
   }
 
+  /**
+   * The fire itself, under ids derived from the firing's: the task (created if absent, its first run started if not yet)
+   * or the session's queued item (queued if absent; the queue starts it as the session's next turn).
+   */
+  private async act(f: ClaimedFiring): Promise<Omit<Outcome, 'status' | 'error'>> {
+    const derived = createHash('sha256').update(f.id).digest('hex').slice(0, 24);
+    const origin = { requestId: newRequestId() };
+    if (f.target.type === 'agent_chat_message') {
+      const { session_id, content, runtime_kind, provider, model } = f.target;
+      const principal: Principal = { kind: f.host_paths ? 'operator' : 'api_key', tenantId: f.tenant_id, scopes: [] };
+      const item = await this.queue.enqueue(principal, session_id, { content, runtime_kind, provider, model }, `queued_${derived}`);
+      return { session_id, queue_item_id: item.id };
+    }
+    const taskId = `task_${derived}`;
+    const run = await this.chains.createAndStartOnce(f.tenant_id, taskId, this.taskOf(f.target.task), { hostPaths: f.host_paths }, origin);
+    return { task_id: taskId, run_id: run.id };
+  }
+
   /** The task fields of the target, MCP literal values opened for the task to seal again. */
-  private taskOf(f: ClaimedFiring): CreateTaskDto {
-    const task = { ...f.target.task };
+  private taskOf(template: Record<string, unknown>): CreateTaskDto {
+    const task = { ...template };
     if (Array.isArray(task.mcp_servers)) task.mcp_servers = unsealMcpServers(task.mcp_servers, (sealed) => openSecret(this.secretKey, sealed));
     return task as unknown as CreateTaskDto;
   }

@@ -74,7 +74,7 @@ export class SchedulesController {
   }
 
   @ApiEnvelope('schedule_firings', [ScheduleFiringResponseDto], { extra: PAGE })
-  @ApiOperation({ summary: "List a schedule's firings, newest fire time first, with the task and run each started" })
+  @ApiOperation({ summary: "List a schedule's firings" })
   @Get(':schedule_id/firings')
   async firings(@CurrentPrincipal() p: Principal, @Param('schedule_id') id: string, @Query() q: ListFiringsQueryDto) {
     return { object: 'schedule_firings', ...(await this.schedules.firings(p.tenantId, id, q)) };

@@ -1,25 +1,40 @@
-import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsISO8601, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import { IsBoolean, IsDefined, IsIn, IsInt, IsISO8601, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateIf, ValidateNested } from 'class-validator';
 import type { Assert, Documents } from '@core/http/openapi';
 import { redactMcpServers } from '@modules/mcp';
 import { CreateTaskDto } from '@modules/tasks';
-import type { FiringRow, FiringStatus, ScheduleRow, ScheduleStatus } from './schedules.repository';
+import type { FiringRow, FiringStatus, ScheduleRow, ScheduleStatus, ScheduleTarget } from './schedules.repository';
 
 export const CATCH_UP_POLICIES = ['skip', 'once', 'all'] as const;
+export const TARGET_TYPES = ['task', 'agent_chat_message'] as const;
 export const SCHEDULE_STATUSES = ['active', 'paused', 'completed'] as const;
 const NAME = /^\S(?:.*\S)?$/;
 
-/** What each fire starts. */
+/** What each fire does. */
 export class ScheduleTargetDto {
-  /** `task`: a task made from `task` and started (a saved agent: `{execution_kind: "agent_loop", agent_id, prompt}`). */
-  @ApiProperty({ enum: ['task'] })
-  @IsIn(['task'])
-  type!: 'task';
-  /** The fields of `POST /hecate/v1/tasks`; each fire creates a task from them and starts its first run. */
+  /** `task`: a task made from `task` and started. `agent_chat_message`: `content` queued into the Agent Chat session `session_id` (its next turn once it is idle). */
+  @ApiProperty({ enum: TARGET_TYPES })
+  @IsIn(TARGET_TYPES)
+  type!: (typeof TARGET_TYPES)[number];
+  /** `task`: the fields of `POST /hecate/v1/tasks` (a saved agent: `{execution_kind: "agent_loop", agent_id, prompt}`). */
+  @ValidateIf((o: ScheduleTargetDto) => o.type === 'task')
+  @IsDefined()
   @ValidateNested()
   @Type(() => CreateTaskDto)
-  task!: CreateTaskDto;
+  task?: CreateTaskDto;
+  @ValidateIf((o: ScheduleTargetDto) => o.type === 'agent_chat_message')
+  @IsString()
+  @MaxLength(200)
+  session_id?: string;
+  @ValidateIf((o: ScheduleTargetDto) => o.type === 'agent_chat_message')
+  @IsString()
+  @MaxLength(1_000_000)
+  content?: string;
+  /** `agent_chat_message`: the turn's runtime, provider and model (default: the session's). */
+  @IsOptional() @IsString() @MaxLength(50) runtime_kind?: string;
+  @IsOptional() @IsString() @MaxLength(200) provider?: string;
+  @IsOptional() @IsString() @MaxLength(400) model?: string;
 }
 
 /** The timing and policy fields (PATCH: each optional). */
@@ -72,10 +87,15 @@ export class ListFiringsQueryDto {
 }
 
 class ScheduleTargetViewDto {
-  @ApiProperty({ enum: ['task'] })
-  type!: 'task';
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The task fields (MCP env and header values `[redacted]`).' })
-  task!: Record<string, unknown>;
+  @ApiProperty({ enum: TARGET_TYPES })
+  type!: (typeof TARGET_TYPES)[number];
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: '`task`: the task fields (MCP env and header values `[redacted]`).' })
+  task?: Record<string, unknown>;
+  session_id?: string;
+  content?: string;
+  runtime_kind?: string;
+  provider?: string;
+  model?: string;
 }
 
 @ApiSchema({ name: 'Schedule' })
@@ -124,8 +144,13 @@ export class ScheduleFiringResponseDto {
   /** `pending` (a worker is starting it), `fired` (the task and run it started), `skipped` (missed fire times passed over), `failed`. */
   @ApiProperty({ enum: ['pending', 'fired', 'skipped', 'failed'] })
   status!: FiringStatus;
+  /** `task` targets: the task the fire created and its run. */
   task_id!: string | null;
   run_id!: string | null;
+  /** `agent_chat_message` targets: the session, the queued item the fire made, and the turn it started (null until it starts). */
+  session_id!: string | null;
+  queue_item_id!: string | null;
+  turn_id!: string | null;
   error!: FiringErrorDto | null;
   /** Workers that took it on (more than 1: a worker died or stalled holding it). */
   attempts!: number;
@@ -141,6 +166,12 @@ export class ScheduleDeletedDto {
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 
+function targetView(t: ScheduleTarget): ScheduleTargetViewDto {
+  if (t.type === 'agent_chat_message') return t;
+  // env and header values may be literal secrets: never echoed (docs/design.md §4.8), as on tasks and agents.
+  return { type: t.type, task: { ...t.task, mcp_servers: redactMcpServers((t.task.mcp_servers as Record<string, unknown>[]) ?? []) } };
+}
+
 export const toScheduleResponse = (s: ScheduleRow, next: Date[]) => ({
   id: s.id,
   name: s.name,
@@ -153,8 +184,7 @@ export const toScheduleResponse = (s: ScheduleRow, next: Date[]) => ({
   max_fires: s.max_fires,
   catch_up: s.catch_up,
   catch_up_max: s.catch_up_max,
-  // env and header values may be literal secrets: never echoed (docs/design.md §4.8), as on tasks and agents.
-  target: { type: s.target.type, task: { ...s.target.task, mcp_servers: redactMcpServers((s.target.task.mcp_servers as Record<string, unknown>[]) ?? []) } },
+  target: targetView(s.target),
   status: s.status,
   next_fire_at: iso(s.next_fire_at),
   next_fire_times: next.map((d) => d.toISOString()),
@@ -164,13 +194,17 @@ export const toScheduleResponse = (s: ScheduleRow, next: Date[]) => ({
   updated_at: s.updated_at.toISOString(),
 });
 
-export const toFiringResponse = (f: FiringRow) => ({
+/** `turnId`: the turn an Agent Chat firing's queued item started (read from the queue). */
+export const toFiringResponse = (f: FiringRow, turnId: string | null = null) => ({
   id: f.id,
   schedule_id: f.schedule_id,
   scheduled_for: f.scheduled_for.toISOString(),
   status: f.status,
   task_id: f.task_id,
   run_id: f.run_id,
+  session_id: f.session_id,
+  queue_item_id: f.queue_item_id,
+  turn_id: turnId,
   error: f.error,
   attempts: f.attempts,
   created_at: f.created_at.toISOString(),

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AgentChatModule } from '@modules/agent-chat';
 import { TasksModule } from '@modules/tasks';
 import { ScheduleFirer } from './schedule-firer.service';
 import { SchedulesRepository } from './schedules.repository';
@@ -6,7 +7,7 @@ import { SchedulesService } from './schedules.service';
 
 /** Schedules: the API's service (both roles build it; the api's controller uses it). */
 @Module({
-  imports: [TasksModule],
+  imports: [TasksModule, AgentChatModule],
   providers: [SchedulesRepository, SchedulesService],
   exports: [SchedulesRepository, SchedulesService],
 })
@@ -14,7 +15,7 @@ export class SchedulesModule {}
 
 /** The firer: worker role only (docs/design.md §11.2: what runs, runs on a worker). */
 @Module({
-  imports: [SchedulesModule, TasksModule],
+  imports: [SchedulesModule, TasksModule, AgentChatModule],
   providers: [ScheduleFirer],
 })
 export class SchedulesWorkerModule {}

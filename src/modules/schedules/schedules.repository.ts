@@ -6,11 +6,13 @@ import type { CatchUp } from './schedule-times';
 export type ScheduleStatus = 'active' | 'paused' | 'completed';
 export type FiringStatus = 'pending' | 'fired' | 'skipped' | 'failed';
 
-/** What a fire starts: a task made from `task` (the fields of `POST /hecate/v1/tasks`, MCP literal values sealed). */
-export interface ScheduleTarget {
-  type: 'task';
-  task: Record<string, unknown>;
-}
+/**
+ * What a fire does: start a task made from `task` (the fields of `POST /hecate/v1/tasks`, MCP literal values sealed), or
+ * queue a message into an Agent Chat session (started as the session's next turn once it is idle).
+ */
+export type ScheduleTarget =
+  | { type: 'task'; task: Record<string, unknown> }
+  | { type: 'agent_chat_message'; session_id: string; content: string; runtime_kind?: string; provider?: string; model?: string };
 
 export interface ScheduleRow {
   id: string;
@@ -45,6 +47,8 @@ export interface FiringRow {
   attempts: number;
   task_id: string | null;
   run_id: string | null;
+  session_id: string | null;
+  queue_item_id: string | null;
   /** The error envelope of a refused fire (`type`, `message`, and the details of the refusal), or the missed fire times' note. */
   error: { type: string; message: string; [detail: string]: unknown } | null;
   created_at: Date;
@@ -54,10 +58,13 @@ export interface FiringRow {
 /** A pending firing with what firing it needs of its schedule. */
 export type ClaimedFiring = FiringRow & Pick<ScheduleRow, 'target' | 'host_paths' | 'created_by'>;
 
+/** How a firing ended: the status, what it started, or its error. */
+export type Outcome = Pick<FiringRow, 'status' | 'error'> & Partial<Pick<FiringRow, 'task_id' | 'run_id' | 'session_id' | 'queue_item_id'>>;
+
 export type NewFiring = Pick<FiringRow, 'id' | 'scheduled_for' | 'status' | 'error'>;
 
 const FIRING_COLUMNS =
-  'f.id, f.schedule_id, f.tenant_id, f.scheduled_for, f.status, f.claim_token, f.attempts, f.task_id, f.run_id, f.error, f.created_at, f.finished_at';
+  'f.id, f.schedule_id, f.tenant_id, f.scheduled_for, f.status, f.claim_token, f.attempts, f.task_id, f.run_id, f.session_id, f.queue_item_id, f.error, f.created_at, f.finished_at';
 
 /** The columns the API writes (create and update), in the order `written` gives their values. */
 const WRITTEN = [
@@ -216,12 +223,22 @@ export class SchedulesRepository {
   }
 
   /** Ends a pending firing while `token` still holds its claim; false when another worker took it over meanwhile. */
-  async finish(id: string, token: string, outcome: Pick<FiringRow, 'status' | 'task_id' | 'run_id' | 'error'>): Promise<boolean> {
+  async finish(id: string, token: string, outcome: Outcome): Promise<boolean> {
     const { affected } = await execSql(
       this.dataSource.manager,
-      `UPDATE schedule_firings SET status = $3, task_id = $4, run_id = $5, error = $6::jsonb, finished_at = now(), claim_until = NULL
+      `UPDATE schedule_firings SET status = $3, task_id = $4, run_id = $5, session_id = $6, queue_item_id = $7, error = $8::jsonb, finished_at = now(),
+              claim_until = NULL
         WHERE id = $1 AND claim_token = $2 AND status = 'pending'`,
-      [id, token, outcome.status, outcome.task_id, outcome.run_id, outcome.error ? JSON.stringify(outcome.error) : null],
+      [
+        id,
+        token,
+        outcome.status,
+        outcome.task_id ?? null,
+        outcome.run_id ?? null,
+        outcome.session_id ?? null,
+        outcome.queue_item_id ?? null,
+        outcome.error ? JSON.stringify(outcome.error) : null,
+      ],
     );
     return affected > 0;
   }

@@ -4,6 +4,7 @@ import { randomHex } from '@core/context/random-hex';
 import type { Principal } from '@core/context/request-context';
 import { openSecret, resolveSecretKey, sealSecret } from '@core/crypto/secret-box';
 import { decodePageCursor, encodePageCursor, keysetPage } from '@core/http/page-cursor';
+import { AgentChatQueueService, AgentChatService } from '@modules/agent-chat';
 import { checkMcpServers, hasLiteralMcpValues, keepRedactedMcpValues, sealMcpServers, unsealMcpServers } from '@modules/mcp';
 import { McpSecretKeyMissingError, SAVED_AGENTS, type SavedAgentSource } from '@modules/tasks';
 import {
@@ -46,6 +47,8 @@ export class SchedulesService {
     private readonly repo: SchedulesRepository,
     private readonly config: AppConfig,
     @Inject(SAVED_AGENTS) private readonly agents: SavedAgentSource,
+    private readonly chats: AgentChatService,
+    private readonly queue: AgentChatQueueService,
   ) {
     this.secretKey = resolveSecretKey(config);
   }
@@ -132,7 +135,19 @@ export class SchedulesService {
     await this.get(tenantId, id);
     const limit = q.limit ?? DEFAULT_LIMIT;
     const rows = await this.repo.firings(tenantId, id, limit + 1, decodePageCursor(q.cursor));
-    return keysetPage(rows, limit, toFiringResponse, (last) => encodePageCursor(last.scheduled_for, last.id));
+    const page = keysetPage(
+      rows,
+      limit,
+      (f) => f,
+      (last) => encodePageCursor(last.scheduled_for, last.id),
+    );
+    // An Agent Chat firing's turn is the queue's to tell: it starts when the session is idle, after the fire.
+    const turns = await Promise.all(
+      page.data.map(async (f) =>
+        f.session_id && f.queue_item_id ? ((await this.queue.item(tenantId, f.session_id, f.queue_item_id))?.turn_id ?? null) : null,
+      ),
+    );
+    return { ...page, data: page.data.map((f, i) => toFiringResponse(f, turns[i])) };
   }
 
   private view(row: ScheduleRow) {
@@ -187,9 +202,16 @@ export class SchedulesService {
    * sent back as `[redacted]` keeps the stored one); a saved agent must exist in the tenant.
    */
   private async target(p: Principal, dto: CreateScheduleDto['target'], previous: ScheduleTarget | null): Promise<ScheduleTarget> {
+    if (dto.type === 'agent_chat_message') {
+      const content = dto.content ?? '';
+      if (!content.trim()) throw new InvalidScheduleError(['target.content must not be empty']);
+      await this.chats.require(p.tenantId, dto.session_id ?? '');
+      return { type: 'agent_chat_message', session_id: dto.session_id!, content, runtime_kind: dto.runtime_kind, provider: dto.provider, model: dto.model };
+    }
     const task = { ...(dto.task as unknown as Record<string, unknown>) };
     if (typeof task.agent_id === 'string') await this.agents.resolve(p.tenantId, task.agent_id, task.agent_version as number | undefined);
-    const servers = keepRedactedMcpValues((task.mcp_servers as Record<string, unknown>[]) ?? [], previous ? this.opened(previous.task.mcp_servers) : []);
+    const stored = previous?.type === 'task' ? this.opened(previous.task.mcp_servers) : [];
+    const servers = keepRedactedMcpValues((task.mcp_servers as Record<string, unknown>[]) ?? [], stored);
     const problems = [
       ...checkMcpServers(servers.list, this.config.mcp, this.config.tasks.mcp.maxServersPerTask, { hostPaths: p.kind !== 'api_key' }),
       ...servers.problems,

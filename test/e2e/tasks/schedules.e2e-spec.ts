@@ -1,4 +1,6 @@
 import { Client as Pg } from 'pg';
+import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/fake-upstream.js';
+import { providerEnv } from '../../support/provider-env';
 import type { ScratchDatabase } from '../../support/infra';
 import { sql, waitFor } from '../../support/infra';
 import type { ServerProcess } from '../../support/server-process';
@@ -21,9 +23,12 @@ describe('schedules (scaled: api + two workers)', () => {
   let c: Client;
   let pg: Pg;
   let workers: ServerProcess[] = [];
+  let upstream: FakeUpstream;
 
   beforeAll(async () => {
+    upstream = await startFakeUpstream({ models: ['gpt-4o-mini'] });
     const s = await scaledEnv({
+      ...providerEnv('fake', upstream, { kind: 'local' }),
       GATEWAY_TASK_APPROVAL_POLICIES: 'none',
       GATEWAY_TASK_QUEUE_LEASE_SECONDS: String(LEASE_MS / 1000),
       GATEWAY_TASK_RECONCILE_INTERVAL: '500ms',
@@ -42,6 +47,7 @@ describe('schedules (scaled: api + two workers)', () => {
   afterAll(async () => {
     await pg?.end();
     await procs.stopAll();
+    await upstream?.close();
     await db?.drop();
   });
 
@@ -163,10 +169,52 @@ describe('schedules (scaled: api + two workers)', () => {
     expect((await c.call('GET', `/hecate/v1/schedules/${paused.id}`)).status).toBe(404);
   }, 90_000);
 
+  it('an Agent Chat target queues its message into the session once per fire, and each starts a turn there', async () => {
+    const session = (await c.ok('POST', '/hecate/v1/agent-chat/sessions', { runtime_kind: 'model', model: 'gpt-4o-mini' })).id as string;
+    const bad = await c.call('POST', '/hecate/v1/schedules', {
+      cron_expression: EVERY_SECOND,
+      target: { type: 'agent_chat_message', session_id: 'acs_nope', content: 'hi' },
+    });
+    expect({ status: bad.status, type: bad.body.error?.type }).toEqual({ status: 404, type: 'not_found' });
+    const s = await create({
+      cron_expression: EVERY_SECOND,
+      max_fires: 3,
+      target: { type: 'agent_chat_message', session_id: session, content: 'scheduled hello' },
+    });
+    expect(s.target).toEqual({ type: 'agent_chat_message', session_id: session, content: 'scheduled hello' });
+    await settled(s.id, 3);
+    const done = await waitFor(
+      async () => {
+        const list = await firings(s.id);
+        return list.every((f) => f.status === 'fired' && f.turn_id) ? list : undefined;
+      },
+      { timeoutMs: 30_000, what: 'a turn started by each fire' },
+    );
+    expect(done.map((f) => f.session_id)).toEqual([session, session, session]);
+    expect(new Set(done.map((f) => f.turn_id)).size).toBe(3);
+    const messages = await waitFor(
+      async () => {
+        const got = (await c.ok('GET', `/hecate/v1/agent-chat/sessions/${session}`)).messages as Json[];
+        return got.filter((m) => m.role === 'assistant' && m.status === 'completed').length === 3 ? got : undefined;
+      },
+      { timeoutMs: 30_000, what: 'three answered turns' },
+    );
+    expect(messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['scheduled hello', 'scheduled hello', 'scheduled hello']);
+  }, 90_000);
+
   it('a worker killed while it starts a fire: the other takes the firing over after the lease, and each fire time starts one task with one run', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 8; i++)
       ids.push((await create({ cron_expression: EVERY_SECOND, catch_up: 'all', catch_up_max: 100, target: { type: 'task', task: TICK } })).id);
+    const session = (await c.ok('POST', '/hecate/v1/agent-chat/sessions', { runtime_kind: 'model', model: 'gpt-4o-mini' })).id as string;
+    const chat = (
+      await create({
+        cron_expression: EVERY_SECOND,
+        catch_up: 'all',
+        catch_up_max: 100,
+        target: { type: 'agent_chat_message', session_id: session, content: 'tick' },
+      })
+    ).id as string;
     const [victim, survivor] = workers;
     // Caught in the act: a firing the victim has claimed and not finished.
     const caught = await waitFor(
@@ -207,6 +255,14 @@ describe('schedules (scaled: api + two workers)', () => {
       expect(slots.slice(1).map((t, i) => t - slots[i])).toEqual(slots.slice(1).map(() => 1000));
     }
     for (const r of rows.slice(0, 5)) expect((await c.ok('GET', `/hecate/v1/tasks/${r.task_id}`)).status).toMatch(/queued|running|completed/);
+    // The Agent Chat schedule: one user message per fire, once its queue has run (nothing queued twice).
+    await c.ok('POST', `/hecate/v1/schedules/${chat}/pause`);
+    const chatFires = (await settled(chat, 1)).filter((f) => f.status === 'fired').length;
+    const userMessages = async () =>
+      ((await c.ok('GET', `/hecate/v1/agent-chat/sessions/${session}`)).messages as Json[]).filter((m) => m.role === 'user').length;
+    await waitFor(async () => (await userMessages()) >= chatFires, { timeoutMs: 30_000, what: 'a turn per Agent Chat fire' });
+    expect(await sql(db.url, `SELECT 1 FROM agent_chat_queue WHERE session_id = $1 AND status IN ('queued', 'starting')`, [session])).toEqual([]);
+    expect(await userMessages()).toBe(chatFires);
     workers = [survivor, await procs.start('worker', env)];
   }, 90_000);
 

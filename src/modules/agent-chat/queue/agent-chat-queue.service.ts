@@ -51,14 +51,20 @@ export class AgentChatQueueService {
     private readonly config: AppConfig,
   ) {}
 
-  async enqueue(p: Principal, sessionId: string, dto: PostAgentChatMessageDto): Promise<ReturnType<typeof toQueueItemView>> {
+  /** `id`: the item's id when the caller derives it (a schedule's fire): enqueued once however often it is asked. */
+  async enqueue(
+    p: Principal,
+    sessionId: string,
+    dto: PostAgentChatMessageDto,
+    id = newChatId('msg').replace(/^msg_/, 'queued_'),
+  ): Promise<ReturnType<typeof toQueueItemView>> {
     const session = await this.chats.require(p.tenantId, sessionId);
     if (!dto.content.trim()) throw new InvalidRequestError('content must not be empty', { details: { field: 'content' } });
     const { maxQueuedItems, maxContentBytes } = this.config.agent.chat;
     checkContentSize(dto.content, maxContentBytes);
     const item = await this.queueRows.insertQueueItem(
       {
-        id: newChatId('msg').replace(/^msg_/, 'queued_'),
+        id,
         session_id: sessionId,
         tenant_id: p.tenantId,
         content: dto.content,
@@ -101,6 +107,12 @@ export class AgentChatQueueService {
   async list(tenantId: string, sessionId: string) {
     await this.chats.require(tenantId, sessionId);
     return (await this.queueRows.queueItems(sessionId)).map(toQueueItemView);
+  }
+
+  /** One item whatever its status (the turn it started, or why it failed), or null. */
+  async item(tenantId: string, sessionId: string, itemId: string): Promise<ReturnType<typeof toQueueItemView> | null> {
+    const row = await this.queueRows.findQueueItem(sessionId, itemId);
+    return row && row.tenant_id === tenantId ? toQueueItemView(row) : null;
   }
 
   async update(tenantId: string, sessionId: string, itemId: string, dto: { content?: string; runtime_kind?: string; provider?: string; model?: string }) {

@@ -22,6 +22,9 @@ export class QueueRepository {
   ): Promise<QueueItemRow | null> {
     return this.dataSource.transaction(async (m) => {
       await execSql(m, `SELECT 1 FROM agent_chat_sessions WHERE id = $1 FOR UPDATE`, [item.session_id]);
+      // An id the caller derived (a schedule's fire) that is already queued: the same item, not a second one.
+      const { rows: same } = await execSql<QueueItemRow>(m, `SELECT * FROM agent_chat_queue WHERE session_id = $1 AND id = $2`, [item.session_id, item.id]);
+      if (same[0]) return same[0];
       const { rows: held } = await execSql<{ n: number }>(
         m,
         `SELECT count(*)::int AS n FROM agent_chat_queue WHERE session_id = $1 AND status IN ('queued', 'starting')`,
