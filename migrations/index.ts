@@ -18,6 +18,7 @@ import { WorkerRequests1796700000000 } from './1796700000000-WorkerRequests';
 import { OneApprovalsStore1796800000000 } from './1796800000000-OneApprovalsStore';
 import { TaskAgentChat1796900000000 } from './1796900000000-TaskAgentChat';
 import { Schedules1797000000000 } from './1797000000000-Schedules';
+import { Webhooks1797100000000 } from './1797100000000-Webhooks';
 
 /** Every migration, in order. Add new ones at the end (files: `<epoch>-<PascalName>.ts`). */
 export const MIGRATIONS = [
@@ -41,4 +42,5 @@ export const MIGRATIONS = [
   OneApprovalsStore1796800000000,
   TaskAgentChat1796900000000,
   Schedules1797000000000,
+  Webhooks1797100000000,
 ];

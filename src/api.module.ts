@@ -30,6 +30,7 @@ import { AgentChatApprovalsController, AgentChatController, WorkspaceDialogContr
 import { AgentAdaptersController } from '@modules/agent-adapters';
 import { AgentsController } from '@modules/agents';
 import { SchedulesController } from '@modules/schedules';
+import { WebhooksController } from '@modules/webhooks';
 
 /** The HTTP role: every controller is mounted here and nowhere else (docs/style.md rule 1). */
 @Module({})
@@ -44,6 +45,7 @@ export class ApiModule {
     AgentAdaptersController,
     AgentsController,
     SchedulesController,
+    WebhooksController,
     TaskRunsController,
     EventsController,
     RetentionController,

@@ -13,6 +13,7 @@ import { AgentAdaptersModule } from '@modules/agent-adapters';
 import { ExternalAgentsModule } from '@modules/external-agents';
 import { AgentsModule } from '@modules/agents';
 import { SchedulesModule } from '@modules/schedules';
+import { WebhooksModule } from '@modules/webhooks';
 
 /**
  * Domain modules both roles load (services, repositories, entities). Controllers and the edges (`gateway`) are
@@ -33,5 +34,6 @@ export const DOMAIN_MODULES = [
   AgentChatModule,
   AgentsModule,
   SchedulesModule,
+  WebhooksModule,
   RetentionModule,
 ];

@@ -14,6 +14,7 @@ import { AgentChatGuidanceModule, AgentChatTurnJob, AgentChatWorkerModule } from
 import { AgentAdaptersWorkerModule } from '@modules/agent-adapters';
 import { ExternalAgentsWorkerModule } from '@modules/external-agents';
 import { SchedulesWorkerModule } from '@modules/schedules';
+import { WebhooksWorkerModule } from '@modules/webhooks';
 
 /** The worker role: job processors are provided here and nowhere else (docs/style.md rule 1). */
 @Module({})
@@ -33,6 +34,7 @@ export class WorkerModule {
     AgentChatWorkerModule,
     AgentChatGuidanceModule,
     SchedulesWorkerModule,
+    WebhooksWorkerModule,
   ];
 
   static forRoot(core: CoreResources, options: { standalone: boolean } = { standalone: true }): DynamicModule {

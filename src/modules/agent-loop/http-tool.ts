@@ -1,6 +1,6 @@
-import { request as httpRequestRaw, type IncomingMessage } from 'node:http';
-import { request as httpsRequestRaw } from 'node:https';
+import type { IncomingMessage } from 'node:http';
 import { checkOutboundUrl } from '@core/net/outbound-url-policy';
+import { pinnedRequest } from '@core/net/pinned-request';
 import type { ToolContext, ToolResult } from './tool-types';
 import { storableText } from '@core/database/storable';
 
@@ -21,7 +21,14 @@ export async function httpRequest(req: { url: string; method: string; body: stri
     if (!verdict.ok) return { text: `refused by the outbound policy: ${verdict.message}`, isError: true, summary: { blocked: true, url } };
     let res: { status: number; headers: IncomingMessage['headers']; body: Buffer; truncated: boolean };
     try {
-      res = await send(verdict.url, verdict.address, method, body, req.headers, timeoutMs, maxResponseBytes, ctx.signal);
+      res = await pinnedRequest(verdict.url, verdict.address, {
+        method,
+        body,
+        headers: { 'user-agent': 'hecate-agent', ...req.headers },
+        timeoutMs,
+        maxBytes: maxResponseBytes,
+        signal: ctx.signal,
+      });
     } catch (err) {
       return { text: `request failed: ${(err as Error).message}`, isError: true };
     }
@@ -41,60 +48,4 @@ export async function httpRequest(req: { url: string; method: string; body: stri
     };
   }
   return { text: `more than ${MAX_REDIRECTS} redirects`, isError: true };
-}
-
-function send(
-  url: URL,
-  address: string,
-  method: string,
-  body: string,
-  headers: Record<string, string>,
-  timeoutMs: number,
-  maxBytes: number,
-  signal: AbortSignal,
-): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer; truncated: boolean }> {
-  return new Promise((resolve, reject) => {
-    const family = address.includes(':') ? 6 : 4;
-    const make = url.protocol === 'https:' ? httpsRequestRaw : httpRequestRaw;
-    const req = make(
-      url,
-      {
-        method,
-        headers: { 'user-agent': 'hecate-agent', ...headers },
-        signal,
-        timeout: timeoutMs,
-        // Connect to the address the policy checked, whatever the resolver would say now.
-        lookup: (_host, options, cb) => {
-          if ((options as { all?: boolean }).all) (cb as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address, family }]);
-          else (cb as (e: null, a: string, f: number) => void)(null, address, family);
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        let truncated = false;
-        res.on('data', (c: Buffer) => {
-          if (truncated) return;
-          const room = maxBytes - size;
-          if (c.length > room) {
-            chunks.push(c.subarray(0, room));
-            size = maxBytes;
-            truncated = true;
-            res.destroy();
-            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), truncated });
-            return;
-          }
-          chunks.push(c);
-          size += c.length;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), truncated }));
-        res.on('error', reject);
-      },
-    );
-    const timer = setTimeout(() => req.destroy(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
-    req.on('close', () => clearTimeout(timer));
-    req.on('timeout', () => req.destroy(new Error(`timed out after ${timeoutMs} ms`)));
-    req.on('error', reject);
-    req.end(body || undefined);
-  });
 }

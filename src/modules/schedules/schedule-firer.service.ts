@@ -7,6 +7,7 @@ import { AgentChatQueueService } from '@modules/agent-chat';
 import { openSecret, resolveSecretKey } from '@core/crypto/secret-box';
 import { DomainError } from '@core/http/domain-error';
 import { asDomainError, toErrorEnvelope } from '@core/http/error-envelope';
+import { PeriodicPass } from '@core/async/periodic-pass';
 import { LEASE_OWNER } from '@core/lease';
 import { rootLogger } from '@core/logging/logger';
 import { unsealMcpServers } from '@modules/mcp';
@@ -30,9 +31,7 @@ const MAX_ATTEMPTS = 5;
  */
 @Injectable()
 export class ScheduleFirer implements OnApplicationBootstrap, OnApplicationShutdown {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = false;
+  private readonly passes = new PeriodicPass('schedule pass', () => this.pass());
   private readonly secretKey: Buffer | undefined;
 
   constructor(
@@ -45,34 +44,28 @@ export class ScheduleFirer implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => void this.tick(), this.config.tasks.scheduler.intervalMs);
-    this.timer.unref();
-    void this.tick();
+    this.passes.start(this.config.tasks.scheduler.intervalMs);
+    void this.passes.run();
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    // A firing left pending by the shutdown is taken over once its claim expires.
-    await this.running?.catch(() => undefined);
+  /** A firing left pending by the shutdown is taken over once its claim expires. */
+  onApplicationShutdown(): Promise<void> {
+    return this.passes.stop();
   }
 
-  /** One pass: plan what is due, then fire what this worker claimed and what it took over. */
-  async tick(): Promise<void> {
-    if (this.running || this.stopped) return;
-    this.running = (async () => {
-      try {
-        for (let more = true; more && !this.stopped;) {
-          const planned = await this.plan();
-          more = planned.full;
-          await this.fireAll(planned.claimed);
-        }
-        await this.fireAll(await this.repo.reclaim(BATCH, this.claim()));
-      } catch (err) {
-        rootLogger().warn({ err: String(err) }, 'schedule pass failed; retrying next interval');
-      }
-    })().finally(() => (this.running = undefined));
-    await this.running;
+  /** One pass now (tests; the timer otherwise). */
+  tick(): Promise<void> {
+    return this.passes.run();
+  }
+
+  /** Plans what is due, fires what this worker claimed, then takes over expired claims. */
+  private async pass(): Promise<void> {
+    for (let more = true; more && !this.passes.stopped;) {
+      const planned = await this.plan();
+      more = planned.full;
+      await this.fireAll(planned.claimed);
+    }
+    await this.fireAll(await this.repo.reclaim(BATCH, this.claim()));
   }
 
   private claim() {
@@ -101,7 +94,7 @@ export class ScheduleFirer implements OnApplicationBootstrap, OnApplicationShutd
 
   private async fireAll(firings: ClaimedFiring[]): Promise<void> {
     for (const f of firings) {
-      if (this.stopped) return;
+      if (this.passes.stopped) return;
       await this.fire(f);
     }
   }

@@ -21,6 +21,13 @@ export class TasksEnv {
   /** How often each worker looks for due schedules, and how late a fire may be before it counts as missed (catch-up). */
   @IsOptional() @IsDuration() GATEWAY_SCHEDULER_INTERVAL?: string;
   @IsOptional() @IsDuration() GATEWAY_SCHEDULER_MISFIRE_GRACE?: string;
+  /** Webhooks (docs/webhooks.md): each worker's pass, one attempt's time limit, how long a delivery is retried, and failed deliveries in a row that disable a webhook. */
+  @IsOptional() @IsDuration() GATEWAY_WEBHOOK_INTERVAL?: string;
+  @IsOptional() @IsDuration() GATEWAY_WEBHOOK_TIMEOUT?: string;
+  @IsOptional() @IsDuration() GATEWAY_WEBHOOK_RETRY_WINDOW?: string;
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) GATEWAY_WEBHOOK_DISABLE_AFTER?: number;
+  /** Loopback and private addresses as webhook URLs (metadata and link-local never). */
+  @IsOptional() @IsBooleanString() GATEWAY_WEBHOOK_ALLOW_PRIVATE_IPS?: string;
   @IsOptional() @Type(() => Number) @IsInt() @Min(1024) GATEWAY_TASK_MAX_OUTPUT_BYTES?: number;
   /** What one run may store: one artifact (content and metadata), and all of its artifacts and step results; 0 = none. */
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_TASK_MAX_ARTIFACT_BYTES?: number;
@@ -84,6 +91,8 @@ export interface TasksConfig {
   reconcileIntervalMs: number;
   /** Schedules (docs/schedules.md): each worker's polling period, and the lateness beyond which a fire time counts as missed. */
   scheduler: { intervalMs: number; misfireGraceMs: number };
+  /** Webhooks (docs/webhooks.md). */
+  webhooks: { intervalMs: number; timeoutMs: number; retryWindowMs: number; disableAfter: number; allowPrivate: boolean };
   maxOutputBytes: number;
   /** Storage caps of a run (0 = none): beyond them the run fails with `storage_limit_exceeded`. */
   storage: { maxArtifactBytes: number; maxRunStoredBytes: number };
@@ -164,6 +173,13 @@ export function tasksConfig(env: TasksEnv, raw: Record<string, string | undefine
     maxConcurrent: env.GATEWAY_TASK_MAX_CONCURRENT ?? 0,
     reconcileIntervalMs: duration(env.GATEWAY_TASK_RECONCILE_INTERVAL, 30_000),
     scheduler: { intervalMs: duration(env.GATEWAY_SCHEDULER_INTERVAL, 5_000), misfireGraceMs: duration(env.GATEWAY_SCHEDULER_MISFIRE_GRACE, 60_000) },
+    webhooks: {
+      intervalMs: duration(env.GATEWAY_WEBHOOK_INTERVAL, 1_000),
+      timeoutMs: duration(env.GATEWAY_WEBHOOK_TIMEOUT, 5_000),
+      retryWindowMs: duration(env.GATEWAY_WEBHOOK_RETRY_WINDOW, 24 * HOUR),
+      disableAfter: env.GATEWAY_WEBHOOK_DISABLE_AFTER ?? 5,
+      allowPrivate: bool(env.GATEWAY_WEBHOOK_ALLOW_PRIVATE_IPS, false),
+    },
     maxOutputBytes: env.GATEWAY_TASK_MAX_OUTPUT_BYTES ?? 4 * 1024 * 1024,
     storage: {
       maxArtifactBytes: env.GATEWAY_TASK_MAX_ARTIFACT_BYTES ?? 32 * 1024 * 1024,
