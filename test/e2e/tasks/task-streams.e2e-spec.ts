@@ -2,7 +2,41 @@ import { get, type IncomingMessage } from 'node:http';
 import { connect, Socket } from 'node:net';
 import type { ScratchDatabase } from '../../support/infra';
 import { waitFor } from '../../support/infra';
+import type { ServerProcess } from '../../support/server-process';
 import { Client, expectGapFree, Json, Processes, scaledEnv, SseClient, TOKEN } from './tasks-harness';
+
+interface FeedFrame {
+  id: number;
+  eventId: string;
+  batch: number;
+}
+
+/** Parses a feed stream's frames as they arrive (the SSE id, the event's id, the batch number the test posted it in). */
+function collectFrames(res: IncomingMessage, into: FeedFrame[]): void {
+  let buffered = '';
+  res.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString('utf8');
+    let cut: number;
+    while ((cut = buffered.indexOf('\n\n')) >= 0) {
+      const frame = buffered.slice(0, cut);
+      buffered = buffered.slice(cut + 2);
+      const id = /^id: (\d+)$/m.exec(frame);
+      const data = /^data: (.*)$/m.exec(frame);
+      if (!id || !data) continue;
+      const e = JSON.parse(data[1]).data as Json;
+      into.push({ id: Number(id[1]), eventId: e.event_id as string, batch: (e.data as Json).data.i as number });
+    }
+  });
+}
+
+/** A GET of the feed stream of one task's external events from `lastEventId`, answered. */
+async function openFeed(c: Client, taskId: string, lastEventId: number) {
+  const req = get(`${c.url}/hecate/v1/events/stream?task_id=${taskId}&event_type=external.event`, {
+    headers: { authorization: `Bearer ${TOKEN}`, 'last-event-id': String(lastEventId) },
+  });
+  const res = await new Promise<IncomingMessage>((resolve) => req.once('response', resolve));
+  return { req, res };
+}
 
 /**
  * Scaled deployment: two api processes and a worker. SSE resume, cross-process delivery through Redis,
@@ -13,11 +47,13 @@ describe('task event streams (scaled, two api processes)', () => {
   let db: ScratchDatabase;
   let a: Client;
   let b: Client;
+  let apiB: ServerProcess;
 
   beforeAll(async () => {
     const s = await scaledEnv({ GATEWAY_TASK_APPROVAL_POLICIES: 'none', GATEWAY_SSE_HEARTBEAT_INTERVAL: '300ms' });
     db = s.db;
-    const [apiA, , apiB] = await Promise.all([procs.start('api', s.env), procs.start('worker', s.env), procs.start('api', s.env)]);
+    const [apiA, , second] = await Promise.all([procs.start('api', s.env), procs.start('worker', s.env), procs.start('api', s.env)]);
+    apiB = second;
     a = new Client(apiA.url);
     b = new Client(apiB.url);
   });
@@ -188,31 +224,15 @@ describe('task event streams (scaled, two api processes)', () => {
       posted.push(...batch.map((e) => e.event_id as string));
     }
     // A reader that reads nothing for two seconds, then everything as fast as it can.
-    const frames: { id: number; eventId: string; batch: number }[] = [];
-    let buffered = '';
-    const req = get(`${b.url}/hecate/v1/events/stream?task_id=${taskId}&event_type=external.event`, {
-      headers: { authorization: `Bearer ${TOKEN}`, 'last-event-id': '0' },
-    });
-    const res = await new Promise<IncomingMessage>((resolve) => req.once('response', resolve));
+    const frames: FeedFrame[] = [];
+    const { req, res } = await openFeed(b, taskId, 0);
     expect(res.statusCode).toBe(200);
     res.pause();
     await new Promise((r) => setTimeout(r, 2000));
     let ended = false;
     res.on('close', () => (ended = true));
     res.on('error', () => (ended = true));
-    res.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString('utf8');
-      let cut: number;
-      while ((cut = buffered.indexOf('\n\n')) >= 0) {
-        const frame = buffered.slice(0, cut);
-        buffered = buffered.slice(cut + 2);
-        const id = /^id: (\d+)$/m.exec(frame);
-        const data = /^data: (.*)$/m.exec(frame);
-        if (!id || !data) continue;
-        const e = JSON.parse(data[1]).data as Json;
-        frames.push({ id: Number(id[1]), eventId: e.event_id as string, batch: (e.data as Json).data.i as number });
-      }
-    });
+    collectFrames(res, frames);
     res.resume();
     await waitFor(() => ended || frames.length >= posted.length, { what: 'every replayed frame', timeoutMs: 60_000 });
     expect(ended).toBe(false);
@@ -263,5 +283,44 @@ describe('task event streams (scaled, two api processes)', () => {
     lazy.resume();
     await waitFor(() => closedByServer, { what: 'the lazy socket to be closed by the server' });
     lazy.destroy();
+  });
+
+  it('an api killed in the middle of a paced replay: the reader resumes on the other api from its Last-Event-ID, every event once, in order', async () => {
+    const { taskId, runId } = await a.startTask({ execution_kind: 'shell', shell_command: 'true' });
+    await a.waitStatus(taskId, runId, ['completed']);
+    // 48 events of 256 KiB: 12 MB, more than loopback's socket buffers hold, so the replay is in flight when the api dies.
+    const pad = 'k'.repeat(256 * 1024);
+    const posted: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const batch = await Promise.all(
+        Array.from({ length: 6 }, (_, j) => a.ok('POST', `/hecate/v1/tasks/${taskId}/runs/${runId}/events`, { data: { i, j, pad } })),
+      );
+      posted.push(...batch.map((e) => e.event_id as string));
+    }
+    const frames: FeedFrame[] = [];
+    const first = await openFeed(b, taskId, 0);
+    expect(first.res.statusCode).toBe(200);
+    let cut = false;
+    first.res.on('close', () => (cut = true));
+    first.res.on('error', () => (cut = true));
+    // The reader holds back (the server waits for its socket to drain), and the api dies meanwhile.
+    first.res.pause();
+    await new Promise((r) => setTimeout(r, 500));
+    await apiB.stop('SIGKILL');
+    collectFrames(first.res, frames);
+    first.res.resume();
+    await waitFor(() => cut, { what: 'the stream to end with its api' });
+    const seen = frames.length;
+    expect(seen).toBeGreaterThan(0);
+    expect(seen).toBeLessThan(posted.length);
+    // The other api, from the last frame the reader holds.
+    const second = await openFeed(a, taskId, frames[seen - 1].id);
+    expect(second.res.statusCode).toBe(200);
+    collectFrames(second.res, frames);
+    await waitFor(() => frames.length >= posted.length, { what: 'the rest of the replay', timeoutMs: 60_000 });
+    second.req.destroy();
+    expect(frames.map((f) => f.eventId)).toHaveLength(posted.length);
+    expect(new Set(frames.map((f) => f.eventId))).toEqual(new Set(posted));
+    expect(frames.every((f, i) => i === 0 || f.id > frames[i - 1].id)).toBe(true);
   });
 });
