@@ -131,7 +131,8 @@ export class ScheduleFirer implements OnApplicationBootstrap, OnApplicationShutd
       return { session_id, queue_item_id: item.id };
     }
     const taskId = `task_${derived}`;
-    const run = await this.chains.createAndStartOnce(f.tenant_id, taskId, this.taskOf(f.target.task), { hostPaths: f.host_paths }, origin);
+    const fire = { schedule_id: f.schedule_id, firing_id: f.id, scheduled_for: f.scheduled_for.toISOString() };
+    const run = await this.chains.createAndStartOnce(f.tenant_id, taskId, this.taskOf(f.target.task), { hostPaths: f.host_paths }, origin, fire);
     return { task_id: taskId, run_id: run.id };
   }
 

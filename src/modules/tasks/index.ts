@@ -15,6 +15,7 @@ export { newId } from './task-ids';
 export { InvalidTaskError } from './tasks.errors';
 export { TaskRunChainsService } from './task-run-chains.service';
 export type { RunResponse, TaskResponse, TaskSpec } from './task-run-chains.service';
+export type { ScheduleFire } from './run-attempts.service';
 export { CreateTaskDto, ListTasksQueryDto } from './task.dto';
 export { RunReasonDto } from './task-run.dto';
 export type { RunTiming } from './run-timing';

@@ -31,6 +31,15 @@ export interface AttemptOptions {
   origin: RequestOrigin | null;
   /** Only a task's first run: a task already started answers with its latest run and starts nothing. */
   firstOnly?: boolean;
+  /** The schedule fire that asked for the run: announced by a `schedule.fired` event in the run's creation. */
+  schedule?: ScheduleFire;
+}
+
+/** A schedule's fire as a run records it (docs/schedules.md). */
+export interface ScheduleFire {
+  schedule_id: string;
+  firing_id: string;
+  scheduled_for: string;
 }
 
 type PreExecutionGate = NonNullable<ReturnType<ApprovalsService['preExecutionGate']>>;
@@ -69,8 +78,8 @@ export class RunAttemptsService {
   }
 
   /** The task's first run, started at most once whoever asks how often: a started task answers with its latest run. */
-  async startFirst(tenantId: string, taskId: string, origin: RequestOrigin | null) {
-    return toRunResponse(await this.createAttempt(tenantId, taskId, { trigger: 'start', origin, firstOnly: true }));
+  async startFirst(tenantId: string, taskId: string, origin: RequestOrigin | null, schedule?: ScheduleFire) {
+    return toRunResponse(await this.createAttempt(tenantId, taskId, { trigger: 'start', origin, firstOnly: true, schedule }));
   }
 
   async retry(tenantId: string, taskId: string, runId: string, reason: string, origin: RequestOrigin | null) {
@@ -159,6 +168,8 @@ export class RunAttemptsService {
     await this.tasks.setStatus(tx.manager, { tenantId, id: taskId, status, latestRunId: runId, lastError: '' });
     const emit = (type: string, data: Record<string, unknown>) => tx.emit({ tenantId, runId, taskId, type, data });
     await emit('run.created', { number: row.number, execution_kind: task.executionKind, trigger, workspace_path: workspacePath });
+    // In the run's creating transaction: one event per fire, however often the fire is taken over.
+    if (options.schedule) await emit('schedule.fired', { ...options.schedule });
     if (source && checkpoint) {
       await emit('run.resumed_from_event', {
         from_run_id: source.id,

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EventEnvelope } from '@contracts/events';
 import type { RequestOrigin } from '@core/context/request-context';
-import { RunAttemptsService, type RunTrigger } from './run-attempts.service';
+import { RunAttemptsService, type RunTrigger, type ScheduleFire } from './run-attempts.service';
 import { RunInterventionsService } from './run-interventions.service';
 import { ignoreFailure } from '@core/logging/ignore-failure';
 import { isUniqueViolation } from '@core/database/database.errors';
@@ -102,13 +102,20 @@ export class TaskRunChainsService {
    * The task `taskId` made from `dto` and started, at most once however often it is asked (a schedule's fire finished by
    * another worker after the first died): a task already there is not created again, a started one not started again.
    */
-  async createAndStartOnce(tenantId: string, taskId: string, dto: CreateTaskDto, caller: TaskCaller, origin: RequestOrigin | null): Promise<RunResponse> {
+  async createAndStartOnce(
+    tenantId: string,
+    taskId: string,
+    dto: CreateTaskDto,
+    caller: TaskCaller,
+    origin: RequestOrigin | null,
+    schedule?: ScheduleFire,
+  ): Promise<RunResponse> {
     if (!(await this.tasks.exists(tenantId, taskId))) {
       await this.tasks.create(tenantId, dto, caller, taskId).catch((err: unknown) => {
         if (!isUniqueViolation(err)) throw err;
       });
     }
-    return this.startOrRemove(tenantId, taskId, () => this.attempts.startFirst(tenantId, taskId, origin));
+    return this.startOrRemove(tenantId, taskId, () => this.attempts.startFirst(tenantId, taskId, origin, schedule));
   }
 
   /** The start's run; a task whose start is refused is removed again (the refusal is what the caller gets). */

@@ -148,6 +148,11 @@ describe('schedules (scaled: api + two workers)', () => {
     const slots = done.map((f) => Date.parse(f.scheduled_for as string)).sort();
     expect([slots[1] - slots[0], slots[2] - slots[1]]).toEqual([1000, 1000]);
     for (const f of done) expect(await c.waitStatus(f.task_id as string, f.run_id as string, ['completed'])).toMatchObject({ status: 'completed' });
+    // Each run says which fire made it, once (the event is written with the run).
+    for (const f of done) {
+      const fired = (await c.events(f.task_id as string, f.run_id as string)).filter((e) => e.type === 'schedule.fired');
+      expect(fired.map((e) => e.data)).toEqual([{ schedule_id: s.id, firing_id: f.id, scheduled_for: f.scheduled_for }]);
+    }
     const finished = await waitFor(async () => {
       const got = (await c.ok('GET', `/hecate/v1/schedules/${s.id}`)) as Json;
       return got.status === 'completed' ? got : undefined;
@@ -245,6 +250,9 @@ describe('schedules (scaled: api + two workers)', () => {
     expect(atKill).toBe('pending');
     expect(taken).toMatchObject({ status: 'fired', attempts: 2 });
     expect(taken.claim_owner).toContain(`:${survivor.proc.pid}:`);
+    const [{ run_id: takenRun }] = await sql<{ run_id: string }>(db.url, 'SELECT run_id FROM schedule_firings WHERE id = $1', [caught]);
+    const takenEvents = await c.events(taken.task_id, takenRun);
+    expect(takenEvents.filter((e) => e.type === 'schedule.fired').map((e) => e.data.firing_id)).toEqual([caught]);
     const rows = await exactlyOnce(ids);
     // No fire time of any schedule was lost: per schedule, consecutive seconds from its first fire to its last.
     for (const id of ids) {

@@ -72,6 +72,7 @@ describe('webhooks (scaled: api + two workers)', () => {
       GATEWAY_QUEUE_LOCK_MS: '2000',
       GATEWAY_SECRET_KEY: 'webhooks-e2e-secret-key-0123456789abcdef',
       GATEWAY_WEBHOOK_INTERVAL: '100ms',
+      GATEWAY_SCHEDULER_INTERVAL: '100ms',
       GATEWAY_WEBHOOK_TIMEOUT: '3s',
       GATEWAY_WEBHOOK_RETRY_WINDOW: '6s',
       GATEWAY_WEBHOOK_DISABLE_AFTER: '2',
@@ -161,6 +162,19 @@ describe('webhooks (scaled: api + two workers)', () => {
     await c.ok('DELETE', `/hecate/v1/webhooks/${hook.id}`);
     await globex.ok('DELETE', `/hecate/v1/webhooks/${theirs.id}`);
   }, 90_000);
+
+  it("a schedule's fire reaches a webhook subscribed to schedule.*", async () => {
+    const hook = await create({ url: receiver.url, event_types: ['schedule.*'] });
+    const schedule = (await c.ok('POST', '/hecate/v1/schedules', { run_at: new Date().toISOString(), target: { type: 'task', task: TICK } })) as Json;
+    const [got] = await waitFor(() => (receiver.got.length > 0 ? receiver.got : undefined), { timeoutMs: 15_000, what: 'the schedule.fired delivery' });
+    const [payload] = bodies(hook.secret as string, [got]);
+    const [firing] = (await c.ok('GET', `/hecate/v1/schedules/${schedule.id}/firings`)) as unknown as Json[];
+    expect(payload).toMatchObject({
+      type: 'schedule.fired',
+      data: { type: 'schedule.fired', task_id: firing.task_id, run_id: firing.run_id, data: { schedule_id: schedule.id, firing_id: firing.id } },
+    });
+    await c.ok('DELETE', `/hecate/v1/webhooks/${hook.id}`);
+  }, 60_000);
 
   it('a failing receiver is retried with backoff until it recovers, later events wait their turn, and a delivery can be sent again', async () => {
     const hook = await create({ url: receiver.url, event_types: ['run.finished'] });
