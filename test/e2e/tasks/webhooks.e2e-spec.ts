@@ -74,7 +74,9 @@ describe('webhooks (scaled: api + two workers)', () => {
       GATEWAY_WEBHOOK_INTERVAL: '100ms',
       GATEWAY_SCHEDULER_INTERVAL: '100ms',
       GATEWAY_WEBHOOK_TIMEOUT: '3s',
-      GATEWAY_WEBHOOK_RETRY_WINDOW: '6s',
+      // Long enough that a loaded machine's late retry (the second attempt more than a few seconds after the first) is still
+      // inside it; the disable test waits about two windows.
+      GATEWAY_WEBHOOK_RETRY_WINDOW: '10s',
       GATEWAY_WEBHOOK_DISABLE_AFTER: '2',
       GATEWAY_WEBHOOK_ALLOW_PRIVATE_IPS: 'true',
     });
@@ -173,8 +175,10 @@ describe('webhooks (scaled: api + two workers)', () => {
       type: 'schedule.fired',
       data: { type: 'schedule.fired', task_id: firing.task_id, run_id: firing.run_id, data: { schedule_id: schedule.id, firing_id: firing.id } },
     });
+    // Its run ends here, not as a stray run.finished in the next test's webhook.
+    await c.waitStatus(firing.task_id as string, firing.run_id as string, ['completed']);
     await c.ok('DELETE', `/hecate/v1/webhooks/${hook.id}`);
-  }, 60_000);
+  }, 90_000);
 
   it('a failing receiver is retried with backoff until it recovers, later events wait their turn, and a delivery can be sent again', async () => {
     const hook = await create({ url: receiver.url, event_types: ['run.finished'] });
@@ -187,7 +191,7 @@ describe('webhooks (scaled: api + two workers)', () => {
         const l = await deliveries(hook.id);
         return l.length === 2 && l.every((d) => d.status === 'delivered') ? l : undefined;
       },
-      { timeoutMs: 20_000, what: 'both delivered' },
+      { timeoutMs: 30_000, what: 'both delivered' },
     );
     const [older, newer] = [...log].reverse();
     expect(older).toMatchObject({ event_type: 'run.finished', attempts: 3, last_status_code: 200 });
@@ -205,7 +209,7 @@ describe('webhooks (scaled: api + two workers)', () => {
     await waitFor(() => receiver.got.length === 5, { what: 'the redelivery' });
     expect(receiver.got[4].id).toBe(older.id);
     await c.ok('DELETE', `/hecate/v1/webhooks/${hook.id}`);
-  }, 60_000);
+  }, 90_000);
 
   it('is disabled, with the reason, after deliveries fail for the whole retry window twice in a row; enabling it again delivers what waited', async () => {
     const hook = await create({ url: receiver.url, event_types: ['run.finished'] });
@@ -218,7 +222,7 @@ describe('webhooks (scaled: api + two workers)', () => {
         const h = (await c.ok('GET', `/hecate/v1/webhooks/${hook.id}`)) as Json;
         return h.status === 'disabled' ? h : undefined;
       },
-      { timeoutMs: 30_000, what: 'the webhook disabled' },
+      { timeoutMs: 45_000, what: 'the webhook disabled' },
     );
     expect(disabled).toMatchObject({ failure_streak: 2, disabled_reason: '2 deliveries in a row failed; the last: HTTP 500' });
     const log = await deliveries(hook.id);
@@ -229,7 +233,7 @@ describe('webhooks (scaled: api + two workers)', () => {
     await waitFor(() => receiver.got.length > before, { what: 'the waiting delivery' });
     expect(bodies(hook.secret as string, receiver.got.slice(before)).map((p) => p.data.run_id)).toEqual([third.runId]);
     await c.ok('DELETE', `/hecate/v1/webhooks/${hook.id}`);
-  }, 60_000);
+  }, 90_000);
 
   it('a worker killed while a receiver holds its request: after the lease the other worker sends the same webhook-id, and nothing is lost', async () => {
     const hook = await create({ url: receiver.url, event_types: ['run.finished'] });
