@@ -4,7 +4,7 @@ import { providerEnv } from '../../support/provider-env';
 import type { ScratchDatabase } from '../../support/infra';
 import { sql, waitFor } from '../../support/infra';
 import type { ServerProcess } from '../../support/server-process';
-import { Client, Json, Processes, scaledEnv } from './tasks-harness';
+import { Client, Json, Processes, scaledEnv, TOKEN } from './tasks-harness';
 
 const LEASE_MS = 2000;
 const EVERY_SECOND = '* * * * * *';
@@ -127,6 +127,27 @@ describe('schedules (scaled: api + two workers)', () => {
       expect({ path, status: r.status, type: r.body.error?.type }).toEqual({ path, status: 404, type: 'not_found' });
     }
     expect((await globex.ok('GET', '/hecate/v1/schedules')) as unknown as Json[]).toEqual([]);
+    // No credential, a foreign Origin, a hostile body: refused before anything is stored.
+    const raw = (path: string, init: RequestInit) => fetch(`${c.url}${path}`, init);
+    const body = JSON.stringify({ cron_expression: EVERY_SECOND, target: { type: 'task', task: TICK } });
+    expect((await raw('/hecate/v1/schedules', { method: 'POST', headers: { 'content-type': 'application/json' }, body })).status).toBe(401);
+    expect((await raw(`/hecate/v1/schedules/${daily.id}/pause`, { method: 'POST' })).status).toBe(401);
+    const foreign = await raw('/hecate/v1/schedules', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}`, origin: 'https://evil.example' },
+      body,
+    });
+    expect(foreign.status).toBe(403);
+    for (const hostile of [
+      { cron_expression: EVERY_SECOND, target: { type: 'task', task: { ...TICK, injected: true } } },
+      { cron_expression: 'x'.repeat(201), target: { type: 'task', task: TICK } },
+      { cron_expression: EVERY_SECOND, target: { type: 'task', task: TICK }, catch_up_max: 10_000 },
+      { cron_expression: `* * * *\u0000 *`, target: { type: 'task', task: TICK } },
+    ]) {
+      const r = await c.call('POST', '/hecate/v1/schedules', hostile);
+      expect({ status: r.status, type: r.body.error?.type }).toEqual({ status: 400, type: 'invalid_request' });
+    }
+    expect(((await c.ok('GET', '/hecate/v1/schedules')) as unknown as Json[]).map((x) => x.id)).toEqual([daily.id]);
 
     // A tenant key's fire gets the key's workspace rights: a host directory outside GATEWAY_WORKSPACE_ROOTS is refused when it fires.
     const hostile = await create(
@@ -234,8 +255,11 @@ describe('schedules (scaled: api + two workers)', () => {
       { timeoutMs: 20_000, intervalMs: 2, what: 'the victim holding a firing' },
     );
     const [{ status: atKill }] = await sql<{ status: string }>(db.url, 'SELECT status FROM schedule_firings WHERE id = $1', [caught]);
-    // Fires go on on the survivor meanwhile; then everything due is settled.
-    await new Promise((r) => setTimeout(r, LEASE_MS + 1500));
+    // The survivor takes the caught firing over once the victim's claim expires (fires go on meanwhile); then all is settled.
+    await waitFor(async () => (await sql(db.url, `SELECT 1 FROM schedule_firings WHERE id = $1 AND status <> 'pending'`, [caught])).length > 0, {
+      timeoutMs: LEASE_MS * 5,
+      what: 'the caught firing taken over',
+    });
     for (const id of ids) await c.ok('POST', `/hecate/v1/schedules/${id}/pause`);
     await waitFor(async () => (await sql(db.url, `SELECT 1 FROM schedule_firings WHERE status = 'pending' AND schedule_id = ANY($1)`, [ids])).length === 0, {
       timeoutMs: 15_000,

@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import type { ScratchDatabase } from '../../support/infra';
 import { sql, waitFor } from '../../support/infra';
 import type { ServerProcess } from '../../support/server-process';
-import { Client, Json, Processes, scaledEnv } from './tasks-harness';
+import { Client, Json, Processes, scaledEnv, TOKEN } from './tasks-harness';
 
 const LEASE_MS = 2000;
 const TICK = { execution_kind: 'file', file_path: 'tick.txt', file_content: 'tick' };
@@ -115,6 +115,25 @@ describe('webhooks (scaled: api + two workers)', () => {
       expect({ url, status: r.status, type: r.body.error?.type }).toEqual({ url, status: 400, type: 'invalid_request' });
     }
     expect((await c.call('POST', '/hecate/v1/webhooks', { url: receiver.url, event_types: ['Run Finished'] })).status).toBe(400);
+    // No credential, a foreign Origin, a hostile body: refused, nothing stored.
+    const body = JSON.stringify({ url: receiver.url, event_types: ['*'] });
+    expect((await fetch(`${c.url}/hecate/v1/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).status).toBe(401);
+    const foreign = await fetch(`${c.url}/hecate/v1/webhooks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}`, origin: 'https://evil.example' },
+      body,
+    });
+    expect(foreign.status).toBe(403);
+    for (const hostile of [
+      { url: receiver.url, event_types: ['*'], secret: 'whsec_mine' },
+      { url: `${receiver.url}?${'x'.repeat(2001)}`, event_types: ['*'] },
+      { url: receiver.url, event_types: Array.from({ length: 101 }, (_, i) => `t.e${i}`) },
+      { url: receiver.url, event_types: ['run.finished\u0000'] },
+    ]) {
+      const r = await c.call('POST', '/hecate/v1/webhooks', hostile);
+      expect({ status: r.status, type: r.body.error?.type }).toEqual({ status: 400, type: 'invalid_request' });
+    }
+    expect(await c.ok('GET', '/hecate/v1/webhooks')).toEqual([]);
 
     const hook = await create({ url: receiver.url, event_types: ['run.finished', 'run.queued'], description: 'ci' });
     expect(hook).toMatchObject({ status: 'enabled', event_types: ['run.finished', 'run.queued'], failure_streak: 0 });
