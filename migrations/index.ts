@@ -19,6 +19,7 @@ import { OneApprovalsStore1796800000000 } from './1796800000000-OneApprovalsStor
 import { TaskAgentChat1796900000000 } from './1796900000000-TaskAgentChat';
 import { Schedules1797000000000 } from './1797000000000-Schedules';
 import { Webhooks1797100000000 } from './1797100000000-Webhooks';
+import { Budgets1797200000000 } from './1797200000000-Budgets';
 
 /** Every migration, in order. Add new ones at the end (files: `<epoch>-<PascalName>.ts`). */
 export const MIGRATIONS = [
@@ -43,4 +44,5 @@ export const MIGRATIONS = [
   TaskAgentChat1796900000000,
   Schedules1797000000000,
   Webhooks1797100000000,
+  Budgets1797200000000,
 ];

@@ -31,6 +31,7 @@ import { AgentAdaptersController } from '@modules/agent-adapters';
 import { AgentsController } from '@modules/agents';
 import { SchedulesController } from '@modules/schedules';
 import { WebhooksController } from '@modules/webhooks';
+import { BudgetsController } from '@modules/budgets';
 
 /** The HTTP role: every controller is mounted here and nowhere else (docs/style.md rule 1). */
 @Module({})
@@ -46,6 +47,7 @@ export class ApiModule {
     AgentsController,
     SchedulesController,
     WebhooksController,
+    BudgetsController,
     TaskRunsController,
     EventsController,
     RetentionController,

@@ -14,6 +14,7 @@ import { ExternalAgentsModule } from '@modules/external-agents';
 import { AgentsModule } from '@modules/agents';
 import { SchedulesModule } from '@modules/schedules';
 import { WebhooksModule } from '@modules/webhooks';
+import { BudgetsModule } from '@modules/budgets';
 
 /**
  * Domain modules both roles load (services, repositories, entities). Controllers and the edges (`gateway`) are
@@ -21,6 +22,7 @@ import { WebhooksModule } from '@modules/webhooks';
  */
 export const DOMAIN_MODULES = [
   ProvidersModule,
+  BudgetsModule,
   InferenceModule,
   ChatSessionsModule,
   EventsModule,

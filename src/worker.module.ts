@@ -15,6 +15,7 @@ import { AgentAdaptersWorkerModule } from '@modules/agent-adapters';
 import { ExternalAgentsWorkerModule } from '@modules/external-agents';
 import { SchedulesWorkerModule } from '@modules/schedules';
 import { WebhooksWorkerModule } from '@modules/webhooks';
+import { BudgetsWorkerModule } from '@modules/budgets';
 
 /** The worker role: job processors are provided here and nowhere else (docs/style.md rule 1). */
 @Module({})
@@ -35,6 +36,7 @@ export class WorkerModule {
     AgentChatGuidanceModule,
     SchedulesWorkerModule,
     WebhooksWorkerModule,
+    BudgetsWorkerModule,
   ];
 
   static forRoot(core: CoreResources, options: { standalone: boolean } = { standalone: true }): DynamicModule {

@@ -36,6 +36,7 @@ export function taskRow(over: Partial<TaskEntity> = {}): TaskEntity {
     mcpServers: [],
     agentId: null,
     agentVersion: null,
+    apiKeyId: null,
     maxTurns: 0,
     builtinTools: null,
     approvalPolicies: null,

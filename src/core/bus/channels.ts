@@ -97,6 +97,8 @@ export const busChannels = {
   pricingChanged: channel<SettingsChanged>('gateway.pricing.changed'),
   providersChanged: channel<SettingsChanged>('gateway.providers.changed'),
   capabilitiesChanged: channel<SettingsChanged>('gateway.capabilities.changed'),
+  /** A spend budget was created, changed or deleted: every process reloads its copy (docs/budgets.md). */
+  budgetsChanged: channel<SettingsChanged>('gateway.budgets.changed'),
   // chat sessions: per session id
   /** Stop this generation (its owner aborts it and persists the partial reply). */
   chatStop: family<{ generation_id: string }>('chat.stop.'),

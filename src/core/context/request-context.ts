@@ -18,6 +18,8 @@ export interface Principal {
 export interface RequestOrigin {
   requestId: string;
   traceId?: string;
+  /** The API key that made the request: the spend budgets of the key apply to the model calls it makes (docs/budgets.md). */
+  apiKeyId?: string;
 }
 
 /** Per-request state kept on the Fastify request (`request.hecate`): the origin and, after auth, the caller. */

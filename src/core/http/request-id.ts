@@ -24,6 +24,8 @@ export function currentTraceId(traceparent: string | string[] | undefined): stri
   return match ? match[1] : randomHex(16);
 }
 
-export function requestIds(request: FastifyRequest): { requestId: string; traceId: string | undefined } {
-  return { requestId: request.hecate?.requestId ?? String(request.id), traceId: request.hecate?.traceId };
+export function requestIds(request: FastifyRequest): { requestId: string; traceId: string | undefined; apiKeyId?: string } {
+  const ids = { requestId: request.hecate?.requestId ?? String(request.id), traceId: request.hecate?.traceId };
+  const key = request.hecate?.principal?.apiKeyId;
+  return key ? { ...ids, apiKeyId: key } : ids;
 }

@@ -128,6 +128,18 @@ export class MetricsService {
     ['provider', 'model'] as const,
     1000,
   );
+  private readonly budgetRefusals = this.counter('hecate_budget_refusals_total', 'Model calls refused by a spend budget, by budget scope', ['scope'] as const);
+  private readonly budgetEvents = this.counter('hecate_budget_threshold_events_total', 'Budget thresholds reached (threshold, exhausted), by budget scope', [
+    'scope',
+    'kind',
+  ] as const);
+  private readonly budgets = this.gauge('hecate_budgets', 'Spend budgets by scope, and those whose current window is spent (the whole deployment)', [
+    'scope',
+    'state',
+  ] as const);
+  private readonly budgetUse = this.gauge('hecate_budget_utilization_max', "The highest budget's spent / limit in its current window, by scope", [
+    'scope',
+  ] as const);
   private readonly tokens = this.histogram(
     'gen_ai_client_token_usage',
     'Tokens per model call (gen_ai.client.token.usage)',
@@ -319,5 +331,26 @@ export class MetricsService {
     this.gatewayRequests.of(endpoint, provider || 'none', model || 'none', status).inc();
     // A provider and model that served show up in spend, at 0 for local models.
     if (status === 'ok' && provider) this.gatewayCost.of(provider, model).inc(costUsd);
+  }
+
+  // ---- spend budgets ---------------------------------------------------------------------------------------------
+
+  budgetRefused(scope: string): void {
+    this.budgetRefusals.of(scope).inc();
+  }
+
+  budgetThresholdReached(scope: string, kind: 'threshold' | 'exhausted'): void {
+    this.budgetEvents.of(scope, kind).inc();
+  }
+
+  /** The deployment's budgets per scope, read at each scrape. */
+  countBudgets(read: () => Promise<Array<{ scope: string; budgets: number; exhausted: number; maxRatio: number }>>): void {
+    this.onCollect(async () => {
+      for (const r of await read()) {
+        this.budgets.of(r.scope, 'all').set(r.budgets);
+        this.budgets.of(r.scope, 'exhausted').set(r.exhausted);
+        this.budgetUse.of(r.scope).set(r.maxRatio);
+      }
+    });
   }
 }

@@ -29,6 +29,8 @@ export interface SessionRow {
   /** The saved agent (and version) the session was created from; '' / null: none. */
   agent_id: string;
   agent_version: number | null;
+  /** The API key that created the session (null: the operator): its spend budgets apply to the session's turns. */
+  api_key_id: string | null;
   /** External Agent sessions: the adapter's native session, its state, and the worker holding its process. */
   native_session_id: string;
   adapter_state: string;

@@ -52,6 +52,7 @@ export class AgentChatSessionFactory {
       adapter_id: '',
       agent_id: agent?.id ?? '',
       agent_version: agent?.version ?? null,
+      api_key_id: p.apiKeyId ?? null,
       capabilities,
       status: 'idle',
       session_started_at: null,

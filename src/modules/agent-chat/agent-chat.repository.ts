@@ -35,12 +35,13 @@ export class AgentChatRepository {
       | 'adapter_lease_expires_at'
       | 'agent_id'
       | 'agent_version'
+      | 'api_key_id'
     > &
-      Partial<Pick<SessionRow, 'agent_id' | 'agent_version'>>,
+      Partial<Pick<SessionRow, 'agent_id' | 'agent_version' | 'api_key_id'>>,
   ): Promise<void> {
     await this.dataSource.query(
-      `INSERT INTO agent_chat_sessions (id, tenant_id, title, runtime_kind, provider, model, workspace, system_prompt, adapter_id, capabilities, status, session_started_at, adapter_state, agent_id, agent_version)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, CASE WHEN $4 = 'external_agent' THEN 'starting' ELSE '' END, $13, $14)`,
+      `INSERT INTO agent_chat_sessions (id, tenant_id, title, runtime_kind, provider, model, workspace, system_prompt, adapter_id, capabilities, status, session_started_at, adapter_state, agent_id, agent_version, api_key_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, CASE WHEN $4 = 'external_agent' THEN 'starting' ELSE '' END, $13, $14, $15)`,
       [
         row.id,
         row.tenant_id,
@@ -56,6 +57,7 @@ export class AgentChatRepository {
         row.session_started_at,
         row.agent_id ?? '',
         row.agent_version ?? null,
+        row.api_key_id ?? null,
       ],
     );
   }

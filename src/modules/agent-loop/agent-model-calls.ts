@@ -126,7 +126,15 @@ export class AgentModelCalls {
             max_tokens: this.config.agent.maxTokens,
             ...(partial ? { continuation: partial } : {}),
           },
-          { tenantId: run.tenantId, origin: writer.ref.origin, signal: ctx.signal, endpoint: 'agent_loop', costCapMicros },
+          {
+            tenantId: run.tenantId,
+            apiKeyId: task.apiKeyId ?? undefined,
+            agentId: task.agentId ?? undefined,
+            origin: writer.ref.origin,
+            signal: ctx.signal,
+            endpoint: 'agent_loop',
+            costCapMicros,
+          },
           { streamId: run.id, unindexed: true, ...(lost?.streamed ? { restartFrom: (conv.live_index ?? 0) + 1 } : {}) },
         ),
       );

@@ -39,7 +39,10 @@ export interface OpenStream {
 /** Who a call is for and how it is bounded. */
 export interface InferenceContext {
   tenantId: string;
+  /** The API key that made the call or started the work it serves: its spend budgets apply (docs/budgets.md). */
   apiKeyId?: string;
+  /** The saved agent whose run or session the call serves: its spend budgets apply. */
+  agentId?: string;
   /** The request (or job) the call serves: its ids go on the usage row and the trace. */
   origin?: RequestOrigin | null;
   signal?: AbortSignal;

@@ -1,16 +1,8 @@
 /** The inference module's public face: other modules import from `@modules/inference`, never its files. */
 export { InferenceModule } from './inference.module';
-export { InferenceEngineService } from './inference-engine.service';
+export { DEFAULT_WORST_CASE_OUTPUT_TOKENS, InferenceEngineService } from './inference-engine.service';
 export { RoutePlanningService } from './route-planning.service';
-export {
-  InferenceService,
-  DEFAULT_WORST_CASE_OUTPUT_TOKENS,
-  toUsageResponse,
-  type InferenceResult,
-  type InferenceStream,
-  type LiveInferenceStream,
-  type LiveTee,
-} from './inference.service';
+export { InferenceService, toUsageResponse, type InferenceResult, type InferenceStream, type LiveInferenceStream, type LiveTee } from './inference.service';
 export type { CompletedCall, InferenceRouteInfo, InferenceContext, OpenStream } from './call-types';
 export type { InferenceMessage, InferenceRequest, InferenceTool, InferenceToolChoice } from './inference-request';
 export { liveFrameOf, resetFrame, type LiveDeltaFrame, type LiveResetFrame } from './live-frames';

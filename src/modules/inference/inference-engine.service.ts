@@ -2,20 +2,21 @@ import { Injectable } from '@nestjs/common';
 import { sleep } from '@core/async/sleep';
 import { AppConfig } from '@core/config/app-config';
 import { newRequestId } from '@core/context/request-context';
-import { MetricsService } from '@core/metrics/metrics.service';
+import { BudgetGuard, type SpendHold } from '@modules/budgets';
 import { continuesPrefill, ModelCapabilitiesService, PricingService, ProviderHealthService, transportError, UpstreamError } from '@modules/providers';
 import type { CompletedCall, InferenceRouteInfo, InferenceContext, OpenStream } from './call-types';
 import type { CancelSignal } from './client-abort';
 import { BudgetExceededError, RouteImpossibleError, UnsendableRequestError, UpstreamFailedError } from './inference.errors';
 import { anthropicUsage, isObject, type Json, NormalizedUsage, openaiUsage, ZERO_USAGE } from './protocol/normalized';
-import { AttemptHandle, RequestRecorder } from './request-recorder';
+import { AttemptHandle, RequestRecorder, RequestRecorders } from './request-recorder';
 import { RouteCandidate, RoutePlan } from './route-planner';
 import { RoutePlanningService } from './route-planning.service';
 import { callComplete, callStream, PreparedRequest } from './upstream-call';
-import { TraceStoreService } from './usage/trace-store.service';
-import { UsageLedgerService } from './usage/usage-ledger.service';
 
 export type CallIdentity = ReturnType<InferenceEngineService['identity']>;
+/** Output tokens assumed for the cost cap and budget reservation of a request that sets no max_tokens. */
+export const DEFAULT_WORST_CASE_OUTPUT_TOKENS = 4096;
+
 /** The most a call may cost (micro-USD) and the output tokens its worst case is priced at. */
 export type CostCap = { micros: number; maxTokens: number };
 
@@ -32,16 +33,16 @@ export class InferenceEngineService {
     private readonly planning: RoutePlanningService,
     private readonly health: ProviderHealthService,
     private readonly pricing: PricingService,
-    private readonly ledger: UsageLedgerService,
-    private readonly traces: TraceStoreService,
-    private readonly metrics: MetricsService,
+    private readonly recorders: RequestRecorders,
     private readonly capabilities: ModelCapabilitiesService,
+    private readonly budgets: BudgetGuard,
   ) {}
 
-  identity(ctx: Pick<InferenceContext, 'tenantId' | 'apiKeyId' | 'origin' | 'endpoint'>) {
+  identity(ctx: Pick<InferenceContext, 'tenantId' | 'apiKeyId' | 'agentId' | 'origin' | 'endpoint'>) {
     return {
       tenantId: ctx.tenantId,
-      apiKeyId: ctx.apiKeyId,
+      apiKeyId: ctx.apiKeyId ?? ctx.origin?.apiKeyId,
+      agentId: ctx.agentId,
       requestId: ctx.origin?.requestId ?? newRequestId(),
       traceId: ctx.origin?.traceId ?? '',
       endpoint: ctx.endpoint ?? 'router',
@@ -68,15 +69,16 @@ export class InferenceEngineService {
   }
 
   async dispatchComplete(req: PreparedRequest, id: CallIdentity, signal?: CancelSignal, cap?: CostCap): Promise<CompletedCall> {
-    const rec = new RequestRecorder(id, req, this.ledger, this.traces, this.metrics);
+    const rec = this.recorders.open(id, req);
     try {
       const plan = await this.plan(req);
       rec.routed(plan);
-      const out = await this.attemptLoop(plan, rec, signal, cap, async (c, handle) => {
+      const out = await this.attemptLoop(plan, req, id, rec, signal, cap, async (c, handle, hold) => {
         const body = await callComplete(this.upstreamArgs(req, c, signal, handle));
         const raw = body.usage();
         const usage = (c.provider.protocol === 'openai' ? openaiUsage(raw) : fullAnthropicUsage(raw)) ?? { ...ZERO_USAGE };
         const costMicros = this.cost(c, usage);
+        hold.settle(costMicros);
         handle.end({ ok: true, usage, costMicros });
         return { body, usage, costMicros };
       });
@@ -94,16 +96,18 @@ export class InferenceEngineService {
   }
 
   async dispatchStream(req: PreparedRequest, id: CallIdentity, signal?: CancelSignal, cap?: CostCap): Promise<OpenStream> {
-    const rec = new RequestRecorder(id, req, this.ledger, this.traces, this.metrics);
+    const rec = this.recorders.open(id, req);
     try {
       const plan = await this.plan(req);
       rec.routed(plan);
       let attemptEnd: AttemptHandle['end'] | undefined;
+      let spend: SpendHold | undefined;
       let continued = false;
-      const out = await this.attemptLoop(plan, rec, signal, cap, async (c, handle) => {
+      const out = await this.attemptLoop(plan, req, id, rec, signal, cap, async (c, handle, hold) => {
         const sent = this.forCandidate(req, c);
         const upstream = await callStream(this.upstreamArgs(sent.req, c, signal, handle));
         attemptEnd = handle.end;
+        spend = hold;
         continued = sent.continued;
         return upstream;
       });
@@ -120,6 +124,7 @@ export class InferenceEngineService {
           if (finished) return 0;
           finished = true;
           const costMicros = this.cost(c, usage);
+          spend?.settle(costMicros);
           if (error) {
             this.health.recordFailure(c.provider.id, { retryable: error.retryable, rateLimited: false, message: error.message });
             attemptEnd?.({ ok: false, error });
@@ -149,6 +154,17 @@ export class InferenceEngineService {
     };
   }
 
+  /**
+   * What a spend budget reserves for one attempt on this candidate: its output price for the request's max tokens
+   * (DEFAULT_WORST_CASE_OUTPUT_TOKENS without one) plus its input price for the request's size (a byte of JSON per
+   * token over-counts any tokenizer's; the settlement replaces it with the real cost).
+   */
+  private reservationMicros(c: RouteCandidate, req: PreparedRequest, cap: CostCap | undefined): number {
+    const price = this.pricing.price(c.provider.id, c.provider.kind, c.model);
+    const inputTokens = Math.ceil(Buffer.byteLength(JSON.stringify(req.responses ?? req.body)) / 3);
+    return this.pricing.costMicros(price, { inputTokens, outputTokens: cap?.maxTokens ?? maxTokensOf(req), cachedInputTokens: 0 });
+  }
+
   /** The most a call can cost on this candidate: its output price for maxTokens (input is already spent context). */
   private worstCaseMicros(c: RouteCandidate, maxTokens: number): number {
     return this.pricing.costMicros(this.pricing.price(c.provider.id, c.provider.kind, c.model), {
@@ -173,10 +189,12 @@ export class InferenceEngineService {
    */
   private async attemptLoop<T>(
     plan: RoutePlan,
+    req: PreparedRequest,
+    id: CallIdentity,
     rec: RequestRecorder,
     signal: CancelSignal | undefined,
     cap: CostCap | undefined,
-    fn: (c: RouteCandidate, handle: AttemptHandle) => Promise<T>,
+    fn: (c: RouteCandidate, handle: AttemptHandle, hold: SpendHold) => Promise<T>,
   ): Promise<{ value: T; candidate: RouteCandidate; attempts: { n: number; failover: boolean } }> {
     const { maxAttempts, retryBackoffMs } = this.config.gateway;
     let last: UpstreamError | undefined;
@@ -194,8 +212,11 @@ export class InferenceEngineService {
       }
       for (let a = 1; a <= maxAttempts; a++) {
         if (signal?.aborted) throw new UpstreamError('aborted', 'the client went away', { retryable: false });
+        // Every attempt (a retry, a fallback at its own price) is let in by the spend budgets, or the call ends here (429).
+        const hold = await this.budgets.admit(id, this.reservationMicros(c, req, cap));
         const admission = this.health.admit(c.provider.id);
         if (!admission.ok) {
+          hold.settle(0);
           skip(plan, c, admission.reason);
           break;
         }
@@ -204,10 +225,12 @@ export class InferenceEngineService {
         const handle = rec.attempt(c, n, plan.reason);
         const t0 = performance.now();
         try {
-          const value = await fn(c, handle);
+          const value = await fn(c, handle, hold);
           this.health.recordSuccess(c.provider.id, performance.now() - t0);
           return { value, candidate: c, attempts: { n, failover: firstProvider !== c.provider.id } };
         } catch (err) {
+          // Nothing billed: an attempt that failed before an answer (a stream's failures after its first byte settle in finish).
+          hold.settle(0);
           const e = this.failedAttempt(c, handle, err, signal);
           last = e;
           lastCandidate = c;
@@ -262,6 +285,14 @@ export class InferenceEngineService {
 function skip(plan: RoutePlan, c: RouteCandidate, reason: string): void {
   const entry = plan.considered.find((x) => x.provider === c.provider.id);
   if (entry && entry.status === 'not_tried') Object.assign(entry, { status: 'skipped', skip_reason: reason });
+}
+
+/** The output tokens a request asks for at most (any protocol's field), or DEFAULT_WORST_CASE_OUTPUT_TOKENS. */
+export function maxTokensOf(req: Pick<PreparedRequest, 'body' | 'responses'>): number {
+  for (const v of [req.body.max_tokens, req.body.max_completion_tokens, (req.responses as Json | undefined)?.max_output_tokens]) {
+    if (typeof v === 'number' && v > 0) return v;
+  }
+  return DEFAULT_WORST_CASE_OUTPUT_TOKENS;
 }
 
 function fullAnthropicUsage(u: unknown): NormalizedUsage | undefined {

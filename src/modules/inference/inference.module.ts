@@ -1,8 +1,10 @@
 import { Module } from '@nestjs/common';
+import { BudgetsModule } from '@modules/budgets';
 import { ProvidersModule } from '@modules/providers';
 import { DatabaseModule } from '@core/database/database.module';
 import { InferenceEngineService } from './inference-engine.service';
 import { InferenceService } from './inference.service';
+import { RequestRecorders } from './request-recorder';
 import { RoutePlanningService } from './route-planning.service';
 import { TraceStoreService } from './usage/trace-store.service';
 import { UsageEventEntity } from './usage/usage-event.entity';
@@ -11,11 +13,11 @@ import { UsageRepository } from './usage/usage.repository';
 
 /**
  * The one model-calling service (docs/design.md §5, §11.1): routing, retries, failover, cost, the usage ledger (batched, off the
- * request path), route traces, live tee.
+ * request path), route traces, live tee; every attempt passes the spend budgets (BudgetGuard).
  */
 @Module({
-  imports: [ProvidersModule, DatabaseModule.forFeature([UsageEventEntity])],
-  providers: [RoutePlanningService, InferenceEngineService, InferenceService, UsageRepository, UsageLedgerService, TraceStoreService],
+  imports: [ProvidersModule, BudgetsModule, DatabaseModule.forFeature([UsageEventEntity])],
+  providers: [RoutePlanningService, RequestRecorders, InferenceEngineService, InferenceService, UsageRepository, UsageLedgerService, TraceStoreService],
   exports: [InferenceService, InferenceEngineService, RoutePlanningService, UsageLedgerService, TraceStoreService],
 })
 export class InferenceModule {}

@@ -4,7 +4,7 @@ import { rootLogger } from '@core/logging/logger';
 import { formatUsd } from '@core/money';
 import { transportError, UpstreamError } from '@modules/providers';
 import type { InferenceRouteInfo, InferenceContext } from './call-types';
-import { type CostCap, InferenceEngineService } from './inference-engine.service';
+import { type CostCap, InferenceEngineService, maxTokensOf } from './inference-engine.service';
 import { type InferenceRequest, prepareInternal } from './inference-request';
 import { liveFrameOf, type LiveDeltaFrame, resetFrame } from './live-frames';
 import type { ContentBlock, InferenceDelta, Json, NormalizedUsage, StopReason, ToolCall, WireProtocol } from './protocol/normalized';
@@ -60,9 +60,6 @@ export interface LiveInferenceStream extends InferenceRouteInfo {
   /** The buffer index of the last frame appended (once `frames` ended; unindexed tees included); 0 when none was. */
   lastIndex(): number;
 }
-
-/** Output tokens assumed for the budget check of a request that sets no max_tokens. */
-export const DEFAULT_WORST_CASE_OUTPUT_TOKENS = 4096;
 
 export const toUsageResponse = (u: NormalizedUsage) => ({
   input_tokens: u.inputTokens,
@@ -217,8 +214,6 @@ export class InferenceService {
 
   private capOf(prepared: PreparedRequest, ctx: InferenceContext): CostCap | undefined {
     if (ctx.costCapMicros === undefined) return undefined;
-    const b = prepared.body;
-    const requested = typeof b.max_tokens === 'number' ? b.max_tokens : typeof b.max_completion_tokens === 'number' ? b.max_completion_tokens : undefined;
-    return { micros: Math.max(0, ctx.costCapMicros), maxTokens: requested ?? DEFAULT_WORST_CASE_OUTPUT_TOKENS };
+    return { micros: Math.max(0, ctx.costCapMicros), maxTokens: maxTokensOf(prepared) };
   }
 }

@@ -1,8 +1,9 @@
+import { Injectable } from '@nestjs/common';
 import { context, Span, SpanStatusCode, trace } from '@opentelemetry/api';
-import type { MetricsService } from '@core/metrics/metrics.service';
+import { MetricsService } from '@core/metrics/metrics.service';
 import type { UpstreamError } from '@modules/providers';
-import type { UsageLedgerService } from './usage/usage-ledger.service';
-import type { GatewayTrace, TraceAttempt, TraceStoreService } from './usage/trace-store.service';
+import { UsageLedgerService } from './usage/usage-ledger.service';
+import { type GatewayTrace, type TraceAttempt, TraceStoreService } from './usage/trace-store.service';
 import type { NormalizedUsage } from './protocol/normalized';
 import type { PreparedRequest } from './upstream-call';
 import type { RouteCandidate, RoutePlan } from './route-planner';
@@ -311,5 +312,19 @@ export class RequestRecorder {
         },
       })),
     ];
+  }
+}
+
+/** Opens each call's RequestRecorder on the books it writes: the usage ledger, the traces, the metrics. */
+@Injectable()
+export class RequestRecorders {
+  constructor(
+    private readonly ledger: UsageLedgerService,
+    private readonly traces: TraceStoreService,
+    private readonly metrics: MetricsService,
+  ) {}
+
+  open(id: CallIdentity, request: PreparedRequest): RequestRecorder {
+    return new RequestRecorder(id, request, this.ledger, this.traces, this.metrics);
   }
 }

@@ -71,7 +71,9 @@ function taskOnlyTools(chains: TaskRunChainsService): McpTool[] {
       input: createTaskInput,
       output: { task },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-      run: async (a, { principal }) => ({ task: await chains.createTask(principal.tenantId, a, { hostPaths: principal.kind !== 'api_key' }) }),
+      run: async (a, { principal }) => ({
+        task: await chains.createTask(principal.tenantId, a, { hostPaths: principal.kind !== 'api_key', apiKeyId: principal.apiKeyId }),
+      }),
     }),
     defineTool({
       name: 'start_task',

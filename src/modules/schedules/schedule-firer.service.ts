@@ -132,7 +132,14 @@ export class ScheduleFirer implements OnApplicationBootstrap, OnApplicationShutd
     }
     const taskId = `task_${derived}`;
     const fire = { schedule_id: f.schedule_id, firing_id: f.id, scheduled_for: f.scheduled_for.toISOString() };
-    const run = await this.chains.createAndStartOnce(f.tenant_id, taskId, this.taskOf(f.target.task), { hostPaths: f.host_paths }, origin, fire);
+    const run = await this.chains.createAndStartOnce(
+      f.tenant_id,
+      taskId,
+      this.taskOf(f.target.task),
+      { hostPaths: f.host_paths, apiKeyId: keyOf(f.created_by) },
+      origin,
+      fire,
+    );
     return { task_id: taskId, run_id: run.id };
   }
 
@@ -155,3 +162,6 @@ function missed(skipped: { count: number; first: Date; last: Date; capped: boole
     message: `${count} from ${skipped.first.toISOString()} to ${skipped.last.toISOString()} passed without a fire (catch_up ${s.catch_up}${s.max_fires !== null ? `, max_fires ${s.max_fires}` : ''})`,
   };
 }
+
+/** The API key a schedule was created with (`api_key:<id>`): the budgets of the key apply to what its fires start. */
+const keyOf = (createdBy: string): string | undefined => (createdBy.startsWith('api_key:') ? createdBy.slice('api_key:'.length) : undefined);

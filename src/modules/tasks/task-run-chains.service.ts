@@ -13,7 +13,6 @@ import { type ApprovalResponse, toApprovalResponse } from '@modules/approvals';
 import { toRunResponse } from './task-run.dto';
 import type { CreateTaskDto, ListTasksQueryDto, toTaskResponse } from './task.dto';
 import { type TaskCaller, TasksService } from './tasks.service';
-import type { WorkspaceCaller } from '@modules/workspaces';
 
 export type RunResponse = ReturnType<typeof toRunResponse>;
 export type TaskResponse = ReturnType<typeof toTaskResponse>;
@@ -49,7 +48,7 @@ export class TaskRunChainsService {
   ) {}
 
   /** `POST /hecate/v1/tasks`. */
-  createTask(tenantId: string, dto: CreateTaskDto, caller: WorkspaceCaller): Promise<TaskResponse> {
+  createTask(tenantId: string, dto: CreateTaskDto, caller: TaskCaller): Promise<TaskResponse> {
     return this.tasks.create(tenantId, dto, caller);
   }
 

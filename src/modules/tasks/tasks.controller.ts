@@ -31,7 +31,7 @@ export class TasksController {
   @Post()
   @HttpCode(200)
   async create(@CurrentPrincipal() p: Principal, @Body() dto: CreateTaskDto) {
-    return { object: 'task', data: await this.tasks.create(p.tenantId, dto, { hostPaths: p.kind !== 'api_key' }) };
+    return { object: 'task', data: await this.tasks.create(p.tenantId, dto, { hostPaths: p.kind !== 'api_key', apiKeyId: p.apiKeyId }) };
   }
 
   @ApiEnvelope('tasks', [TaskResponseDto])

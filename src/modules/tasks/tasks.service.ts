@@ -26,7 +26,7 @@ const PROFILES: Record<string, Partial<CreateTaskDto>> = {
 };
 
 /** Who creates a task: its workspace rights, and whether Agent Chat creates it for its turns (`tasks.agent_chat`). */
-export type TaskCaller = WorkspaceCaller & { agentChat?: boolean };
+export type TaskCaller = WorkspaceCaller & { agentChat?: boolean; apiKeyId?: string };
 
 /** Task CRUD. Runs are created by RunAttemptsService. */
 @Injectable()
@@ -90,6 +90,7 @@ export class TasksService {
       mcpServers: dto.mcp_servers ?? [],
       agentId: agent?.id ?? null,
       agentVersion: agent?.version ?? null,
+      apiKeyId: caller.apiKeyId ?? null,
       maxTurns: agent?.maxTurns ?? 0,
       builtinTools: agent?.builtinTools ?? null,
       approvalPolicies: agent?.approvalPolicies ?? null,

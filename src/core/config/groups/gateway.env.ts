@@ -29,6 +29,9 @@ export class GatewayEnv {
   @IsOptional() @Type(() => Number) @IsInt() @Min(100) GATEWAY_USAGE_BUFFER_MAX?: number;
   @IsOptional() @Type(() => Number) @IsInt() @Min(10) GATEWAY_TRACES_MAX_COUNT?: number;
   @IsOptional() @IsDuration() GATEWAY_TRACES_MAX_AGE?: string;
+  /** Spend budgets (docs/budgets.md): how long a call's reservation holds if its process dies unsettled, and how often workers give such ones back. */
+  @IsOptional() @IsDuration() GATEWAY_BUDGET_RESERVATION_TTL?: string;
+  @IsOptional() @IsDuration() GATEWAY_BUDGET_SWEEP_INTERVAL?: string;
 }
 
 export type ProviderProtocol = 'openai' | 'anthropic';
@@ -58,6 +61,7 @@ export interface GatewayConfig {
   rateLimit: { enabled: boolean; rpm: number; burst: number };
   usage: { flushIntervalMs: number; bufferMax: number };
   traces: { maxCount: number; maxAgeMs: number };
+  budgets: { reservationTtlMs: number; sweepIntervalMs: number };
   providers: EnvProviderSpec[];
 }
 
@@ -130,6 +134,10 @@ export function gatewayConfig(env: GatewayEnv): GatewayConfig {
     },
     usage: { flushIntervalMs: duration(env.GATEWAY_USAGE_FLUSH_INTERVAL, 1000), bufferMax: env.GATEWAY_USAGE_BUFFER_MAX ?? 50_000 },
     traces: { maxCount: env.GATEWAY_TRACES_MAX_COUNT ?? 2000, maxAgeMs: duration(env.GATEWAY_TRACES_MAX_AGE, 24 * 3_600_000) },
+    budgets: {
+      reservationTtlMs: duration(env.GATEWAY_BUDGET_RESERVATION_TTL, 15 * 60_000),
+      sweepIntervalMs: duration(env.GATEWAY_BUDGET_SWEEP_INTERVAL, 30_000),
+    },
     providers: envProviders(env),
   };
 }

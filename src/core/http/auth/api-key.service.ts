@@ -78,6 +78,13 @@ export class ApiKeyService implements OnModuleInit {
     return (await this.keys.list({ tenantId: this.scopeOf(caller) })).map(toApiKeyResponse);
   }
 
+  /** Is `id` a key of the tenant (revoked or not)? For routes that name a key as their subject (budgets). */
+  async belongsTo(tenantId: string, id: string): Promise<boolean> {
+    // Key ids are UUIDs (the column's type): anything else is no key, not a query error.
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return false;
+    return (await this.keys.find({ tenantId, id })) !== null;
+  }
+
   async revoke(caller: Principal, id: string) {
     const row = await this.keys.find({ tenantId: this.scopeOf(caller), id });
     if (!row) throw new NotFoundError(`api key ${id} not found`);

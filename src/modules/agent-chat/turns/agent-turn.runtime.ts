@@ -58,7 +58,7 @@ export class AgentTurnRuntime implements TurnRuntime {
               agent_id: session.agent_id || undefined,
               agent_version: session.agent_version ?? undefined,
             },
-            { hostPaths: p.kind !== 'api_key', agentChat: true },
+            { hostPaths: p.kind !== 'api_key', agentChat: true, apiKeyId: session.api_key_id ?? p.apiKeyId },
             origin,
           );
     } catch (err) {

@@ -65,6 +65,8 @@ export class ModelTurnExecutor {
           { messages: request, model: turn.model, provider: turn.provider || undefined, ...(prefix ? { continuation: prefix } : {}) },
           {
             tenantId: turn.tenant_id,
+            apiKeyId: session.api_key_id ?? undefined,
+            agentId: session.agent_id || undefined,
             origin: { requestId: turn.request_id ?? `job_${turn.id}`, traceId: turn.trace_id ?? undefined },
             signal: state.controller.signal,
             endpoint: 'agent_chat',
