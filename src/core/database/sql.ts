@@ -66,3 +66,24 @@ export function setClause(set: SetMap, first: number): { sql: string; params: un
  * gives): node-postgres' own timestamp parsing costs more than the query on large reads, `new Date(iso)` is cheap.
  */
 export const isoText = (column: string): string => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
+ * Retention of one table (the pruners' one shape): rows matching `keep` never go; of the rest, those created before
+ * `olderThan`, then all but the newest `keepNewest`. `table` and `keep` come from code constants, never from input.
+ * Returns the rows deleted.
+ */
+export async function pruneByAgeAndCount(
+  manager: EntityManager,
+  prune: { table: string; keep?: string },
+  olderThan: Date,
+  keepNewest: number,
+): Promise<number> {
+  const prunable = prune.keep ? `NOT (${prune.keep})` : 'true';
+  const byAge = await execSql(manager, `DELETE FROM ${prune.table} WHERE ${prunable} AND created_at < $1`, [olderThan]);
+  const byCount = await execSql(
+    manager,
+    `DELETE FROM ${prune.table} WHERE id IN (SELECT id FROM ${prune.table} WHERE ${prunable} ORDER BY created_at DESC, id DESC OFFSET $1)`,
+    [keepNewest],
+  );
+  return byAge.affected + byCount.affected;
+}

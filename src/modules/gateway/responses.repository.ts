@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { execSql } from '@core/database/sql';
+import { execSql, pruneByAgeAndCount } from '@core/database/sql';
 import { storableJson } from '@core/database/storable';
 import type { Json } from '@modules/inference';
 import type { ResponseItem } from './protocol/responses-request';
@@ -101,12 +101,6 @@ export class ResponsesRepository {
 
   /** Retention: responses older than `olderThan`, then all but the newest `keepNewest`. */
   async prune(olderThan: Date, keepNewest: number): Promise<number> {
-    const byAge = await execSql(this.manager, `DELETE FROM gateway_responses WHERE created_at < $1`, [olderThan]);
-    const byCount = await execSql(
-      this.manager,
-      `DELETE FROM gateway_responses WHERE id IN (SELECT id FROM gateway_responses ORDER BY created_at DESC, id DESC OFFSET $1)`,
-      [keepNewest],
-    );
-    return byAge.affected + byCount.affected;
+    return pruneByAgeAndCount(this.manager, { table: 'gateway_responses' }, olderThan, keepNewest);
   }
 }

@@ -3,12 +3,13 @@ import { AgentChatModule } from '@modules/agent-chat';
 import { TasksModule } from '@modules/tasks';
 import { ScheduleFirer } from './schedule-firer.service';
 import { SchedulesRepository } from './schedules.repository';
+import { SchedulesRetention } from './schedules-retention';
 import { SchedulesService } from './schedules.service';
 
 /** Schedules: the API's service (both roles build it; the api's controller uses it). */
 @Module({
   imports: [TasksModule, AgentChatModule],
-  providers: [SchedulesRepository, SchedulesService],
+  providers: [SchedulesRepository, SchedulesService, SchedulesRetention],
   exports: [SchedulesRepository, SchedulesService],
 })
 export class SchedulesModule {}

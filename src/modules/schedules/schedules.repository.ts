@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { execSql } from '@core/database/sql';
+import { execSql, pruneByAgeAndCount } from '@core/database/sql';
 import type { CatchUp } from './schedule-times';
 
 export type ScheduleStatus = 'active' | 'paused' | 'completed';
@@ -241,5 +241,10 @@ export class SchedulesRepository {
       ],
     );
     return affected > 0;
+  }
+
+  /** Retention: ended firings (fired, skipped, failed) older than `olderThan`, then beyond the newest `keepNewest`; never a pending one. */
+  async prune(olderThan: Date, keepNewest: number): Promise<number> {
+    return pruneByAgeAndCount(this.dataSource.manager, { table: 'schedule_firings', keep: "status = 'pending'" }, olderThan, keepNewest);
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { execSql } from '@core/database/sql';
+import { execSql, pruneByAgeAndCount } from '@core/database/sql';
 
 export type WebhookStatus = 'enabled' | 'disabled';
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
@@ -222,5 +222,10 @@ export class WebhooksRepository {
       [webhookId, delivered, disableAfter, reason],
     );
     return rows[0]?.status === 'disabled';
+  }
+
+  /** Retention: ended deliveries (delivered, failed) older than `olderThan`, then beyond the newest `keepNewest`; never a pending one. */
+  async prune(olderThan: Date, keepNewest: number): Promise<number> {
+    return pruneByAgeAndCount(this.dataSource.manager, { table: 'webhook_deliveries', keep: "status = 'pending'" }, olderThan, keepNewest);
   }
 }

@@ -67,4 +67,44 @@ describe('operator console: usage and costs (browser)', () => {
       await context.close();
     }
   });
+
+  it('budgets: an admin creates one in the form, sees its spend after a refresh, a spent one refuses calls, and deletes it', async () => {
+    const api = sdkClient(suite.stack.url, TOKEN);
+    await api.put('/hecate/v1/settings/pricing/{provider}/{model}', {
+      path: { provider: 'fakeai', model: 'gpt-4o-mini' },
+      body: { input_micros_usd_per_million_tokens: 0, output_micros_usd_per_million_tokens: 1_000_000 },
+    });
+    const call = () =>
+      request(suite.stack.url, 'POST', '/v1/chat/completions', {
+        token: TOKEN,
+        body: { model: 'gpt-4o-mini', max_tokens: 16, messages: [{ role: 'user', content: 'spend a little' }] },
+      });
+    const { context, page } = await openConsole(holder.browser, suite.stack.url, TOKEN, '/usage');
+    try {
+      await page.getByRole('heading', { name: 'Budgets', level: 2 }).waitFor();
+      await page.getByText('No budgets: model calls are not capped.').waitFor();
+      const form = page.getByRole('form', { name: 'Create a budget' });
+      await form.getByLabel('Period').selectOption({ label: 'Per day (UTC)' });
+      await form.getByLabel('Limit (USD)').fill('0.000001');
+      await form.getByLabel('Name (optional)').fill('team cap');
+      await form.getByRole('button', { name: 'Create budget' }).click();
+      const table = page.getByRole('table', { name: 'Spend budgets' });
+      await table.getByRole('row', { name: /team cap.*0 % used/ }).waitFor();
+
+      // One call is let in (nothing spent yet) and takes the budget past its limit; the next is refused.
+      expect((await call()).status).toBe(200);
+      const refused = await call();
+      expect({ status: refused.status, type: refused.body.error?.type }).toEqual({ status: 429, type: 'budget_exceeded' });
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      await table.getByRole('row', { name: /team cap.*spent/ }).waitFor();
+      await checkA11y(page);
+
+      await page.getByRole('button', { name: 'Delete budget team cap' }).click();
+      await page.getByText('No budgets: model calls are not capped.').waitFor();
+      expect((await call()).status).toBe(200);
+      expect(pageProblems(page)).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
 });

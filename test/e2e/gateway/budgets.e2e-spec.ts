@@ -355,6 +355,15 @@ describe('spend budgets (scaled: two apis + a worker)', () => {
       { timeoutMs: 20_000, what: 'the Agent Chat turn to fail' },
     );
     expect(failed.error.type).toBe('budget_exceeded');
+    // The turn's end is on the tenant's feed (and so to its webhooks), with the refusal.
+    const [ended] = await waitFor(
+      async () => {
+        const list = (await c.ok('GET', '/hecate/v1/events?event_type=agent_chat.turn.finished')) as Loose[];
+        return list.length > 0 ? list : undefined;
+      },
+      { what: 'agent_chat.turn.finished on the feed' },
+    );
+    expect(ended).toMatchObject({ run_id: ac.id, data: { session_id: ac.id, status: 'failed', error: { type: 'budget_exceeded' } } });
     expect(await sql(db.url, `SELECT api_key_id FROM agent_chat_sessions WHERE id = $1`, [ac.id])).toEqual([{ api_key_id: k.id }]);
     // None of them reached the provider.
     expect(upstream.requests.length).toBe(before);

@@ -1,8 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/fake-upstream.js';
 import type { ScratchDatabase } from '../../support/infra';
 import { sql, waitFor } from '../../support/infra';
+import { providerEnv } from '../../support/provider-env';
 import type { ServerProcess } from '../../support/server-process';
 import { Client, Json, Processes, scaledEnv, TOKEN } from './tasks-harness';
 
@@ -62,10 +64,13 @@ describe('webhooks (scaled: api + two workers)', () => {
   let c: Client;
   let workers: ServerProcess[] = [];
   const receiver = new Receiver();
+  let upstream: FakeUpstream;
 
   beforeAll(async () => {
     await receiver.start();
+    upstream = await startFakeUpstream({ models: ['gpt-4o-mini'] });
     const s = await scaledEnv({
+      ...providerEnv('fake', upstream, { kind: 'local' }),
       GATEWAY_TASK_APPROVAL_POLICIES: 'none',
       GATEWAY_TASK_QUEUE_LEASE_SECONDS: String(LEASE_MS / 1000),
       GATEWAY_TASK_RECONCILE_INTERVAL: '500ms',
@@ -79,6 +84,9 @@ describe('webhooks (scaled: api + two workers)', () => {
       GATEWAY_WEBHOOK_RETRY_WINDOW: '10s',
       GATEWAY_WEBHOOK_DISABLE_AFTER: '2',
       GATEWAY_WEBHOOK_ALLOW_PRIVATE_IPS: 'true',
+      // Retention runs only when asked (POST /hecate/v1/system/retention/run): the last test keeps two ended deliveries.
+      GATEWAY_RETENTION_WEBHOOK_DELIVERIES_MAX_COUNT: '2',
+      GATEWAY_RETENTION_SCHEDULE_FIRINGS_MAX_COUNT: '0',
     });
     db = s.db;
     env = s.env;
@@ -89,6 +97,7 @@ describe('webhooks (scaled: api + two workers)', () => {
   afterAll(async () => {
     await procs.stopAll();
     await receiver.close();
+    await upstream?.close();
     await db?.drop();
   });
   beforeEach(() => {
@@ -199,6 +208,31 @@ describe('webhooks (scaled: api + two workers)', () => {
     await c.ok('DELETE', `/hecate/v1/webhooks/${hook.id}`);
   }, 90_000);
 
+  it("an Agent Chat turn's end reaches a webhook subscribed to agent_chat.turn.finished, once, with its status", async () => {
+    const hook = await create({ url: receiver.url, event_types: ['agent_chat.turn.finished'] });
+    const session = (await c.ok('POST', '/hecate/v1/agent-chat/sessions', { runtime_kind: 'model', provider: 'fake', model: 'gpt-4o-mini' })) as Json;
+    upstream.script({ match: 'gpt-4o-mini', content: 'the reply' });
+    const view = (await c.ok('POST', `/hecate/v1/agent-chat/sessions/${session.id}/messages`, { content: 'hello' })) as Json;
+    const [got] = await waitFor(() => (receiver.got.length > 0 ? receiver.got : undefined), { timeoutMs: 15_000, what: 'the turn delivery' });
+    const [payload] = bodies(hook.secret as string, [got]);
+    const reply = (view.messages as Json[]).find((m) => m.role === 'assistant')!;
+    expect(payload).toMatchObject({
+      type: 'agent_chat.turn.finished',
+      data: {
+        type: 'agent_chat.turn.finished',
+        run_id: session.id,
+        data: { session_id: session.id, runtime_kind: 'model', status: 'completed', assistant_message_id: reply.id, provider: 'fake', model: 'gpt-4o-mini' },
+      },
+    });
+    expect(reply.content).toBe('the reply');
+    const log = await waitFor(async () => {
+      const l = await deliveries(hook.id);
+      return l.length === 1 && l[0].status === 'delivered' ? l : undefined;
+    });
+    expect(log[0].event_type).toBe('agent_chat.turn.finished');
+    await c.ok('DELETE', `/hecate/v1/webhooks/${hook.id}`);
+  }, 60_000);
+
   it('a failing receiver is retried with backoff until it recovers, later events wait their turn, and a delivery can be sent again', async () => {
     const hook = await create({ url: receiver.url, event_types: ['run.finished'] });
     let failures = 2;
@@ -284,4 +318,37 @@ describe('webhooks (scaled: api + two workers)', () => {
     workers = [workers.find((w) => w !== holder)!, await procs.start('worker', env)];
     await c.ok('DELETE', `/hecate/v1/webhooks/${hook.id}`);
   }, 90_000);
+
+  it('retention prunes ended deliveries and firings beyond their limits, never a pending delivery', async () => {
+    const hook = await create({ url: receiver.url, event_types: ['run.finished'] });
+    await finishedRun();
+    await finishedRun();
+    await finishedRun();
+    const ended = await waitFor(async () => {
+      const l = await deliveries(hook.id);
+      return l.length === 3 && l.every((d) => d.status === 'delivered') ? l : undefined;
+    });
+    // A receiver that refuses leaves the next delivery pending (retried with backoff).
+    receiver.answer = () => 500;
+    await finishedRun();
+    const pending = await waitFor(async () => (await deliveries(hook.id)).find((d) => d.status === 'pending' && d.attempts > 0), {
+      timeoutMs: 15_000,
+      what: 'a pending delivery',
+    });
+    const sweep = (await c.ok('POST', '/hecate/v1/system/retention/run')) as Json;
+    expect(sweep).toMatchObject({ status: 'completed', results: { webhook_deliveries: { max_count: 2 }, schedule_firings: { max_count: 0 } } });
+    expect(sweep.results.webhook_deliveries.deleted).toBeGreaterThanOrEqual(1);
+    const left = await deliveries(hook.id);
+    // The newest two ended ones of the deployment are kept (this webhook's newest), and the pending one is untouched.
+    expect(left.map((d) => d.id)).toContain(pending.id);
+    expect(left.map((d) => d.id)).not.toContain(ended[2].id);
+    expect(left.filter((d) => d.status !== 'pending').length).toBeLessThanOrEqual(2);
+    expect(await sql(db.url, `SELECT id FROM schedule_firings WHERE status <> 'pending'`)).toEqual([]);
+    receiver.answer = () => 200;
+    await waitFor(async () => ((await deliveries(hook.id)).find((d) => d.id === pending.id)?.status === 'delivered' ? true : undefined), {
+      timeoutMs: 15_000,
+      what: 'the pending delivery delivered once the receiver recovers',
+    });
+    await c.ok('DELETE', `/hecate/v1/webhooks/${hook.id}`);
+  }, 60_000);
 });

@@ -74,6 +74,10 @@ export class TasksEnv {
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_RETENTION_AGENT_CHAT_APPROVALS_MAX_COUNT?: number;
   @IsOptional() @IsDuration() GATEWAY_RETENTION_RESPONSES_MAX_AGE?: string;
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_RETENTION_RESPONSES_MAX_COUNT?: number;
+  @IsOptional() @IsDuration() GATEWAY_RETENTION_WEBHOOK_DELIVERIES_MAX_AGE?: string;
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_RETENTION_WEBHOOK_DELIVERIES_MAX_COUNT?: number;
+  @IsOptional() @IsDuration() GATEWAY_RETENTION_SCHEDULE_FIRINGS_MAX_AGE?: string;
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_RETENTION_SCHEDULE_FIRINGS_MAX_COUNT?: number;
 
   /** MCP client (docs/api.md §4): servers per task (0 = no cap) and the worker's cache of connected MCP clients. */
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) GATEWAY_TASK_MAX_MCP_SERVERS_PER_TASK?: number;
@@ -119,6 +123,10 @@ export interface TasksConfig {
     runArtifacts: { maxAgeMs: number; maxCount: number };
     agentChatApprovals: { maxAgeMs: number; maxCount: number };
     responses: { maxAgeMs: number; maxCount: number };
+    /** Webhook deliveries that ended (delivered or failed; pending ones are never pruned). */
+    webhookDeliveries: { maxAgeMs: number; maxCount: number };
+    /** Schedule firings that ended (pending ones are never pruned). */
+    scheduleFirings: { maxAgeMs: number; maxCount: number };
   };
   mcp: {
     /** 0 = no cap on `mcp_servers` entries per task. */
@@ -225,6 +233,14 @@ export function tasksConfig(env: TasksEnv, raw: Record<string, string | undefine
       responses: {
         maxAgeMs: duration(env.GATEWAY_RETENTION_RESPONSES_MAX_AGE, 720 * HOUR),
         maxCount: env.GATEWAY_RETENTION_RESPONSES_MAX_COUNT ?? 100_000,
+      },
+      webhookDeliveries: {
+        maxAgeMs: duration(env.GATEWAY_RETENTION_WEBHOOK_DELIVERIES_MAX_AGE, 720 * HOUR),
+        maxCount: env.GATEWAY_RETENTION_WEBHOOK_DELIVERIES_MAX_COUNT ?? 100_000,
+      },
+      scheduleFirings: {
+        maxAgeMs: duration(env.GATEWAY_RETENTION_SCHEDULE_FIRINGS_MAX_AGE, 720 * HOUR),
+        maxCount: env.GATEWAY_RETENTION_SCHEDULE_FIRINGS_MAX_COUNT ?? 100_000,
       },
     },
     mcp: {

@@ -6,6 +6,7 @@ import { busChannels, EventBus } from '@core/bus';
 import type { RequestOrigin } from '@core/context/request-context';
 import { rootLogger } from '@core/logging/logger';
 import { MetricsService } from '@core/metrics/metrics.service';
+import { type AppendedEvent, EventStore } from '@modules/events';
 import { TurnRuntimes } from './turn-runtime';
 import { ACTIVE_TURN_STATUSES, isActiveTurn, type TurnRow, type TurnStatus } from '../agent-chat-rows';
 import { AgentChatRepository } from '../agent-chat.repository';
@@ -42,6 +43,7 @@ export class AgentChatTurnsService {
     private readonly runtimes: TurnRuntimes,
     @Inject(EventBus) private readonly bus: EventBus,
     private readonly metrics: MetricsService,
+    private readonly events: EventStore,
   ) {}
 
   /** Rings the session's doorbell (after commit; lossy by design, readers re-read Postgres). */
@@ -54,10 +56,11 @@ export class AgentChatTurnsService {
 
   /**
    * Ends a turn: the assistant message gets its content and status, the turn its status, the session its state, in the
-   * caller's transaction. Only while the turn is active (and, with `token`, only while that token holds it): false when
-   * someone else ended or took it.
+   * caller's transaction, with `agent_chat.turn.finished` on the public feed (the session's stream: webhooks hear of
+   * every runtime's turns). Only while the turn is active (and, with `token`, only while that token holds it): null when
+   * someone else ended or took it; else the event, for `ended` to publish after the commit.
    */
-  async endIn(m: EntityManager, turn: TurnRow, end: TurnEnd, token?: string): Promise<boolean> {
+  async endIn(m: EntityManager, turn: TurnRow, end: TurnEnd, token?: string): Promise<AppendedEvent | null> {
     const ok = await this.repo.updateTurn(
       m,
       turn.id,
@@ -70,7 +73,7 @@ export class AgentChatTurnsService {
       },
       token ? { token } : { from: ACTIVE_TURN_STATUSES },
     );
-    if (!ok) return false;
+    if (!ok) return null;
     await this.repo.updateMessage(m, turn.assistant_message_id, {
       content: end.content,
       status: end.status,
@@ -88,19 +91,40 @@ export class AgentChatTurnsService {
       started_at: turn.started_at ?? end.startedAt ?? NOW,
     });
     await this.repo.updateSession(m, turn.session_id, { status: end.status, last_activity_at: NOW });
-    return true;
+    const origin = turn.request_id ? { requestId: turn.request_id, traceId: turn.trace_id ?? undefined } : null;
+    return this.events.append(
+      m,
+      {
+        tenantId: turn.tenant_id,
+        runId: turn.session_id,
+        sessionId: turn.session_id,
+        type: 'agent_chat.turn.finished',
+        data: {
+          session_id: turn.session_id,
+          turn_id: turn.id,
+          runtime_kind: turn.runtime_kind,
+          status: end.status,
+          assistant_message_id: turn.assistant_message_id,
+          ...(end.provider ? { provider: end.provider } : {}),
+          ...(end.model ? { model: end.model } : {}),
+          ...(end.error ? { error: { type: end.error.type, message: end.error.message } } : {}),
+        },
+      },
+      origin,
+    );
   }
 
   async end(turn: TurnRow, end: TurnEnd, token?: string): Promise<boolean> {
     // Retried on a dropped connection like the run writes, and longer (about 40 s): this write keeps a reply that was paid
-    // for. With `token`, a retry after an attempt that did commit finds the lease gone (false), never a second end.
-    const ok = await retryTransient(() => this.repo.transaction((m) => this.endIn(m, turn, end, token)), END_ATTEMPTS);
-    if (ok) this.ended(turn, end.status);
-    return ok;
+    // for. With `token`, a retry after an attempt that did commit finds the lease gone (null), never a second end.
+    const appended = await retryTransient(() => this.repo.transaction((m) => this.endIn(m, turn, end, token)), END_ATTEMPTS);
+    if (appended) this.ended(turn, end.status, appended);
+    return appended !== null;
   }
 
-  /** After the commit of `endIn`: the doorbell, and the turn counted. */
-  ended(turn: TurnRow, status: TurnEnd['status']): void {
+  /** After the commit of `endIn`: the turn's event published, the doorbell, and the turn counted. */
+  ended(turn: TurnRow, status: TurnEnd['status'], appended: AppendedEvent): void {
+    this.events.published([appended]);
     this.announce(turn, status);
     this.metrics.agentTurnEnded(turn.runtime_kind, status);
   }

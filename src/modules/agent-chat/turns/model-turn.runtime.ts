@@ -44,11 +44,11 @@ export class ModelTurnRuntime implements TurnRuntime {
     if (turn.status === 'queued' && !turn.lease_token) {
       const ended = await this.repo.transaction(async (m) => {
         const fresh = await this.repo.findTurn(turn.id, m);
-        if (!fresh || fresh.status !== 'queued' || fresh.lease_token) return false;
+        if (!fresh || fresh.status !== 'queued' || fresh.lease_token) return null;
         return this.turns.endIn(m, fresh, { status: 'cancelled', content: '', error: { type: 'cancelled', message: 'cancelled before it started' } });
       });
       if (ended) {
-        this.turns.ended(turn, 'cancelled');
+        this.turns.ended(turn, 'cancelled', ended);
         return 'cancelled';
       }
     }

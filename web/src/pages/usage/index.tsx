@@ -7,6 +7,7 @@ import { Loaded } from '../../components/Loaded';
 import { Page } from '../../components/Page';
 import { SelectField } from '../../components/SelectField';
 import { useResource } from '../../components/useResource';
+import { Budgets } from './Budgets';
 import { StackedBars, type Series } from './StackedBars';
 import { TracePanel } from './TracePanel';
 import { UsageEvents } from './UsageEvents';
@@ -62,7 +63,7 @@ function toSeries(points: Point[], buckets: string[], value: (p: Point) => numbe
   return top.map(({ key, label: l, values }) => ({ key, label: l, values }));
 }
 
-/** Usage and costs: spend and tokens over time by provider, model, key or tenant; the usage events; one request's trace. */
+/** Usage and costs: spend and tokens over time by provider, model, key or tenant; the spend budgets; the usage events; one request's trace. */
 export default function UsagePage() {
   const hecate = useHecate();
   const caller = useCaller();
@@ -157,6 +158,8 @@ export default function UsagePage() {
           }
         </Loaded>
       </section>
+
+      <Budgets refreshed={refreshed} />
 
       <UsageEvents query={query} onTrace={setTraceOf} />
       {traceOf && <TracePanel requestId={traceOf} onClose={() => setTraceOf(undefined)} />}
