@@ -20,6 +20,7 @@ import { TaskAgentChat1796900000000 } from './1796900000000-TaskAgentChat';
 import { Schedules1797000000000 } from './1797000000000-Schedules';
 import { Webhooks1797100000000 } from './1797100000000-Webhooks';
 import { Budgets1797200000000 } from './1797200000000-Budgets';
+import { TaskClientRef1797300000000 } from './1797300000000-TaskClientRef';
 
 /** Every migration, in order. Add new ones at the end (files: `<epoch>-<PascalName>.ts`). */
 export const MIGRATIONS = [
@@ -45,4 +46,5 @@ export const MIGRATIONS = [
   Schedules1797000000000,
   Webhooks1797100000000,
   Budgets1797200000000,
+  TaskClientRef1797300000000,
 ];

@@ -28,7 +28,7 @@ const opt = (name, fallback) => {
 const QUICK = flag('--quick');
 const SOAK_MIN = Number(opt('--soak-minutes', QUICK ? 1 : 10));
 const WITH_SCALED = !flag('--no-scaled');
-// --only latency,throughput,ttft,streams,messages,responses,soak
+// --only latency,throughput,ttft,streams,messages,responses,budgets,soak
 const ONLY = opt('--only', undefined)?.split(',');
 const wanted = (name) => !ONLY || ONLY.includes(name);
 const TOKEN = 'bench-operator-token-0123456789abcdef';
@@ -264,6 +264,31 @@ async function main() {
     results.scenarios.responses_translation = rows;
   }
 
+  // 5c. A tenant with a spend budget: every call's admission (a reservation in the budget's window) and settlement,
+  // against the same gateway's calls without one, measured back to back.
+  if (wanted('budgets')) {
+    const count = QUICK ? 1500 : 5000;
+    const rows = [];
+    for (const g of gateways.map(gw)) {
+      const json = { ...g.headers, 'content-type': 'application/json' };
+      const plain = await closedLoop({ origin: g.origin, path: '/v1/chat/completions', headers: g.headers, body: chat('bench-fast'), count, warmup: 500 });
+      const made = await fetch(`${g.origin}/hecate/v1/budgets`, {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ scope: 'tenant', period: 'day', limit_micros_usd: 1e12, name: 'bench' }),
+      });
+      if (made.status !== 201) throw new Error(`${g.label}: POST /hecate/v1/budgets ${made.status}: ${await made.text()}`);
+      const budget = (await made.json()).data;
+      const budgeted = await closedLoop({ origin: g.origin, path: '/v1/chat/completions', headers: g.headers, body: chat('bench-fast'), count, warmup: 500 });
+      await fetch(`${g.origin}/hecate/v1/budgets/${budget.id}`, { method: 'DELETE', headers: g.headers });
+      rows.push({ target: `${g.label} unbudgeted`, ...plain }, { target: `${g.label} budgeted`, ...budgeted });
+      log(
+        `budgets ${g.label.padEnd(18)} unbudgeted p50 ${fmt(plain.p50, 3)} ms  budgeted p50 ${fmt(budgeted.p50, 3)} ms (+${fmt(budgeted.p50 - plain.p50, 3)})  p99 +${fmt(budgeted.p99 - plain.p99, 3)}  errors ${budgeted.errors}`,
+      );
+    }
+    results.scenarios.budgets = rows;
+  }
+
   // 6. RSS at a steady rate: after 1 minute vs after the soak.
   if (SOAK_MIN > 0 && wanted('soak')) {
     const g = gw(gateways[0]);
@@ -451,6 +476,19 @@ function report(r) {
     lines.push(
       `| /v1/responses translated vs /v1/chat/completions, p50 | ≤ +0.5 ms | — | — | ${e.text} | ${s.text} | ${e.d <= 0.5 && s.d <= 0.5 ? 'met' : 'missed'} |`,
     );
+  }
+  const bu = r.scenarios.budgets;
+  if (bu) {
+    const cell = (g) => {
+      const p = find(bu, `${g} unbudgeted`);
+      const b = find(bu, `${g} budgeted`);
+      return p && b
+        ? { text: `${fmt(p.p50, 3)} → ${fmt(b.p50, 3)} ms (+${fmt(b.p50 - p.p50, 3)}; p99 +${fmt(b.p99 - p.p99, 3)})`, d: b.p50 - p.p50 }
+        : { text: 'n/a', d: 0 };
+    };
+    const e = cell('gateway-embedded');
+    const s = cell('gateway-scaled');
+    lines.push(`| a tenant with a spend budget vs without, c=1 p50 | ≤ +1 ms | — | — | ${e.text} | ${s.text} | ${e.d <= 1 && s.d <= 1 ? 'met' : 'missed'} |`);
   }
   const soak = r.scenarios.soak;
   if (soak) {

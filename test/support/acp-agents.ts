@@ -20,6 +20,7 @@ export const FAULT_AGENT_PROCESS = `^[^ ]*node [^ ]*fault-agent[.]mjs .*${SUITE_
 export const FAULT_ADAPTERS = [
   { id: 'fault', name: 'Fault Agent', command: process.execPath, args: [FAULT_AGENT, SUITE_TAG], supported_range: '>=1.0.0 <2.0.0' },
   { id: 'fault_noload', name: 'Fault Agent (no load)', command: process.execPath, args: [FAULT_AGENT, '--no-load', SUITE_TAG] },
+  { id: 'fault_resume', name: 'Fault Agent (resume)', command: process.execPath, args: [FAULT_AGENT, '--no-load', '--resume', SUITE_TAG] },
   { id: 'fault_auth', name: 'Fault Agent (auth)', command: process.execPath, args: [FAULT_AGENT, '--auth-required', SUITE_TAG], auth_env: ['FAULT_AGENT_KEY'] },
   { id: 'fault_old', name: 'Fault Agent (old)', command: process.execPath, args: [FAULT_AGENT, SUITE_TAG], supported_range: '>=2.0.0' },
   { id: 'fault_banner', name: 'Fault Agent (banner)', command: process.execPath, args: [FAULT_AGENT, '--stdout-banner', SUITE_TAG] },

@@ -37,6 +37,7 @@ export function taskRow(over: Partial<TaskEntity> = {}): TaskEntity {
     agentId: null,
     agentVersion: null,
     apiKeyId: null,
+    clientRef: null,
     maxTurns: 0,
     builtinTools: null,
     approvalPolicies: null,

@@ -31,8 +31,10 @@ export async function serveAcp(config: AcpConfig, io: { input: Readable; output:
     .onRequest(acp.methods.agent.initialize, () => ({
       protocolVersion: acp.PROTOCOL_VERSION,
       agentCapabilities: {
-        // A session is an in-memory binding of this process to a task: there is nothing to load after a restart.
+        // A session is one durable task (its client_ref is the session id): an editor restarted anywhere resumes it
+        // (session/resume); replaying the conversation (session/load) is not offered.
         loadSession: false,
+        sessionCapabilities: { resume: {}, close: {} },
         promptCapabilities: { image: false, audio: false, embeddedContext: true },
         // The task's MCP client speaks stdio and Streamable HTTP (not the legacy SSE transport).
         mcpCapabilities: { http: true, sse: false },
@@ -42,20 +44,21 @@ export async function serveAcp(config: AcpConfig, io: { input: Readable; output:
       agentInfo: { name: 'hecate', title: 'Hecate', version },
     }))
     .onRequest(acp.methods.agent.session.new, async ({ params }) => {
-      if (!isAbsolute(params.cwd)) throw acp.RequestError.invalidParams({ cwd: params.cwd }, 'cwd must be an absolute path');
-      const mcpServers = mcpServersOf(acp, params.mcpServers);
-      // A saved agent: the session's `_meta.agent_id`, else HECATE_AGENT_ID; an unknown one fails here.
-      const meta = params._meta?.agent_id;
-      if (meta !== undefined && (typeof meta !== 'string' || !meta))
-        throw acp.RequestError.invalidParams({ agent_id: meta }, '_meta.agent_id must be an agent id');
-      const agentId = meta ?? config.agentId;
-      await checkAccess(api, agentId).catch((err: unknown) => {
-        throw toRequestError(acp, err, config.baseUrl);
-      });
-      const s = new EditorSession(`hecate-${randomUUID()}`, params.cwd, mcpServers, api, { ...config, agentId }, log);
+      const s = await newSession(acp, api, config, log, params);
       sessions.set(s.id, s);
-      log.info({ session_id: s.id, cwd: s.cwd, mcp_servers: mcpServers.map((m) => m.name), agent_id: agentId }, 'editor session opened');
       return { sessionId: s.id };
+    })
+    .onRequest(acp.methods.agent.session.resume, async ({ params }) => {
+      if (!sessions.has(params.sessionId)) sessions.set(params.sessionId, await resumeSession(acp, api, config, log, params));
+      return {};
+    })
+    .onRequest(acp.methods.agent.session.close, ({ params }) => {
+      const s = session(params.sessionId);
+      // The run in flight is cancelled; the task (the conversation) stays, to be resumed later.
+      s.cancel();
+      sessions.delete(s.id);
+      log.info({ session_id: s.id, task_id: s.task }, 'editor session closed');
+      return {};
     })
     .onRequest(acp.methods.agent.session.prompt, async ({ params, client, signal }) => {
       const s = session(params.sessionId);
@@ -92,6 +95,51 @@ export async function serveAcp(config: AcpConfig, io: { input: Readable; output:
     acp.ndJsonStream(Writable.toWeb(io.output) as WritableStream<Uint8Array>, Readable.toWeb(io.input) as ReadableStream<Uint8Array>),
   );
   await connection.closed;
+}
+
+/** `session/new`: a session in `cwd` (its task is created by the first prompt), the saved agent checked. */
+async function newSession(acp: Sdk, api: HecateClient, config: AcpConfig, log: Logger, params: Acp.NewSessionRequest): Promise<EditorSession> {
+  if (!isAbsolute(params.cwd)) throw acp.RequestError.invalidParams({ cwd: params.cwd }, 'cwd must be an absolute path');
+  const mcpServers = mcpServersOf(acp, params.mcpServers);
+  // A saved agent: the session's `_meta.agent_id`, else HECATE_AGENT_ID; an unknown one fails here.
+  const meta = params._meta?.agent_id;
+  if (meta !== undefined && (typeof meta !== 'string' || !meta)) throw acp.RequestError.invalidParams({ agent_id: meta }, '_meta.agent_id must be an agent id');
+  const agentId = meta ?? config.agentId;
+  await checkAccess(api, agentId).catch((err: unknown) => {
+    throw toRequestError(acp, err, config.baseUrl);
+  });
+  const s = new EditorSession(`hecate-${randomUUID()}`, params.cwd, mcpServers, api, { ...config, agentId }, log);
+  log.info({ session_id: s.id, cwd: s.cwd, mcp_servers: mcpServers.map((m) => m.name), agent_id: agentId }, 'editor session opened');
+  return s;
+}
+
+/**
+ * `session/resume` of a session this process never saw (the editor restarted): its task found by the session id (its
+ * `client_ref`), the next prompt continuing the task's latest run. The same `cwd` only.
+ */
+async function resumeSession(acp: Sdk, api: HecateClient, config: AcpConfig, log: Logger, params: Acp.ResumeSessionRequest): Promise<EditorSession> {
+  if (!isAbsolute(params.cwd)) throw acp.RequestError.invalidParams({ cwd: params.cwd }, 'cwd must be an absolute path');
+  if (!SESSION_ID.test(params.sessionId)) throw acp.RequestError.sessionNotFound(params.sessionId);
+  const found = await sessionTask(api, params.sessionId).catch((err: unknown) => {
+    throw toRequestError(acp, err, config.baseUrl);
+  });
+  if (found && found.working_directory !== params.cwd)
+    throw acp.RequestError.invalidParams({ cwd: params.cwd }, `session ${params.sessionId} works in ${found.working_directory}, not ${params.cwd}`);
+  const agentId = found?.agent_id ?? config.agentId;
+  const s = new EditorSession(params.sessionId, params.cwd, mcpServersOf(acp, params.mcpServers ?? []), api, { ...config, agentId }, log);
+  // Nothing stored yet (no prompt before the editor went away): it goes on as the empty session it was.
+  if (found) s.adopt(found.id, found.latest_run_id ?? null);
+  log.info({ session_id: s.id, task_id: found?.id ?? null }, 'editor session resumed');
+  return s;
+}
+
+/** The ids session/new hands out (`hecate-<uuid>`): only those are resumed. */
+const SESSION_ID = /^hecate-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The session's task (the newest with its id as `client_ref`), or null when it never had a prompt. */
+async function sessionTask(api: HecateClient, sessionId: string) {
+  const { data } = await api.get('/hecate/v1/tasks', { query: { client_ref: sessionId, limit: 1 }, ...callOptions() });
+  return data[0] ?? null;
 }
 
 /**

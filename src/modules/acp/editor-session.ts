@@ -46,6 +46,12 @@ export class EditorSession {
     return this.taskId;
   }
 
+  /** A resumed session: its task and the run the next prompt continues (null: it starts the task's next run anew). */
+  adopt(taskId: string, lastRunId: string | null): void {
+    this.taskId = taskId;
+    this.lastRunId = lastRunId;
+  }
+
   async prompt(text: string, editor: EditorChannel, requestSignal: AbortSignal): Promise<Acp.StopReason> {
     if (this.turn) throw new SessionBusyError(`session ${this.id} is already answering a prompt`);
     const turn: Turn = { cancel: new AbortController(), run: null };
@@ -117,6 +123,8 @@ export class EditorSession {
         workspace_mode: 'in_place',
         title: titleOf(prompt),
         prompt,
+        // The session's id: a resumed session (another process, another machine) finds its task by it.
+        client_ref: this.id,
         working_directory: this.cwd,
         ...(this.mcpServers.length > 0 ? { mcp_servers: this.mcpServers } : {}),
         ...(this.config.model ? { requested_model: this.config.model } : {}),

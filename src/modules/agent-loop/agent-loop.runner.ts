@@ -63,6 +63,15 @@ export class AgentLoopRunner implements RunRunner {
         } catch (err) {
           return { status: 'failed', error: `MCP servers could not start: ${(err as Error).message}`, errorKind: 'mcp_unavailable' };
         }
+        if (mcp.tools.length === 0) {
+          // The task asked for MCP tools and none came: a model call without them would answer as if they did not exist.
+          const names = (ctx.task.mcpServers as McpServerSpec[]).map((s) => s.name).join(', ');
+          return {
+            status: 'failed',
+            error: `the run's MCP servers (${names}) offered no tools; the model was not called without them`,
+            errorKind: 'mcp_no_tools',
+          };
+        }
         const builtins = offeredBuiltins(ctx.task).length;
         const total = builtins + mcp.tools.length;
         if (total > MAX_TOOLS_PER_REQUEST) {

@@ -34,7 +34,7 @@ export interface LiveAdapter {
 }
 
 /** How the adapter was made ready for this turn. */
-export type Restored = 'kept' | 'new' | 'loaded' | 'reset';
+export type Restored = 'kept' | 'new' | 'loaded' | 'resumed' | 'reset';
 
 /** Milliseconds an adapter gets to start and open (or load) its session. */
 const START_TIMEOUT_MS = 60_000;
@@ -204,7 +204,10 @@ export class AdapterSessionHost implements OnApplicationBootstrap, OnApplication
     }
   }
 
-  /** ACP's handshake: `initialize`, the native session loaded (`session/load`) or a new one, the initial mode set. */
+  /**
+   * ACP's handshake: `initialize`; the native session resumed (`session/resume`, when the agent offers it: no replay of
+   * the conversation) or loaded (`session/load`), else a new one; the initial mode set.
+   */
   private async handshake(
     proc: AcpProcess,
     session: AdapterSessionRow,
@@ -214,13 +217,17 @@ export class AdapterSessionHost implements OnApplicationBootstrap, OnApplication
     const caps = init.agentCapabilities ?? {};
     let nativeId = '';
     let restored: Restored = 'new';
-    if (session.native_session_id && caps.loadSession) {
+    const ways: Array<['session/resume' | 'session/load', Restored]> = [];
+    if (caps.sessionCapabilities?.resume) ways.push(['session/resume', 'resumed']);
+    if (caps.loadSession) ways.push(['session/load', 'loaded']);
+    for (const [method, how] of session.native_session_id ? ways : []) {
       try {
-        await proc.request('session/load', { sessionId: session.native_session_id, cwd: session.workspace, mcpServers: [] }, START_TIMEOUT_MS);
+        await proc.request(method, { sessionId: session.native_session_id, cwd: session.workspace, mcpServers: [] }, START_TIMEOUT_MS);
         nativeId = session.native_session_id;
-        restored = 'loaded';
+        restored = how;
+        break;
       } catch (err) {
-        rootLogger().info({ session_id: session.id, err: String(err) }, 'adapter could not load its native session; starting a new one');
+        rootLogger().info({ session_id: session.id, method, err: String(err) }, 'adapter could not restore its native session this way');
       }
     }
     if (!nativeId) {

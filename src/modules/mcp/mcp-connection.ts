@@ -47,8 +47,9 @@ export interface McpConnection {
   close(): Promise<void>;
 }
 
-/** The server's tool catalog (all pages). */
+/** The server's tool catalog (all pages); none for a server that does not offer tools at all (no `tools` capability). */
 export async function listAllTools(client: Client, options: { signal: AbortSignal; timeout: number }): Promise<Tool[]> {
+  if (!client.getServerCapabilities()?.tools) return [];
   const tools: Tool[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < 100; page++) {

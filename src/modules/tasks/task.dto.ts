@@ -1,10 +1,13 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
-import { IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import type { Assert, Documents } from '@core/http/openapi';
 import { redactMcpServers } from '@modules/mcp';
 import type { TaskStatus } from './run-status';
 import type { TaskEntity } from './task.entity';
+
+/** A client's own name for a task (`client_ref`). */
+const CLIENT_REF = /^[A-Za-z0-9._:-]{1,200}$/;
 
 export const WORKSPACE_MODES = ['', 'persistent', 'ephemeral', 'in_place'] as const;
 export const FILE_OPERATIONS = ['write', 'append', 'delete'] as const;
@@ -48,6 +51,8 @@ export class CreateTaskDto {
   @IsOptional() @IsString() @MaxLength(200) agent_id?: string;
   /** A version of `agent_id` (default: its latest). */
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) agent_version?: number;
+  /** The client's own name for the task, to find it again (`GET /hecate/v1/tasks?client_ref=`): the ACP agent's editor session id. */
+  @IsOptional() @IsString() @Matches(CLIENT_REF, { message: 'client_ref: 1–200 letters, digits, and . _ : -' }) client_ref?: string;
 }
 
 export class ListTasksQueryDto {
@@ -55,6 +60,8 @@ export class ListTasksQueryDto {
   /** Only tasks of this execution kind (`shell`, `git`, `file`, `agent_loop`). */
   @IsOptional() @IsString() @MaxLength(64) execution_kind?: string;
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) limit?: number;
+  /** Only tasks with this `client_ref` (newest first). */
+  @IsOptional() @IsString() @Matches(CLIENT_REF, { message: 'client_ref: 1–200 letters, digits, and . _ : -' }) client_ref?: string;
 }
 
 const opt = (s: string): string | undefined => (s ? s : undefined);
@@ -94,6 +101,8 @@ export class TaskResponseDto {
   /** The saved agent and version the task was created from. */
   agent_id?: string;
   agent_version?: number;
+  /** The client's own name for the task (the ACP agent's editor session id). */
+  client_ref?: string;
   /** The agent's turn cap (model calls per run), built-in tools and approval policies, when it set them. */
   max_turns?: number;
   builtin_tools?: string[];
@@ -135,6 +144,7 @@ export const toTaskResponse = (t: TaskEntity) => ({
   mcp_servers: t.mcpServers.length > 0 ? redactMcpServers(t.mcpServers) : undefined,
   agent_id: t.agentId ?? undefined,
   agent_version: t.agentVersion ?? undefined,
+  client_ref: t.clientRef ?? undefined,
   max_turns: t.maxTurns || undefined,
   builtin_tools: t.builtinTools ?? undefined,
   approval_policies: t.approvalPolicies ?? undefined,

@@ -33,6 +33,8 @@ export class TaskEntity {
   @Column('integer', { name: 'agent_version', nullable: true }) agentVersion!: number | null;
   /** The API key that created the task (directly, by a schedule or an Agent Chat session); null: the operator. Its spend budgets apply to the task's model calls. */
   @Column('text', { name: 'api_key_id', nullable: true }) apiKeyId!: string | null;
+  /** The client's own name for the task (the ACP agent's editor session id); null: none. */
+  @Column('text', { name: 'client_ref', nullable: true }) clientRef!: string | null;
   /** Model calls a run may make; 0: GATEWAY_TASK_AGENT_LOOP_MAX_TURNS. */
   @Column('integer', { name: 'max_turns' }) maxTurns!: number;
   /** Built-in tools the agent loop offers; null: all. */

@@ -24,9 +24,14 @@ export class TaskRepository {
     return this.repo(manager).createQueryBuilder('t').setLock('pessimistic_write').where('t.tenant_id = :tenantId AND t.id = :id', { tenantId, id }).getOne();
   }
 
-  list(tenantId: string, q: { status?: string; executionKind?: string; limit: number }): Promise<TaskEntity[]> {
+  list(tenantId: string, q: { status?: string; executionKind?: string; clientRef?: string; limit: number }): Promise<TaskEntity[]> {
     return this.repo().find({
-      where: { tenantId, ...(q.status ? { status: q.status as TaskStatus } : {}), ...(q.executionKind ? { executionKind: q.executionKind } : {}) },
+      where: {
+        tenantId,
+        ...(q.status ? { status: q.status as TaskStatus } : {}),
+        ...(q.executionKind ? { executionKind: q.executionKind } : {}),
+        ...(q.clientRef ? { clientRef: q.clientRef } : {}),
+      },
       order: { createdAt: 'DESC', id: 'DESC' },
       take: q.limit,
     });

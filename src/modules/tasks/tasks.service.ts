@@ -91,6 +91,7 @@ export class TasksService {
       agentId: agent?.id ?? null,
       agentVersion: agent?.version ?? null,
       apiKeyId: caller.apiKeyId ?? null,
+      clientRef: dto.client_ref ?? null,
       maxTurns: agent?.maxTurns ?? 0,
       builtinTools: agent?.builtinTools ?? null,
       approvalPolicies: agent?.approvalPolicies ?? null,
@@ -138,7 +139,12 @@ export class TasksService {
   }
 
   async list(tenantId: string, q: ListTasksQueryDto) {
-    const rows = await this.tasks.list(tenantId, { status: q.status, executionKind: q.execution_kind, limit: Math.min(q.limit || 50, 200) });
+    const rows = await this.tasks.list(tenantId, {
+      status: q.status,
+      executionKind: q.execution_kind,
+      clientRef: q.client_ref,
+      limit: Math.min(q.limit || 50, 200),
+    });
     return rows.map(toTaskResponse);
   }
 

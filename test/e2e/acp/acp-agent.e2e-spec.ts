@@ -77,7 +77,12 @@ describe('ACP agent for editors (npm run acp)', () => {
     editors.push(editor);
     expect(await editor.initialize()).toMatchObject({
       protocolVersion: 1,
-      agentCapabilities: { loadSession: false, promptCapabilities: { embeddedContext: true }, mcpCapabilities: { http: true, sse: false } },
+      agentCapabilities: {
+        loadSession: false,
+        sessionCapabilities: { resume: {}, close: {} },
+        promptCapabilities: { embeddedContext: true },
+        mcpCapabilities: { http: true, sse: false },
+      },
       authMethods: [],
       agentInfo: { name: 'hecate' },
     });
@@ -127,6 +132,42 @@ describe('ACP agent for editors (npm run acp)', () => {
     expect(messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['Write notes.txt', 'And now shorten it']);
     expect(messages).toContainEqual(expect.objectContaining({ role: 'assistant', content: 'I wrote notes.txt for you.' }));
     expect(messages).toContainEqual(expect.objectContaining({ role: 'tool', tool_call_id: id }));
+  });
+
+  it('an editor restarted elsewhere resumes its session by id (session/resume): the next prompt continues the same task; session/close lets it go', async () => {
+    const first = await launch();
+    const cwd = editorDir();
+    const sessionId = await first.newSession(cwd);
+    upstream.script({ content: 'One.' });
+    expect(await first.prompt(sessionId, 'First question')).toEqual({ stopReason: 'end_turn' });
+    const [task] = await tasksIn(cwd);
+    expect(task.client_ref).toBe(sessionId);
+    expect(await first.close()).toBe(0);
+
+    // Another agent process (the editor on another machine): nothing in its memory, the task found by the session id.
+    const second = await launch();
+    await expect(second.agent.request('session/resume', { sessionId, cwd: '/somewhere/else', mcpServers: [] })).rejects.toMatchObject({ code: -32602 });
+    await expect(second.agent.request('session/resume', { sessionId: 'not-a-hecate-session', cwd, mcpServers: [] })).rejects.toBeDefined();
+    expect(await second.agent.request('session/resume', { sessionId, cwd, mcpServers: [] })).toEqual({});
+    upstream.script({ content: 'Two.' });
+    expect(await second.prompt(sessionId, 'Second question')).toEqual({ stopReason: 'end_turn' });
+    expect(second.text(sessionId)).toBe('Two.');
+    expect(await tasksIn(cwd)).toHaveLength(1);
+    const runs = await runsOf(task.id);
+    expect(runs.map((r) => r.status)).toEqual(['completed', 'completed']);
+    expect(runs[1].resumed_from_run_id).toBe(runs[0].id);
+    const messages = (completions().at(-1)!.body as Json).messages as Json[];
+    expect(messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['First question', 'Second question']);
+    expect(messages).toContainEqual(expect.objectContaining({ role: 'assistant', content: 'One.' }));
+
+    // Closed: the session is gone from this process (a prompt is refused); the task stays, resumable again.
+    expect(await second.agent.request('session/close', { sessionId })).toEqual({});
+    await expect(second.prompt(sessionId, 'after close')).rejects.toBeDefined();
+    expect(await second.agent.request('session/resume', { sessionId, cwd, mcpServers: [] })).toEqual({});
+    // A session that never had a prompt has nothing stored: it resumes as the empty session it was.
+    const fresh = await second.newSession(editorDir());
+    const third = await launch();
+    expect(await third.agent.request('session/resume', { sessionId: fresh, cwd: '/tmp', mcpServers: [] })).toEqual({});
   });
 
   it("a gated tool call becomes request_permission: the editor's allow runs it, its reject does not and the session goes on", async () => {

@@ -35,6 +35,7 @@ describe('agent adapters (scaled: api + worker processes)', () => {
       'cursor_agent',
       'fault',
       'fault_noload',
+      'fault_resume',
       'fault_auth',
       'fault_old',
       'fault_banner',

@@ -426,10 +426,22 @@ describe('external agent chat (scaled: api + two workers)', () => {
     expect(reset.content).toContain('what did I say');
     expect(reset.native_session_id).not.toBe(resettable.native_session_id);
     expect((reset.activities as Json[]).map((a) => a.type)).toContain('native_session_reset');
-    // The second kill may have taken the first session's adapter too (both sessions on one worker): its next turn
-    // brings it back, loaded again, on a live worker.
+    // An agent that offers session/resume (and not load): resumed on the next worker, its memory intact, no recap.
+    const resumable = (await create('fault_resume')).body.data as Json;
+    await say(resumable.id, 'remember gamma');
+    const third = await holderOf(resumable.id);
+    await third.stop('SIGKILL');
+    workers = [...workers.filter((w) => w !== third), await procs.start('worker', env)];
+    const resumed = lastAssistant(await say(resumable.id, 'history'));
+    expect(resumed).toMatchObject({ status: 'completed', content: 'history: remember gamma', native_session_id: resumable.native_session_id });
+    expect((resumed.activities as Json[]).find((a) => a.type === 'native_session_restored')).toMatchObject({
+      detail: `session/resume ${resumable.native_session_id as string}`,
+    });
+    // The kills may have taken the other sessions' adapters too (sessions sharing a worker): their next turns bring
+    // them back, restored again, on a live worker.
+    expect(lastAssistant(await say(resettable.id, 'history'))).toMatchObject({ status: 'completed' });
     expect(lastAssistant(await say(loadable.id, 'history'))).toMatchObject({ status: 'completed', native_session_id: loadable.native_session_id });
     // The killed workers' adapters died with them: one process per live session, nothing orphaned.
-    await waitFor(() => processesMatching(FAULT_AGENT_PROCESS) === 2, { timeoutMs: 10_000, what: 'one adapter process per live session' });
+    await waitFor(() => processesMatching(FAULT_AGENT_PROCESS) === 3, { timeoutMs: 10_000, what: 'one adapter process per live session' });
   });
 });

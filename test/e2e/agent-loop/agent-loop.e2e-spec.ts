@@ -357,6 +357,15 @@ describe('agent loop (embedded)', () => {
       expect((await c.events(taskId, runId)).some((e) => e.type === 'model.call.started')).toBe(false);
     });
 
+    it('MCP servers that offer no tool: the run fails with mcp_no_tools, and the model is never called without them', async () => {
+      const empty = { name: 'empty', command: process.execPath, args: [realpathSync(join(__dirname, '../../support/mcp/misbehaving-server.mjs')), 'no-tools'] };
+      const { taskId, runId, run } = await runAgent(c, { prompt: 'use the tools', mcp_servers: [empty] });
+      expect(run).toMatchObject({ status: 'failed', error_kind: 'mcp_no_tools' });
+      expect(run.last_error).toBe("the run's MCP servers (empty) offered no tools; the model was not called without them");
+      expect(upstream.requests.filter((r) => r.path === '/v1/chat/completions')).toHaveLength(0);
+      expect((await c.events(taskId, runId)).some((e) => e.type === 'model.call.started')).toBe(false);
+    });
+
     it('approval_policy=block answers the model with a tool error and emits policy.tool_blocked; require_approval pauses', async () => {
       upstream.script(call('mcp__everything__echo', { message: 'nope' }));
       upstream.script({ content: 'Blocked, fine.' });

@@ -6,6 +6,7 @@ import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstrea
 import { type Loose } from '../../support/http';
 import type { ScratchDatabase } from '../../support/infra';
 import { sql, waitFor } from '../../support/infra';
+import { scrape } from '../../support/prometheus';
 import { providerEnv } from '../../support/provider-env';
 import type { ServerProcess } from '../../support/server-process';
 import { Client, Processes, scaledEnv } from '../tasks/tasks-harness';
@@ -237,6 +238,12 @@ describe('spend budgets (scaled: two apis + a worker)', () => {
     expect(feed[2].data).toMatchObject({ budget_id: b.id, scope: 'api_key', limit_micros_usd: 205, spent_micros_usd: expect.any(Number) });
     const delivered = await waitFor(async () => (got.length >= 3 ? got : undefined), { timeoutMs: 15_000, what: 'three budget deliveries' });
     expect(delivered.map((d) => [d.type, d.data.data.threshold_percent ?? null])).toEqual(feed.map((e) => [e.type, e.data.threshold_percent ?? null]));
+    // The metrics: every refusal counted by the api that refused it; the shared gauges see the spent budget.
+    const [m0, m1] = await Promise.all(apis.map((a) => scrape(a.url)));
+    expect(m0.sum('hecate_budget_refusals_total', { scope: 'api_key' }) + m1.sum('hecate_budget_refusals_total', { scope: 'api_key' })).toBe(29);
+    expect(m0.sum('hecate_budget_threshold_events_total', { scope: 'api_key' }) + m1.sum('hecate_budget_threshold_events_total', { scope: 'api_key' })).toBe(3);
+    expect(m0.sum('hecate_budgets', { scope: 'api_key', state: 'exhausted' })).toBeGreaterThanOrEqual(1);
+    expect(m1.sum('hecate_budget_utilization_max', { scope: 'api_key' })).toBeGreaterThanOrEqual(1);
     // Raising the limit lets calls in again at once.
     await op.ok('PATCH', `/hecate/v1/budgets/${b.id}?tenant_id=edge`, { limit_micros_usd: 1000 });
     expect(

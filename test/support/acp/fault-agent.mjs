@@ -3,7 +3,7 @@
 // says, so a test can make a turn stream text, ask permission, write a file in its workspace, crash, print garbage,
 // send a huge update or never answer.
 //
-//   fault-agent.mjs [--version] [--no-load] [--auth-required] [--stdout-banner]
+//   fault-agent.mjs [--version] [--no-load] [--resume] [--auth-required] [--stdout-banner]
 //
 // Prompts (the first word decides; the default echoes):
 //   echo TEXT         streams "echo: TEXT" in three chunks, then end_turn
@@ -18,7 +18,8 @@
 //   pid               answers with its process id (a test can see which process served the turn)
 //   history           answers with the prompts this native session has seen (survives session/load)
 //
-// Sessions are kept in $HOME/.fault-agent/sessions.json so a restarted process can session/load them (unless --no-load).
+// Sessions are kept in $HOME/.fault-agent/sessions.json so a restarted process can session/load them (unless --no-load),
+// and session/resume them with --resume (sessionCapabilities.resume).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -30,6 +31,7 @@ if (args.has('--version')) {
   process.exit(0);
 }
 const canLoad = !args.has('--no-load');
+const canResume = args.has('--resume');
 if (args.has('--stdout-banner')) process.stdout.write('fault agent starting\n');
 
 const stateDir = join(process.env.HOME || '/tmp', '.fault-agent');
@@ -74,7 +76,7 @@ const app = acp
   .agent({ name: 'fault-agent' })
   .onRequest(acp.methods.agent.initialize, () => ({
     protocolVersion: acp.PROTOCOL_VERSION,
-    agentCapabilities: { loadSession: canLoad },
+    agentCapabilities: { loadSession: canLoad, ...(canResume ? { sessionCapabilities: { resume: {} } } : {}) },
     authMethods: [],
     agentInfo: { name: 'fault-agent', version: '1.4.2' },
   }))
@@ -87,6 +89,11 @@ const app = acp
   })
   .onRequest(acp.methods.agent.session.load, ({ params }) => {
     if (!canLoad || !sessions[params.sessionId]) throw acp.RequestError.sessionNotFound(params.sessionId);
+    sessions[params.sessionId].cwd = params.cwd;
+    return {};
+  })
+  .onRequest(acp.methods.agent.session.resume, ({ params }) => {
+    if (!canResume || !sessions[params.sessionId]) throw acp.RequestError.sessionNotFound(params.sessionId);
     sessions[params.sessionId].cwd = params.cwd;
     return {};
   })

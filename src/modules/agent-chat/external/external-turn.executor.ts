@@ -125,8 +125,9 @@ export class ExternalTurnExecutor {
   /** The user's prompt; after a lost native session, with a recap of the chat before it. */
   private promptText({ messages, turn, note }: RunContext, adapter: LiveAdapter, restored: Restored): string {
     const prompt = turnText(messages, turn);
-    if (restored === 'loaded') {
-      note({ type: 'native_session_restored', status: 'completed', title: 'Agent session restored', detail: `session/load ${adapter.nativeId}` });
+    if (restored === 'loaded' || restored === 'resumed') {
+      const method = restored === 'loaded' ? 'session/load' : 'session/resume';
+      note({ type: 'native_session_restored', status: 'completed', title: 'Agent session restored', detail: `${method} ${adapter.nativeId}` });
     }
     if (restored !== 'reset') return prompt;
     note({
