@@ -38,6 +38,11 @@ const createTaskInput = {
     'a saved agent (GET /hecate/v1/agents): an agent_loop task with its model, system prompt, tools, MCP servers, budget and turn cap; fields given here win',
   ),
   agent_version: z.number().int().min(1).optional().describe('a version of agent_id (default: its latest)'),
+  client_ref: z
+    .string()
+    .regex(/^[A-Za-z0-9._:-]{1,200}$/)
+    .optional()
+    .describe("the client's own name for the task, to find it again with list_tasks (client_ref)"),
 };
 
 /** Tasks, runs and approvals: the /hecate/v1/tasks routes as tools. */
@@ -57,6 +62,7 @@ function taskOnlyTools(chains: TaskRunChainsService): McpTool[] {
         status: z.string().optional().describe('only tasks in this status (not_started, queued, running, completed, failed, cancelled, …)'),
         execution_kind: z.string().max(64).optional().describe('only tasks of this execution kind (shell, git, file, agent_loop)'),
         limit: z.number().int().min(0).optional().describe('at most this many (default 50, at most 200)'),
+        client_ref: z.string().max(200).optional().describe('only tasks with this client_ref (newest first)'),
       },
       output: { tasks: z.array(task) },
       annotations: { readOnlyHint: true, openWorldHint: false },
