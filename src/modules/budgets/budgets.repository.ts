@@ -128,31 +128,24 @@ export class BudgetsRepository {
    * with one reservation row per window that expires after `ttlSeconds`).
    */
   async reserve(reservationId: string, windows: Array<WindowKey & { limit: number }>, micros: number, ttlSeconds: number): Promise<string[]> {
+    const params = [
+      windows.map((w) => w.budgetId),
+      windows.map((w) => w.windowStart.toISOString()),
+      windows.map((w) => w.limit),
+      micros,
+      reservationId,
+      ttlSeconds,
+    ];
+    const refusedOf = (rows: Array<{ budget_id: string }>) => {
+      const admitted = new Set(rows.map((r) => r.budget_id));
+      return windows.filter((w) => !admitted.has(w.budgetId)).map((w) => w.budgetId);
+    };
+    // One budget (the usual case): the statement alone is all or nothing, no transaction's round trips.
+    if (windows.length === 1) return refusedOf((await execSql<{ budget_id: string }>(this.dataSource.manager, RESERVE, params)).rows);
     const refused: string[] = [];
     await this.dataSource
       .transaction(async (m) => {
-        const { rows } = await execSql<{ budget_id: string }>(
-          m,
-          `WITH k AS (SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::bigint[]) WITH ORDINALITY AS k(id, ws, lim, n)),
-           up AS (
-             INSERT INTO budget_windows AS w (budget_id, window_start, limit_micros_usd, reserved_micros_usd, calls)
-             SELECT id, ws, lim, $4, 1 FROM k ORDER BY n
-             ON CONFLICT (budget_id, window_start) DO UPDATE
-               SET reserved_micros_usd = w.reserved_micros_usd + EXCLUDED.reserved_micros_usd, limit_micros_usd = EXCLUDED.limit_micros_usd,
-                   calls = w.calls + 1, updated_at = now()
-               WHERE w.spent_micros_usd + w.reserved_micros_usd < EXCLUDED.limit_micros_usd
-             RETURNING w.budget_id, w.window_start
-           ),
-           held AS (
-             INSERT INTO budget_reservations (id, budget_id, window_start, micros_usd, expires_at)
-             SELECT $5, budget_id, window_start, $4, now() + make_interval(secs => $6) FROM up
-             WHERE (SELECT count(*) FROM up) = (SELECT count(*) FROM k)
-           )
-           SELECT budget_id FROM up`,
-          [windows.map((w) => w.budgetId), windows.map((w) => w.windowStart.toISOString()), windows.map((w) => w.limit), micros, reservationId, ttlSeconds],
-        );
-        const admitted = new Set(rows.map((r) => r.budget_id));
-        refused.push(...windows.filter((w) => !admitted.has(w.budgetId)).map((w) => w.budgetId));
+        refused.push(...refusedOf((await execSql<{ budget_id: string }>(m, RESERVE, params)).rows));
         // Some window refused: the others' reservations are rolled back with the transaction.
         if (refused.length > 0) throw ROLLBACK;
       })
@@ -231,3 +224,24 @@ export class BudgetsRepository {
 }
 
 const ROLLBACK = Symbol('rollback');
+
+/**
+ * The reservation: each window (inserted at its first call) takes `$4` into reserved only while spent + reserved is
+ * below its limit; the reservation rows are written only when every window took it. Returns the windows that took it.
+ */
+const RESERVE = `WITH k AS (SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::bigint[]) WITH ORDINALITY AS k(id, ws, lim, n)),
+  up AS (
+    INSERT INTO budget_windows AS w (budget_id, window_start, limit_micros_usd, reserved_micros_usd, calls)
+    SELECT id, ws, lim, $4, 1 FROM k ORDER BY n
+    ON CONFLICT (budget_id, window_start) DO UPDATE
+      SET reserved_micros_usd = w.reserved_micros_usd + EXCLUDED.reserved_micros_usd, limit_micros_usd = EXCLUDED.limit_micros_usd,
+          calls = w.calls + 1, updated_at = now()
+      WHERE w.spent_micros_usd + w.reserved_micros_usd < EXCLUDED.limit_micros_usd
+    RETURNING w.budget_id, w.window_start
+  ),
+  held AS (
+    INSERT INTO budget_reservations (id, budget_id, window_start, micros_usd, expires_at)
+    SELECT $5, budget_id, window_start, $4, now() + make_interval(secs => $6) FROM up
+    WHERE (SELECT count(*) FROM up) = (SELECT count(*) FROM k)
+  )
+  SELECT budget_id FROM up`;
