@@ -159,6 +159,21 @@ describe('spend budgets (scaled: two apis + a worker)', () => {
     expect((await acme.on(0).call('DELETE', `/hecate/v1/budgets/${b.id}`)).status).toBe(403);
     expect((await op.call('PATCH', `/hecate/v1/budgets/${b.id}?tenant_id=acme`, { period: 'day' })).status).toBe(400);
     expect((await op.call('PATCH', `/hecate/v1/budgets/${b.id}?tenant_id=acme`, { limit_micros_usd: 7 })).body.data.limit_micros_usd).toBe(7);
+    // Every route: no credential 401, a foreign Origin 403, an oversized body 400/413; nothing changed.
+    for (const [method, path] of [
+      ['GET', '/hecate/v1/budgets'],
+      ['GET', `/hecate/v1/budgets/${b.id}?tenant_id=acme`],
+      ['PATCH', `/hecate/v1/budgets/${b.id}?tenant_id=acme`],
+      ['DELETE', `/hecate/v1/budgets/${b.id}?tenant_id=acme`],
+    ] as const) {
+      const patch = method === 'PATCH' ? { body: JSON.stringify({ limit_micros_usd: 1 }), headers: { 'content-type': 'application/json' } } : {};
+      expect({ method, path, status: (await fetch(`${op.url}${path}`, { method, ...patch })).status }).toEqual({ method, path, status: 401 });
+      const foreignOrigin = await op.call(method, path, method === 'PATCH' ? { limit_micros_usd: 1 } : undefined, { origin: 'https://evil.example' });
+      expect({ method, path, status: foreignOrigin.status }).toEqual({ method, path, status: 403 });
+    }
+    const huge = await op.call('PATCH', `/hecate/v1/budgets/${b.id}?tenant_id=acme`, { name: 'x'.repeat(2_000_000) });
+    expect([400, 413]).toContain(huge.status);
+    expect((await budget(b.id, 'acme')).limit_micros_usd).toBe(7);
     expect((await op.call('DELETE', `/hecate/v1/budgets/${b.id}?tenant_id=acme`)).body.data).toEqual({ id: b.id, deleted: true });
     expect((await op.call('GET', `/hecate/v1/budgets/${b.id}?tenant_id=acme`)).status).toBe(404);
   });
